@@ -1,0 +1,3 @@
+from memlab.cli import main
+
+main()

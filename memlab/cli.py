@@ -1,0 +1,56 @@
+"""Command line: `memlab run [overrides]` (Hydra), nothing but argument handling on top of the library."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig
+
+from memlab import config
+from memlab.errors import MemlabError
+
+CONFIG_PATH = "conf"
+USAGE = """usage: memlab COMMAND [ARGS]
+
+commands:
+  run [overrides...]   replay a dataset through the configured strategies (Hydra; -m to sweep)
+"""
+
+
+@hydra.main(version_base=None, config_path=CONFIG_PATH, config_name="config")
+def _run(cfg: DictConfig) -> None:
+    from memlab.experiment import run_experiment
+
+    run_dir = Path(cfg.output_dir) if cfg.output_dir else Path(HydraConfig.get().runtime.output_dir)
+    try:
+        result = run_experiment(cfg, run_dir)
+    except MemlabError as e:
+        _discard_if_empty(run_dir)
+        print(f"memlab: error: {e}", file=sys.stderr)
+        sys.exit(2)
+    print(f"memlab: {result.metrics['calls']} calls; results in {result.run_dir}")
+
+
+def _discard_if_empty(run_dir: Path) -> None:
+    try:
+        run_dir.rmdir()
+    except OSError:
+        pass
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help"):
+        print(USAGE, end="")
+        return
+    command, rest = args[0], args[1:]
+    if command == "run":
+        config.register()
+        sys.argv = ["memlab run", *rest]
+        _run()
+        return
+    print(f"memlab: unknown command {command!r}\n{USAGE}", file=sys.stderr, end="")
+    sys.exit(2)

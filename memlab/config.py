@@ -1,0 +1,71 @@
+"""Structured configs: the schema of a run and the registry of every group entry's schema.
+
+Each YAML entry in `conf/<group>/` starts with ``defaults: [/schema/<group>/<name>@_here_, _self_]``
+so that Hydra validates it against the dataclass registered here: an unknown key or a value
+of the wrong type fails at start, naming the key. Subpackages declare their entries in a
+module-level ``SCHEMAS`` mapping ``{(group, name): dataclass}``; `register()` stores them all.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING
+
+# Subpackages that contribute group entries (each exports SCHEMAS).
+SCHEMA_PACKAGES = (
+    "memlab.dialogues",
+    "memlab.runtime",
+    "memlab.memory",
+)
+
+
+@dataclass
+class SimConfig:
+    """How the simulator replays: which roles trigger a model call, whether probes build a context."""
+
+    call_roles: list[str] = field(default_factory=lambda: ["assistant"])
+    probe_context: bool = True
+    progress: bool | None = None  # None: a bar on a terminal, quiet otherwise (CI)
+
+
+@dataclass
+class RunConfig:
+    """The whole experiment: one entry per group plus run-wide settings."""
+
+    name: str = "default"
+    seed: int = 0
+    tokenizer: str = "cl100k_base"
+    system_prompt: str | None = None
+    agent_id: str = "default"
+    dataset: Any = MISSING
+    context: Any = MISSING
+    memory: Any = MISSING
+    agent_memory: Any = MISSING
+    longterm: Any = MISSING
+    llm: Any = None
+    embedder: Any = None
+    store: Any = None
+    hooks: dict[str, Any] = field(default_factory=dict)
+    sim: SimConfig = field(default_factory=SimConfig)
+    output_dir: str | None = None  # None: Hydra's run directory
+
+
+@dataclass
+class NoneConfig:
+    """The "none" entry of a component group: a plain no-op `Component`."""
+
+    _target_: str = "memlab.runtime.Component"
+
+
+def register() -> ConfigStore:
+    """Store the run schema and every subpackage's entry schemas in Hydra's ConfigStore."""
+    cs = ConfigStore.instance()
+    cs.store(name="run_schema", node=RunConfig)
+    for package in SCHEMA_PACKAGES:
+        for (group, name), node in importlib.import_module(package).SCHEMAS.items():
+            cs.store(group=f"schema/{group}", name=name, node=node)
+    return cs

@@ -1,0 +1,56 @@
+"""The `Dialogue` every loader returns: sessions of messages, probe questions, metadata."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from memlab.messages import Message
+
+
+@dataclass(frozen=True)
+class Session:
+    """One sitting of a conversation; `started_at` is the source's session time, if any."""
+
+    id: str
+    messages: tuple[Message, ...]
+    started_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A question asked after the dialogue, with the ids of the turns that hold its answer.
+
+    `category` follows the source (LoCoMo: 1 multi-hop, 2 temporal, 3 open-domain,
+    4 single-hop, 5 adversarial; synthetic: the planted memory type).
+    """
+
+    id: str
+    question: str
+    answer: str | None
+    evidence: tuple[str, ...]
+    category: str
+
+
+@dataclass(frozen=True)
+class Dialogue:
+    """A whole conversation or agent trajectory, as replayed by the simulator."""
+
+    id: str
+    sessions: tuple[Session, ...]
+    probes: tuple[Probe, ...] = ()
+    system_prompt: str | None = None
+    user_id: str = "user"
+    metadata: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def messages(self) -> Iterator[Message]:
+        for s in self.sessions:
+            yield from s.messages
+
+    def message_ids(self) -> set[str]:
+        return {m.id for m in self.messages() if m.id is not None}
+
+    def __len__(self) -> int:
+        return sum(len(s.messages) for s in self.sessions)

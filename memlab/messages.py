@@ -1,0 +1,207 @@
+"""The message and item model: OpenAI chat messages with provenance, and AgentMemory items.
+
+Messages are frozen and hashable, so a strategy can never change its input and a token
+counter can cache a count per distinct message. Everything converts to and from the
+OpenAI chat format (plain dicts) that users' logs and provider APIs already use.
+
+>>> m = Message.from_openai({"role": "user", "content": "hi"})
+>>> m.to_openai()
+{'role': 'user', 'content': 'hi'}
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant", "tool"]
+ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One function call requested by an assistant message (OpenAI `tool_calls[i]`)."""
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+    def to_openai(self) -> dict[str, Any]:
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+
+    @classmethod
+    def from_openai(cls, raw: Mapping[str, Any]) -> ToolCall:
+        fn = raw.get("function") or {}
+        args = fn.get("arguments", "{}")
+        if not isinstance(args, str):  # some logs store parsed arguments
+            args = json.dumps(args, sort_keys=True, ensure_ascii=False)
+        return cls(id=str(raw.get("id", "")), name=str(fn.get("name", "")), arguments=args)
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """An OpenAI-format chat message plus where it came from.
+
+    `id` is the stable id from the source (LoCoMo `dia_id` such as ``D3:7``, or a
+    trajectory index), `speaker` the original speaker's name and `timestamp` the
+    source's time, when it has one. Provenance fields never reach a provider.
+    """
+
+    role: str
+    content: str | None = None
+    name: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    id: str | None = None
+    speaker: str | None = None
+    timestamp: datetime | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ValueError(f"unknown message role {self.role!r}; expected one of {', '.join(ROLES)}")
+
+    @property
+    def text(self) -> str:
+        """The content as text ("" when null)."""
+        return self.content or ""
+
+    def with_content(self, content: str | None) -> Message:
+        return replace(self, content=content)
+
+    def to_openai(self) -> dict[str, Any]:
+        """The message as a provider would receive it (no provenance fields)."""
+        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.name is not None:
+            out["name"] = self.name
+        if self.tool_calls:
+            out["tool_calls"] = [c.to_openai() for c in self.tool_calls]
+        if self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
+        return out
+
+    @classmethod
+    def from_openai(cls, raw: Mapping[str, Any], **provenance: Any) -> Message:
+        """Build from an OpenAI dict; null or the string "None" on a tool-call message is no content."""
+        content = raw.get("content")
+        calls = tuple(ToolCall.from_openai(c) for c in raw.get("tool_calls") or ())
+        if isinstance(content, list):  # multi-part content: keep the text parts
+            content = "".join(p.get("text", "") for p in content if isinstance(p, Mapping))
+        if calls and content == "None":
+            content = None
+        if content is not None and not isinstance(content, str):
+            content = str(content)
+        return cls(
+            role=str(raw.get("role")),
+            content=content,
+            name=raw.get("name"),
+            tool_calls=calls,
+            tool_call_id=raw.get("tool_call_id"),
+            **provenance,
+        )
+
+
+MessageLike = Message | Mapping[str, Any]
+
+
+def as_message(m: MessageLike) -> Message:
+    """Accept a `Message` or an OpenAI dict."""
+    return m if isinstance(m, Message) else Message.from_openai(m)
+
+
+def as_messages(ms: Iterable[MessageLike]) -> list[Message]:
+    return [as_message(m) for m in ms]
+
+
+def to_openai(ms: Iterable[Message]) -> list[dict[str, Any]]:
+    return [m.to_openai() for m in ms]
+
+
+def system(content: str) -> Message:
+    return Message(role="system", content=content)
+
+
+# --- AgentMemory items (second design document, "Memory item 的真实形态") ---------------
+
+
+@dataclass(frozen=True, slots=True)
+class MessageItem:
+    """`type=message`: a user, system or assistant message."""
+
+    role: str
+    content: str
+    type: Literal["message"] = "message"
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionCall:
+    """`type=function_call`: the model asked for a tool."""
+
+    call_id: str
+    name: str
+    arguments: str = "{}"
+    type: Literal["function_call"] = "function_call"
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionCallOutput:
+    """`type=function_call_output`: a tool's result for `call_id`."""
+
+    call_id: str
+    output: str
+    type: Literal["function_call_output"] = "function_call_output"
+
+
+Item = MessageItem | FunctionCall | FunctionCallOutput
+
+
+def item_to_dict(item: Item) -> dict[str, Any]:
+    if isinstance(item, MessageItem):
+        return {"type": "message", "role": item.role, "content": item.content}
+    if isinstance(item, FunctionCall):
+        return {"type": "function_call", "call_id": item.call_id, "name": item.name, "arguments": item.arguments}
+    return {"type": "function_call_output", "call_id": item.call_id, "output": item.output}
+
+
+def item_from_dict(raw: Mapping[str, Any]) -> Item:
+    kind = raw.get("type", "message")
+    if kind == "message":
+        return MessageItem(role=str(raw["role"]), content=str(raw.get("content") or ""))
+    if kind == "function_call":
+        return FunctionCall(call_id=str(raw["call_id"]), name=str(raw["name"]), arguments=str(raw.get("arguments", "{}")))
+    if kind == "function_call_output":
+        return FunctionCallOutput(call_id=str(raw["call_id"]), output=str(raw.get("output", "")))
+    raise ValueError(f"unknown item type {kind!r}; expected message, function_call or function_call_output")
+
+
+def messages_to_items(ms: Sequence[Message]) -> list[Item]:
+    """Chat messages as AgentMemory items: tool calls and results become call items."""
+    items: list[Item] = []
+    for m in ms:
+        if m.role == "tool":
+            items.append(FunctionCallOutput(call_id=m.tool_call_id or "", output=m.text))
+            continue
+        if m.content:
+            items.append(MessageItem(role="user" if m.role == "user" else m.role, content=m.content))
+        items.extend(FunctionCall(call_id=c.id, name=c.name, arguments=c.arguments) for c in m.tool_calls)
+    return items
+
+
+def items_to_messages(items: Sequence[Item]) -> list[Message]:
+    """Items as chat messages; consecutive function calls join one assistant message."""
+    out: list[Message] = []
+    for it in items:
+        if isinstance(it, FunctionCall):
+            call = ToolCall(id=it.call_id, name=it.name, arguments=it.arguments)
+            prev = out[-1] if out else None
+            if prev is not None and prev.role == "assistant" and prev.tool_calls:
+                out[-1] = replace(prev, tool_calls=prev.tool_calls + (call,))
+            else:
+                out.append(Message(role="assistant", content=None, tool_calls=(call,)))
+        elif isinstance(it, FunctionCallOutput):
+            out.append(Message(role="tool", content=it.output, tool_call_id=it.call_id))
+        else:
+            out.append(Message(role=it.role, content=it.content))
+    return out

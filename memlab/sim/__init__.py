@@ -1,0 +1,15 @@
+"""The replay simulator: dialogues in, records out."""
+
+from memlab.sim.records import CallRecord, LifecycleRecord, ProbeRecord, Record
+from memlab.sim.replay import CLOCK_TICK, ReplayOptions, replay_dialogue, simulate
+
+__all__ = [
+    "CLOCK_TICK",
+    "CallRecord",
+    "LifecycleRecord",
+    "ProbeRecord",
+    "Record",
+    "ReplayOptions",
+    "replay_dialogue",
+    "simulate",
+]

@@ -1,0 +1,58 @@
+"""What a replay emits: one record per simulated LLM call, per probe and per lifecycle event."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from memlab.dialogues.model import Probe
+from memlab.trace import Event
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One simulated LLM call: what the history held and what would have been sent."""
+
+    dialogue_id: str
+    session_id: str
+    turn: int
+    message_id: str | None
+    time: datetime | None
+    messages_in: int
+    messages_kept: int
+    prompt_tokens: int
+    full_tokens: int
+    events: tuple[Event, ...] = ()
+
+
+@dataclass(frozen=True)
+class ProbeRecord:
+    """A probe question asked at the end of a dialogue, with the context that would carry it.
+
+    `kept_ids` are the source ids of the messages sent verbatim; `context_text` is the whole
+    request's text (summaries and injected memories included); `results` holds what components
+    measured for it (e.g. the evidence ids of retrieved long-term memories, best first).
+    """
+
+    dialogue_id: str
+    probe: Probe
+    kept_ids: tuple[str, ...]
+    context_text: str
+    prompt_tokens: int
+    results: dict[str, Any] = field(default_factory=dict)
+    events: tuple[Event, ...] = ()
+
+
+@dataclass(frozen=True)
+class LifecycleRecord:
+    """`session.start`, `session.end` or `dialogue.end`, with the events its handlers emitted."""
+
+    kind: str
+    dialogue_id: str
+    session_id: str
+    time: datetime | None
+    events: tuple[Event, ...] = ()
+
+
+Record = CallRecord | ProbeRecord | LifecycleRecord

@@ -1,0 +1,210 @@
+"""Token counters: exact (tiktoken), the design document's estimate, and litellm for other providers.
+
+Every counter caches its count per distinct `Message` (messages are frozen and hashable),
+so a replay tokenizes each message once per run however often strategies ask.
+`get_counter(spec)` returns one shared counter per spec for the whole process.
+
+>>> get_counter("estimate").count_text("x" * 25)
+14
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib.util
+import os
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from memlab.messages import Message
+
+# Design document, SLIDING_WINDOW: "estimatedTokens = chars / 2.5 + 4 (每条消息固定开销)".
+ESTIMATE_CHARS_PER_TOKEN = 2.5
+ESTIMATE_MESSAGE_OVERHEAD = 4
+# OpenAI chat format (tiktoken cookbook): each message costs 3 tokens of framing, a name 1 more,
+# and every request 3 for priming the reply.
+CHAT_TOKENS_PER_MESSAGE = 3
+CHAT_TOKENS_PER_NAME = 1
+CHAT_REPLY_PRIMING = 3
+
+ENCODINGS = ("cl100k_base", "o200k_base", "p50k_base")
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Counts tokens of text, of one message (with framing) and of a request."""
+
+    name: str
+
+    def count_text(self, text: str) -> int: ...
+
+    def count(self, message: Message) -> int: ...
+
+    def count_request(self, messages: Iterable[Message]) -> int: ...
+
+
+def message_text(m: Message) -> str:
+    """The text a provider tokenizes for a message: content plus tool-call names and arguments."""
+    if not m.tool_calls:
+        return m.text
+    return m.text + "".join(c.name + c.arguments for c in m.tool_calls)
+
+
+class _CachedCounter:
+    """Shared caching: `count` is computed once per distinct message."""
+
+    name: str
+    priming: int = 0
+
+    def __init__(self) -> None:
+        self._cache: dict[Message, int] = {}
+
+    def count_text(self, text: str) -> int:
+        raise NotImplementedError
+
+    def _count_uncached(self, m: Message) -> int:
+        raise NotImplementedError
+
+    def count(self, message: Message) -> int:
+        n = self._cache.get(message)
+        if n is None:
+            n = self._cache[message] = self._count_uncached(message)
+        return n
+
+    def count_messages(self, messages: Iterable[Message]) -> int:
+        """Sum of per-message counts (additive, as SLIDING_WINDOW assumes)."""
+        return sum(map(self.count, messages))
+
+    def count_request(self, messages: Iterable[Message]) -> int:
+        """Tokens a provider bills for the request: messages plus reply priming."""
+        return self.count_messages(messages) + self.priming
+
+    def cache_size(self) -> int:
+        return len(self._cache)
+
+    def clear(self) -> None:
+        self._cache.clear()
+
+
+class EstimateCounter(_CachedCounter):
+    """The design document's estimator: ``int(chars / 2.5) + 4`` per message, no network, no vocabulary."""
+
+    name = "estimate"
+
+    def count_text(self, text: str) -> int:
+        return int(len(text) / ESTIMATE_CHARS_PER_TOKEN)
+
+    def _count_uncached(self, m: Message) -> int:
+        return self.count_text(message_text(m)) + ESTIMATE_MESSAGE_OVERHEAD
+
+
+def _bundled_tiktoken_dir() -> Path | None:
+    """The folder of tiktoken files that the litellm wheel ships (found without importing litellm)."""
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(next(iter(spec.submodule_search_locations))) / "litellm_core_utils" / "tokenizers"
+    return folder if folder.is_dir() else None
+
+
+@contextlib.contextmanager
+def _offline_tiktoken() -> Iterator[None]:
+    """Point tiktoken's cache at the bundled files while an encoding loads, so it never downloads."""
+    folder = _bundled_tiktoken_dir()
+    if folder is None:
+        yield
+        return
+    previous = os.environ.get("TIKTOKEN_CACHE_DIR")
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("TIKTOKEN_CACHE_DIR", None)
+        else:
+            os.environ["TIKTOKEN_CACHE_DIR"] = previous
+
+
+@functools.cache
+def load_encoding(name: str):  # type: ignore[no-untyped-def]
+    """A tiktoken `Encoding`, loaded from the files bundled with litellm (offline)."""
+    import tiktoken
+
+    with _offline_tiktoken():
+        return tiktoken.get_encoding(name)
+
+
+class TiktokenCounter(_CachedCounter):
+    """Exact OpenAI counts: tiktoken tokens plus the chat format's per-message framing."""
+
+    priming = CHAT_REPLY_PRIMING
+
+    def __init__(self, encoding: str) -> None:
+        super().__init__()
+        if encoding not in ENCODINGS:
+            raise ValueError(f"unknown tiktoken encoding {encoding!r}; expected one of {', '.join(ENCODINGS)}")
+        self.name = encoding
+        self._encode: Callable[[str], list[int]] = functools.partial(
+            load_encoding(encoding).encode, disallowed_special=()
+        )
+
+    def count_text(self, text: str) -> int:
+        return len(self._encode(text))
+
+    def _count_uncached(self, m: Message) -> int:
+        n = CHAT_TOKENS_PER_MESSAGE + self.count_text(m.role) + self.count_text(message_text(m))
+        if m.name:
+            n += CHAT_TOKENS_PER_NAME + self.count_text(m.name)
+        return n
+
+
+class LitellmCounter(_CachedCounter):
+    """Other providers' tokenizers through `litellm.token_counter` (imported lazily)."""
+
+    def __init__(self, model: str) -> None:
+        super().__init__()
+        self.name = f"litellm/{model}"
+        self.model = model
+
+    def _litellm(self):  # type: ignore[no-untyped-def]
+        from memlab.llm.litellm_import import import_litellm
+
+        return import_litellm()
+
+    def count_text(self, text: str) -> int:
+        return int(self._litellm().token_counter(model=self.model, text=text))
+
+    def _count_uncached(self, m: Message) -> int:
+        return int(self._litellm().token_counter(model=self.model, messages=[m.to_openai()]))
+
+
+def encoding_for_model(model: str) -> str | None:
+    """The tiktoken encoding of an OpenAI model name, or None for other providers."""
+    import tiktoken.model
+
+    try:
+        return tiktoken.model.encoding_name_for_model(model)
+    except KeyError:
+        return None
+
+
+@functools.cache
+def get_counter(spec: str) -> _CachedCounter:
+    """The shared counter for `spec`: "estimate", an encoding name, an OpenAI model, or "litellm/<model>"."""
+    if spec == "estimate":
+        return EstimateCounter()
+    if spec in ENCODINGS:
+        return TiktokenCounter(spec)
+    if spec.startswith("litellm/"):
+        return LitellmCounter(spec.removeprefix("litellm/"))
+    encoding = encoding_for_model(spec)
+    if encoding is not None:
+        return TiktokenCounter(encoding)
+    return LitellmCounter(spec)
+
+
+def resolve_counter(counter: str | TokenCounter) -> TokenCounter:
+    """Accept a counter or its spec string (as Hydra configs give it)."""
+    return get_counter(counter) if isinstance(counter, str) else counter
