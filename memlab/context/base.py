@@ -1,0 +1,43 @@
+"""The `ContextStrategy` protocol: crop the request before an LLM call, never the stored history.
+
+The first design document's Context layer is "a cropped photo; the original is untouched":
+`apply` takes OpenAI-format messages (dicts or `Message`s) and returns a new list of
+`Message`s, leaving its input as it was. Strategies report what they did only through
+`memlab.trace.emit`, so their signatures stay pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from memlab.errors import MemlabError
+from memlab.messages import Message, MessageLike
+
+
+@runtime_checkable
+class ContextStrategy(Protocol):
+    """Anything with a `name` and `apply(messages) -> list[Message]` that returns a new list."""
+
+    name: str
+
+    def apply(self, messages: Sequence[MessageLike]) -> list[Message]: ...
+
+
+# What a strategy node must build, for errors about one that does not.
+STRATEGY_TARGETS = "expected a node whose _target_ is memlab.context.Trim, Summarize, SlidingWindow or Composite"
+
+
+def leading_system(messages: Sequence[Message]) -> int:
+    """How many system messages open the list (the agent's instructions)."""
+    n = 0
+    while n < len(messages) and messages[n].role == "system":
+        n += 1
+    return n
+
+
+def check_count(name: str, value: int) -> int:
+    """A message count from config: an int >= 0, or an error naming the key."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise MemlabError(f"context strategy: {name}={value!r} is not a message count; expected an integer >= 0")
+    return value

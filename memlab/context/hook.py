@@ -1,0 +1,148 @@
+"""SummarizationHook: the BEFORE_LLM_CALL hook at order 50 that compresses an oversized request.
+
+Design document, SummarizationHook: after the regular cropping (order 30), if
+``estimateTokens(messages) > 80000`` the hook compresses urgently and replaces the messages:
+with a chat model, an LLM summary; with no chat model, hard truncation. Its fallbacks:
+(1) no chat model: truncate directly; (2) the LLM call fails: keep the first and last 1,000
+characters with an omission marker between them; (3) after a summary, check that it is not
+longer than the original. Beyond the document:
+
+- what is compressed is the middle: leading system messages and the newest `keep_last`
+  messages (grown to whole tool-call units) stay verbatim, so the model still sees its
+  instructions and the turn it must answer;
+- hard truncation is SLIDING_WINDOW at `trigger_tokens` (system messages kept), so it drops
+  whole messages and tool-call units rather than cutting text;
+- the transcript sent for the summary is cut to MAX_CONVERSATION_CHARS, as in SUMMARIZE (an
+  80,000-token request would otherwise overflow the summary call itself);
+- a rejected summary (empty, or not shorter in tokens) takes fallback (2) and is counted as a
+  SUMMARY event with ``accepted=False``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memlab.context.base import check_count, leading_system
+from memlab.context.interceptor import request_counter
+from memlab.context.sliding_window import SlidingWindow
+from memlab.context.summary import DEFAULT_SUMMARY_TOKENS, MAX_CONVERSATION_CHARS, check_summary_settings, fold
+from memlab.context.units import tail_start
+from memlab.llm import ChatModel, prompts
+from memlab.messages import Message
+from memlab.runtime import ORDER_SUMMARIZATION_HOOK, CallContext, Component, RequestStage
+from memlab.tokens import TokenCounter, resolve_counter
+from memlab.trace import CONTEXT_APPLY, FALLBACK, emit, timed
+
+# Design document, SummarizationHook: "token 数超过 80000 时自动触发压缩".
+TRIGGER_TOKENS = 80_000
+# Design document, fallback 2: "保留首尾各 1000 字符 + 中间省略标记".
+KEEP_CHARS = 1_000
+OMISSION_MARKER = {"en": "\n[... {n} characters omitted ...]\n", "zh": "\n[……中间省略 {n} 个字符……]\n"}
+# Ours: keep the newest message (and its tool-call unit) out of the compression.
+DEFAULT_KEEP_LAST = 1
+
+STAGE = "summarization_hook"
+
+
+def keep_head_and_tail(text: str, keep_chars: int = KEEP_CHARS, language: str = "en") -> str:
+    """The first and last `keep_chars` characters with an omission marker between them.
+
+    >>> keep_head_and_tail("abcdefghij", keep_chars=2)
+    'ab\\n[... 6 characters omitted ...]\\nij'
+    """
+    if len(text) <= 2 * keep_chars:
+        return text
+    omitted = len(text) - 2 * keep_chars
+    return text[:keep_chars] + OMISSION_MARKER[language].format(n=omitted) + text[len(text) - keep_chars :]
+
+
+class SummarizationHook(Component):
+    """An emergency brake on request size, run after context editing."""
+
+    order = ORDER_SUMMARIZATION_HOOK
+
+    def __init__(
+        self,
+        llm: ChatModel | None = None,
+        trigger_tokens: int = TRIGGER_TOKENS,
+        counter: str | TokenCounter = "estimate",
+        keep_last: int = DEFAULT_KEEP_LAST,
+        keep_chars: int = KEEP_CHARS,
+        language: str = "en",
+        max_conversation_chars: int = MAX_CONVERSATION_CHARS,
+        summary_tokens: int | None = DEFAULT_SUMMARY_TOKENS,
+    ) -> None:
+        check_summary_settings(language, max_conversation_chars, summary_tokens)
+        self.llm = llm
+        self.trigger_tokens = check_count("trigger_tokens", trigger_tokens)
+        self.counter = resolve_counter(counter)
+        self.keep_last = check_count("keep_last", keep_last)
+        self.keep_chars = check_count("keep_chars", keep_chars)
+        self.language = language
+        self.max_conversation_chars = max_conversation_chars
+        self.summary_tokens = summary_tokens
+
+    def stages(self) -> Sequence[RequestStage]:
+        return [self]
+
+    def process(self, messages: list[Message], ctx: CallContext) -> list[Message]:
+        if sum(map(self.counter.count, messages)) <= self.trigger_tokens:
+            return list(messages)
+        with timed() as t:
+            out = self.compress(messages)
+        counter = request_counter(ctx)
+        emit(
+            CONTEXT_APPLY,
+            stage=STAGE,
+            strategy="summarization_hook",
+            messages_in=len(messages),
+            messages_out=len(out),
+            tokens_in=sum(map(counter.count, messages)),
+            tokens_out=sum(map(counter.count, out)),
+            latency_us=t["us"],
+        )
+        return out
+
+    def compress(self, messages: Sequence[Message]) -> list[Message]:
+        """The urgent compression, whatever the size: summary, or one of the document's fallbacks."""
+        ms = list(messages)
+        if self.llm is None:
+            out = SlidingWindow(max_tokens=self.trigger_tokens, counter=self.counter, keep_system=True).apply(ms)
+            self._fallback("no_model", None, "hard_truncation", len(ms), len(out))
+            return out
+        n, head = len(ms), leading_system(ms)
+        start = max(head, tail_start(ms, self.keep_last))
+        middle = ms[head:start]
+        if not middle:
+            return ms
+        folded = fold(
+            middle,
+            llm=self.llm,
+            counter=self.counter,
+            strategy=STAGE,
+            language=self.language,
+            max_conversation_chars=self.max_conversation_chars,
+            summary_tokens=self.summary_tokens,
+        )
+        summary = folded.message
+        if summary is None:
+            clipped = keep_head_and_tail(prompts.render_transcript(middle), self.keep_chars, self.language)
+            summary = Message(role="system", content=prompts.CONTEXT_SUMMARY_PREFIX[self.language] + clipped)
+            self._fallback(folded.reason, folded.error, "head_tail_chars", n, n - len(middle) + 1)
+        return [*ms[:head], summary, *ms[start:]]
+
+    def _fallback(
+        self, reason: str | None, error: str | None, action: str, messages_in: int, messages_out: int
+    ) -> None:
+        emit(
+            FALLBACK,
+            strategy=STAGE,
+            reason=reason,
+            error=error,
+            action=action,
+            messages_in=messages_in,
+            messages_out=messages_out,
+        )
+
+    def __repr__(self) -> str:
+        return f"SummarizationHook(llm={getattr(self.llm, 'name', None)!r}, trigger_tokens={self.trigger_tokens})"

@@ -1,0 +1,106 @@
+"""Structured configs of the context group's entries and of the summarization hook.
+
+Each `conf/context/<name>.yaml` is a ContextEditingInterceptor with a typed `strategy` node,
+so an override such as ``context.strategy.max_tokens=2000`` is checked against the
+strategy's schema. COMPOSITE's `strategies` is a list of strategy nodes: its default holds
+typed SUMMARIZE and SLIDING_WINDOW nodes; a list written by the user is not typed by Hydra
+and each element is checked when the pipeline is built (`memlab.context.Composite`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from memlab.context import hook, sliding_window, summarize, summary, trim
+
+INTERCEPTOR = "memlab.context.ContextEditingInterceptor"
+
+
+@dataclass
+class TrimConfig:
+    _target_: str = "memlab.context.Trim"
+    keep_first: int = trim.DEFAULT_KEEP_FIRST
+    keep_last: int = trim.DEFAULT_KEEP_LAST
+
+
+@dataclass
+class SummarizeConfig:
+    _target_: str = "memlab.context.Summarize"
+    llm: Any = "${llm}"
+    threshold: int = summarize.DEFAULT_THRESHOLD
+    keep_last: int = summarize.DEFAULT_KEEP_LAST
+    max_conversation_chars: int = summary.MAX_CONVERSATION_CHARS
+    language: str = "en"
+    summary_tokens: int | None = summary.DEFAULT_SUMMARY_TOKENS
+    counter: str = "estimate"
+
+
+@dataclass
+class SlidingWindowConfig:
+    _target_: str = "memlab.context.SlidingWindow"
+    max_tokens: int = sliding_window.DEFAULT_MAX_TOKENS
+    counter: str = "estimate"
+    keep_system: bool = True
+
+
+@dataclass
+class CompositeConfig:
+    _target_: str = "memlab.context.Composite"
+    strategies: list[Any] = field(default_factory=lambda: [SummarizeConfig(), SlidingWindowConfig()])
+
+
+@dataclass
+class TrimContextConfig:
+    """`context=trim`."""
+
+    _target_: str = INTERCEPTOR
+    strategy: TrimConfig = field(default_factory=TrimConfig)
+
+
+@dataclass
+class SummarizeContextConfig:
+    """`context=summarize`."""
+
+    _target_: str = INTERCEPTOR
+    strategy: SummarizeConfig = field(default_factory=SummarizeConfig)
+
+
+@dataclass
+class SlidingWindowContextConfig:
+    """`context=sliding_window`."""
+
+    _target_: str = INTERCEPTOR
+    strategy: SlidingWindowConfig = field(default_factory=SlidingWindowConfig)
+
+
+@dataclass
+class CompositeContextConfig:
+    """`context=composite`."""
+
+    _target_: str = INTERCEPTOR
+    strategy: CompositeConfig = field(default_factory=CompositeConfig)
+
+
+@dataclass
+class SummarizationHookConfig:
+    """`+hooks@hooks.summarization=summarization`."""
+
+    _target_: str = "memlab.context.SummarizationHook"
+    llm: Any = "${llm}"
+    trigger_tokens: int = hook.TRIGGER_TOKENS
+    counter: str = "estimate"
+    keep_last: int = hook.DEFAULT_KEEP_LAST
+    keep_chars: int = hook.KEEP_CHARS
+    language: str = "en"
+    max_conversation_chars: int = summary.MAX_CONVERSATION_CHARS
+    summary_tokens: int | None = summary.DEFAULT_SUMMARY_TOKENS
+
+
+SCHEMAS: dict[tuple[str, str], type] = {
+    ("context", "trim"): TrimContextConfig,
+    ("context", "summarize"): SummarizeContextConfig,
+    ("context", "sliding_window"): SlidingWindowContextConfig,
+    ("context", "composite"): CompositeContextConfig,
+    ("hooks", "summarization"): SummarizationHookConfig,
+}

@@ -1,0 +1,48 @@
+"""TRIM: keep the first `keep_first` and the last `keep_last` messages, drop the middle.
+
+Design document, Context layer TRIM: [1..10] with keepFirst = 2, keepLast = 3 gives
+[1, 2, 8, 9, 10]; zero LLM calls. Beyond the document: a cut that falls inside a tool-call
+unit moves outward to take the whole unit (see `memlab.context.units`), so TRIM may keep a
+few more messages than asked but never sends a tool result without its call.
+
+>>> from memlab.messages import Message
+>>> out = Trim(keep_first=2, keep_last=3).apply([Message("user", str(i)) for i in range(1, 11)])
+>>> [m.content for m in out]
+['1', '2', '8', '9', '10']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memlab.context.base import check_count
+from memlab.context.units import unit_end_at, unit_start_at
+from memlab.messages import Message, MessageLike, as_messages
+
+# The document's worked example (keepFirst = 2, keepLast = 3).
+DEFAULT_KEEP_FIRST = 2
+DEFAULT_KEEP_LAST = 3
+
+
+class Trim:
+    """Keep the opening (system instructions, the first exchange) and the most recent turns."""
+
+    name = "trim"
+
+    def __init__(self, keep_first: int = DEFAULT_KEEP_FIRST, keep_last: int = DEFAULT_KEEP_LAST) -> None:
+        self.keep_first = check_count("keep_first", keep_first)
+        self.keep_last = check_count("keep_last", keep_last)
+
+    def apply(self, messages: Sequence[MessageLike]) -> list[Message]:
+        ms = as_messages(messages)
+        n = len(ms)
+        if n <= self.keep_first + self.keep_last:
+            return ms
+        head_end = unit_end_at(ms, self.keep_first - 1) if self.keep_first else 0
+        tail_start = unit_start_at(ms, n - self.keep_last) if self.keep_last else n
+        if head_end >= tail_start:
+            return ms
+        return ms[:head_end] + ms[tail_start:]
+
+    def __repr__(self) -> str:
+        return f"Trim(keep_first={self.keep_first}, keep_last={self.keep_last})"

@@ -1,0 +1,128 @@
+"""SUMMARIZE: summary plus the newest messages, the 50,000-character guard, and every fallback with its event."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from memlab.context import Summarize, orphans
+from memlab.context.summarize import FALLBACK_KEEP_FIRST
+from memlab.context.summary import MAX_CONVERSATION_CHARS
+from memlab.llm import ExtractiveChatModel, prompts
+from memlab.messages import Message, ToolCall
+from memlab.tokens import get_counter
+from memlab.trace import FALLBACK, LLM_CALL, SUMMARY, recording
+
+
+def chat(n: int, system: bool = True) -> list[Message]:
+    head = [Message("system", "You are a travel agent.")] if system else []
+    return head + [
+        Message(
+            "user" if i % 2 else "assistant",
+            f"message {i} about flight HAT{i:03d} to Oslo on May {i % 28 + 1}",
+            id=f"m{i}",
+        )
+        for i in range(n)
+    ]
+
+
+def kinds(events) -> list[str]:  # type: ignore[no-untyped-def]
+    return [e.kind for e in events if e.kind != LLM_CALL]
+
+
+def test_at_or_below_threshold_nothing_changes_and_no_model_is_called(failing_model) -> None:  # type: ignore[no-untyped-def]
+    ms = chat(9)  # 10 messages with the system prompt
+    with recording() as events:
+        assert Summarize(failing_model, threshold=10).apply(ms) == ms
+    assert failing_model.calls == 0 and events == []
+
+
+def test_summary_replaces_all_but_the_last_keep_last() -> None:
+    ms = chat(30)
+    dicts = [m.to_openai() for m in ms]
+    before = copy.deepcopy(dicts)
+    with recording() as events:
+        out = Summarize(ExtractiveChatModel(), threshold=20, keep_last=5).apply(ms)
+        Summarize(ExtractiveChatModel(), threshold=20, keep_last=5).apply(dicts)
+    assert dicts == before
+    assert out[0] == ms[0]  # the instructions stay verbatim
+    assert out[1].role == "system" and out[1].text.startswith(prompts.CONTEXT_SUMMARY_PREFIX["en"])
+    assert out[2:] == ms[-5:]
+    summary = next(e for e in events if e.kind == SUMMARY).data
+    assert summary["source_ids"] == [m.id for m in ms[1:-5]]
+    assert summary["accepted"] is True and summary["truncated"] is False
+    assert summary["source_tokens"] == get_counter("estimate").count_messages(ms[1:-5])
+    assert summary["summary_tokens"] == get_counter("estimate").count(out[1]) < summary["source_tokens"]
+    assert FALLBACK not in kinds(events)
+
+
+def test_text_to_summarize_is_cut_to_max_conversation_chars(fixed_model) -> None:  # type: ignore[no-untyped-def]
+    model = fixed_model("short")
+    ms = chat(900)
+    with recording() as events:
+        Summarize(model, threshold=20, keep_last=5).apply(ms)
+        Summarize(model, threshold=20, keep_last=5, max_conversation_chars=500).apply(ms)
+    full = prompts.render_transcript(ms[1:-5])
+    assert len(full) > MAX_CONVERSATION_CHARS
+    for request, limit in zip(model.requests, (MAX_CONVERSATION_CHARS, 500), strict=True):
+        assert prompts.transcript_of(request) == full[:limit]
+    assert [e.data["truncated"] for e in events if e.kind == SUMMARY] == [True, True]
+
+
+def _fallback_checks(out: list[Message], ms: list[Message], events, reason: str, error: str | None) -> None:  # type: ignore[no-untyped-def]
+    assert out == ms[:FALLBACK_KEEP_FIRST]
+    fallback = next(e for e in events if e.kind == FALLBACK).data
+    assert fallback == {
+        "strategy": "summarize",
+        "reason": reason,
+        "error": error,
+        "action": "keep_first",
+        "messages_in": len(ms),
+        "messages_out": FALLBACK_KEEP_FIRST,
+    }
+
+
+def test_a_failing_model_degrades_to_the_first_three_messages(failing_model) -> None:  # type: ignore[no-untyped-def]
+    ms = chat(30)
+    with recording() as events:
+        out = Summarize(failing_model, threshold=20).apply(ms)
+    assert failing_model.calls == 1
+    _fallback_checks(out, ms, events, "llm_error", "LLMError")
+    assert SUMMARY not in kinds(events)
+
+
+def test_no_model_degrades_to_the_first_three_messages() -> None:
+    ms = chat(30)
+    with recording() as events:
+        out = Summarize(None, threshold=20).apply(ms)
+    _fallback_checks(out, ms, events, "no_model", None)
+
+
+@pytest.mark.parametrize(("text", "reason"), [("word " * 5000, "summary_not_shorter"), ("  ", "empty_summary")])
+def test_a_summary_that_is_not_shorter_or_empty_is_rejected_and_counted(fixed_model, text: str, reason: str) -> None:  # type: ignore[no-untyped-def]
+    ms = chat(30)
+    with recording() as events:
+        out = Summarize(fixed_model(text), threshold=20).apply(ms)
+    assert kinds(events) == [SUMMARY, FALLBACK]
+    summary = events[0].data
+    assert summary["accepted"] is False
+    if reason == "summary_not_shorter":
+        assert summary["summary_tokens"] >= summary["source_tokens"]
+    _fallback_checks(out, ms, events, reason, None)
+
+
+def test_the_kept_tail_never_splits_a_tool_call() -> None:
+    call = Message("assistant", None, tool_calls=(ToolCall("c1", "f"), ToolCall("c2", "f")), id="call")
+    ms = [*chat(25), call, Message("tool", "r1", tool_call_id="c1"), Message("tool", "r2", tool_call_id="c2")]
+    out = Summarize(ExtractiveChatModel(), threshold=20, keep_last=2).apply(ms)
+    assert out[-3:] == ms[-3:] and orphans(out) == []
+    fallback = Summarize(None, threshold=20).apply([Message("user", "hi"), call, *ms[-2:], *chat(25, system=False)])
+    assert len(fallback) == 4 and orphans(fallback) == []  # the first three grow to the end of the unit
+
+
+def test_chinese_prompts_and_prefix(fixed_model) -> None:  # type: ignore[no-untyped-def]
+    model = fixed_model("摘要")
+    out = Summarize(model, threshold=20, language="zh").apply(chat(30))
+    assert out[1].text == prompts.CONTEXT_SUMMARY_PREFIX["zh"] + "摘要"
+    assert model.requests[0][0].text == prompts.build("context_summary", "", "zh")[0].text
