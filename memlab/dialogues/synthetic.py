@@ -39,6 +39,8 @@ NEAR_MISS_RATE = 0.2
 # Seconds between consecutive messages of a session, and before a tool's result.
 TURN_SECONDS = (20, 150)
 TOOL_SECONDS = (1, 6)
+# Random placements tried before a too-dense configuration is reported.
+PLACEMENT_ATTEMPTS = 20
 
 
 @dataclass(frozen=True)
@@ -149,26 +151,37 @@ def _plan(rng: random.Random, facts: int, sessions: int, turns: int, update_rate
             p.when = rng.choice(text.WHEN_DAYS)
         elif p.slot.updates and sessions > 1 and rng.random() < update_rate:
             p.update_value = rng.choice([v for v in p.slot.values if v != p.value])
+    for _ in range(PLACEMENT_ATTEMPTS):
+        if _place(rng, plans, sessions, turns):
+            return plans
+    raise MemlabError(
+        f"synthetic: facts={facts} with their updates need more user turns than "
+        f"sessions={sessions} x turns_per_session={turns} give"
+    )
+
+
+def _place(rng: random.Random, plans: list[_Plan], sessions: int, turns: int) -> bool:
+    """Put each plan on a free user turn (an update in a later session than its fact); False if stuck."""
     free = {(s, t) for s in range(sessions) for t in range(turns)}
 
-    def take(lo_session: int, hi_session: int) -> tuple[int, int]:
+    def take(lo_session: int, hi_session: int) -> tuple[int, int] | None:
         options = sorted(pos for pos in free if lo_session <= pos[0] <= hi_session)
         if not options:
-            raise MemlabError(
-                f"synthetic: facts={facts} with their updates need more user turns than "
-                f"sessions={sessions} x turns_per_session={turns} give"
-            )
+            return None
         pos = rng.choice(options)
         free.discard(pos)
         return pos
 
     for p in sorted(plans, key=lambda p: p.update_value is None):  # constrained ones first
+        turn = take(0, sessions - 2 if p.update_value is not None else sessions - 1)
+        if turn is None:
+            return False
+        p.turn = turn
         if p.update_value is not None:
-            p.turn = take(0, sessions - 2)
-            p.update_turn = take(p.turn[0] + 1, sessions - 1)
-        else:
-            p.turn = take(0, sessions - 1)
-    return plans
+            p.update_turn = take(turn[0] + 1, sessions - 1)
+            if p.update_turn is None:
+                return False
+    return True
 
 
 class _Writer:
@@ -202,7 +215,7 @@ class _Writer:
     def _sentences(self, rng: random.Random, pool: tuple[str, ...], budget: int) -> list[str]:
         out: list[str] = []
         unused: list[str] = []
-        size = 0
+        size = -1  # the length of the sentences joined by spaces
         while size < budget:
             unused = unused or list(pool)  # no template twice in a message until all were used
             out.append(self._fill(rng, unused.pop(rng.randrange(len(unused)))))
@@ -216,7 +229,7 @@ class _Writer:
         return " ".join(sentences)
 
     def planted(self, rng: random.Random, statement: str) -> str:
-        sentences = self._sentences(rng, text.CHATTER, self._size(rng, self.chars) - len(statement))
+        sentences = self._sentences(rng, text.CHATTER, self._size(rng, self.chars) - len(statement) - 1)
         sentences.insert(rng.randrange(len(sentences) + 1), statement)
         return " ".join(sentences)
 
@@ -230,7 +243,7 @@ class _Writer:
             service = rng.choice(text.SERVICES)
             args: dict[str, Any] = {"service": service, "lines": 200}
             lines: list[str] = []
-            stamp, size = now - timedelta(hours=1), 0
+            stamp, size = now - timedelta(hours=1), -1
             while size < budget:
                 stamp += timedelta(seconds=rng.randint(1, 30))
                 event = rng.choice(text.LOG_EVENTS).format(n=rng.randint(100, 99999), ms=rng.randint(3, 4000))
