@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
@@ -35,10 +36,8 @@ def _run(cfg: DictConfig) -> None:
 
 
 def _discard_if_empty(run_dir: Path) -> None:
-    try:
+    with contextlib.suppress(OSError):
         run_dir.rmdir()
-    except OSError:
-        pass
 
 
 def main(argv: list[str] | None = None) -> None:
