@@ -20,6 +20,8 @@ SCHEMA_PACKAGES = (
     "memlab.dialogues",
     "memlab.runtime",
     "memlab.memory",
+    "memlab.llm",
+    "memlab.embed",
 )
 
 

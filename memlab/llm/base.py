@@ -1,0 +1,92 @@
+"""The `ChatModel` protocol every strategy talks to, and the recording every backend shares.
+
+A strategy never knows which backend it got: the offline extractive default, litellm for
+real providers, or a fault-injecting wrapper. `task` names what is asked (one of `TASKS`), so
+the extractive backend can do the task from the very prompt a real model would read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from memlab.messages import MessageLike
+from memlab.trace import LLM_CALL, emit, timed
+
+TASK_CHAT = "chat"
+TASK_CONTEXT_SUMMARY = "context_summary"  # keep the conversation coherent (Context layer)
+TASK_MEMORY_SUMMARY = "memory_summary"  # extract preferences, habits, durable facts (Memory layer)
+TASK_EXTRACT_MEMORIES = "extract_memories"  # typed long-term memories with evidence ids
+TASK_ANSWER = "answer"
+TASK_JUDGE = "judge"
+TASKS = (TASK_CHAT, TASK_CONTEXT_SUMMARY, TASK_MEMORY_SUMMARY, TASK_EXTRACT_MEMORIES, TASK_ANSWER, TASK_JUDGE)
+
+
+class LLMError(RuntimeError):
+    """A model call failed (provider error, timeout, unusable output); strategies fall back on it."""
+
+
+class LLMTimeout(LLMError):
+    """A model call took longer than its timeout."""
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A model's answer and what it cost."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    model: str
+    cached: bool = False
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """Anything that completes a chat: `complete(messages, task=..., max_tokens=...) -> Completion`."""
+
+    name: str
+
+    def complete(
+        self, messages: Sequence[MessageLike], *, task: str = TASK_CHAT, max_tokens: int | None = None, **params: Any
+    ) -> Completion: ...
+
+
+class RecordedChatModel:
+    """Base for backends: `complete` validates the task and emits one LLM_CALL event per call."""
+
+    name = "model"
+
+    def complete(
+        self, messages: Sequence[MessageLike], *, task: str = TASK_CHAT, max_tokens: int | None = None, **params: Any
+    ) -> Completion:
+        if task not in TASKS:
+            raise ValueError(f"unknown task {task!r}; expected one of {', '.join(TASKS)}")
+        failure: Exception | None = None
+        result: Completion | None = None
+        with timed() as t:
+            try:
+                result = self._complete(messages, task=task, max_tokens=max_tokens, **params)
+            except Exception as e:
+                failure = e
+        emit(
+            LLM_CALL,
+            backend=self.name,
+            task=task,
+            prompt_tokens=result.prompt_tokens if result else 0,
+            completion_tokens=result.completion_tokens if result else 0,
+            cached=bool(result and result.cached),
+            failed=failure is not None,
+            error=type(failure).__name__ if failure else None,
+            latency_us=t["us"],
+        )
+        if failure is not None:
+            raise failure
+        assert result is not None
+        return result
+
+    def _complete(
+        self, messages: Sequence[MessageLike], *, task: str, max_tokens: int | None, **params: Any
+    ) -> Completion:
+        raise NotImplementedError
