@@ -2,55 +2,32 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from memlab.dialogues import Dialogue, load_locomo, load_tau_bench
 from memlab.llm import Completion, LLMError
-from memlab.messages import Message, MessageLike, as_messages
+from memlab.messages import Message, MessageLike, as_messages, system
 
 
-def _locomo(path: Path) -> list[list[Message]]:
-    """Each LoCoMo conversation as one message list: speaker_a is `user`, speaker_b `assistant`."""
-    out = []
-    for sample in json.loads(path.read_text()):
-        conv = sample["conversation"]
-        keys = sorted(
-            (k for k in conv if k.startswith("session_") and isinstance(conv[k], list)), key=lambda k: int(k[8:])
-        )
-        msgs = [
-            Message(
-                role="user" if turn["speaker"] == conv["speaker_a"] else "assistant",
-                content=turn["text"],
-                id=turn["dia_id"],
-                speaker=turn["speaker"],
-            )
-            for k in keys
-            for turn in conv[k]
-        ]
-        out.append(msgs)
-    return out
-
-
-def _tau_bench(path: Path) -> list[list[Message]]:
-    """Each tau-bench trajectory as OpenAI messages, ids ``<task>/<trial>:<index>``."""
-    return [
-        [Message.from_openai(m, id=f"{t['task_id']}/{t['trial']}:{i}") for i, m in enumerate(t["traj"])]
-        for t in json.loads(path.read_text())
-    ]
+def _as_request(d: Dialogue) -> list[Message]:
+    """A dialogue as one message list, its system prompt (tau-bench's policy) first."""
+    return ([system(d.system_prompt)] if d.system_prompt else []) + list(d.messages())
 
 
 @pytest.fixture(scope="session")
 def locomo(locomo_path: Path) -> list[list[Message]]:
-    return _locomo(locomo_path)
+    """Each LoCoMo conversation as one message list (speaker_a is `user`, speaker_b `assistant`)."""
+    return [_as_request(d) for d in load_locomo(locomo_path)]
 
 
 @pytest.fixture(scope="session")
 def tau_bench(tau_bench_path: Path) -> list[list[Message]]:
-    return _tau_bench(tau_bench_path)
+    """Each tau-bench trajectory as the OpenAI messages it was: policy, turns, tool calls and results."""
+    return [_as_request(d) for d in load_tau_bench(tau_bench_path)]
 
 
 class FailingChatModel:

@@ -1,7 +1,7 @@
 """SLIDING_WINDOW against langchain-core's `trim_messages` on every LoCoMo conversation and budget.
 
 Both sides get the same per-message, additive token count; langchain's is computed here from
-tiktoken directly (the chat format's 3 tokens of framing, the role, the content), independently
+tiktoken directly (the chat format's 3 tokens of framing, the role, the content, the name), independently
 of memlab's cached counter, so the test also checks that the two counts agree.
 """
 
@@ -14,7 +14,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from memlab.context import SlidingWindow
 from memlab.messages import Message
-from memlab.tokens import CHAT_TOKENS_PER_MESSAGE, get_counter, load_encoding
+from memlab.tokens import CHAT_TOKENS_PER_MESSAGE, CHAT_TOKENS_PER_NAME, get_counter, load_encoding
 
 BUDGETS = [0, 1, 10, 50, 100, 200, 500, 1_000, 2_000, 4_000, 8_000, 16_000, 10**6]
 SYSTEM_PROMPT = "You are a helpful assistant who remembers what the user told you."
@@ -24,16 +24,17 @@ _LC_ROLE = {"system": "system", "human": "user", "ai": "assistant"}
 
 def to_langchain(ms: list[Message]) -> list[BaseMessage]:
     """langchain messages whose `id` is the position in `ms`, so results compare by position."""
-    return [_LC_CLASS[m.role](content=m.text, id=str(i)) for i, m in enumerate(ms)]
+    return [_LC_CLASS[m.role](content=m.text, name=m.name, id=str(i)) for i, m in enumerate(ms)]
 
 
 @functools.cache
-def _tiktoken_count(role: str, text: str) -> int:
+def _tiktoken_count(role: str, text: str, name: str | None) -> int:
     enc = load_encoding("cl100k_base")
-    return CHAT_TOKENS_PER_MESSAGE + len(enc.encode(role)) + len(enc.encode(text))
+    named = CHAT_TOKENS_PER_NAME + len(enc.encode(name)) if name else 0
+    return CHAT_TOKENS_PER_MESSAGE + len(enc.encode(role)) + len(enc.encode(text)) + named
 
 
-def _estimate_count(role: str, text: str) -> int:
+def _estimate_count(role: str, text: str, name: str | None) -> int:
     return int(len(text) / 2.5) + 4
 
 
@@ -44,7 +45,7 @@ def langchain_counter(spec: str):  # type: ignore[no-untyped-def]
     per_message = COUNTS[spec]
 
     def count(messages: list[BaseMessage]) -> int:
-        return sum(per_message(_LC_ROLE[m.type], str(m.content)) for m in messages)
+        return sum(per_message(_LC_ROLE[m.type], str(m.content), m.name) for m in messages)
 
     return count
 
