@@ -25,7 +25,13 @@ from collections.abc import Sequence
 from memlab.context.base import check_count, leading_system
 from memlab.context.interceptor import request_counter
 from memlab.context.sliding_window import SlidingWindow
-from memlab.context.summary import DEFAULT_SUMMARY_TOKENS, MAX_CONVERSATION_CHARS, check_summary_settings, fold
+from memlab.context.summary import (
+    DEFAULT_SUMMARY_TOKENS,
+    MAX_CONVERSATION_CHARS,
+    NO_MODEL,
+    check_summary_settings,
+    fold,
+)
 from memlab.context.units import tail_start
 from memlab.llm import ChatModel, prompts
 from memlab.messages import Message
@@ -94,7 +100,7 @@ class SummarizationHook(Component):
         emit(
             CONTEXT_APPLY,
             stage=STAGE,
-            strategy="summarization_hook",
+            strategy=STAGE,
             messages_in=len(messages),
             messages_out=len(out),
             tokens_in=sum(map(counter.count, messages)),
@@ -108,7 +114,7 @@ class SummarizationHook(Component):
         ms = list(messages)
         if self.llm is None:
             out = SlidingWindow(max_tokens=self.trigger_tokens, counter=self.counter, keep_system=True).apply(ms)
-            self._fallback("no_model", None, "hard_truncation", len(ms), len(out))
+            self._fallback(NO_MODEL, None, "hard_truncation", len(ms), len(out))
             return out
         n, head = len(ms), leading_system(ms)
         start = max(head, tail_start(ms, self.keep_last))
