@@ -48,7 +48,7 @@ class KeyValueStore(Protocol):
         ...
 
     def search(self, prefix: Sequence[str] = (), *, include_archived: bool = False) -> list[Record]:
-        """Records in `prefix` or any namespace below it, ordered by namespace then key."""
+        """Records in `prefix` or any namespace below it, ordered by stored namespace text (`ns_text`), then key."""
         ...
 
     def set_archived(

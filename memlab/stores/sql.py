@@ -46,7 +46,9 @@ Key = sa.String(MAX_KEY_LENGTH).with_variant(
 )
 Body = sa.Text().with_variant(mysql.LONGTEXT(charset="utf8mb4", collation="utf8mb4_bin"), *_MYSQL)
 Stamp = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), *_MYSQL)
-_TABLE_OPTIONS: dict[str, Any] = {f"{d}_{k}": v for d in _MYSQL for k, v in (("engine", "InnoDB"), ("charset", "utf8mb4"))}
+_TABLE_OPTIONS: dict[str, Any] = {
+    f"{d}_{k}": v for d in _MYSQL for k, v in (("engine", "InnoDB"), ("charset", "utf8mb4"))
+}
 
 metadata = sa.MetaData()
 schema_version = sa.Table(

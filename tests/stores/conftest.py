@@ -36,6 +36,7 @@ class Backend:
 
     name: str
     make: Callable[[], Any]
+    overrides: tuple[str, ...] = ()  # the `memlab run` overrides that select this database
     opened: list[Any] = field(default_factory=list)
 
     def open(self) -> Any:
@@ -67,15 +68,16 @@ def isolated(name: str, tmp_path: Path) -> Iterator[Backend]:
     tag = f"memlab_test_{uuid.uuid4().hex[:12]}"
     if name == "memory":
         shared = InMemoryStore()  # one process: every "new store object" is the same store
-        yield Backend(name, lambda: shared)
+        yield Backend(name, lambda: shared, ("store=memory",))
     elif name == "sqlite":
         path = tmp_path / f"{tag}.sqlite"
-        backend = Backend(name, lambda: SqlStore(path=str(path)))
+        backend = Backend(name, lambda: SqlStore(path=str(path)), ("store=sqlite", f"store.path='{path}'"))
         yield backend
         _close(backend)
     elif name == "postgres":
         admin = _admin(POSTGRES_URL, "PostgreSQL")
-        backend = Backend(name, lambda: SqlStore(url=POSTGRES_URL, schema=tag))
+        overrides = ("store=postgres", f"store.url='{POSTGRES_URL}'", f"store.schema={tag}")
+        backend = Backend(name, lambda: SqlStore(url=POSTGRES_URL, schema=tag), overrides)
         try:
             yield backend
         finally:
@@ -88,7 +90,7 @@ def isolated(name: str, tmp_path: Path) -> Iterator[Backend]:
         with admin.begin() as conn:
             conn.exec_driver_sql(f"CREATE DATABASE `{tag}` CHARACTER SET utf8mb4")
         url = sa.engine.make_url(MYSQL_URL).set(database=tag).render_as_string(hide_password=False)
-        backend = Backend(name, lambda: SqlStore(url=url))
+        backend = Backend(name, lambda: SqlStore(url=url), ("store=mysql", f"store.url='{url}'"))
         try:
             yield backend
         finally:
@@ -104,7 +106,8 @@ def isolated(name: str, tmp_path: Path) -> Iterator[Backend]:
             client.ping()
         except redis.exceptions.ConnectionError as e:
             _unreachable("Redis", REDIS_URL, e)
-        backend = Backend(name, lambda: RedisStore(url=REDIS_URL, prefix=f"{tag}:"))
+        overrides = ("store=redis", f"store.url='{REDIS_URL}'", f"store.prefix='{tag}:'")
+        backend = Backend(name, lambda: RedisStore(url=REDIS_URL, prefix=f"{tag}:"), overrides)
         try:
             yield backend
         finally:

@@ -215,3 +215,26 @@ def test_items_round_trip(backend: Backend) -> None:
         FunctionCallOutput("x", ""),
     ]
     assert memory.get_summary() is None
+
+
+_REFERENCE: dict[str, bytes] = {}
+
+
+def test_a_replayed_run_gives_the_same_metrics_on_every_backend(
+    backend: Backend, make_config: Any, tau_bench_path: Any, tmp_path: Any
+) -> None:
+    from memlab.experiment import run_experiment
+
+    base = (
+        "dataset=tau_bench",
+        f"dataset.path={tau_bench_path}",
+        "dataset.max_dialogues=3",
+        "agent_memory=hybrid",
+        "agent_memory.compressor.max_items=6",
+    )
+    if not _REFERENCE:
+        reference = run_experiment(make_config(*base, "store=memory"), tmp_path / "memory")
+        _REFERENCE["metrics"] = (reference.run_dir / "metrics.json").read_bytes()
+    got = run_experiment(make_config(*base, *backend.overrides), tmp_path / backend.name)
+    assert (got.run_dir / "metrics.json").read_bytes() == _REFERENCE["metrics"]
+    assert any(e.kind == MEMORY_COMPRESS for r in got.records for e in getattr(r, "events", ()))
