@@ -30,6 +30,23 @@ class RedisStore:
             raise MemlabError(f"store.url: {url!r} is not a Redis URL ({e})") from e
         self.url = url
         self.prefix = prefix
+        self._reachable = False
+
+    def _check(self) -> None:
+        """On first use, check that the server answers, so that a wrong URL is a clear error."""
+        if not self._reachable:
+            import redis
+
+            try:
+                self.client.ping()
+            except redis.exceptions.ConnectionError as e:
+                raise MemlabError(f"store.url: cannot reach Redis at {self.url} ({e})") from e
+            self._reachable = True
+
+    def _pipeline(self) -> Any:
+        """A MULTI/EXEC pipeline."""
+        self._check()
+        return self.client.pipeline(transaction=True)
 
     def __repr__(self) -> str:
         return f"RedisStore({self.url!r}, prefix={self.prefix!r})"
@@ -45,7 +62,7 @@ class RedisStore:
 
     def load(self, session_id: str) -> SessionState:
         entries_key, summary_key = self._keys(session_id)
-        pipe = self.client.pipeline(transaction=True)
+        pipe = self._pipeline()
         pipe.lrange(entries_key, 0, -1)
         pipe.get(summary_key)
         bodies, summary = pipe.execute()
@@ -53,7 +70,7 @@ class RedisStore:
 
     def append(self, session_id: str, entries: Sequence[Entry]) -> None:
         entries_key, _ = self._keys(session_id)
-        pipe = self.client.pipeline(transaction=True)
+        pipe = self._pipeline()
         if entries:
             pipe.rpush(entries_key, *(encode(e) for e in entries))
         pipe.sadd(self._index, session_id)
@@ -86,6 +103,7 @@ class RedisStore:
                 pipe.set(summary_key, new.summary)
             return SessionState(tuple(decode(b) for b in bodies), new.summary)
 
+        self._check()
         result: SessionState = self.client.transaction(attempt, entries_key, summary_key, value_from_callable=True)
         return result
 
@@ -99,7 +117,7 @@ class RedisStore:
         return sorted(self.client.smembers(self._index))
 
     def delete_session(self, session_id: str) -> None:
-        pipe = self.client.pipeline(transaction=True)
+        pipe = self._pipeline()
         pipe.delete(*self._keys(session_id))
         pipe.srem(self._index, session_id)
         pipe.execute()

@@ -192,7 +192,11 @@ class SqlStore:
         if not self._migrated:
             with self._guard:
                 if not self._migrated:
-                    self._migrate(engine)
+                    try:
+                        self._migrate(engine)
+                    except sa.exc.OperationalError as e:
+                        where = self.url.render_as_string(hide_password=True)
+                        raise MemlabError(f"store.url: cannot use the database at {where} ({e.orig})") from e
                     self._migrated = True
         return engine
 

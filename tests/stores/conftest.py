@@ -63,8 +63,8 @@ def _admin(url: str, service: str) -> sa.Engine:
 
 
 @contextlib.contextmanager
-def isolated(name: str, tmp_path: Path) -> Iterator[Backend]:
-    """A fresh, empty database for backend `name`, dropped on exit."""
+def isolated(name: str, tmp_path: Path, url: str | None = None) -> Iterator[Backend]:
+    """A fresh, empty database for backend `name` (at `url`, else the default), dropped on exit."""
     tag = f"memlab_test_{uuid.uuid4().hex[:12]}"
     if name == "memory":
         shared = InMemoryStore()  # one process: every "new store object" is the same store
@@ -75,9 +75,10 @@ def isolated(name: str, tmp_path: Path) -> Iterator[Backend]:
         yield backend
         _close(backend)
     elif name == "postgres":
-        admin = _admin(POSTGRES_URL, "PostgreSQL")
-        overrides = ("store=postgres", f"store.url='{POSTGRES_URL}'", f"store.schema={tag}")
-        backend = Backend(name, lambda: SqlStore(url=POSTGRES_URL, schema=tag), overrides)
+        pg = url or POSTGRES_URL
+        admin = _admin(pg, "PostgreSQL")
+        overrides = ("store=postgres", f"store.url='{pg}'", f"store.schema={tag}")
+        backend = Backend(name, lambda: SqlStore(url=pg, schema=tag), overrides)
         try:
             yield backend
         finally:
@@ -86,11 +87,11 @@ def isolated(name: str, tmp_path: Path) -> Iterator[Backend]:
                 conn.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{tag}" CASCADE')
             admin.dispose()
     elif name == "mariadb":
-        admin = _admin(MYSQL_URL, "MariaDB/MySQL")
+        admin = _admin(url or MYSQL_URL, "MariaDB/MySQL")
         with admin.begin() as conn:
             conn.exec_driver_sql(f"CREATE DATABASE `{tag}` CHARACTER SET utf8mb4")
-        url = sa.engine.make_url(MYSQL_URL).set(database=tag).render_as_string(hide_password=False)
-        backend = Backend(name, lambda: SqlStore(url=url), ("store=mysql", f"store.url='{url}'"))
+        db = sa.engine.make_url(url or MYSQL_URL).set(database=tag).render_as_string(hide_password=False)
+        backend = Backend(name, lambda: SqlStore(url=db), ("store=mysql", f"store.url='{db}'"))
         try:
             yield backend
         finally:
@@ -101,13 +102,14 @@ def isolated(name: str, tmp_path: Path) -> Iterator[Backend]:
     elif name == "redis":
         import redis
 
-        client = redis.Redis.from_url(REDIS_URL)
+        where = url or REDIS_URL
+        client = redis.Redis.from_url(where)
         try:
             client.ping()
         except redis.exceptions.ConnectionError as e:
-            _unreachable("Redis", REDIS_URL, e)
-        overrides = ("store=redis", f"store.url='{REDIS_URL}'", f"store.prefix='{tag}:'")
-        backend = Backend(name, lambda: RedisStore(url=REDIS_URL, prefix=f"{tag}:"), overrides)
+            _unreachable("Redis", where, e)
+        overrides = ("store=redis", f"store.url='{where}'", f"store.prefix='{tag}:'")
+        backend = Backend(name, lambda: RedisStore(url=where, prefix=f"{tag}:"), overrides)
         try:
             yield backend
         finally:
@@ -147,3 +149,9 @@ def sql_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Back
 def shared_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     with isolated(request.param, tmp_path) as b:
         yield b
+
+
+@pytest.fixture
+def isolate() -> Callable[..., Any]:
+    """`isolated` itself, for tests of how an unreachable service is reported."""
+    return isolated
