@@ -55,19 +55,6 @@ def item_units(items: Sequence[Item]) -> list[list[Item]]:
     return units
 
 
-def flatten(units: Sequence[Sequence[Message]]) -> list[Message]:
-    return [m for u in units for m in u]
-
-
-def unit_starts(units: Sequence[Sequence[object]]) -> list[int]:
-    """The index in the flat list where each unit starts."""
-    starts, at = [], 0
-    for u in units:
-        starts.append(at)
-        at += len(u)
-    return starts
-
-
 def orphans(messages: Sequence[Message]) -> list[Message]:
     """Tool results without their call and calls without their results (empty for a well-formed history)."""
     bad: list[Message] = []

@@ -38,7 +38,6 @@ T = TypeVar("T")
 MAX_RETRIES = 12  # transient failures (deadlock, lock timeout, busy database) before giving up
 RETRY_BASE_SECONDS = 0.005
 SQLITE_BUSY_TIMEOUT_MS = 30_000
-DEFAULT_SQLITE_FILE = "memlab.sqlite"
 
 _MYSQL = ("mysql", "mariadb")
 Key = sa.String(MAX_KEY_LENGTH).with_variant(
