@@ -22,6 +22,7 @@ SCHEMA_PACKAGES = (
     "memlab.memory",
     "memlab.llm",
     "memlab.embed",
+    "memlab.longterm",
 )
 
 
