@@ -79,16 +79,19 @@ def extract_memories(lines: Sequence[TranscriptLine]) -> list[dict[str, object]]
     """``[{type, content, evidence}]`` for the informative lines, in transcript order."""
     out: list[dict[str, object]] = []
     for i, line in enumerate(lines):
-        words = content_words(line.text)
-        if len(words) < MIN_CONTENT_WORDS or not is_about_someone(line.text):
-            continue
         prev = lines[i - 1] if i > 0 else None
-        answers = prev is not None and prev.speaker != line.speaker and prev.text.rstrip().endswith("?")
-        if answers and prev is not None and len(line.text.split()) <= SHORT_REPLY_WORDS:
+        if (
+            prev is not None
+            and prev.speaker != line.speaker
+            and prev.text.rstrip().endswith("?")
+            and len(line.text.split()) <= SHORT_REPLY_WORDS
+        ):
+            text = f"{prev.text} {line.text}"
             content = f"{prev.speaker}: {prev.text} {line.speaker}: {line.text}"
             evidence = [e for e in (prev.id, line.id) if e]
-            kind = memory_type(f"{prev.text} {line.text}")
         else:
-            content, evidence, kind = f"{line.speaker}: {line.text}", [line.id] if line.id else [], memory_type(line.text)
-        out.append({"type": kind, "content": content, "evidence": evidence})
+            text, content, evidence = line.text, f"{line.speaker}: {line.text}", [line.id] if line.id else []
+        if len(content_words(text)) < MIN_CONTENT_WORDS or not is_about_someone(text):
+            continue
+        out.append({"type": memory_type(text), "content": content, "evidence": evidence})
     return out

@@ -25,7 +25,7 @@ SKIP_NOT_PERSONAL = "not_personal"
 SKIP_REPEAT = "repeat"
 SKIP_LAYERS = (SKIP_TOOL_OUTPUT, SKIP_TOO_SHORT, SKIP_SMALL_TALK, SKIP_NOT_PERSONAL, SKIP_REPEAT)
 
-MIN_CHARS = 12  # shorter turns ("ok", "thanks!", "好的") never hold a durable memory
+MIN_WORDS = 3  # shorter turns ("ok", "thanks!", "好的") never hold a durable memory; a CJK character is a word
 REPEAT_WINDOW = 3  # a turn equal to one of the last this many turns adds nothing
 
 _SMALL_TALK = re.compile(
@@ -36,6 +36,9 @@ _SMALL_TALK = re.compile(
     r"你好|您好|谢谢|再见|哈哈+|好的|早上好|晚安|没问题",
     re.I,
 )
+
+
+_TOKEN = re.compile(r"[^\W_\u3400-\u9fff]+|[\u3400-\u9fff]")
 
 
 def _normalized(text: str) -> str:
@@ -53,7 +56,7 @@ def should_skip_extraction(message: Message, recent: Sequence[Message] = ()) -> 
     text = message.text.strip()
     if message.role == "tool" or (message.tool_calls and not text):
         return SKIP_TOOL_OUTPUT
-    if len(text) < MIN_CHARS:
+    if len(_TOKEN.findall(text)) < MIN_WORDS:
         return SKIP_TOO_SHORT
     if len(content_words(_SMALL_TALK.sub(" ", text))) < 2:
         return SKIP_SMALL_TALK

@@ -118,7 +118,8 @@ class Memory:
 
 @dataclass(frozen=True)
 class Retrieved:
-    """A memory as retrieval returns it: `score` = similarity x type weight x decay."""
+    """A memory as retrieval returns it: `score` ranks it (similarity x type weight x decay, or the
+    hybrid index's fused score), `similarity` is its cosine similarity to the query."""
 
     memory: Memory
     score: float

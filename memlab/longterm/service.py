@@ -63,12 +63,14 @@ DEFAULT_MEMORY_TOOLS = False
 
 # memlab's per-type policy; the document ranks the types but gives no numbers. FACT is stable
 # (no decay) and weighted highest; PREFERENCE changes by being superseded, not by fading;
-# PROCEDURE fades and expires after a year; EPISODE is bound to its date and fades fastest.
+# PROCEDURE fades and expires; EPISODE is bound to its date and fades fastest. The priors are
+# mild on purpose: on LoCoMo, where old events are asked about as often as new ones, stronger
+# ones cost recall (docs/longterm.md has the figures).
 DEFAULT_TYPES: dict[MemoryType, TypePolicy] = {
     MemoryType.FACT: TypePolicy(weight=1.0),
-    MemoryType.PREFERENCE: TypePolicy(weight=0.9),
-    MemoryType.PROCEDURE: TypePolicy(weight=0.8, half_life_days=180.0, ttl_days=365.0),
-    MemoryType.EPISODE: TypePolicy(weight=0.8, half_life_days=90.0),
+    MemoryType.PREFERENCE: TypePolicy(weight=0.95),
+    MemoryType.PROCEDURE: TypePolicy(weight=0.9, half_life_days=730.0, ttl_days=730.0),
+    MemoryType.EPISODE: TypePolicy(weight=0.9, half_life_days=365.0),
 }
 DEFAULT_ARCHIVE_THRESHOLD = 0.05  # cleanup archives a memory whose decayed score fell below this ...
 DEFAULT_ARCHIVE_MIN_ACCESS = 3  # ... and that was retrieved fewer times than this
@@ -193,7 +195,11 @@ class LongTermMemoryService:
         return self.search(ctx, query, settings.load_max_items if k is None else k)
 
     def search(self, ctx: CallContext, query: str, k: int, *, touch: bool = True) -> list[Retrieved]:
-        """Top `k` by similarity x type weight x decay; `touch` records the access (as the design does)."""
+        """Top `k` by similarity x type weight x decay; `touch` records the access (as the design does).
+
+        For the hybrid index, `Retrieved.score` is the fused score of the two rankings, each
+        ranked by its own similarity x weight x decay (see `memlab.longterm.index`).
+        """
         now = naive_utc(ctx.now)
         with timed() as t, self._lock:
             ns = self.namespace(ctx)
@@ -203,12 +209,9 @@ class LongTermMemoryService:
                 n = len(entry.memories)
                 wanted = n if entry.index.exhaustive else min(n, k * ANN_OVERSAMPLE)
                 qv = self.embedder.embed([query])[0]
-                for pos, sim in entry.index.search(qv, query, wanted):
-                    m = entry.memories[pos]
-                    policy = self.types[m.type]
-                    hits.append(Retrieved(m, max(sim, 0.0) * policy.weight * decayed_score(m, now, policy), sim))
-                order = sorted(range(len(hits)), key=lambda i: (-hits[i].score, i))
-                hits = [hits[i] for i in order[:k]]
+                prior = np.array([self.types[m.type].weight * decayed_score(m, now, self.types[m.type]) for m in entry.memories])
+                found = entry.index.search(qv, query, wanted, prior)
+                hits = [Retrieved(entry.memories[pos], score, sim) for pos, score, sim in found[:k]]
                 if touch and hits:
                     self._touch(hits, now)
         emit(
