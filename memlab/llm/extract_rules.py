@@ -29,9 +29,11 @@ MIN_CONTENT_WORDS = 2  # fewer content words than this carry nothing worth remem
 SHORT_REPLY_WORDS = 8  # a reply this short is read together with the question it answers
 
 _STOP = frozenset(
-    "a an and are as at be been but by can did do does for from had has have he her hers him his how i i'm "
-    "if in is it it's its just me my of oh on or our so that the their them they this to too us very was "
-    "we were what when where which who why will with would yeah yes you your yours ok okay well really".split()
+    (  # noqa: SIM905 - a word list reads better as text
+        "a an and are as at be been but by can did do does for from had has have he her hers him his how i i'm if in "
+        "is it it's its just me my of oh on or our so that the their them they this to too us very was we were what "
+        "when where which who why will with would yeah yes you your yours ok okay well really"
+    ).split()
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*|\d+|[\u4e00-\u9fff]")
 _FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|ours|us)\b|我", re.I)

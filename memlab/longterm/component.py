@@ -92,7 +92,9 @@ class LongTermMemoryComponent(Component):
         background: bool = False,
         cleanup_at_session_end: bool = True,
     ) -> None:
-        defaults = LongTermSettings(enabled, namespace, max_items, auto_extract, auto_load, load_max_items, memory_tools)
+        defaults = LongTermSettings(
+            enabled, namespace, max_items, auto_extract, auto_load, load_max_items, memory_tools
+        )
         self.service = LongTermMemoryService(
             SqlMemoryStore(url),
             embedder,
@@ -132,7 +134,9 @@ class LongTermMemoryComponent(Component):
 
     def on_session_start(self, runtime: Runtime, session: Session) -> None:
         self._stage.block = ""
-        first = next((m for m in session.messages if m.role == "user"), session.messages[0] if session.messages else None)
+        first = next(
+            (m for m in session.messages if m.role == "user"), session.messages[0] if session.messages else None
+        )
         if first is None or not first.text.strip():
             return
         self._stage.block = self.render(self.service.load_memories(runtime.context(first.text), first.text))

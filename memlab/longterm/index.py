@@ -71,7 +71,12 @@ def _order(scores: np.ndarray, k: int) -> np.ndarray:
     k = min(k, scores.size)
     if k <= 0:
         return np.zeros(0, dtype=np.int64)
-    return np.lexsort((np.arange(scores.size), -scores))[:k]
+    if k < scores.size:  # partial selection first; keep every tie of the k-th score
+        kth = np.partition(scores, scores.size - k)[scores.size - k]
+        candidates = np.flatnonzero(scores >= kth)
+    else:
+        candidates = np.arange(scores.size)
+    return candidates[np.lexsort((candidates, -scores[candidates]))][:k]
 
 
 def _ranked(similarity: np.ndarray, prior: np.ndarray, k: int, positions: np.ndarray | None = None) -> list[Hit]:

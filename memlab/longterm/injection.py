@@ -34,7 +34,9 @@ if TYPE_CHECKING:
 BLOCK_TAG = "long_term_memory"
 _HEADER = {"en": "Here is what you remember about this user:", "zh": "以下是你对该用户的长期记忆："}
 _RELEVANCE = {"en": "relevance", "zh": "相关度"}
-_LINE = re.compile(r"^(?P<n>\d+)\. \[(?P<type>[A-Z]+)\] (?P<content>.*) \((?:relevance|相关度): (?P<score>-?\d+\.\d\d)\)$")
+_LINE = re.compile(
+    r"^(?P<n>\d+)\. \[(?P<type>[A-Z]+)\] (?P<content>.*) \((?:relevance|相关度): (?P<score>-?\d+\.\d\d)\)$"
+)
 
 
 def escape_content(text: str) -> str:

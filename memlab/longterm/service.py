@@ -43,9 +43,9 @@ from memlab.longterm.model import (
     MemoryType,
     Retrieved,
     TypePolicy,
+    naive_utc,
     namespace_for,
     namespace_key,
-    naive_utc,
 )
 from memlab.longterm.store import MemoryStore
 from memlab.messages import Message
@@ -95,7 +95,9 @@ class LongTermSettings:
         names = {f.name for f in fields(self)}
         unknown = sorted(set(overrides) - names)
         if unknown:
-            raise MemlabError(f"longterm.agents: unknown key(s) {', '.join(unknown)}; expected {', '.join(sorted(names))}")
+            raise MemlabError(
+                f"longterm.agents: unknown key(s) {', '.join(unknown)}; expected {', '.join(sorted(names))}"
+            )
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
 
 
@@ -209,7 +211,9 @@ class LongTermMemoryService:
                 n = len(entry.memories)
                 wanted = n if entry.index.exhaustive else min(n, k * ANN_OVERSAMPLE)
                 qv = self.embedder.embed([query])[0]
-                prior = np.array([self.types[m.type].weight * decayed_score(m, now, self.types[m.type]) for m in entry.memories])
+                prior = np.array(
+                    [self.types[m.type].weight * decayed_score(m, now, self.types[m.type]) for m in entry.memories]
+                )
                 found = entry.index.search(qv, query, wanted, prior)
                 hits = [Retrieved(entry.memories[pos], score, sim) for pos, score, sim in found[:k]]
                 if touch and hits:

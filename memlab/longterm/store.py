@@ -129,7 +129,9 @@ class SqlMemoryStore:
         ins = (sqlite.insert if self.dialect == "sqlite" else postgresql.insert)(t)
         # A row is only ever updated by a writer of its own namespace (ids are never taken from callers).
         return ins.on_conflict_do_update(
-            index_elements=[t.c.id], set_={c: ins.excluded[c] for c in updated}, where=t.c.namespace == ins.excluded.namespace
+            index_elements=[t.c.id],
+            set_={c: ins.excluded[c] for c in updated},
+            where=t.c.namespace == ins.excluded.namespace,
         )
 
     def put(self, memories: Sequence[Memory]) -> None:

@@ -105,7 +105,9 @@ class MemoryToolProvider:
     def execute(self, ctx: CallContext, call: ToolCall) -> Message:
         """The tool message that answers `call` (for a ReAct loop's history)."""
         result = self.call(ctx, call.name, call.arguments)
-        return Message(role="tool", content=json.dumps(result, ensure_ascii=False), tool_call_id=call.id, name=call.name)
+        return Message(
+            role="tool", content=json.dumps(result, ensure_ascii=False), tool_call_id=call.id, name=call.name
+        )
 
     def _arguments(self, ctx: CallContext, name: str, arguments: str | Mapping[str, Any]) -> dict[str, Any]:
         settings = self.service.settings(ctx.security.agent_id)

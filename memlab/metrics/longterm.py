@@ -51,8 +51,9 @@ def ndcg_at_k(evidence: Iterable[str], retrieved: Sequence[Sequence[str]], k: in
         new = (wanted & set(memory)) - seen
         seen |= new
         gains.append(float(len(new)))
-    # Evidence no memory cited stays in the ideal ranking: one unit each, ranked after every retrieved memory.
-    gains += [1.0] * len(wanted - seen)
+    # Evidence no memory cited stays in the ideal ranking: one unit each, ranked below the cut-off
+    # (after zero-gain fillers), so it raises the ideal DCG but never earns DCG itself.
+    gains += [0.0] * max(k - len(gains), 0) + [1.0] * len(wanted - seen)
     if len(gains) < 2:  # sklearn needs two documents; one relevant document at rank one is perfect
         return 1.0 if gains and gains[0] > 0 else 0.0
     scores = -np.arange(len(gains), dtype=float)

@@ -57,7 +57,13 @@ def _mariadb() -> Iterator[sa.Engine]:
         admin.dispose()
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.services), pytest.param("mariadb", marks=pytest.mark.services)])
+@pytest.fixture(
+    params=[
+        "sqlite",
+        pytest.param("postgresql", marks=pytest.mark.services),
+        pytest.param("mariadb", marks=pytest.mark.services),
+    ]
+)
 def store(request, tmp_path) -> Iterator[SqlMemoryStore]:
     """A fresh `SqlMemoryStore` on SQLite (a file), PostgreSQL (own schema) and MariaDB (own database)."""
     if request.param == "sqlite":

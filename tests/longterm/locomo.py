@@ -34,7 +34,9 @@ def load_locomo(path: Path) -> list[Dialogue]:
                 if turn.get("blip_caption"):
                     text = f"{text} [shares a photo: {turn['blip_caption']}]"
                 role = "user" if turn["speaker"] == a else "assistant"
-                msgs.append(Message(role=role, content=text, id=turn["dia_id"], speaker=turn["speaker"], timestamp=started))
+                msgs.append(
+                    Message(role=role, content=text, id=turn["dia_id"], speaker=turn["speaker"], timestamp=started)
+                )
             sessions.append(Session(f"S{n}", tuple(msgs), started))
         probes = tuple(
             Probe(
@@ -46,5 +48,7 @@ def load_locomo(path: Path) -> list[Dialogue]:
             )
             for i, qa in enumerate(sample["qa"])
         )
-        out.append(Dialogue(id=sample["sample_id"], sessions=tuple(sessions), probes=probes, user_id=sample["sample_id"]))
+        out.append(
+            Dialogue(id=sample["sample_id"], sessions=tuple(sessions), probes=probes, user_id=sample["sample_id"])
+        )
     return out

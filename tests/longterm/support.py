@@ -11,4 +11,6 @@ T0 = datetime(2024, 1, 1, 9, 0)
 
 def context(user: str = "u1", agent: str = "chat", now: datetime | None = T0, query: str | None = None) -> CallContext:
     """A call context for `user` and `agent` at `now` (what the runtime would hand a stage)."""
-    return CallContext(dialogue_id="d", session_id="s", turn=0, now=now, security=SecurityContext(user, agent), query=query)
+    return CallContext(
+        dialogue_id="d", session_id="s", turn=0, now=now, security=SecurityContext(user, agent), query=query
+    )

@@ -68,7 +68,10 @@ def two_dialogues(locomo_path):
 def _replay(dialogues, component: LongTermMemoryComponent, agent: str = "chat"):
     counter = get_counter("cl100k_base")
     return list(
-        simulate(dialogues, lambda d: Runtime(InMemoryChatMemory(d.id), counter, SecurityContext(d.user_id, agent), [component]))
+        simulate(
+            dialogues,
+            lambda d: Runtime(InMemoryChatMemory(d.id), counter, SecurityContext(d.user_id, agent), [component]),
+        )
     )
 
 

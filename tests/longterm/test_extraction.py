@@ -69,16 +69,23 @@ def test_rules_type_each_memory_and_keep_its_evidence() -> None:
 
 
 def test_the_extractive_model_answers_the_extraction_prompt_with_the_rules() -> None:
-    turns = [msg("I moved to Oslo in 2021.", id="D2:1"), msg("I love skiing there.", role="assistant", id="D2:2", speaker="Bo")]
+    turns = [
+        msg("I moved to Oslo in 2021.", id="D2:1"),
+        msg("I love skiing there.", role="assistant", id="D2:2", speaker="Bo"),
+    ]
     prompt = extraction_prompt(turns)
     completion = ExtractiveChatModel().complete(prompt, task="extract_memories")
     assert json.loads(completion.text) == extract_memories(parse_transcript(transcript_of(prompt)))
     drafts = parse_memories(completion.text, ["D2:1", "D2:2"])
-    assert [(d.type, d.evidence) for d in drafts] == [(MemoryType.EPISODE, ("D2:1",)), (MemoryType.PREFERENCE, ("D2:2",))]
+    assert [(d.type, d.evidence) for d in drafts] == [
+        (MemoryType.EPISODE, ("D2:1",)),
+        (MemoryType.PREFERENCE, ("D2:2",)),
+    ]
 
 
 def test_parse_keeps_evidence_to_the_turns_shown_and_rejects_non_json() -> None:
-    answer = '```json\n[{"type": "fact", "content": " Ann  is a nurse ", "evidence": ["D9:9"]}, {"type": "MOOD", "content": "x"}, {"content": ""}]\n```'
+    items = '{"type": "fact", "content": " Ann  is a nurse ", "evidence": ["D9:9"]}, {"type": "MOOD", "content": "x"}'
+    answer = f'```json\n[{items}, {{"content": ""}}]\n```'
     [draft] = parse_memories(answer, ["D1:1", "D1:2"])
     assert (draft.type, draft.content, draft.evidence) == (MemoryType.FACT, "Ann is a nurse", ("D1:1", "D1:2"))
     from memlab.llm import LLMError
@@ -94,7 +101,9 @@ def test_extract_and_save_counts_skips_and_calls_the_model_only_when_needed(make
         assert service.extract_and_save(ctx, [msg("Hi there!"), msg("thanks, bye", id="D1:2")]) == []
     assert [e.kind for e in events] == [LONGTERM_SKIP, LONGTERM_SKIP]  # no model call for small talk
     with recording() as events:
-        saved = service.extract_and_save(ctx, [msg("Hello!", id="D1:3"), msg("I adopted a cat named Miso last week.", id="D1:4")])
+        saved = service.extract_and_save(
+            ctx, [msg("Hello!", id="D1:3"), msg("I adopted a cat named Miso last week.", id="D1:4")]
+        )
     kinds = [e.kind for e in events]
     assert kinds.count(LLM_CALL) == 1 and kinds.count(LONGTERM_SKIP) == 1
     [extract] = [e for e in events if e.kind == LONGTERM_EXTRACT]

@@ -30,7 +30,8 @@ def test_the_documents_format_in_both_languages() -> None:
         "2. [PREFERENCE] Prefers code examples (relevance: 0.88)\n</long_term_memory>"
     )
     zh = render_block([("FACT", "用户是Java后端开发者", 0.92)], "zh")
-    assert zh == "<long_term_memory>\n以下是你对该用户的长期记忆：\n1. [FACT] 用户是Java后端开发者 (相关度: 0.92)\n</long_term_memory>"
+    header = "<long_term_memory>\n以下是你对该用户的长期记忆：\n"
+    assert zh == header + "1. [FACT] 用户是Java后端开发者 (相关度: 0.92)\n</long_term_memory>"
     assert render_block([]) == ""
 
 
@@ -57,7 +58,9 @@ def test_any_content_stays_inside_the_block(contents: list[str]) -> None:
 def test_the_stage_appends_the_block_to_the_system_prompt() -> None:
     block = render_block([("FACT", HOSTILE[0], 0.7)])
     stage = InjectStage(order=20, block=block)
-    out = stage.process([Message(role="system", content="You are helpful."), Message(role="user", content="hi")], context())
+    out = stage.process(
+        [Message(role="system", content="You are helpful."), Message(role="user", content="hi")], context()
+    )
     assert out[0].role == "system" and out[0].text == f"You are helpful.\n\n{block}"
     assert out[1:] == [Message(role="user", content="hi")]
     assert inject([Message(role="user", content="hi")], block)[0] == Message(role="system", content=block)

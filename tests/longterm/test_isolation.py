@@ -14,7 +14,19 @@ from .support import context
 
 USERS = ["42", "43", "u1", "user:42", '42","user:43', "../43", "Ⅻ", ""]
 AGENTS = {"chat": "chat", "support": "support", "default": "default"}  # agent id -> its namespace
-FORGED_KEYS = ["_userId", "_namespace", "user_id", "userId", "namespace", "agent_id", "agentId", "_agentId", "USER-ID", "Namespace", "user"]
+FORGED_KEYS = [
+    "_userId",
+    "_namespace",
+    "user_id",
+    "userId",
+    "namespace",
+    "agent_id",
+    "agentId",
+    "_agentId",
+    "USER-ID",
+    "Namespace",
+    "user",
+]
 WORDS = ["coffee", "tea", "berlin", "oslo", "piano", "marathon", "python", "java", "dog", "cat"]
 
 ops = st.lists(
@@ -23,7 +35,11 @@ ops = st.lists(
         st.sampled_from(USERS),
         st.sampled_from(sorted(AGENTS)),
         st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
-        st.dictionaries(st.sampled_from(FORGED_KEYS), st.sampled_from(USERS + ["agent:chat", '["agent:chat","user:43","memories"]']), max_size=2),
+        st.dictionaries(
+            st.sampled_from(FORGED_KEYS),
+            st.sampled_from([*USERS, "agent:chat", '["agent:chat","user:43","memories"]']),
+            max_size=2,
+        ),
     ),
     min_size=1,
     max_size=30,
@@ -65,7 +81,7 @@ def test_no_result_ever_crosses_a_namespace(make_service, sequence) -> None:
 
 
 def test_forged_names_are_recognized_in_any_spelling() -> None:
-    for key in FORGED_KEYS + ["_user_id", "tenantId", "securityContext"]:
+    for key in [*FORGED_KEYS, "_user_id", "tenantId", "securityContext"]:
         assert is_forged(key), key
     for key in ("content", "type", "query", "limit"):
         assert not is_forged(key)

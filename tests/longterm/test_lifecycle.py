@@ -53,7 +53,9 @@ def test_cleanup_archives_faded_unused_memories_over_months_and_restore_brings_t
     saved = []
     for quarter in range(QUARTERS):  # one episode a quarter, for years
         now = T0 + 91 * quarter * DAY
-        saved.append(save(service, f"In quarter {quarter} Ann visited city number {quarter} on a trip", MemoryType.EPISODE, now))
+        saved.append(
+            save(service, f"In quarter {quarter} Ann visited city number {quarter} on a trip", MemoryType.EPISODE, now)
+        )
         if quarter == 0:
             for _ in range(3):  # the first episode is used often, so it survives its fading
                 service.search(context(now=now), "quarter 0 city number 0", 1)
@@ -61,11 +63,7 @@ def test_cleanup_archives_faded_unused_memories_over_months_and_restore_brings_t
     end = T0 + 91 * (QUARTERS - 1) * DAY
     archived = {m.id for m in service.archived(context())}
     policy = DEFAULT_TYPES[MemoryType.EPISODE]
-    expected = {
-        m.id
-        for m in saved[1:]
-        if decayed_score(m, end, policy) < service.archive_threshold
-    }
+    expected = {m.id for m in saved[1:] if decayed_score(m, end, policy) < service.archive_threshold}
     assert expected and archived == expected  # faded and rarely used: archived, nothing else
     assert saved[0].id not in archived  # faded but accessed 3 times
     assert len(service.memories(context())) + len(archived) == QUARTERS  # archived, never deleted
@@ -90,7 +88,10 @@ def test_procedures_expire(make_service) -> None:
 
 def test_max_items_archives_the_lowest_scoring(make_service) -> None:
     service = make_service(agents={"chat": {"namespace": "chat", "max_items": 5}})
-    saved = [save(service, f"Ann went to concert number {i} downtown", MemoryType.EPISODE, T0 + 20 * i * DAY) for i in range(8)]
+    saved = [
+        save(service, f"Ann went to concert number {i} downtown", MemoryType.EPISODE, T0 + 20 * i * DAY)
+        for i in range(8)
+    ]
     active = {m.id for m in service.memories(context())}
     assert active == {m.id for m in saved[3:]}  # the three oldest (most decayed) went to the archive
     assert {m.id for m in service.archived(context())} == {m.id for m in saved[:3]}

@@ -9,6 +9,7 @@ from datetime import timedelta
 import sqlalchemy as sa
 
 from memlab.longterm import Memory, MemoryType, SqlMemoryStore, namespace_of
+
 from .support import T0
 
 NS_A = namespace_of("chat", "42")
@@ -67,7 +68,16 @@ def test_archive_and_restore(store: SqlMemoryStore) -> None:
 
 def test_the_table_has_the_documents_shape(store: SqlMemoryStore) -> None:
     columns = {c["name"]: c for c in sa.inspect(store.engine).get_columns("ah_long_term_memory")}
-    assert {"id", "namespace", "value_json", "created_at", "last_accessed_at", "access_count", "relevance_score", "archived"} <= set(columns)
+    assert {
+        "id",
+        "namespace",
+        "value_json",
+        "created_at",
+        "last_accessed_at",
+        "access_count",
+        "relevance_score",
+        "archived",
+    } <= set(columns)
     assert columns["id"]["type"].length == 255  # VARCHAR(255): MySQL cannot key on TEXT
     assert sa.inspect(store.engine).get_pk_constraint("ah_long_term_memory")["constrained_columns"] == ["id"]
 
