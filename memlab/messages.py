@@ -170,7 +170,9 @@ def item_from_dict(raw: Mapping[str, Any]) -> Item:
     if kind == "message":
         return MessageItem(role=str(raw["role"]), content=str(raw.get("content") or ""))
     if kind == "function_call":
-        return FunctionCall(call_id=str(raw["call_id"]), name=str(raw["name"]), arguments=str(raw.get("arguments", "{}")))
+        return FunctionCall(
+            call_id=str(raw["call_id"]), name=str(raw["name"]), arguments=str(raw.get("arguments", "{}"))
+        )
     if kind == "function_call_output":
         return FunctionCallOutput(call_id=str(raw["call_id"]), output=str(raw.get("output", "")))
     raise ValueError(f"unknown item type {kind!r}; expected message, function_call or function_call_output")
@@ -197,7 +199,7 @@ def items_to_messages(items: Sequence[Item]) -> list[Message]:
             call = ToolCall(id=it.call_id, name=it.name, arguments=it.arguments)
             prev = out[-1] if out else None
             if prev is not None and prev.role == "assistant" and prev.tool_calls:
-                out[-1] = replace(prev, tool_calls=prev.tool_calls + (call,))
+                out[-1] = replace(prev, tool_calls=(*prev.tool_calls, call))
             else:
                 out.append(Message(role="assistant", content=None, tool_calls=(call,)))
         elif isinstance(it, FunctionCallOutput):
