@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 from hydra.utils import instantiate
 
+from memlab.dialogues import load_locomo
 from memlab.longterm import RESULT_EVIDENCE, RESULT_INJECTED_TOKENS, LongTermMemoryComponent, parse_block
 from memlab.memory import InMemoryChatMemory
 from memlab.metrics.longterm import longterm_metrics
@@ -14,8 +15,6 @@ from memlab.runtime import Component, Runtime, SecurityContext
 from memlab.sim import CallRecord, ProbeRecord, simulate
 from memlab.tokens import get_counter
 from memlab.trace import LONGTERM_EXTRACT, LONGTERM_RETRIEVE
-
-from .locomo import load_locomo
 
 ENTRIES = ["none", "default", "chat", "locomo"]
 
@@ -92,7 +91,8 @@ def test_replay_injects_memories_and_measures_probes(make_config, two_dialogues)
     plain = _replay(two_dialogues, instantiate(make_config("longterm=none").longterm))
     with_memory = {(c.dialogue_id, c.turn): c.prompt_tokens for c in records if isinstance(c, CallRecord)}
     without = {(c.dialogue_id, c.turn): c.prompt_tokens for c in plain if isinstance(c, CallRecord)}
-    first_session = {(c.dialogue_id, c.turn) for c in plain if isinstance(c, CallRecord) and c.session_id == "S1"}
+    opening = {d.sessions[0].id for d in two_dialogues}
+    first_session = {(c.dialogue_id, c.turn) for c in plain if isinstance(c, CallRecord) and c.session_id in opening}
     assert all(with_memory[k] > without[k] for k in with_memory if k not in first_session)
     assert all(with_memory[k] == without[k] for k in first_session)
     events = [e for r in records for e in getattr(r, "events", ())]

@@ -13,13 +13,12 @@ from __future__ import annotations
 import pytest
 from hydra.utils import instantiate
 
+from memlab.dialogues import load_locomo
 from memlab.memory import InMemoryChatMemory
 from memlab.metrics.longterm import longterm_metrics
 from memlab.runtime import Runtime, SecurityContext
 from memlab.sim import ProbeRecord, simulate
 from memlab.tokens import get_counter
-
-from .locomo import load_locomo
 
 REFERENCE_RRF_RECALL_AT_10 = 0.55  # the reference: BM25 + all-MiniLM-L6-v2 fused by RRF, turns as units
 
