@@ -61,7 +61,9 @@ def build_components(cfg: DictConfig) -> list[Component]:
     built = [instantiate(node) for node in nodes]
     for node, obj in zip(nodes, built, strict=True):
         if not isinstance(obj, Component):
-            raise TypeError(f"config entry with _target_ {node.get('_target_')!r} built a {type(obj).__name__}, not a Component")
+            raise TypeError(
+                f"config entry with _target_ {node.get('_target_')!r} built a {type(obj).__name__}, not a Component"
+            )
     return built
 
 
@@ -86,7 +88,19 @@ def calls_table(records: Sequence[Record]) -> pd.DataFrame:
         for r in records
         if isinstance(r, CallRecord)
     ]
-    return pd.DataFrame(rows, columns=["dialogue", "session", "turn", "message_id", "messages_in", "messages_kept", "prompt_tokens", "full_tokens"])
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "dialogue",
+            "session",
+            "turn",
+            "message_id",
+            "messages_in",
+            "messages_kept",
+            "prompt_tokens",
+            "full_tokens",
+        ],
+    )
 
 
 def _progress(items: list[Dialogue], enabled: bool | None) -> Any:

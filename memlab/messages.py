@@ -170,7 +170,9 @@ def item_from_dict(raw: Mapping[str, Any]) -> Item:
     if kind == "message":
         return MessageItem(role=str(raw["role"]), content=str(raw.get("content") or ""))
     if kind == "function_call":
-        return FunctionCall(call_id=str(raw["call_id"]), name=str(raw["name"]), arguments=str(raw.get("arguments", "{}")))
+        return FunctionCall(
+            call_id=str(raw["call_id"]), name=str(raw["name"]), arguments=str(raw.get("arguments", "{}"))
+        )
     if kind == "function_call_output":
         return FunctionCallOutput(call_id=str(raw["call_id"]), output=str(raw.get("output", "")))
     raise ValueError(f"unknown item type {kind!r}; expected message, function_call or function_call_output")

@@ -29,9 +29,7 @@ def load_jsonl(path: str | Path) -> list[Dialogue]:
                 raw = json.loads(line)
             except json.JSONDecodeError as e:
                 raise DatasetError(f"{path}:{lineno}: not JSON ({e.msg} at column {e.colno})") from None
-            msgs = tuple(
-                Message.from_openai(m, id=f"L{lineno}:{i}") for i, m in enumerate(raw["messages"])
-            )
+            msgs = tuple(Message.from_openai(m, id=f"L{lineno}:{i}") for i, m in enumerate(raw["messages"]))
             system = msgs[0].text if msgs and msgs[0].role == "system" else None
             body = msgs[1:] if system is not None else msgs
             dialogues.append(Dialogue(id=f"line-{lineno}", sessions=(Session("S1", body),), system_prompt=system))
