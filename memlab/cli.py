@@ -24,21 +24,32 @@ commands:
 def _run(cfg: DictConfig) -> None:
     from memlab.experiment import run_experiment
 
-    run_dir = Path(cfg.output_dir) if cfg.output_dir else Path(HydraConfig.get().runtime.output_dir)
+    hydra_dir = Path(HydraConfig.get().runtime.output_dir)
+    run_dir = Path(cfg.output_dir) if cfg.output_dir else hydra_dir
     try:
         result = run_experiment(cfg, run_dir)
     except MemlabError as e:
         _discard_if_empty(run_dir)
         print(f"memlab: error: {e}", file=sys.stderr)
         sys.exit(2)
+    finally:
+        if hydra_dir != run_dir:  # Hydra made its own run folder, unused when output_dir is set
+            _discard_if_empty(hydra_dir)
     print(f"memlab: {result.metrics['calls']} calls; results in {result.run_dir}")
 
 
 def _discard_if_empty(run_dir: Path) -> None:
-    try:
-        run_dir.rmdir()
-    except OSError:
-        pass
+    """Remove `run_dir` if empty, and below the current directory the empty folders made for it."""
+    path, cwd = run_dir.resolve(), Path.cwd().resolve()
+    under_cwd = cwd in path.parents
+    while True:
+        try:
+            path.rmdir()
+        except OSError:
+            return
+        path = path.parent
+        if not under_cwd or path == cwd:
+            return
 
 
 def main(argv: list[str] | None = None) -> None:

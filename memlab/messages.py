@@ -199,7 +199,7 @@ def items_to_messages(items: Sequence[Item]) -> list[Message]:
             call = ToolCall(id=it.call_id, name=it.name, arguments=it.arguments)
             prev = out[-1] if out else None
             if prev is not None and prev.role == "assistant" and prev.tool_calls:
-                out[-1] = replace(prev, tool_calls=prev.tool_calls + (call,))
+                out[-1] = replace(prev, tool_calls=(*prev.tool_calls, call))
             else:
                 out.append(Message(role="assistant", content=None, tool_calls=(call,)))
         elif isinstance(it, FunctionCallOutput):

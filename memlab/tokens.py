@@ -16,9 +16,13 @@ import importlib.util
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from types import ModuleType
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from memlab.messages import Message
+
+if TYPE_CHECKING:
+    import tiktoken
 
 # Design document, SLIDING_WINDOW: "estimatedTokens = chars / 2.5 + 4 (每条消息固定开销)".
 ESTIMATE_CHARS_PER_TOKEN = 2.5
@@ -128,7 +132,7 @@ def _offline_tiktoken() -> Iterator[None]:
 
 
 @functools.cache
-def load_encoding(name: str):  # type: ignore[no-untyped-def]
+def load_encoding(name: str) -> tiktoken.Encoding:
     """A tiktoken `Encoding`, loaded from the files bundled with litellm (offline)."""
     import tiktoken
 
@@ -168,7 +172,7 @@ class LitellmCounter(_CachedCounter):
         self.name = f"litellm/{model}"
         self.model = model
 
-    def _litellm(self):  # type: ignore[no-untyped-def]
+    def _litellm(self) -> ModuleType:
         from memlab.llm.litellm_import import import_litellm
 
         return import_litellm()

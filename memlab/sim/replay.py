@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from memlab.dialogues.model import Dialogue
+from memlab.dialogues.model import Dialogue, Probe
 from memlab.messages import Message
 from memlab.runtime.agent import Runtime
 from memlab.sim.records import CallRecord, LifecycleRecord, ProbeRecord, Record
@@ -96,16 +96,13 @@ def _call(rt: Runtime, message: Message, full_tokens: int, query: str | None) ->
     )
 
 
-def _probe(rt: Runtime, dialogue: Dialogue, probe, options: ReplayOptions) -> ProbeRecord:  # type: ignore[no-untyped-def]
+def _probe(rt: Runtime, dialogue: Dialogue, probe: Probe, options: ReplayOptions) -> ProbeRecord:
     question = Message(role="user", content=probe.question, id=f"probe:{probe.id}")
     with recording() as events:
         results: dict[str, object] = {}
         for c in rt.components:
             results.update(c.on_probe(rt, probe))
-        if options.probe_context:
-            request = rt.build_request(extra=[question], query=probe.question)
-        else:
-            request = [question]
+        request = rt.build_request(extra=[question], query=probe.question) if options.probe_context else [question]
         prompt_tokens = rt.counter.count_request(request)
     kept = tuple(m.id for m in request if m.id is not None and m is not question)
     return ProbeRecord(
