@@ -8,8 +8,8 @@ MiniLM is included when `memlab[minilm]` is installed; BM25 (rank-bm25) is a lex
 from __future__ import annotations
 
 import importlib.util
-import re
 import os
+import re
 import sys
 from pathlib import Path
 

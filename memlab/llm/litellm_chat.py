@@ -67,17 +67,10 @@ class LitellmChatModel(RecordedChatModel):
         self, messages: Sequence[MessageLike], *, task: str, max_tokens: int | None, **params: Any
     ) -> Completion:
         msgs = as_messages(messages)
-        request = {
-            "model": self.model,
-            "api_base": self.api_base,
-            "messages": to_openai(msgs),
-            "params": {
-                "temperature": self.temperature,
-                "max_tokens": max_tokens or self.max_tokens,
-                **self.extra_params,
-                **params,
-            },
-        }
+        wire = to_openai(msgs)
+        sampling = {"temperature": self.temperature, "max_tokens": max_tokens or self.max_tokens, **self.extra_params}
+        sampling.update(params)
+        request = {"model": self.model, "api_base": self.api_base, "messages": wire, "params": sampling}
         key = request_key(request)
         hit = self.cache.get(key)
         if hit is not None:
@@ -86,12 +79,12 @@ class LitellmChatModel(RecordedChatModel):
         response = call(
             lambda litellm: litellm.completion(
                 model=self.model,
-                messages=request["messages"],
+                messages=wire,
                 api_base=self.api_base,
                 api_key=api_key,
                 timeout=self.timeout,
                 max_retries=0,  # retries are ours (memlab.llm.litellm_import.call), so they are counted and bounded
-                **request["params"],
+                **sampling,
             ),
             num_retries=self.num_retries,
             retry_backoff_s=self.retry_backoff_s,
@@ -100,11 +93,12 @@ class LitellmChatModel(RecordedChatModel):
         text = response.choices[0].message.content or ""
         usage = getattr(response, "usage", None)
         counter = get_counter(self.counter)
-        stored = {
-            "text": text,
-            "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or counter.count_request(msgs)),
-            "completion_tokens": int(getattr(usage, "completion_tokens", 0) or counter.count_text(text)),
-            "model": str(getattr(response, "model", None) or self.model),
-        }
+        completion = Completion(
+            text=text,
+            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or counter.count_request(msgs)),
+            completion_tokens=int(getattr(usage, "completion_tokens", 0) or counter.count_text(text)),
+            model=str(getattr(response, "model", None) or self.model),
+        )
+        stored = {k: getattr(completion, k) for k in ("text", "prompt_tokens", "completion_tokens", "model")}
         self.cache.put(key, request, stored)
-        return Completion(**stored)
+        return completion

@@ -20,7 +20,7 @@ import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from memlab.llm.prompts import parse_transcript
-from memlab.llm.text import content_terms, is_date_or_number, proper_names, split_sentences, terms
+from memlab.llm.text import content_terms, is_date_or_number, proper_names, split_sentences, terms, word_set
 from memlab.tokens import get_counter
 
 TEXTRANK_DAMPING = 0.85  # Mihalcea & Tarau (2004), after PageRank
@@ -33,14 +33,14 @@ MIN_CONTENT_TERMS = 4  # shorter sentences (greetings, "Thanks!") are scaled dow
 MIN_SCORE_SHARE = 0.2  # sentences scoring below this share of the best are not worth their tokens
 QUESTION_FACTOR = 0.5  # a question states no fact; a memory summary halves its score
 
-_FIRST_PERSON = frozenset("i i'm i've i'd i'll me my mine myself we we're our us 我 我们".split())
+_FIRST_PERSON = word_set("i i'm i've i'd i'll me my mine myself we we're our us 我 我们")
 # Verbs and adverbs that mark preferences, habits and durable facts (the memory prompt's three kinds).
-_PERSONAL_CUES = frozenset(
+_PERSONAL_CUES = word_set(
     "love loves loved like likes enjoy enjoys prefer prefers favorite favourite hate hates dislike "
     "always usually often never every habit routine allergic vegetarian vegan born live lives living "
     "work works working job study studying moved married kids children son daughter wife husband "
     "plan plans planning want wants hope dream goal "
-    "喜欢 喜爱 热爱 讨厌 偏好 总是 经常 通常 每天 习惯 过敏 素食 住在 工作 结婚 孩子 计划 希望 打算".split()
+    "喜欢 喜爱 热爱 讨厌 偏好 总是 经常 通常 每天 习惯 过敏 素食 住在 工作 结婚 孩子 计划 希望 打算"
 )
 
 

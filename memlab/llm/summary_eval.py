@@ -12,7 +12,7 @@ summary's facts (numbers, dates, proper names). `python experiments/summary_qual
 from __future__ import annotations
 
 import json
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -70,7 +70,7 @@ def evaluate_locomo(path: Path, counter: str = "cl100k_base") -> dict[str, dict[
         "extractive": lambda t, b: summarize(t, b, counter),
         "first_sentences": lambda t, b: first_sentences(t, b, counter),
     }
-    sums = {name: Counter[str]() for name in methods}
+    sums: dict[str, dict[str, float]] = {name: defaultdict(float) for name in methods}
     sessions = 0
     for _, messages, gold in locomo_sessions(path):
         transcript = render_transcript(messages)

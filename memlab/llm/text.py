@@ -12,6 +12,7 @@ numbers, dates and proper names (capitalized words that do not start a sentence)
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
@@ -21,11 +22,18 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 _TERM = re.compile(r"[0-9]+(?:[.,:][0-9]+)*|[^\W\d_]+(?:'[^\W\d_]+)?", re.UNICODE)
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _NUMBER = re.compile(r"^[0-9]+(?:[.,:][0-9]+)*$")
-MONTHS = frozenset(
+
+
+def word_set(words: str) -> frozenset[str]:
+    """A vocabulary written as one space-separated string."""
+    return frozenset(words.split())
+
+
+DATE_WORDS = word_set(
     "january february march april may june july august september october november december "
     "jan feb mar apr jun jul aug sep sept oct nov dec "
     "monday tuesday wednesday thursday friday saturday sunday "
-    "yesterday today tomorrow tonight weekend week month year ago last next".split()
+    "yesterday today tomorrow tonight weekend week month year ago last next"
 )
 STOP_WORDS = ENGLISH_STOP_WORDS
 
@@ -43,7 +51,7 @@ def terms(text: str) -> list[str]:
         if _CJK.search(token):
             chars = [c for c in token if _CJK.match(c)]
             out.extend(chars)
-            out.extend(a + b for a, b in zip(chars, chars[1:], strict=False))
+            out.extend(a + b for a, b in itertools.pairwise(chars))
         else:
             out.append(token.lower())
     return out
@@ -60,13 +68,13 @@ def proper_names(sentence: str) -> set[str]:
     return {
         t.lower()
         for t in tokens
-        if t[0].isupper() and t.lower() not in STOP_WORDS and t.lower() not in MONTHS and t != "I" and t[:2] != "I'"
+        if t[0].isupper() and t.lower() not in STOP_WORDS and t.lower() not in DATE_WORDS and t != "I" and t[:2] != "I'"
     }
 
 
 def is_date_or_number(term: str) -> bool:
     """A number ("2023", "1:56") or a date word ("may", "yesterday")."""
-    return bool(_NUMBER.match(term)) or term in MONTHS
+    return bool(_NUMBER.match(term)) or term in DATE_WORDS
 
 
 def fact_tokens(text: str) -> set[str]:

@@ -7,7 +7,6 @@ import os
 
 import numpy as np
 import pytest
-
 from hydra import compose, initialize_config_module
 from hydra.utils import instantiate
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import EMBEDDING_DIM, USAGE, OpenAIServer, embedding_of, reply_to
+from openai_server import EMBEDDING_DIM, USAGE, OpenAIServer, embedding_of, reply_to
 
 from memlab.embed import LitellmEmbedder
 from memlab.llm import TASK_CONTEXT_SUMMARY, LitellmChatModel, LLMError, LLMTimeout
@@ -165,5 +165,5 @@ def test_embeddings_retry_a_500_and_check_the_width(openai_server: OpenAIServer,
     openai_server.fail_with = [500]
     make_embedder(openai_server, tmp_path).embed(["alpha"])
     assert len(openai_server.requests) == 2
-    with pytest.raises(LLMError, match="embedder.dim=8"):
+    with pytest.raises(LLMError, match=r"embedder\.dim=8"):
         make_embedder(openai_server, tmp_path, dim=16, cache_dir=None).embed(["alpha"])
