@@ -14,9 +14,11 @@ order, so it is never longer than what it was given.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from memlab.llm.prompts import parse_transcript
@@ -69,16 +71,18 @@ def _names(sentences: list[_Sentence], speakers: list[str]) -> set[str]:
     return found - {t for s in speakers for t in terms(s)}
 
 
-def _textrank(similarity: np.ndarray) -> np.ndarray:
+def _textrank(similarity: sparse.csr_matrix) -> np.ndarray:
     """PageRank over a weighted undirected graph (power iteration; isolated nodes keep the base rank)."""
-    n = len(similarity)
-    graph = similarity.copy()
-    np.fill_diagonal(graph, 0.0)
-    out_weight = graph.sum(axis=1, keepdims=True)
-    transition = np.divide(graph, out_weight, out=np.zeros_like(graph), where=out_weight > 0)
+    n = similarity.shape[0]
+    graph = similarity.tolil()
+    graph.setdiag(0.0)
+    graph = graph.tocsr()
+    out_weight = np.asarray(graph.sum(axis=1)).ravel()
+    inverse = np.divide(1.0, out_weight, out=np.zeros_like(out_weight), where=out_weight > 0)
+    transition_t = (sparse.diags(inverse) @ graph).T.tocsr()
     rank = np.full(n, 1.0 / n)
     for _ in range(TEXTRANK_ITERATIONS):
-        rank = (1 - TEXTRANK_DAMPING) / n + TEXTRANK_DAMPING * transition.T @ rank
+        rank = (1 - TEXTRANK_DAMPING) / n + TEXTRANK_DAMPING * (transition_t @ rank)
     return rank
 
 
@@ -87,13 +91,15 @@ def _normalized(values: np.ndarray) -> np.ndarray:
     return values / top if top > 0 else np.zeros_like(values)
 
 
-def score_sentences(sentences: list[str], names: set[str], personal: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """Each sentence's score and the sentences' cosine similarity matrix."""
+def score_sentences(
+    sentences: list[str], names: set[str], personal: bool = False
+) -> tuple[np.ndarray, sparse.csr_matrix]:
+    """Each sentence's score and the sentences' cosine similarity matrix (sparse)."""
     try:
         vectors = TfidfVectorizer(analyzer=content_terms, sublinear_tf=True).fit_transform(sentences)
-        similarity = np.asarray((vectors @ vectors.T).todense())
+        similarity = sparse.csr_matrix(vectors @ vectors.T)
     except ValueError:  # no content terms at all (only stop words or punctuation)
-        similarity = np.zeros((len(sentences), len(sentences)))
+        similarity = sparse.csr_matrix((len(sentences), len(sentences)))
     centrality = _normalized(_textrank(similarity))
     facts = np.zeros(len(sentences))
     cues = np.zeros(len(sentences))
@@ -141,17 +147,21 @@ def summarize(transcript: str, max_tokens: int, counter: str = "cl100k_base", pe
     count = get_counter(counter).count_text
     limit = min(max_tokens, count(transcript))
     score, similarity = score_sentences([s.text for s in sentences], _names(sentences, speakers), personal)
+    floor = MIN_SCORE_SHARE * score.max()  # filler (greetings, thanks) below it is not worth its tokens
     chosen: set[int] = set()
     redundancy = np.zeros(len(sentences))
-    candidates = set(range(len(sentences)))
-    while candidates:
-        best = max(candidates, key=lambda i: (score[i] - MMR_REDUNDANCY * redundancy[i], -i))
-        candidates.discard(best)
-        if score[best] < MIN_SCORE_SHARE * score.max():
-            continue  # filler (greetings, thanks) is not worth its tokens
-        if count(_render(sentences, chosen | {best})) <= limit:
-            chosen.add(best)
-            redundancy = np.maximum(redundancy, similarity[best])
+    # Lazy greedy MMR: a sentence's value only falls as redundancy grows, so a stale heap entry is an upper bound.
+    heap = [(-score[i], i) for i in range(len(sentences)) if score[i] >= floor]
+    heapq.heapify(heap)
+    while heap:
+        stale, i = heapq.heappop(heap)
+        value = score[i] - MMR_REDUNDANCY * redundancy[i]
+        if heap and -value > heap[0][0] and -value != stale:
+            heapq.heappush(heap, (-value, i))  # another sentence may be better now
+            continue
+        if count(_render(sentences, chosen | {i})) <= limit:
+            chosen.add(i)
+            redundancy = np.maximum(redundancy, similarity[i].toarray().ravel())
     if not chosen:  # no sentence fits: the best one's first words, as a provider would cut at max_tokens
         top = sentences[int(np.argmax(score))]
         words = top.text.split()
