@@ -15,7 +15,7 @@ import numpy as np
 
 from memlab.embed.base import CachedEmbedder
 from memlab.llm.base import LLMError
-from memlab.llm.cache import ResponseCache, default_cache_dir, request_key
+from memlab.llm.cache import ResponseCache, request_key
 from memlab.llm.litellm_chat import api_key_from
 from memlab.llm.litellm_import import call
 
@@ -38,7 +38,7 @@ class LitellmEmbedder(CachedEmbedder):
         num_retries: int = 2,
         retry_backoff_s: float = 1.0,
         batch_size: int = 128,
-        cache_dir: str | None = default_cache_dir("embed"),
+        cache_dir: str | None = None,
         extra_params: dict[str, Any] | None = None,
     ) -> None:
         super().__init__()

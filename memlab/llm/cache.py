@@ -3,7 +3,8 @@
 A request is keyed by the sha256 of its canonical JSON (model, messages or inputs, parameters,
 api_base; never the API key), and its response is stored as one small JSON file under
 ``<dir>/<key[:2]>/<key>.json``, written atomically, so parallel runs can share the folder.
-The default folder is ``$MEMLAB_CACHE`` or ``.memlab-cache`` in the working directory.
+The configs' default folder is ``$MEMLAB_CACHE/<llm|embed>``, else ``.memlab-cache/<llm|embed>`` in the
+working directory; in Python, no folder (the default) caches nothing.
 
 >>> request_key({"model": "m", "messages": []}) == request_key({"messages": [], "model": "m"})
 True
@@ -17,14 +18,6 @@ import os
 import tempfile
 from pathlib import Path
 from typing import Any
-
-CACHE_ENV = "MEMLAB_CACHE"
-DEFAULT_CACHE_ROOT = ".memlab-cache"
-
-
-def default_cache_dir(kind: str) -> str:
-    """``$MEMLAB_CACHE/<kind>``, or ``.memlab-cache/<kind>`` relative to the working directory."""
-    return str(Path(os.environ.get(CACHE_ENV) or DEFAULT_CACHE_ROOT) / kind)
 
 
 def request_key(request: dict[str, Any]) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memlab.llm.base import Completion, LLMError, RecordedChatModel
-from memlab.llm.cache import ResponseCache, default_cache_dir, request_key
+from memlab.llm.cache import ResponseCache, request_key
 from memlab.llm.litellm_import import call
 from memlab.messages import MessageLike, as_messages, to_openai
 from memlab.tokens import get_counter
@@ -46,7 +46,7 @@ class LitellmChatModel(RecordedChatModel):
         timeout: float = 60.0,
         num_retries: int = 2,
         retry_backoff_s: float = 1.0,
-        cache_dir: str | None = default_cache_dir("llm"),
+        cache_dir: str | None = None,
         counter: str = "cl100k_base",
         extra_params: dict[str, Any] | None = None,
     ) -> None:
