@@ -32,9 +32,14 @@ WEIGHT_CENTRALITY = 1.0
 WEIGHT_FACTS = 1.0
 WEIGHT_PERSONAL = 1.0  # memory summaries only
 MIN_CONTENT_TERMS = 4  # shorter sentences (greetings, "Thanks!") are scaled down
-MIN_SCORE_SHARE = 0.2  # sentences scoring below this share of the best are not worth their tokens
 QUESTION_FACTOR = 0.5  # a question states no fact; a memory summary halves its score
 
+# Words that carry no content of their own: a sentence made of them and speaker names is filler, never kept.
+_FILLER_WORDS = word_set(
+    "hi hey hello bye thanks thank welcome yes yeah yep yup no nope ok okay sure right good great nice cool wow "
+    "awesome amazing totally agree exactly absolutely really oh ah haha lol hmm glad sounds fun "
+    "你好 谢谢 好的 是的 对 嗯 哈哈 哇 不错"
+)
 _FIRST_PERSON = word_set("i i'm i've i'd i'll me my mine myself we we're our us 我 我们")
 # Verbs and adverbs that mark preferences, habits and durable facts (the memory prompt's three kinds).
 _PERSONAL_CUES = word_set(
@@ -117,6 +122,11 @@ def score_sentences(
     return score * length, similarity
 
 
+def _is_filler(sentence: str, speaker_terms: set[str]) -> bool:
+    """Greetings, thanks and interjections ("Good, thanks!", "Wow, Ann!"): nothing but filler words and names."""
+    return all(t in _FILLER_WORDS or t in speaker_terms for t in content_terms(sentence))
+
+
 def _render(sentences: list[_Sentence], chosen: set[int]) -> str:
     lines: dict[int, list[str]] = {}
     speakers: dict[int, str] = {}
@@ -147,11 +157,11 @@ def summarize(transcript: str, max_tokens: int, counter: str = "cl100k_base", pe
     count = get_counter(counter).count_text
     limit = min(max_tokens, count(transcript))
     score, similarity = score_sentences([s.text for s in sentences], _names(sentences, speakers), personal)
-    floor = MIN_SCORE_SHARE * score.max()  # filler (greetings, thanks) below it is not worth its tokens
     chosen: set[int] = set()
     redundancy = np.zeros(len(sentences))
     # Lazy greedy MMR: a sentence's value only falls as redundancy grows, so a stale heap entry is an upper bound.
-    heap = [(-score[i], i) for i in range(len(sentences)) if score[i] >= floor]
+    speaker_terms = {t for s in speakers for t in terms(s)}
+    heap = [(-score[i], i) for i, s in enumerate(sentences) if not _is_filler(s.text, speaker_terms)]
     heapq.heapify(heap)
     while heap:
         stale, i = heapq.heappop(heap)
