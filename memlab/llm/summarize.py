@@ -36,7 +36,7 @@ QUESTION_FACTOR = 0.5  # a question states no fact; a memory summary halves its 
 
 # Words that carry no content of their own: a sentence made of them and speaker names is filler, never kept.
 _FILLER_WORDS = word_set(
-    "hi hey hello bye thanks thank welcome yes yeah yep yup no nope ok okay sure right good great nice cool wow "
+    "hi hey hello bye thanks thank welcome yes yeah yep yup no nope ok okay sure right fine good great nice cool wow "
     "awesome amazing totally agree exactly absolutely really oh ah haha lol hmm glad sounds fun "
     "你好 谢谢 好的 是的 对 嗯 哈哈 哇 不错"
 )
@@ -161,7 +161,8 @@ def summarize(transcript: str, max_tokens: int, counter: str = "cl100k_base", pe
     redundancy = np.zeros(len(sentences))
     # Lazy greedy MMR: a sentence's value only falls as redundancy grows, so a stale heap entry is an upper bound.
     speaker_terms = {t for s in speakers for t in terms(s)}
-    heap = [(-score[i], i) for i, s in enumerate(sentences) if not _is_filler(s.text, speaker_terms)]
+    content = [i for i, s in enumerate(sentences) if not _is_filler(s.text, speaker_terms)]
+    heap = [(-score[i], i) for i in content]
     heapq.heapify(heap)
     while heap:
         stale, i = heapq.heappop(heap)
@@ -173,7 +174,7 @@ def summarize(transcript: str, max_tokens: int, counter: str = "cl100k_base", pe
             chosen.add(i)
             redundancy = np.maximum(redundancy, similarity[i].toarray().ravel())
     if not chosen:  # no sentence fits: the best one's first words, as a provider would cut at max_tokens
-        top = sentences[int(np.argmax(score))]
+        top = sentences[max(content or range(len(sentences)), key=lambda i: (score[i], -i))]
         words = top.text.split()
         while words and count(_render([_Sentence(0, top.speaker, " ".join(words))], {0})) > limit:
             words.pop()
