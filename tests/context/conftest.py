@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from memlab.dialogues import Dialogue, load_locomo, load_tau_bench
-from memlab.llm import Completion, LLMError
+from memlab.llm import Completion, ExtractiveChatModel, FaultyChatModel
 from memlab.messages import Message, MessageLike, as_messages, system
 
 
@@ -30,25 +30,25 @@ def tau_bench(tau_bench_path: Path) -> list[list[Message]]:
     return [_as_request(d) for d in load_tau_bench(tau_bench_path)]
 
 
-class FailingChatModel:
-    """A backend whose every call fails, as a provider outage would."""
-
-    name = "failing"
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def complete(
-        self, messages: Sequence[MessageLike], *, task: str = "chat", max_tokens: int | None = None, **params: Any
-    ) -> Completion:
-        self.calls += 1
-        raise LLMError("provider unavailable")
+def faulty(mode: str) -> FaultyChatModel:
+    """The lab's fault injector failing every call in `mode` (error, timeout, empty, long)."""
+    return FaultyChatModel(ExtractiveChatModel(), rate=1.0, modes=[mode])
 
 
-class FixedChatModel:
-    """A backend that answers every call with `text` (an overlong or empty "summary") and keeps the requests."""
+@pytest.fixture
+def failing_model() -> FaultyChatModel:
+    return faulty("error")
 
-    name = "fixed"
+
+@pytest.fixture
+def faulty_model() -> Callable[[str], FaultyChatModel]:
+    return faulty
+
+
+class RecordingChatModel:
+    """A backend that answers every call with `text` and keeps each request, to see what a strategy sent."""
+
+    name = "recording"
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -62,10 +62,5 @@ class FixedChatModel:
 
 
 @pytest.fixture
-def failing_model() -> FailingChatModel:
-    return FailingChatModel()
-
-
-@pytest.fixture
-def fixed_model() -> type[FixedChatModel]:
-    return FixedChatModel
+def recording_model() -> type[RecordingChatModel]:
+    return RecordingChatModel

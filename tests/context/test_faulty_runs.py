@@ -1,0 +1,79 @@
+"""Whole runs with `llm=faulty` and with no model: every fallback is taken and recorded on the call it happened in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memlab.experiment import run_experiment
+from memlab.sim import CallRecord
+from memlab.trace import CONTEXT_APPLY, FALLBACK, SUMMARY
+
+SAMPLE = Path(__file__).parents[2] / "datasets" / "sample.jsonl"
+MODES = [("error", "llm_error"), ("timeout", "llm_error"), ("empty", "empty_summary"), ("long", "summary_not_shorter")]
+
+
+def calls(make_config, tmp_path: Path, *overrides: str) -> list[CallRecord]:  # type: ignore[no-untyped-def]
+    cfg = make_config("dataset=jsonl", f"dataset.path={SAMPLE}", *overrides)
+    return [r for r in run_experiment(cfg, tmp_path / "run").records if isinstance(r, CallRecord)]
+
+
+def of(call: CallRecord, kind: str) -> list[dict]:
+    return [e.data for e in call.events if e.kind == kind]
+
+
+@pytest.mark.parametrize(("mode", "reason"), MODES)
+def test_summarize_with_llm_faulty(make_config, tmp_path: Path, mode: str, reason: str) -> None:  # type: ignore[no-untyped-def]
+    faulty = ("llm=faulty", "llm.rate=1.0", f"llm.modes=[{mode}]")
+    records = calls(
+        make_config,
+        tmp_path,
+        "context=summarize",
+        "context.strategy.threshold=2",
+        "context.strategy.keep_last=1",
+        *faulty,
+    )
+    summarized = [c for c in records if of(c, CONTEXT_APPLY)[0]["messages_in"] > 2]
+    assert summarized
+    for call in summarized:
+        (fallback,) = of(call, FALLBACK)
+        assert (fallback["strategy"], fallback["reason"], fallback["action"]) == ("summarize", reason, "keep_first")
+        assert call.messages_kept == fallback["messages_out"] <= 3
+        assert [s["accepted"] for s in of(call, SUMMARY)] == ([] if reason == "llm_error" else [False])
+
+
+@pytest.mark.parametrize(("mode", "reason"), MODES)
+def test_summarization_hook_with_llm_faulty(make_config, tmp_path: Path, mode: str, reason: str) -> None:  # type: ignore[no-untyped-def]
+    hook = ("+hooks@hooks.summarization=summarization", "hooks.summarization.trigger_tokens=1")
+    records = calls(make_config, tmp_path, *hook, "llm=faulty", "llm.rate=1.0", f"llm.modes=[{mode}]")
+    fallbacks = [f for c in records for f in of(c, FALLBACK)]
+    assert fallbacks and all((f["reason"], f["action"]) == (reason, "head_tail_chars") for f in fallbacks)
+
+
+def test_summarization_hook_without_a_model(make_config, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    hook = (
+        "+hooks@hooks.summarization=summarization",
+        "hooks.summarization.trigger_tokens=20",
+        "hooks.summarization.llm=null",
+    )
+    records = calls(make_config, tmp_path, *hook)
+    truncated = [c for c in records if of(c, FALLBACK)]
+    assert truncated
+    for call in truncated:
+        (fallback,) = of(call, FALLBACK)
+        assert (fallback["reason"], fallback["action"]) == ("no_model", "hard_truncation")
+        assert call.messages_kept == fallback["messages_out"] < fallback["messages_in"]
+
+
+def test_summarize_without_a_model(make_config, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    records = calls(
+        make_config,
+        tmp_path,
+        "context=summarize",
+        "context.strategy.threshold=2",
+        "context.strategy.keep_last=1",
+        "context.strategy.llm=null",
+    )
+    reasons = [f["reason"] for c in records for f in of(c, FALLBACK)]
+    assert reasons and set(reasons) == {"no_model"}
