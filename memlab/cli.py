@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import sys
 import traceback
 from pathlib import Path
@@ -56,9 +57,10 @@ def _run(cfg: DictConfig) -> float | None:
                 f"memlab: job {hc.job.num} failed ({type(cause).__name__}: {cause}); marked in {run_dir}",
                 file=sys.stderr,
             )
-            return float("nan")
+            return _worst(hc.sweeper)
         print(f"memlab: {result.metrics['calls']} calls; results in {result.run_dir}", file=sys.stderr)
-        return objective_value(result.metrics, cfg.objective)
+        value = objective_value(result.metrics, cfg.objective)
+        return _worst(hc.sweeper) if math.isnan(value) else value
     try:
         result = run_experiment(cfg, run_dir, overrides=overrides)
     except MemlabError as e:
@@ -68,6 +70,14 @@ def _run(cfg: DictConfig) -> float | None:
     print(f"memlab: {result.metrics['calls']} calls; results in {result.run_dir}")
     print(f"memlab: report in {result.run_dir / 'report.html'}")
     return objective_value(result.metrics, cfg.objective)
+
+
+def _worst(sweeper: DictConfig) -> float:
+    """The worst objective for the sweeper's direction: optuna records it as a bad trial, not a crash."""
+    direction = sweeper.get("direction")
+    if direction is None:
+        return math.nan  # the basic sweeper ignores return values
+    return -math.inf if "max" in str(direction).lower() else math.inf
 
 
 def _root_cause(error: BaseException) -> BaseException:

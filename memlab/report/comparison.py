@@ -91,6 +91,10 @@ def _config_labels(runs: Sequence[RunData]) -> list[list[str]]:
                 parts.append(f"{k}={f.get(k)}")
             elif k == f"{node}._target_":
                 parts.append(f"{node}={str(f.get(k, 'none')).rsplit('.', 1)[-1]}")
+            elif k in f:  # a parameter of the node: shown when it differs among runs of the same target
+                peers = [g for g in flat if g.get(f"{node}._target_") == f.get(f"{node}._target_")]
+                if len({repr(g.get(k)) for g in peers}) > 1:
+                    parts.append(f"{k}={f[k]}")
         labels.append(parts)
     return labels
 

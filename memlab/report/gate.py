@@ -29,7 +29,7 @@ from memlab.rundir import canonical_json
 BASELINE_FORMAT = 1
 Status = Literal["ok", "improved", "regression", "changed", "missing", "new"]
 FAILING: tuple[Status, ...] = ("regression", "changed", "missing")
-RULE_KEYS = {"pattern", "better", "abs", "rel", "skip", "ratio_to", "max_increase"}
+RULE_KEYS = {"pattern", "better", "abs", "rel", "skip", "ratio_to", "max_increase", "min_value"}
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,7 @@ class Rule:
     skip: bool = False
     ratio_to: str | None = None
     max_increase: float = 2.0
+    min_value: float = 0.0  # ratios of values this small on both sides are timer noise: not compared
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,8 @@ def compare_metric(rule: Rule, name: str, base: Mapping[str, Any], cand: Mapping
         rb, rc = base.get(rule.ratio_to), cand.get(rule.ratio_to)
         if any(is_missing(v) or not isinstance(v, int | float) for v in (b, c, rb, rc)) or not rb or not rc or not b:
             return ("ok", "not comparable") if is_missing(b) == is_missing(c) else ("changed", "ran in only one")
+        if max(b, c) < rule.min_value:
+            return "ok", f"below {rule.min_value:g}: not compared"
         ratio = (c / rc) / (b / rb)
         note = f"x{ratio:.2f} relative to {rule.ratio_to}"
         return ("regression" if ratio > rule.max_increase else "ok"), note

@@ -40,7 +40,7 @@ def color(i: int) -> str:
 
 def to_png(fig: Figure) -> bytes:
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight", metadata={"Software": None})
+    fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
     plt.close(fig)
     return buf.getvalue()
 
@@ -54,7 +54,7 @@ def per_turn_mean(calls: pd.DataFrame, column: str = "prompt_tokens") -> pd.Seri
 
 def prompt_curves(curves: Mapping[str, pd.DataFrame], *, full_history: bool = True) -> bytes:
     """Prompt tokens per turn, one line per configuration, plus the full history for reference."""
-    fig, ax = plt.subplots(figsize=(8.6, 3.9))
+    fig, ax = plt.subplots(layout="constrained", figsize=(8.6, 3.9))
     drawn_full = False
     for i, (label, calls) in enumerate(curves.items()):
         sent = per_turn_mean(calls)
@@ -87,7 +87,7 @@ def grouped_bars(
     """Bars per group (x) and series (legend): `values[series][group]`."""
     series = list(values)
     groups = sorted({g for s in values.values() for g in s}, key=_natural)
-    fig, ax = plt.subplots(figsize=(8.6, 3.6))
+    fig, ax = plt.subplots(layout="constrained", figsize=(8.6, 3.6))
     width = 0.8 / max(1, len(series))
     x = np.arange(len(groups))
     for i, name in enumerate(series):
@@ -107,7 +107,7 @@ def grouped_bars(
 def latency_boxes(samples: Mapping[str, pd.DataFrame]) -> bytes:
     """Latency distribution of each timed stage, one box per configuration (log scale)."""
     stages = sorted({s for frame in samples.values() for s in frame["stage"].unique()})
-    fig, axes = plt.subplots(1, max(1, len(stages)), figsize=(8.6, 3.4), squeeze=False)
+    fig, axes = plt.subplots(1, max(1, len(stages)), layout="constrained", figsize=(8.6, 3.4), squeeze=False)
     for ax, stage in zip(axes[0], stages, strict=False):
         labels, data = [], []
         for label, frame in samples.items():
@@ -115,7 +115,7 @@ def latency_boxes(samples: Mapping[str, pd.DataFrame]) -> bytes:
             if values.size:
                 labels.append(label)
                 data.append(np.maximum(values, 1.0))
-        box = ax.boxplot(data, vert=False, patch_artist=True, showfliers=False, widths=0.6)
+        box = ax.boxplot(data, orientation="horizontal", patch_artist=True, showfliers=False, widths=0.6)
         for i, patch in enumerate(box["boxes"]):
             patch.set_facecolor(color(i))
             patch.set_alpha(0.75)
@@ -123,7 +123,6 @@ def latency_boxes(samples: Mapping[str, pd.DataFrame]) -> bytes:
         ax.set_xscale("log")
         ax.set_xlabel("µs per call (log)")
         ax.set_title(stage)
-    fig.tight_layout()
     return to_png(fig)
 
 
@@ -131,7 +130,7 @@ def pareto_plot(
     points: pd.DataFrame, x: str, y: str, front: Sequence[bool], tags: Sequence[str], *, xlabel: str, ylabel: str
 ) -> bytes:
     """Configurations as points tagged with their row number (x lower is better, y higher) and the Pareto front."""
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, ax = plt.subplots(layout="constrained", figsize=(6.4, 4.2))
     xs, ys = points[x].to_numpy(dtype=float), points[y].to_numpy(dtype=float) * 100
     on = np.array(front, dtype=bool)
     ax.scatter(xs[~on], ys[~on], s=46, color="#9aa4b2", zorder=3, label="dominated")

@@ -136,10 +136,10 @@ def make_run() -> Callable[..., Path]:
     return write_run
 
 
-@pytest.fixture
-def sweep_dir(tmp_path: Path) -> Path:
-    """A sweep of four configurations and one failed job, as the CLI lays it out."""
-    root = tmp_path / "sweep"
+@pytest.fixture(scope="session")
+def sweep_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A sweep of four configurations and one failed job, as the CLI lays it out (shared: copy to edit)."""
+    root = tmp_path_factory.mktemp("sweep")
     for i, (keep, summarize) in enumerate([(0, False), (6, False), (12, False), (6, True)]):
         write_run(
             root / str(i),
