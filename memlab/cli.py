@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import math
 import sys
 import traceback
@@ -44,7 +43,8 @@ def _run(cfg: DictConfig) -> float | None:
     from memlab.report import write_error
 
     hc = HydraConfig.get()
-    run_dir = Path(cfg.output_dir) if cfg.output_dir else Path(hc.runtime.output_dir)
+    hydra_dir = Path(hc.runtime.output_dir)
+    run_dir = Path(cfg.output_dir) if cfg.output_dir else hydra_dir
     overrides = list(hc.overrides.task)
     if hc.mode == RunMode.MULTIRUN:
         # One failing configuration must not stop the sweep: mark its job and carry on.
@@ -67,6 +67,9 @@ def _run(cfg: DictConfig) -> float | None:
         _discard_if_empty(run_dir)
         print(f"memlab: error: {e}", file=sys.stderr)
         sys.exit(2)
+    finally:
+        if hydra_dir != run_dir:  # Hydra made its own run folder, unused when output_dir is set
+            _discard_if_empty(hydra_dir)
     print(f"memlab: {result.metrics['calls']} calls; results in {result.run_dir}")
     print(f"memlab: report in {result.run_dir / 'report.html'}")
     return objective_value(result.metrics, cfg.objective)
@@ -88,8 +91,17 @@ def _root_cause(error: BaseException) -> BaseException:
 
 
 def _discard_if_empty(run_dir: Path) -> None:
-    with contextlib.suppress(OSError):
-        run_dir.rmdir()
+    """Remove `run_dir` if empty, and below the current directory the empty folders made for it."""
+    path, cwd = run_dir.resolve(), Path.cwd().resolve()
+    under_cwd = cwd in path.parents
+    while True:
+        try:
+            path.rmdir()
+        except OSError:
+            return
+        path = path.parent
+        if not under_cwd or path == cwd:
+            return
 
 
 def _report(argv: list[str]) -> int:

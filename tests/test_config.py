@@ -51,3 +51,9 @@ def test_wrong_type_fails_at_start_naming_the_key(tmp_path: Path) -> None:
     assert out.returncode != 0
     assert "seed" in out.stderr and "abc" in out.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_cli_works_outside_the_checkout(tmp_path: Path) -> None:
+    out = _run(f"output_dir={tmp_path / 'run'}", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "run" / "metrics.json").is_file()

@@ -1,8 +1,31 @@
-"""Dataset loaders and the synthetic generator; all return `Dialogue`s."""
+"""Dataset loaders (LoCoMo, tau-bench, OpenAI JSONL) and the synthetic generator; all return `Dialogue`s."""
 
 from memlab.dialogues.jsonl import JsonlConfig, load_jsonl
+from memlab.dialogues.locomo import Event, LocomoConfig, LocomoMetadata, Observation, load_locomo
 from memlab.dialogues.model import Dialogue, Probe, Session
+from memlab.dialogues.source import resolve_path
+from memlab.dialogues.synthetic import PlantedFact, SyntheticConfig, generate_synthetic
+from memlab.dialogues.tau_bench import TauBenchConfig, load_tau_bench
 
-SCHEMAS = {("dataset", "jsonl"): JsonlConfig}
+SCHEMAS = {
+    ("dataset", "jsonl"): JsonlConfig,
+    ("dataset", "locomo"): LocomoConfig,
+    ("dataset", "tau_bench"): TauBenchConfig,
+    ("dataset", "synthetic"): SyntheticConfig,
+}
 
-__all__ = ["SCHEMAS", "Dialogue", "Probe", "Session", "load_jsonl"]
+__all__ = [
+    "SCHEMAS",
+    "Dialogue",
+    "Event",
+    "LocomoMetadata",
+    "Observation",
+    "PlantedFact",
+    "Probe",
+    "Session",
+    "generate_synthetic",
+    "load_jsonl",
+    "load_locomo",
+    "load_tau_bench",
+    "resolve_path",
+]

@@ -1,36 +1,108 @@
-"""OpenAI-format JSONL: one conversation per line, ``{"messages": [...]}``, for users' own logs."""
+"""OpenAI-format JSONL: one conversation per line, for users' own logs.
+
+A line is ``{"messages": [...]}`` (one session), or ``{"sessions": [{"messages": [...]}, ...]}``
+for a conversation over several sittings; optional keys are ``"id"`` and ``"user_id"`` on the
+line, ``"id"`` and ``"started_at"`` (ISO 8601) on a session, and ``"id"`` and ``"timestamp"``
+(ISO 8601) on a message. A leading system message becomes the dialogue's system prompt.
+Message ids default to ``L<line>:<index>`` (the index over the line's messages); blank lines are skipped.
+
+Every problem is reported as ``<file>:<line>: <path>: <what was expected>``.
+"""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from memlab.dialogues.model import Dialogue, Session
-from memlab.errors import DatasetError
+from memlab.dialogues.openai_format import check_tool_results, parse_message
+from memlab.dialogues.source import JsonReader, child, parse_json, read_text, resolve_path
 from memlab.messages import Message
 
 
 @dataclass
 class JsonlConfig:
+    """`dataset=jsonl`: an OpenAI-format JSONL file (the shipped sample by default)."""
+
     _target_: str = "memlab.dialogues.load_jsonl"
     path: str = "datasets/sample.jsonl"
+    max_dialogues: int | None = None
 
 
-def load_jsonl(path: str | Path) -> list[Dialogue]:
-    """Each line a dialogue of one session; message ids are ``L<line>:<index>``."""
-    path = Path(path)
-    dialogues = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                raw = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise DatasetError(f"{path}:{lineno}: not JSON ({e.msg} at column {e.colno})") from None
-            msgs = tuple(Message.from_openai(m, id=f"L{lineno}:{i}") for i, m in enumerate(raw["messages"]))
-            system = msgs[0].text if msgs and msgs[0].role == "system" else None
-            body = msgs[1:] if system is not None else msgs
-            dialogues.append(Dialogue(id=f"line-{lineno}", sessions=(Session("S1", body),), system_prompt=system))
+def load_jsonl(path: str | Path, max_dialogues: int | None = None) -> list[Dialogue]:
+    """Each non-blank line a `Dialogue` (the first `max_dialogues` of them, all by default)."""
+    file = resolve_path(path)
+    dialogues: list[Dialogue] = []
+    for lineno, line in enumerate(read_text(file).splitlines(), start=1):
+        if max_dialogues is not None and len(dialogues) >= max_dialogues:
+            break
+        if line.strip():
+            raw = parse_json(line, str(file), first_line=lineno)
+            dialogues.append(_dialogue(JsonReader(f"{file}:{lineno}"), raw, lineno))
+    if not dialogues:
+        raise JsonReader(file).error("", "no conversations; expected one JSON object per line")
     return dialogues
+
+
+def _dialogue(reader: JsonReader, raw: Any, lineno: int) -> Dialogue:
+    reader.expect(raw, dict, "")
+    if "sessions" in raw:
+        blocks = [
+            (reader.expect(s, dict, child("sessions", i)), child("sessions", i))
+            for i, s in enumerate(reader.get(raw, "sessions", list, ""))
+        ]
+    else:
+        blocks = [(raw, "")]
+    sessions: list[Session] = []
+    flat: list[Message] = []
+    wheres: list[str] = []
+    for k, (block, at) in enumerate(blocks, start=1):
+        messages_at = child(at, "messages")
+        messages: list[Message] = []
+        for i, m in enumerate(reader.get(block, "messages", list, at)):
+            where = child(messages_at, i)
+            reader.expect(m, dict, where)
+            message_id = reader.optional(m, "id", str, where) or f"L{lineno}:{len(flat) + len(messages)}"
+            messages.append(
+                parse_message(reader, m, where, id=message_id, timestamp=_time(reader, m, "timestamp", where))
+            )
+            wheres.append(where)
+        flat.extend(messages)
+        sessions.append(
+            Session(
+                id=reader.optional(block, "id", str, at) or f"S{k}",
+                messages=tuple(messages),
+                started_at=_time(reader, block, "started_at", at),
+            )
+        )
+    system_prompt = None
+    if flat and flat[0].role == "system":
+        system_prompt = flat[0].text
+        first = sessions[0]
+        sessions[0] = Session(first.id, first.messages[1:], first.started_at)
+    if not any(s.messages for s in sessions):
+        raise reader.error(
+            "sessions" if "sessions" in raw else "messages",
+            "no messages besides a system prompt; expected a conversation",
+        )
+    check_tool_results(reader, flat, wheres)
+    return Dialogue(
+        id=reader.optional(raw, "id", str, "") or f"line-{lineno}",
+        sessions=tuple(sessions),
+        system_prompt=system_prompt,
+        user_id=reader.optional(raw, "user_id", str, "") or "user",
+    )
+
+
+def _time(reader: JsonReader, obj: dict[str, Any], key: str, where: str) -> datetime | None:
+    written = reader.optional(obj, key, str, where)
+    if written is None:
+        return None
+    try:
+        return datetime.fromisoformat(written)
+    except ValueError:
+        raise reader.error(
+            child(where, key), f"cannot read {written!r}; expected ISO 8601, e.g. 2024-05-01T09:30:00"
+        ) from None

@@ -24,7 +24,8 @@ class Probe:
     """A question asked after the dialogue, with the ids of the turns that hold its answer.
 
     `category` follows the source (LoCoMo: 1 multi-hop, 2 temporal, 3 open-domain,
-    4 single-hop, 5 adversarial; synthetic: the planted memory type).
+    4 single-hop, 5 adversarial; synthetic: the planted memory type, or UPDATE). `metadata` holds
+    what the source adds beyond that (a LoCoMo adversarial answer, the synthetic superseded ids).
     """
 
     id: str
@@ -32,6 +33,7 @@ class Probe:
     answer: str | None
     evidence: tuple[str, ...]
     category: str
+    metadata: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,323 @@
+"""LoCoMo (`locomo10.json` format): long two-person conversations with QA probes and annotations.
+
+Maharana et al., "Evaluating Very Long-Term Conversational Memory of LLM Agents" (ACL 2024),
+https://github.com/snap-research/locomo (``data/locomo10.json``). Each sample becomes one `Dialogue`:
+
+- one `Session` per ``conversation.session_N`` in numeric order (N may skip), started at
+  ``session_N_date_time``; turn i of a session is stamped ``start + i * TURN_INTERVAL`` (the
+  source has no per-turn times, so a fixed step keeps the clock deterministic);
+- ``speaker_a`` plays the ``user`` and ``speaker_b`` the ``assistant`` (LoCoMo is two people, not a
+  user and an agent; the simulator calls the model at every assistant turn, i.e. at speaker_b's);
+  `name` and `speaker` keep the person's name, `id` the ``dia_id``;
+- a shared image becomes text: its BLIP caption is appended as ``[shares an image: <caption>]``;
+- each ``qa`` item becomes a `Probe` (category the LoCoMo integer as a string: 1 multi-hop,
+  2 temporal, 3 open-domain, 4 single-hop, 5 adversarial). Its answer is ``answer``, or for the
+  adversarial category, which mostly has none, ``adversarial_answer`` (kept in probe metadata too).
+
+Real evidence lists are untidy: several ids in one string (``"D8:6; D9:17"``), ids that do not
+exist (``"D"``, ``"D:11:26"``, or a turn the conversation lacks). Valid ids are kept, the rest
+counted in `Dialogue.metadata` (see `LocomoMetadata` for every key), and loading never fails on them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, TypedDict
+
+from memlab.dialogues.model import Dialogue, Probe, Session
+from memlab.dialogues.source import JsonReader, child, read_json, resolve_path
+from memlab.messages import Message
+
+LOCOMO_SOURCE = "get locomo10.json from https://github.com/snap-research/locomo (data/locomo10.json)"
+# The source has session times only; turns within a session are this far apart.
+TURN_INTERVAL = timedelta(seconds=30)
+IMAGE_NOTE = "[shares an image: {caption}]"
+ADVERSARIAL = "5"
+
+_SESSION_KEY = re.compile(r"session_(\d+)")
+_OBSERVATION_KEY = re.compile(r"(session_\d+)_observation")
+_SUMMARY_KEY = re.compile(r"(session_\d+)_summary")
+_EVENTS_KEY = re.compile(r"events_(session_\d+)")
+_EVIDENCE_SEPARATORS = re.compile(r"[;,\s]+")
+# Tried in order after commas are dropped and spaces collapsed ("1:56 pm on 8 May, 2023").
+_DATE_FORMATS = (
+    "%I:%M %p on %d %B %Y",
+    "%I:%M %p on %d %b %Y",
+    "%I:%M %p on %B %d %Y",
+    "%I:%M %p %d %B %Y",
+    "%H:%M on %d %B %Y",
+    "%d %B %Y",
+    "%B %d %Y",
+)
+
+
+@dataclass(frozen=True)
+class Observation:
+    """A fact LoCoMo's annotators drew from one or more turns of a session (``observation``)."""
+
+    session_id: str
+    speaker: str
+    text: str
+    evidence: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Event:
+    """An event of a speaker's life the session covers (``event_summary``), with its date as written."""
+
+    session_id: str
+    speaker: str
+    text: str
+    date: str | None
+
+
+class LocomoMetadata(TypedDict):
+    """What a LoCoMo `Dialogue.metadata` holds besides the replayed turns."""
+
+    speaker_a: str
+    speaker_b: str
+    session_summaries: dict[str, str]  # session id -> summary (the reference for summarizers)
+    observations: tuple[Observation, ...]
+    events: tuple[Event, ...]
+    images: int  # turns whose image caption was appended to the text
+    evidence_split: int  # qa evidence strings that held several ids
+    evidence_dropped: int  # qa evidence ids dropped (malformed, or no such turn)
+    evidence_dropped_values: tuple[str, ...]  # what was dropped, as written
+    observation_evidence_split: int
+    observation_evidence_dropped: int
+
+
+@dataclass
+class LocomoConfig:
+    """`dataset=locomo`: a `locomo10.json`-format file."""
+
+    _target_: str = "memlab.dialogues.load_locomo"
+    path: str = "datasets/locomo10.json"
+    max_dialogues: int | None = None
+    sample_ids: list[str] | None = None
+    categories: list[str] | None = None  # keep only probes of these categories ("1".."5")
+
+
+def parse_session_time(text: str) -> datetime | None:
+    """A LoCoMo session time such as ``1:56 pm on 8 May, 2023``; None if no known format fits.
+
+    >>> parse_session_time("1:56 pm on 8 May, 2023")
+    datetime.datetime(2023, 5, 8, 13, 56)
+    """
+    cleaned = " ".join(text.replace(",", " ").split())
+    for fmt in _DATE_FORMATS:
+        try:
+            return datetime.strptime(cleaned, fmt)
+        except ValueError:
+            continue
+    try:
+        return datetime.fromisoformat(text.strip())
+    except ValueError:
+        return None
+
+
+@dataclass
+class _Evidence:
+    """Splits and validates evidence ids against a conversation's turns, counting what it drops."""
+
+    known: set[str]
+    split: int = 0
+    dropped: int = 0
+    dropped_values: list[str] = field(default_factory=list)
+
+    def clean(self, entries: Iterable[Any]) -> tuple[str, ...]:
+        kept: list[str] = []
+        for entry in entries:
+            if isinstance(entry, str) and entry in self.known:
+                kept.append(entry)
+                continue
+            parts = _EVIDENCE_SEPARATORS.split(entry.strip()) if isinstance(entry, str) else [entry]
+            parts = [p for p in parts if p != ""]
+            if len(parts) > 1:
+                self.split += 1
+            for part in parts or [entry]:
+                if isinstance(part, str) and part in self.known:
+                    kept.append(part)
+                else:
+                    self.dropped += 1
+                    self.dropped_values.append(str(part))
+        return tuple(dict.fromkeys(kept))
+
+
+def load_locomo(
+    path: str | Path,
+    max_dialogues: int | None = None,
+    sample_ids: Sequence[str] | None = None,
+    categories: Sequence[str | int] | None = None,
+) -> list[Dialogue]:
+    """Every sample of a `locomo10.json`-format file (or those in `sample_ids`), as `Dialogue`s."""
+    file = resolve_path(path, hint=LOCOMO_SOURCE)
+    reader = JsonReader(file)
+    samples = reader.expect(read_json(file), list, "")
+    wanted = None if categories is None else {str(c) for c in categories}
+    indexed = [(i, reader.expect(s, dict, child("", i))) for i, s in enumerate(samples)]
+    if sample_ids is not None:
+        present = {str(s.get("sample_id")): i for i, s in indexed}
+        missing = [s for s in sample_ids if s not in present]
+        if missing:
+            raise reader.error("", f"no sample_id {missing[0]!r}; the file has {', '.join(present)}")
+        indexed = [(present[s], samples[present[s]]) for s in dict.fromkeys(sample_ids)]
+    if max_dialogues is not None:
+        indexed = indexed[:max_dialogues]
+    return [_dialogue(reader, raw, child("", i), wanted) for i, raw in indexed]
+
+
+def _dialogue(reader: JsonReader, raw: dict[str, Any], where: str, categories: set[str] | None) -> Dialogue:
+    sample_id = reader.get(raw, "sample_id", str, where)
+    at = child(where, "conversation")
+    conversation = reader.get(raw, "conversation", dict, where)
+    speaker_a = reader.get(conversation, "speaker_a", str, at)
+    speaker_b = reader.get(conversation, "speaker_b", str, at)
+    roles = {speaker_a: "user", speaker_b: "assistant"}
+    numbers = sorted(int(m.group(1)) for k in conversation if (m := _SESSION_KEY.fullmatch(k)))
+    sessions = []
+    images = 0
+    for n in numbers:
+        session, n_images = _session(reader, conversation, n, roles, at)
+        sessions.append(session)
+        images += n_images
+    if not any(s.messages for s in sessions):
+        raise reader.error(at, "no turns; expected at least one non-empty session_N list")
+    known = {m.id for s in sessions for m in s.messages if m.id is not None}
+    qa_evidence, observation_evidence = _Evidence(known), _Evidence(known)
+    probes = []
+    for i, qa in enumerate(reader.get(raw, "qa", list, where)):
+        probe = _probe(reader, qa, child(child(where, "qa"), i), f"{sample_id}:q{i}", qa_evidence)
+        if categories is None or probe.category in categories:
+            probes.append(probe)
+    metadata: LocomoMetadata = {
+        "speaker_a": speaker_a,
+        "speaker_b": speaker_b,
+        "session_summaries": _summaries(reader, raw, where),
+        "observations": _observations(reader, raw, where, observation_evidence),
+        "events": _events(reader, raw, where),
+        "images": images,
+        "evidence_split": qa_evidence.split,
+        "evidence_dropped": qa_evidence.dropped,
+        "evidence_dropped_values": tuple(qa_evidence.dropped_values),
+        "observation_evidence_split": observation_evidence.split,
+        "observation_evidence_dropped": observation_evidence.dropped,
+    }
+    return Dialogue(
+        id=sample_id,
+        sessions=tuple(sessions),
+        probes=tuple(probes),
+        user_id=sample_id,
+        metadata=dict(metadata),
+    )
+
+
+def _session(
+    reader: JsonReader, conversation: dict[str, Any], n: int, roles: dict[str, str], at: str
+) -> tuple[Session, int]:
+    key = f"session_{n}"
+    turns = reader.get(conversation, key, list, at)
+    date_key = f"{key}_date_time"
+    written = reader.get(conversation, date_key, str, at)
+    started_at = parse_session_time(written)
+    if started_at is None:
+        raise reader.error(
+            child(at, date_key), f"cannot read the date {written!r}; expected e.g. '1:56 pm on 8 May, 2023'"
+        )
+    messages = []
+    images = 0
+    for i, turn in enumerate(turns):
+        where = child(child(at, key), i)
+        reader.expect(turn, dict, where)
+        speaker = reader.get(turn, "speaker", str, where)
+        if speaker not in roles:
+            raise reader.error(
+                child(where, "speaker"), f"{speaker!r} is neither speaker_a nor speaker_b ({', '.join(roles)})"
+            )
+        text = reader.get(turn, "text", str, where)
+        caption = reader.optional(turn, "blip_caption", str, where)
+        if caption:
+            text = f"{text} {IMAGE_NOTE.format(caption=caption)}" if text else IMAGE_NOTE.format(caption=caption)
+            images += 1
+        messages.append(
+            Message(
+                role=roles[speaker],
+                content=text,
+                name=speaker,
+                id=reader.get(turn, "dia_id", str, where),
+                speaker=speaker,
+                timestamp=started_at + i * TURN_INTERVAL,
+            )
+        )
+    return Session(id=key, messages=tuple(messages), started_at=started_at), images
+
+
+def _probe(reader: JsonReader, qa: Any, where: str, probe_id: str, evidence: _Evidence) -> Probe:
+    reader.expect(qa, dict, where)
+    category = str(reader.get(qa, "category", int, where))
+    answer = reader.optional(qa, "answer", (str, int, float), where)
+    adversarial = reader.optional(qa, "adversarial_answer", (str, int, float), where)
+    if answer is None and category == ADVERSARIAL:
+        answer = adversarial
+    return Probe(
+        id=probe_id,
+        question=reader.get(qa, "question", str, where),
+        answer=None if answer is None else str(answer),
+        evidence=evidence.clean(reader.get(qa, "evidence", list, where)),
+        category=category,
+        metadata={} if adversarial is None else {"adversarial_answer": str(adversarial)},
+    )
+
+
+def _annotation(reader: JsonReader, raw: dict[str, Any], key: str, where: str) -> dict[str, Any]:
+    return reader.optional(raw, key, dict, where) or {}
+
+
+def _summaries(reader: JsonReader, raw: dict[str, Any], where: str) -> dict[str, str]:
+    at = child(where, "session_summary")
+    found = {}
+    for key, text in _annotation(reader, raw, "session_summary", where).items():
+        if m := _SUMMARY_KEY.fullmatch(key):
+            found[m.group(1)] = reader.expect(text, str, child(at, key))
+    return dict(sorted(found.items(), key=lambda kv: int(kv[0].split("_")[1])))
+
+
+def _observations(reader: JsonReader, raw: dict[str, Any], where: str, evidence: _Evidence) -> tuple[Observation, ...]:
+    at = child(where, "observation")
+    found = []
+    for key, by_speaker in _annotation(reader, raw, "observation", where).items():
+        if not (m := _OBSERVATION_KEY.fullmatch(key)):
+            continue
+        for speaker, facts in reader.expect(by_speaker, dict, child(at, key)).items():
+            for i, fact in enumerate(reader.expect(facts, list, child(child(at, key), speaker))):
+                fact_at = child(child(child(at, key), speaker), i)
+                reader.expect(fact, list, fact_at)
+                if not fact:
+                    raise reader.error(fact_at, "empty; expected [text, evidence]")
+                text = reader.expect(fact[0], str, child(fact_at, 0))
+                cited = fact[1] if len(fact) > 1 else []
+                ids = evidence.clean(cited if isinstance(cited, list) else [cited])
+                found.append(Observation(m.group(1), speaker, text, ids))
+    return tuple(sorted(found, key=lambda o: int(o.session_id.split("_")[1])))
+
+
+def _events(reader: JsonReader, raw: dict[str, Any], where: str) -> tuple[Event, ...]:
+    at = child(where, "event_summary")
+    found = []
+    for key, entry in _annotation(reader, raw, "event_summary", where).items():
+        if not (m := _EVENTS_KEY.fullmatch(key)):
+            continue
+        reader.expect(entry, dict, child(at, key))
+        date = reader.optional(entry, "date", str, child(at, key))
+        for speaker, texts in entry.items():
+            if speaker == "date":
+                continue
+            for i, text in enumerate(reader.expect(texts, list, child(child(at, key), speaker))):
+                found.append(
+                    Event(m.group(1), speaker, reader.expect(text, str, child(child(child(at, key), speaker), i)), date)
+                )
+    return tuple(sorted(found, key=lambda e: int(e.session_id.split("_")[1])))

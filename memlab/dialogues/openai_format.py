@@ -1,0 +1,63 @@
+"""OpenAI-format messages read from a file: checked field by field, tool results paired with their calls.
+
+Shared by the JSONL and tau-bench loaders. Content may be null or the string "None" on an
+assistant message that only calls tools (real logs have both); `Message.from_openai` makes it null.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from memlab.dialogues.source import JsonReader, child
+from memlab.messages import ROLES, Message
+
+
+def parse_message(reader: JsonReader, raw: Any, where: str, **provenance: Any) -> Message:
+    """One message dict, with every field the chat format defines checked for its type."""
+    reader.expect(raw, dict, where)
+    role = reader.get(raw, "role", str, where)
+    if role not in ROLES:
+        raise reader.error(child(where, "role"), f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
+    if "content" in raw:
+        reader.expect(raw["content"], (str, list, type(None)), child(where, "content"))
+    reader.optional(raw, "name", str, where)
+    calls = reader.optional(raw, "tool_calls", list, where) or []
+    for i, call in enumerate(calls):
+        at = child(child(where, "tool_calls"), i)
+        reader.expect(call, dict, at)
+        reader.get(call, "id", str, at)
+        function = reader.get(call, "function", dict, at)
+        reader.get(function, "name", str, child(at, "function"))
+        reader.optional(function, "arguments", (str, dict), child(at, "function"))
+    if role == "tool":
+        reader.get(raw, "tool_call_id", str, where)
+    elif calls and role != "assistant":
+        raise reader.error(child(where, "tool_calls"), f"only assistant messages call tools, not {role!r}")
+    return Message.from_openai(raw, **provenance)
+
+
+def check_tool_results(reader: JsonReader, messages: Sequence[Message], wheres: Sequence[str]) -> int:
+    """Every tool result answers a call of the assistant message just before its run of results.
+
+    Returns how many call ids were reused within the messages (tau-bench reuses ids across turns;
+    pairing is by position, so that is legal, but strategies that pair by id alone should know).
+    """
+    open_calls: set[str] = set()
+    seen: set[str] = set()
+    reused = 0
+    for message, where in zip(messages, wheres, strict=True):
+        if message.role == "tool":
+            if message.tool_call_id not in open_calls:
+                expected = ", ".join(sorted(open_calls)) or "none is pending"
+                raise reader.error(
+                    child(where, "tool_call_id"),
+                    f"{message.tool_call_id!r} answers no tool call of the preceding assistant message "
+                    f"(pending: {expected})",
+                )
+            open_calls.discard(message.tool_call_id)
+            continue
+        open_calls = {c.id for c in message.tool_calls}
+        reused += sum(1 for c in message.tool_calls if c.id in seen)
+        seen.update(open_calls)
+    return reused

@@ -1,0 +1,132 @@
+"""Reading dataset files: where a relative path is found, and errors that name the file and the place.
+
+Every loader reads through here, so every bad input ends the same way: one `DatasetError` whose
+message is ``<file>[:line[:column]]: <JSON path>: <what was expected>``.
+
+>>> reader = JsonReader("data.json")
+>>> reader.get({"turns": "hi"}, "turns", list, "[0]")
+Traceback (most recent call last):
+...
+memlab.errors.DatasetError: data.json: [0].turns: expected a list, got a string
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from memlab.errors import DatasetError
+
+# The checkout (or editable install) that holds `datasets/` next to the `memlab` package.
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+_KIND_NAMES: dict[type, str] = {
+    str: "a string",
+    int: "an integer",
+    float: "a number",
+    bool: "true or false",
+    list: "a list",
+    dict: "an object",
+    type(None): "null",
+}
+
+
+def resolve_path(path: str | os.PathLike[str], *, hint: str | None = None) -> Path:
+    """An existing file: `path` itself if absolute, else under the current directory, else the project root.
+
+    A missing file raises `DatasetError` listing every place looked at, plus `hint` (where to get it).
+    """
+    given = Path(path).expanduser()
+    candidates = [given] if given.is_absolute() else list(dict.fromkeys([Path.cwd() / given, PROJECT_ROOT / given]))
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    looked = ", ".join(str(c) for c in candidates)
+    if any(c.is_dir() for c in candidates):
+        raise DatasetError(f"{path}: is a folder, expected a dataset file (looked in {looked})")
+    message = f"{path}: no such file (looked in {looked})"
+    raise DatasetError(f"{message}; {hint}" if hint else message)
+
+
+def read_text(path: Path) -> str:
+    """The file decoded as UTF-8 (a leading BOM is allowed); a bad byte is reported by line and column."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise DatasetError(
+            f"{path}:{line}:{column}: byte 0x{data[e.start]:02x} is not UTF-8; expected a UTF-8 text file"
+        ) from None
+
+
+def parse_json(text: str, source: str, first_line: int = 1) -> Any:
+    """`json.loads`, with an error naming `source`, the line and column, and whether the text ends early.
+
+    `first_line` is the line of `source` on which `text` starts (for one line of a JSONL file).
+    """
+    if not text.strip():
+        raise DatasetError(f"{source}: the file is empty; expected JSON")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        truncated = e.pos >= len(text.rstrip())
+        why = "the JSON ends early (is the file truncated?)" if truncated else f"not valid JSON: {e.msg}"
+        raise DatasetError(f"{source}:{first_line - 1 + e.lineno}:{e.colno}: {why}") from None
+
+
+def read_json(path: Path) -> Any:
+    """A whole JSON file."""
+    return parse_json(read_text(path), str(path))
+
+
+def child(where: str, key: str | int) -> str:
+    """The JSON path of `key` under `where`: ``[3].conversation`` + ``session_2`` -> ``[3].conversation.session_2``."""
+    if isinstance(key, int):
+        return f"{where}[{key}]"
+    return f"{where}.{key}" if where else key
+
+
+def kind_name(kind: type | tuple[type, ...]) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join(_KIND_NAMES.get(k, k.__name__) for k in kinds)
+
+
+def _is(value: Any, kind: type | tuple[type, ...]) -> bool:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if isinstance(value, bool) and bool not in kinds:  # JSON true is not a number
+        return False
+    if float in kinds and isinstance(value, int):
+        return True
+    return isinstance(value, kinds)
+
+
+class JsonReader:
+    """Typed access to parsed JSON that fails with the file and the JSON path of the bad value."""
+
+    def __init__(self, source: str | os.PathLike[str]) -> None:
+        self.source = str(source)
+
+    def error(self, where: str, what: str) -> DatasetError:
+        return DatasetError(f"{self.source}: {where}: {what}" if where else f"{self.source}: {what}")
+
+    def expect(self, value: Any, kind: type | tuple[type, ...], where: str) -> Any:
+        """`value` itself if it has JSON type `kind`, else a `DatasetError` at `where`."""
+        if not _is(value, kind):
+            raise self.error(where, f"expected {kind_name(kind)}, got {kind_name(type(value))}")
+        return value
+
+    def get(self, obj: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+        """The required field `key` of the object at `where`, checked to be of `kind`."""
+        if key not in obj:
+            raise self.error(where, f'missing key "{key}" (expected {kind_name(kind)})')
+        return self.expect(obj[key], kind, child(where, key))
+
+    def optional(self, obj: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+        """Like `get`, but an absent key or null is None."""
+        value = obj.get(key)
+        return None if value is None else self.expect(value, kind, child(where, key))

@@ -1,0 +1,127 @@
+"""Every dataset entry runs end to end, and every kind of bad input stops `memlab run` with nothing written."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from memlab.dialogues.source import PROJECT_ROOT
+from memlab.experiment import run_experiment
+
+
+def _assistant_turns_locomo(path: Path) -> int:
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    return sum(
+        t["speaker"] == s["conversation"]["speaker_b"]
+        for s in raw
+        for k, v in s["conversation"].items()
+        if k.startswith("session_") and isinstance(v, list)
+        for t in v
+    )
+
+
+def _assistant_turns_tau(path: Path) -> int:
+    return sum(m["role"] == "assistant" for r in json.loads(path.read_text(encoding="utf-8")) for m in r["traj"])
+
+
+def test_locomo_run(make_config, locomo_path: Path, tmp_path: Path) -> None:
+    result = run_experiment(make_config("dataset=locomo", f"dataset.path={locomo_path}"), tmp_path / "run")
+    assert json.loads((tmp_path / "run" / "metrics.json").read_text())["calls"] == _assistant_turns_locomo(locomo_path)
+    assert result.metrics["tokens.prompt.max"] > result.metrics["tokens.prompt.mean"] > 0
+
+
+def test_tau_bench_run(make_config, tau_bench_path: Path, tmp_path: Path) -> None:
+    run_experiment(make_config("dataset=tau_bench", f"dataset.path={tau_bench_path}"), tmp_path / "run")
+    assert json.loads((tmp_path / "run" / "metrics.json").read_text())["calls"] == _assistant_turns_tau(tau_bench_path)
+
+
+def test_jsonl_run_with_the_default_relative_path(make_config, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # datasets/sample.jsonl is found under the project root
+    run_experiment(make_config("dataset=jsonl"), tmp_path / "run")
+    sample = (PROJECT_ROOT / "datasets" / "sample.jsonl").read_text(encoding="utf-8").splitlines()
+    expected = sum(m["role"] == "assistant" for line in sample if line.strip() for m in json.loads(line)["messages"])
+    assert json.loads((tmp_path / "run" / "metrics.json").read_text())["calls"] == expected
+
+
+def test_synthetic_is_the_default_and_deterministic(make_config, tmp_path: Path) -> None:
+    cfg = make_config()
+    assert cfg.dataset._target_ == "memlab.dialogues.generate_synthetic" and cfg.dataset.seed == cfg.seed
+    a, b = run_experiment(cfg, tmp_path / "a"), run_experiment(cfg, tmp_path / "b")
+    assert (a.run_dir / "metrics.json").read_bytes() == (b.run_dir / "metrics.json").read_bytes()
+    other = run_experiment(make_config("seed=1"), tmp_path / "c")
+    assert (a.run_dir / "manifest.json").read_text() != (other.run_dir / "manifest.json").read_text()
+
+
+def test_cli_runs_the_default_from_any_directory(run_cli, tmp_path: Path) -> None:
+    done = run_cli(tmp_path, f"output_dir={tmp_path / 'run'}")
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # Hydra's own run folder is not left behind
+    assert {"metrics.json", "calls.csv", "config.yaml", "manifest.json"} <= {
+        p.name for p in (tmp_path / "run").iterdir()
+    }
+
+
+GOOD_TURN = {"speaker": "Ann", "dia_id": "D1:1", "text": "hi"}
+
+
+def _locomo(conversation: dict) -> list[dict]:
+    base = {"speaker_a": "Ann", "speaker_b": "Bob", "session_1_date_time": "1:56 pm on 8 May, 2023"}
+    return [{"sample_id": "c", "conversation": {**base, **conversation}, "qa": []}]
+
+
+BAD_INPUTS = {
+    "missing file": ("jsonl", None, r"no such file \(looked in "),
+    "truncated": (
+        "locomo",
+        '[{"sample_id": "c", "conversation": {',
+        r"bad:1:\d+: the JSON ends early \(is the file truncated\?\)",
+    ),
+    "not json": ("tau_bench", "<html>oops</html>", r"bad:1:1: not valid JSON: Expecting value"),
+    "missing field": (
+        "locomo",
+        _locomo({"session_1": [{"speaker": "Ann", "dia_id": "D1:1"}]}),
+        r'bad: \[0\]\.conversation\.session_1\[0\]: missing key "text" \(expected a string\)',
+    ),
+    "wrong type": (
+        "locomo",
+        _locomo({"session_1": [{**GOOD_TURN, "text": 7}]}),
+        r"bad: \[0\]\.conversation\.session_1\[0\]\.text: expected a string, got an integer",
+    ),
+    "empty dialogue": ("jsonl", '{"messages": []}\n', r"bad:1: messages: no messages besides a system prompt"),
+    "non-UTF-8 byte": (
+        "jsonl",
+        b'{"messages": [{"role": "user", "content": "\xff"}]}\n',
+        r"bad:1:\d+: byte 0xff is not UTF-8",
+    ),
+    "bad date": (
+        "locomo",
+        _locomo({"session_1": [GOOD_TURN], "session_1_date_time": "soon"}),
+        r"session_1_date_time: cannot read the date 'soon'",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUTS))
+def test_bad_input_exits_2_with_one_message_and_writes_nothing(run_cli, tmp_path: Path, case: str) -> None:
+    dataset, content, message = BAD_INPUTS[case]
+    data = tmp_path / "data"
+    data.mkdir()
+    bad = data / "bad"
+    if isinstance(content, bytes):
+        bad.write_bytes(content)
+    elif isinstance(content, str):
+        bad.write_text(content, encoding="utf-8")
+    elif content is not None:
+        bad.write_text(json.dumps(content), encoding="utf-8")
+    work = tmp_path / "work"
+    work.mkdir()
+    done = run_cli(work, f"dataset={dataset}", f"dataset.path={bad}", f"output_dir={work / 'run'}")
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.strip().splitlines()  # one message, no traceback
+    assert line.startswith(f"memlab: error: {bad}")
+    assert re.search(message, line), line
+    assert list(work.iterdir()) == []  # no run folder, no metrics.json, nothing half-written
+    assert done.stdout == ""

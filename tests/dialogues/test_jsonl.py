@@ -1,0 +1,132 @@
+"""The JSONL loader: the shipped sample, multi-session lines, relative paths, and every malformed line."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from memlab.dialogues import load_jsonl
+from memlab.dialogues.source import PROJECT_ROOT
+from memlab.errors import DatasetError
+
+SAMPLE = PROJECT_ROOT / "datasets" / "sample.jsonl"
+
+
+def lines(path: Path, *rows: object) -> Path:
+    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_shipped_sample() -> None:
+    dialogues = load_jsonl(SAMPLE)
+    raw = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert len(dialogues) == len(raw)
+    for r, d in zip(raw, dialogues, strict=True):
+        has_system = r["messages"][0]["role"] == "system"
+        assert len(d) == len(r["messages"]) - has_system
+        assert d.system_prompt == (r["messages"][0]["content"] if has_system else None)
+    first = list(dialogues[0].messages())
+    assert first[0].id == "L1:1"  # index 0 was the system prompt
+    assert any(m.tool_calls for m in first) and any(m.role == "tool" for m in first)
+
+
+def test_sessions_ids_and_times(tmp_path: Path) -> None:
+    row = {
+        "id": "chat-7",
+        "user_id": "u-42",
+        "sessions": [
+            {"id": "monday", "started_at": "2024-05-06T09:00:00", "messages": [{"role": "user", "content": "hi"}]},
+            {
+                "messages": [
+                    {"role": "user", "content": "back", "id": "m-1", "timestamp": "2024-05-08T10:00:00"},
+                    {"role": "assistant", "content": "welcome back"},
+                ]
+            },
+        ],
+    }
+    [d] = load_jsonl(lines(tmp_path / "c.jsonl", "", row, "   "))
+    assert (d.id, d.user_id) == ("chat-7", "u-42")
+    assert [s.id for s in d.sessions] == ["monday", "S2"]
+    assert d.sessions[0].started_at == datetime(2024, 5, 6, 9)
+    assert [m.id for m in d.messages()] == ["L2:0", "m-1", "L2:2"]
+    assert d.sessions[1].messages[0].timestamp == datetime(2024, 5, 8, 10)
+
+
+def test_max_dialogues(tmp_path: Path) -> None:
+    row = {"messages": [{"role": "user", "content": "hi"}]}
+    assert [d.id for d in load_jsonl(lines(tmp_path / "c.jsonl", row, row, row), max_dialogues=2)] == [
+        "line-1",
+        "line-2",
+    ]
+
+
+def test_relative_path_from_any_directory(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert len(load_jsonl("datasets/sample.jsonl")) == len(load_jsonl(SAMPLE))  # found under the project root
+    (tmp_path / "datasets").mkdir()
+    lines(tmp_path / "datasets" / "sample.jsonl", {"id": "mine", "messages": [{"role": "user", "content": "x"}]})
+    assert [d.id for d in load_jsonl("datasets/sample.jsonl")] == ["mine"]  # the current directory comes first
+
+
+GOOD = {"messages": [{"role": "user", "content": "hi"}]}
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ({"msgs": []}, r':2: missing key "messages" \(expected a list\)$'),
+        ({"messages": {"role": "user"}}, r":2: messages: expected a list, got an object$"),
+        (
+            {"messages": [{"role": "bot", "content": "x"}]},
+            r":2: messages\[0\]\.role: unknown role 'bot'; expected one of",
+        ),
+        ({"messages": ["hi"]}, r":2: messages\[0\]: expected an object, got a string$"),
+        ({"messages": []}, r":2: messages: no messages besides a system prompt; expected a conversation$"),
+        ({"messages": [{"role": "system", "content": "s"}]}, r":2: messages: no messages besides a system prompt"),
+        ({"messages": [{"role": "user", "content": ["a", 1]}], "id": 3}, r":2: id: expected a string, got an integer$"),
+        ([1, 2], r":2: expected an object, got a list$"),
+        ('{"messages": [{"role": "user", "content": "hi"}', r":2:48: the JSON ends early \(is the file truncated\?\)$"),
+        ('{"messages": [}', r":2:15: not valid JSON: Expecting value$"),
+        ("not json", r":2:1: not valid JSON: Expecting value$"),
+        (
+            {"messages": [{"role": "user", "content": "a", "timestamp": "yesterday"}]},
+            r":2: messages\[0\]\.timestamp: cannot read 'yesterday'; expected ISO 8601",
+        ),
+        (
+            {"messages": [{"role": "user", "content": "a"}, {"role": "tool", "tool_call_id": "x", "content": "{}"}]},
+            r":2: messages\[1\]\.tool_call_id: 'x' answers no tool call",
+        ),
+        ({"sessions": [{"messages": "x"}]}, r":2: sessions\[0\]\.messages: expected a list, got a string$"),
+    ],
+)
+def test_broken_line_names_file_line_and_key(tmp_path: Path, row, message) -> None:
+    path = lines(tmp_path / "bad.jsonl", GOOD, row, GOOD)
+    with pytest.raises(DatasetError, match=message) as e:
+        load_jsonl(path)
+    assert str(e.value).startswith(f"{path}:2")
+
+
+def test_non_utf8_byte_names_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    before = b'{"messages": [{"role": "user", "content": "caf'
+    path.write_bytes(json.dumps(GOOD).encode() + b"\n" + before + b'\xe9"}]}\n')
+    column = len(before) + 1
+    with pytest.raises(
+        DatasetError, match=rf"bad\.jsonl:2:{column}: byte 0xe9 is not UTF-8; expected a UTF-8 text file$"
+    ):
+        load_jsonl(path)
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    with pytest.raises(DatasetError, match=r"empty\.jsonl: no conversations; expected one JSON object per line$"):
+        load_jsonl(lines(tmp_path / "empty.jsonl", ""))
+
+
+def test_missing_file_and_folder(tmp_path: Path) -> None:
+    with pytest.raises(DatasetError, match=rf"nope\.jsonl: no such file \(looked in {tmp_path}/nope\.jsonl\)$"):
+        load_jsonl(tmp_path / "nope.jsonl")
+    with pytest.raises(DatasetError, match=r"is a folder, expected a dataset file"):
+        load_jsonl(tmp_path)

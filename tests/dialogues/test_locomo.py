@@ -1,0 +1,211 @@
+"""The LoCoMo loader on the real dev corpus and on hand-made files for each untidy or broken case."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from memlab.dialogues import Observation, load_locomo
+from memlab.dialogues.locomo import TURN_INTERVAL, parse_session_time
+from memlab.errors import DatasetError
+
+DIA_ID = re.compile(r"D\d+:\d+")
+
+
+@pytest.fixture(scope="module")
+def raw(locomo_path: Path) -> list[dict]:
+    return json.loads(locomo_path.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def dialogues(locomo_path: Path):
+    return load_locomo(locomo_path)
+
+
+def test_counts_match_the_raw_file(locomo_path: Path, dialogues) -> None:
+    text = locomo_path.read_text(encoding="utf-8")
+    assert len(dialogues) == text.count('"sample_id"') == 7
+    assert sum(len(d) for d in dialogues) == text.count('"dia_id"') == 4124
+    assert sum(len(d.sessions) for d in dialogues) == len(re.findall(r'"session_\d+": \[', text)) == 187
+    assert sum(len(d.probes) for d in dialogues) == text.count('"question"') == 1347
+    assert sum(d.metadata["images"] for d in dialogues) == text.count('"blip_caption"')
+    assert sum(m.text.count("[shares an image: ") for d in dialogues for m in d.messages()) == text.count(
+        '"blip_caption"'
+    )
+
+
+def test_sessions_in_numeric_order_with_times_and_roles(raw, dialogues) -> None:
+    for sample, d in zip(raw, dialogues, strict=True):
+        conv = sample["conversation"]
+        numbers = [int(s.id.split("_")[1]) for s in d.sessions]
+        assert numbers == sorted(numbers) and len(numbers) >= 19  # session_10 after session_9, not after session_1
+        for s in d.sessions:
+            start = s.started_at
+            assert start is not None and start.year in (2022, 2023, 2024)
+            assert [m.timestamp for m in s.messages] == [start + i * TURN_INTERVAL for i in range(len(s.messages))]
+            assert [m.id for m in s.messages] == [t["dia_id"] for t in conv[s.id]]
+            for m, t in zip(s.messages, conv[s.id], strict=True):
+                assert m.speaker == m.name == t["speaker"]
+                assert m.role == ("user" if t["speaker"] == conv["speaker_a"] else "assistant")
+                assert m.text.startswith(t["text"])
+    first = dialogues[0].sessions[0]
+    assert first.started_at == datetime(2023, 5, 8, 13, 56)
+    assert first.messages[1].timestamp == datetime(2023, 5, 8, 13, 56, 30)
+
+
+def test_untidy_evidence_is_split_or_dropped_and_counted(raw, dialogues) -> None:
+    by_id = {d.id: d for d in dialogues}
+    # Found by reading the dev file: one entry holds two ids, four name no turn of their conversation.
+    assert by_id["conv-26"].metadata["evidence_split"] == 1
+    assert {k: d.metadata["evidence_dropped_values"] for k, d in by_id.items() if d.metadata["evidence_dropped"]} == {
+        "conv-42": ("D10:19", "D"),
+        "conv-43": ("D:11:26",),
+        "conv-47": ("D4:36",),
+    }
+    painted = next(p for p in by_id["conv-26"].probes if p.question == "What did Melanie paint recently?")
+    assert painted.evidence == ("D8:6", "D9:17")
+    # Every well-formed id of the raw evidence lists is kept exactly when its turn exists.
+    for sample, d in zip(raw, dialogues, strict=True):
+        ids = d.message_ids()
+        for qa, probe in zip(sample["qa"], d.probes, strict=True):
+            written = [t for e in qa["evidence"] for t in DIA_ID.findall(e)]
+            assert list(probe.evidence) == [t for t in dict.fromkeys(written) if t in ids]
+            assert set(probe.evidence) <= ids
+    assert sum(d.metadata["evidence_dropped"] for d in dialogues) == 4
+
+
+def test_probes_answers_and_categories(raw, dialogues) -> None:
+    for sample, d in zip(raw, dialogues, strict=True):
+        for i, (qa, probe) in enumerate(zip(sample["qa"], d.probes, strict=True)):
+            assert probe.id == f"{d.id}:q{i}"
+            assert probe.category == str(qa["category"])
+            expected = qa.get("answer", qa.get("adversarial_answer"))
+            assert probe.answer == str(expected)
+            assert probe.metadata.get("adversarial_answer") == qa.get("adversarial_answer")
+    adversarial = [p for d in dialogues for p in d.probes if p.category == "5"]
+    assert len(adversarial) == 312 and all(p.answer for p in adversarial)
+
+
+def test_annotations_are_typed_metadata(raw, dialogues) -> None:
+    for sample, d in zip(raw, dialogues, strict=True):
+        meta = d.metadata
+        assert meta["speaker_a"] == sample["conversation"]["speaker_a"]
+        assert list(meta["session_summaries"]) == [s.id for s in d.sessions]
+        assert meta["session_summaries"]["session_1"] == sample["session_summary"]["session_1_summary"]
+        written = sum(len(f) for v in sample["observation"].values() for f in v.values())
+        assert len(meta["observations"]) == written
+        assert all(isinstance(o, Observation) and set(o.evidence) <= d.message_ids() for o in meta["observations"])
+        events = sum(len(v) for e in sample["event_summary"].values() for k, v in e.items() if k != "date")
+        assert len(meta["events"]) == events
+    conv44 = next(d for d in dialogues if d.id == "conv-44")
+    assert conv44.metadata["observation_evidence_split"] == 1  # "D26:14, D26:34, D26:42"
+    assert any(o.evidence == ("D26:14", "D26:34", "D26:42") for o in conv44.metadata["observations"])
+
+
+def test_options_select_dialogues_and_probes(locomo_path: Path) -> None:
+    assert [d.id for d in load_locomo(locomo_path, max_dialogues=2)] == ["conv-26", "conv-30"]
+    assert [d.id for d in load_locomo(locomo_path, sample_ids=["conv-47", "conv-26"])] == ["conv-47", "conv-26"]
+    [d] = load_locomo(locomo_path, sample_ids=["conv-26"], categories=[2, "4"])
+    assert d.probes and {p.category for p in d.probes} == {"2", "4"}
+    with pytest.raises(DatasetError, match=r"no sample_id 'conv-99'; the file has conv-26, conv-30"):
+        load_locomo(locomo_path, sample_ids=["conv-99"])
+
+
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        ("1:56 pm on 8 May, 2023", datetime(2023, 5, 8, 13, 56)),
+        ("12:06 am on 11 November, 2022", datetime(2022, 11, 11, 0, 6)),
+        ("10:04 AM on 19 Dec, 2023", datetime(2023, 12, 19, 10, 4)),
+        ("9:15 pm on March 3, 2024", datetime(2024, 3, 3, 21, 15)),
+        ("8 May 2023", datetime(2023, 5, 8)),
+        ("2023-05-08T13:56:00", datetime(2023, 5, 8, 13, 56)),
+        ("sometime in May", None),
+    ],
+)
+def test_session_times(written: str, expected: datetime | None) -> None:
+    assert parse_session_time(written) == expected
+
+
+def test_sessions_sort_numerically_and_may_skip(tmp_path: Path, write_json, locomo_sample) -> None:
+    turn = {"speaker": "Ann", "text": "again"}
+    sample = locomo_sample(
+        session_10=[{**turn, "dia_id": "D10:1"}],
+        session_10_date_time="9:00 am on 20 May, 2023",
+        session_2=[{**turn, "dia_id": "D2:1"}],
+        session_2_date_time="9:00 am on 10 May, 2023",
+        session_11_date_time="9:00 am on 30 May, 2023",  # a date without a session is ignored
+    )
+    [d] = load_locomo(write_json(tmp_path / "l.json", [sample]))
+    assert [s.id for s in d.sessions] == ["session_1", "session_2", "session_10"]
+    assert d.sessions[2].started_at == datetime(2023, 5, 20, 9, 0)
+    assert d.sessions[0].messages[1].text == "Hi Ann, look at this. [shares an image: a red kite]"
+    assert d.sessions[0].messages[1].role == "assistant" and d.user_id == "conv-1"
+
+
+def test_malformed_evidence_never_fails(tmp_path: Path, write_json, locomo_sample) -> None:
+    sample = locomo_sample()
+    sample["qa"][0]["evidence"] = ["D1:2, D1:1", "D", "D1:9", 7, "D1:2", "D:1:1"]
+    [d] = load_locomo(write_json(tmp_path / "l.json", [sample]))
+    assert d.probes[0].evidence == ("D1:2", "D1:1")
+    assert d.metadata["evidence_split"] == 1
+    assert d.metadata["evidence_dropped"] == 4
+    assert d.metadata["evidence_dropped_values"] == ("D", "D1:9", "7", "D:1:1")
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda s: s.pop("sample_id"), r'\[0\]: missing key "sample_id" \(expected a string\)'),
+        (lambda s: s["conversation"].pop("speaker_b"), r'\[0\]\.conversation: missing key "speaker_b"'),
+        (
+            lambda s: s["conversation"]["session_1"][1].pop("text"),
+            r'\[0\]\.conversation\.session_1\[1\]: missing key "text"',
+        ),
+        (
+            lambda s: s["conversation"]["session_1"][0].update(text=None),
+            r"\[0\]\.conversation\.session_1\[0\]\.text: expected a string, got null",
+        ),
+        (
+            lambda s: s["conversation"].update(session_1={}),
+            r"\[0\]\.conversation\.session_1: expected a list, got an object",
+        ),
+        (
+            lambda s: s["conversation"].update(session_1_date_time="the day after"),
+            r"\[0\]\.conversation\.session_1_date_time: cannot read the date 'the day after'; expected e\.g\.",
+        ),
+        (lambda s: s["conversation"].pop("session_1_date_time"), r'missing key "session_1_date_time"'),
+        (
+            lambda s: s["conversation"]["session_1"][0].update(speaker="Cy"),
+            r"session_1\[0\]\.speaker: 'Cy' is neither speaker_a nor speaker_b \(Ann, Bob\)",
+        ),
+        (lambda s: s["conversation"].update(session_1=[]), r"\[0\]\.conversation: no turns; expected at least one"),
+        (lambda s: s["qa"][0].update(category="four"), r"\[0\]\.qa\[0\]\.category: expected an integer, got a string"),
+        (lambda s: s["qa"][0].pop("evidence"), r'\[0\]\.qa\[0\]: missing key "evidence" \(expected a list\)'),
+        (lambda s: s.update(observation=[]), r"\[0\]\.observation: expected an object, got a list"),
+    ],
+)
+def test_broken_sample_names_the_place(tmp_path: Path, write_json, locomo_sample, change, message) -> None:
+    sample = locomo_sample()
+    change(sample)
+    path = write_json(tmp_path / "bad.json", [sample])
+    with pytest.raises(DatasetError, match=message) as e:
+        load_locomo(path)
+    assert str(e.value).startswith(f"{path}: ")
+
+
+def test_top_level_must_be_a_list(tmp_path: Path, write_json, locomo_sample) -> None:
+    with pytest.raises(DatasetError, match=r"bad\.json: expected a list, got an object$"):
+        load_locomo(write_json(tmp_path / "bad.json", locomo_sample()))
+
+
+def test_missing_file_says_where_it_looked_and_where_to_get_it(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(DatasetError) as e:
+        load_locomo("datasets/locomo10.json")
+    assert f"looked in {tmp_path / 'datasets/locomo10.json'}, " in str(e.value)
+    assert "https://github.com/snap-research/locomo" in str(e.value)
