@@ -24,9 +24,11 @@ from memlab.errors import MemlabError
 from memlab.report.comparison import run_labels
 from memlab.report.fmt import fmt_value, is_missing
 from memlab.report.rundata import find_runs, load_run
-from memlab.rundir import canonical_json
+from memlab.rundir import FLOAT_DIGITS, canonical_json
 
 BASELINE_FORMAT = 1
+# Files keep floats to FLOAT_DIGITS decimals: a difference below half of the last digit is no change.
+ROUNDING = 0.5 * 10.0**-FLOAT_DIGITS
 Status = Literal["ok", "improved", "regression", "changed", "missing", "new"]
 FAILING: tuple[Status, ...] = ("regression", "changed", "missing")
 RULE_KEYS = {"pattern", "better", "abs", "rel", "skip", "ratio_to", "max_increase", "min_value"}
@@ -110,7 +112,7 @@ def load_side(path: Path | str) -> dict[str, dict[str, Any]]:
 
 
 def _within(rule: Rule, base: float, cand: float) -> bool:
-    return abs(cand - base) <= max(rule.abs, rule.rel * abs(base))
+    return abs(cand - base) <= max(rule.abs, rule.rel * abs(base), ROUNDING)
 
 
 def compare_metric(rule: Rule, name: str, base: Mapping[str, Any], cand: Mapping[str, Any]) -> tuple[Status, str]:

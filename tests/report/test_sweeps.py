@@ -28,6 +28,7 @@ def test_a_broken_configuration_does_not_stop_the_sweep(tmp_path: Path) -> None:
         "-m",
         "hydra/launcher=joblib",
         "hydra.launcher.n_jobs=2",
+        "dataset=jsonl",
         "sim.probe_context=true,false",
         f"dataset.path={SAMPLE},{tmp_path / 'missing.jsonl'}",
         f"hydra.sweep.dir={sweep}",
@@ -36,7 +37,7 @@ def test_a_broken_configuration_does_not_stop_the_sweep(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert "compared 4 configurations, 2 failed" in out.stderr
     error = json.loads((sweep / "1" / "error.json").read_text())
-    assert error["type"] == "FileNotFoundError" and "missing.jsonl" in error["message"]
+    assert error["type"] == "DatasetError" and "missing.jsonl" in error["message"]
     assert (sweep / "2" / "metrics.json").is_file()
     assert (sweep / "0" / "metrics.json").read_bytes() == (sweep / "2" / "metrics.json").read_bytes()
     table = pd.read_csv(sweep / "comparison.csv")
@@ -59,6 +60,7 @@ def test_optuna_searches_for_the_objective(tmp_path: Path) -> None:
         "hydra.sweeper.direction=minimize",
         "hydra.sweeper.sampler.seed=0",
         "objective.metric=tokens.prompt.mean",
+        "dataset=jsonl",
         "sim.call_roles=choice([assistant],[user])",
         f"dataset.path={SAMPLE}",
         f"hydra.sweep.dir={sweep}",
