@@ -6,6 +6,7 @@ config and seed); `compute_latency` the machine-dependent ones (`latency.json`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -15,10 +16,11 @@ from memlab.metrics.pricing import ModelPrice, cost_usd, model_price, price_tabl
 from memlab.metrics.retention import content_words, mean_by_category, probe_rows, retention_metrics
 from memlab.metrics.summaries import summary_metrics
 from memlab.metrics.tokens import aux_token_metrics, budget_violations, token_metrics
-from memlab.sim.records import CallRecord, Record
+from memlab.sim.records import CallRecord, ProbeRecord, Record
 from memlab.trace import Event
 
 DEFAULT_PRICING_MODEL = "gpt-4o-mini"
+_CATEGORY_SUFFIX = re.compile(r"\.category\.([^.]+)$")
 
 
 def all_events(records: Iterable[Record]) -> Iterator[Event]:
@@ -52,9 +54,22 @@ def compute_metrics(
     prompt_total = int(metrics["tokens.prompt.total"])
     metrics["cost.usd"] = cost_usd(price, prompt_total + aux["tokens.aux.prompt"], aux["tokens.aux.completion"])
     metrics.update(retention_metrics(probe_table if probe_table is not None else probe_rows(records)))
+    metrics.update(_longterm_metrics([r for r in records if isinstance(r, ProbeRecord)]))
     metrics.update(summary_metrics(events))
     metrics.update(event_metrics(events))
     return metrics
+
+
+def _longterm_metrics(probes: Sequence[ProbeRecord]) -> dict[str, Any]:
+    """`longterm.recall@K`, `longterm.ndcg@10`, `longterm.injected_tokens.mean` (memlab.metrics.longterm).
+
+    Per-category names are given the `.cat_<c>` form every other metric uses.
+    """
+    try:
+        from memlab.metrics.longterm import longterm_metrics
+    except ImportError:  # the long-term metrics module lands with the long-term memory
+        return {}
+    return {_CATEGORY_SUFFIX.sub(r".cat_\1", k): v for k, v in longterm_metrics(probes).items()}
 
 
 def compute_latency(records: Iterable[Record]) -> dict[str, float | None]:

@@ -30,7 +30,7 @@ def event_metrics(events: Iterable[Event]) -> dict[str, int]:
     - `memory.items.before|after`: items held before and after every compression or cleanup, summed;
     - `memory.archived`: items archived (kept, no longer served) by any event that reports `archived`;
     - `longterm.memories` / `longterm.duplicates`: memories saved by extraction and how many of
-      them repeat one already stored (LONGTERM_EXTRACT `saved` / `duplicates`);
+      them repeat one already stored (LONGTERM_EXTRACT `memories` / `duplicates`);
     - `longterm.skipped`: turns that extraction skipped before any model call (LONGTERM_SKIP events).
     """
     out = dict.fromkeys(
@@ -58,7 +58,7 @@ def event_metrics(events: Iterable[Event]) -> dict[str, int]:
             out["memory.items.before"] += int(d.get("before_items") or 0)
             out["memory.items.after"] += int(d.get("after_items") or 0)
         elif e.kind == LONGTERM_EXTRACT:
-            out["longterm.memories"] += int(d.get("saved") or 0)
+            out["longterm.memories"] += int(d.get("memories") or 0)
             out["longterm.duplicates"] += int(d.get("duplicates") or 0)
         elif e.kind == LONGTERM_SKIP:
             out["longterm.skipped"] += 1

@@ -14,6 +14,7 @@ Three shares per probe, averaged over the probes where they are defined (and per
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -23,6 +24,7 @@ import pandas as pd
 from memlab.sim.records import LifecycleRecord, ProbeRecord, Record
 from memlab.trace import SUMMARY, Event
 
+RETRIEVED_EVIDENCE = "longterm.retrieved_evidence"  # ProbeRecord.results: evidence ids per memory, best first
 RETENTION_METRICS = ("context.evidence_retention", "context.evidence_in_summary", "context.answer_coverage")
 # Function words that carry no answer content: articles, pronouns, auxiliaries, prepositions,
 # conjunctions. Deliberately short (scikit-learn's list also drops "may", "two", "first", which answers need).
@@ -119,6 +121,12 @@ def content_words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in FUNCTION_WORDS]
 
 
+@functools.lru_cache(maxsize=16)
+def _word_set(text: str) -> frozenset[str]:
+    """The content words of a context; cached, since a dialogue's probes often share one context."""
+    return frozenset(content_words(text))
+
+
 def summarized_ids(events: Iterable[Event]) -> set[str]:
     """Source ids of every accepted summary among `events` (a rejected summary is not sent)."""
     ids: set[str] = set()
@@ -134,7 +142,7 @@ def probe_retention(probe: ProbeRecord, persisted_summary_ids: Iterable[str] = (
     kept = set(probe.kept_ids)
     folded = (summarized_ids(probe.events) | set(persisted_summary_ids)) - kept
     answer_words = set(content_words(probe.probe.answer or ""))
-    context_words = set(content_words(probe.context_text)) if answer_words else set()
+    context_words = _word_set(probe.context_text) if answer_words else frozenset()
     return {
         "context.evidence_retention": len(evidence & kept) / len(evidence) if evidence else None,
         "context.evidence_in_summary": len(evidence & folded) / len(evidence) if evidence else None,
@@ -160,9 +168,28 @@ def probe_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
                     "evidence": ";".join(r.probe.evidence),
                     "prompt_tokens": r.prompt_tokens,
                     **probe_retention(r, persisted.get(r.dialogue_id, ())),
+                    **{k: v for k, v in r.results.items() if isinstance(v, int | float | str)},
+                    **_retrieval_scores(r),
                 }
             )
     return rows
+
+
+def _retrieval_scores(probe: ProbeRecord) -> dict[str, float]:
+    """This probe's recall@10 and nDCG@10 over the memories a long-term component retrieved, if any."""
+    retrieved = probe.results.get(RETRIEVED_EVIDENCE)
+    evidence = [e for e in probe.probe.evidence if e]
+    if retrieved is None or not evidence:
+        return {}
+    try:
+        from memlab.metrics.longterm import ndcg_at_k, recall_at_k
+    except ImportError:  # the long-term metrics module lands with the long-term memory
+        return {}
+    ranked = [list(m) for m in retrieved]
+    return {
+        "longterm.recall@10": recall_at_k(evidence, ranked, 10),
+        "longterm.ndcg@10": ndcg_at_k(evidence, ranked, 10),
+    }
 
 
 def mean_by_category(
