@@ -56,3 +56,26 @@ def test_category_table_reads_the_flat_names() -> None:
     )
     assert list(frame.index) == ["2", "10"]
     assert frame.loc["2", "context.evidence_retention"] == 0.5
+
+
+def test_run_experiment_is_byte_stable_and_keeps_latency_apart(make_config, tmp_path: Path) -> None:
+    from memlab.experiment import run_experiment
+
+    cfg = make_config("dataset=synthetic", "dataset.dialogues=2", "dataset.sessions=2")
+    a, b = run_experiment(cfg, tmp_path / "a"), run_experiment(cfg, tmp_path / "b")
+    for name in ("metrics.json", "questions.csv", "calls.csv"):
+        assert (a.run_dir / name).read_bytes() == (b.run_dir / name).read_bytes(), name
+    assert a.metrics["context.evidence_retention"] == 1.0  # context=none sends everything
+    assert "latency.reference_us" in json.loads((a.run_dir / "latency.json").read_text())
+
+
+def test_answer_evaluation_counts_a_backend_that_cannot_answer(make_config, tmp_path: Path) -> None:
+    from memlab.experiment import run_experiment
+
+    cfg = make_config("dataset=synthetic", "dataset.dialogues=1", "dataset.sessions=2", "eval.answers=true")
+    result = run_experiment(cfg, tmp_path / "run")
+    answered = result.metrics["answer.failures"]
+    probes = sum(1 for line in (result.run_dir / "questions.csv").read_text().splitlines()[1:])
+    # the offline extractive backend has no answer task: every question is a recorded failure, none scored
+    assert answered == probes > 0
+    assert result.metrics["answer.f1"] is None
