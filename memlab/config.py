@@ -20,6 +20,7 @@ SCHEMA_PACKAGES = (
     "memlab.dialogues",
     "memlab.runtime",
     "memlab.memory",
+    "memlab.stores",
     "memlab.llm",
     "memlab.embed",
 )

@@ -1,18 +1,75 @@
-"""The Memory layer: ChatMemory, AgentMemory, compressors, memory strategies and the cleanup service."""
+"""The Memory layer: memory strategies and the cleanup service, ChatMemory and AgentMemory, compressors, sessions."""
 
-from dataclasses import dataclass
+from memlab.memory.agent import (
+    AgentMemory,
+    InMemoryAgentMemory,
+    MemoryCompressor,
+    MemorySnapshot,
+    StoreAgentMemory,
+)
+from memlab.memory.chat import ChatMemory, InMemoryChatMemory, StoreChatMemory, chat_history
+from memlab.memory.cleanup import CleanupResult, MemoryCleanupService
+from memlab.memory.compressors import (
+    HybridMemoryCompressor,
+    TaskSegmentedCompressor,
+    WindowedMemoryCompressor,
+    fold_summary,
+    summarized_count,
+)
+from memlab.memory.history import AgentMemoryHistory, agent_history
+from memlab.memory.pairing import item_units, message_units, orphans
+from memlab.memory.schemas import SCHEMAS
+from memlab.memory.session import Agent, AgentSession
+from memlab.memory.strategies import (
+    DeleteStrategy,
+    FilterStrategy,
+    KeepRule,
+    MemoryStrategy,
+    SummarizeStrategy,
+    TrimStrategy,
+    keep_latest,
+    keep_matching,
+    rules_predicate,
+    summarize,
+    trim,
+)
+from memlab.memory.tasks import TaskMemory
 
-from memlab.memory.chat import ChatMemory, InMemoryChatMemory, in_memory_history
-
-
-@dataclass
-class InMemoryHistoryConfig:
-    """`agent_memory=chat`: a plain in-memory ChatMemory per dialogue."""
-
-    _target_: str = "memlab.memory.in_memory_history"
-    _partial_: bool = True
-
-
-SCHEMAS = {("agent_memory", "chat"): InMemoryHistoryConfig}
-
-__all__ = ["SCHEMAS", "ChatMemory", "InMemoryChatMemory", "in_memory_history"]
+__all__ = [
+    "SCHEMAS",
+    "Agent",
+    "AgentMemory",
+    "AgentMemoryHistory",
+    "AgentSession",
+    "ChatMemory",
+    "CleanupResult",
+    "DeleteStrategy",
+    "FilterStrategy",
+    "HybridMemoryCompressor",
+    "InMemoryAgentMemory",
+    "InMemoryChatMemory",
+    "KeepRule",
+    "MemoryCleanupService",
+    "MemoryCompressor",
+    "MemorySnapshot",
+    "MemoryStrategy",
+    "StoreAgentMemory",
+    "StoreChatMemory",
+    "SummarizeStrategy",
+    "TaskMemory",
+    "TaskSegmentedCompressor",
+    "TrimStrategy",
+    "WindowedMemoryCompressor",
+    "agent_history",
+    "chat_history",
+    "fold_summary",
+    "item_units",
+    "keep_latest",
+    "keep_matching",
+    "message_units",
+    "orphans",
+    "rules_predicate",
+    "summarize",
+    "summarized_count",
+    "trim",
+]

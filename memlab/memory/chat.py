@@ -1,22 +1,35 @@
-"""ChatMemory: the plain multi-turn history (second design document, "ChatMemory: 基础会话上下文")."""
+"""ChatMemory: the plain multi-turn history (second design document, "ChatMemory: 基础会话上下文").
+
+`InMemoryChatMemory` keeps a Python list; `StoreChatMemory` keeps the same messages in any
+`SessionStore` (SQLite, PostgreSQL, MySQL, Redis), so a session survives the process and can be
+resumed. `update` is the Memory layer's write: the new history replaces the old in one
+transaction, or not at all.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
 from typing import Protocol, runtime_checkable
 
+from memlab.memory.codec import message_from_entry, message_to_entry
 from memlab.messages import Message
+from memlab.stores.base import SessionState, SessionStore
+
+Edit = Callable[[list[Message]], Iterable[Message]]
 
 
 @runtime_checkable
 class ChatMemory(Protocol):
-    """A session's stored messages; `replace` swaps them all at once (the Memory layer's write)."""
+    """A session's stored messages; `replace` swaps them all at once, `update` reads and swaps atomically."""
 
     def append(self, message: Message) -> None: ...
 
     def messages(self) -> list[Message]: ...
 
     def replace(self, messages: Iterable[Message]) -> None: ...
+
+    def update(self, edit: Edit) -> list[Message]: ...
 
     def clear(self) -> None: ...
 
@@ -29,23 +42,76 @@ class InMemoryChatMemory:
     def __init__(self, session_id: str = "default") -> None:
         self.session_id = session_id
         self._messages: list[Message] = []
+        self._lock = threading.RLock()
 
     def append(self, message: Message) -> None:
-        self._messages.append(message)
+        with self._lock:
+            self._messages.append(message)
 
     def messages(self) -> list[Message]:
-        return list(self._messages)
+        with self._lock:
+            return list(self._messages)
 
     def replace(self, messages: Iterable[Message]) -> None:
-        self._messages = list(messages)
+        new = list(messages)
+        with self._lock:
+            self._messages = new
+
+    def update(self, edit: Edit) -> list[Message]:
+        """`edit(messages)` becomes the history; if it raises, the history is untouched."""
+        with self._lock:
+            new = list(edit(list(self._messages)))
+            self._messages = new
+            return list(new)
 
     def clear(self) -> None:
-        self._messages.clear()
+        with self._lock:
+            self._messages = []
 
     def __len__(self) -> int:
         return len(self._messages)
 
 
-def in_memory_history(session_id: str) -> InMemoryChatMemory:
-    """The default history factory of the `agent_memory` group."""
-    return InMemoryChatMemory(session_id)
+class StoreChatMemory:
+    """ChatMemory in a `SessionStore` under `session_id`: every write is one transaction."""
+
+    def __init__(self, store: SessionStore, session_id: str) -> None:
+        self.store = store
+        self.session_id = session_id
+
+    def append(self, message: Message) -> None:
+        self.store.append(self.session_id, [message_to_entry(message)])
+
+    def messages(self) -> list[Message]:
+        return [message_from_entry(e) for e in self.store.load(self.session_id).entries]
+
+    def replace(self, messages: Iterable[Message]) -> None:
+        entries = tuple(message_to_entry(m) for m in messages)
+        self.store.update(self.session_id, lambda s: SessionState(entries, s.summary))
+
+    def update(self, edit: Edit) -> list[Message]:
+        """`edit(messages)` becomes the history in one transaction; if it raises, nothing is written."""
+
+        def step(state: SessionState) -> SessionState:
+            new = edit([message_from_entry(e) for e in state.entries])
+            return SessionState(tuple(message_to_entry(m) for m in new), state.summary)
+
+        return [message_from_entry(e) for e in self.store.update(self.session_id, step).entries]
+
+    def clear(self) -> None:
+        self.store.delete_session(self.session_id)
+
+    def __len__(self) -> int:
+        return self.store.count(self.session_id)
+
+
+def chat_history(session_id: str, *, store: SessionStore, fresh: bool = True) -> StoreChatMemory:
+    """`agent_memory=chat`: a ChatMemory per dialogue in the configured store.
+
+    `fresh` clears what the store holds under that id first, so a replay starts from nothing
+    even on a database a previous run filled.
+    """
+    memory = StoreChatMemory(store, session_id)
+    if fresh:
+        memory.clear()
+    return memory

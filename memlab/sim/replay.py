@@ -55,12 +55,12 @@ def replay_dialogue(dialogue: Dialogue, runtime: Runtime, options: ReplayOptions
             rt.now = _advance(rt.now, message.timestamp)
             if message.role in options.call_roles:
                 yield _call(rt, message, full_tokens, last_user)
-            rt.history.append(message)
-            full_tokens += rt.counter.count(message)
-            if message.role == "user":
-                last_user = message.text
-            rt.turn += 1
-            with recording() as events:
+            with recording() as events:  # a compressing history reports MEMORY_COMPRESS from its append
+                rt.history.append(message)
+                full_tokens += rt.counter.count(message)
+                if message.role == "user":
+                    last_user = message.text
+                rt.turn += 1
                 for c in rt.components:
                     c.on_message(rt, message)
             if events:

@@ -1,0 +1,196 @@
+"""MemoryCompressors: the three strategies of the second design document, section 7.
+
+- A, `WindowedMemoryCompressor(max_items)`: keep the newest items only.
+- B (recommended), `HybridMemoryCompressor(max_items)`: keep the newest items verbatim and fold
+  the older ones into the summary with the chat model.
+- C, `TaskSegmentedCompressor`: one pool per sub-task; a finished sub-task leaves only its
+  summary, so the final stage reads the sub-task summaries and the current task's items.
+
+No compressor separates a function_call from its function_call_output: cuts fall between
+`item_units`, so a window may keep a few items fewer than `max_items` (or more, when the newest
+tool exchange alone is larger).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memlab.llm.base import TASK_CONTEXT_SUMMARY, ChatModel, LLMError
+from memlab.llm.prompts import build, check_language, render_transcript
+from memlab.memory.agent import MemorySnapshot
+from memlab.memory.pairing import item_units
+from memlab.memory.strategies import MAX_CONVERSATION_CHARS, detect_language
+from memlab.messages import Item, MessageItem, items_to_messages
+from memlab.trace import FALLBACK, emit
+
+# `WindowedMemoryCompressor(20)` in every example of the design document.
+DEFAULT_MAX_ITEMS = 20
+# The document's sample HybridMemoryCompressor: previousSummary + "\n[压缩] 历史片段条数=" + head.size().
+COUNT_SUMMARY_LINE = "[压缩] 历史片段条数={count}"
+COUNT_SUMMARY = re.compile(r"\[压缩\] 历史片段条数=(\d+)")
+TASK_LABEL = {"zh": "[子任务 {n}] ", "en": "[Sub-task {n}] "}
+_TASK_PREFIXES = tuple(label.split("{")[0] for label in TASK_LABEL.values())
+
+
+def split_window(items: Sequence[Item], max_items: int) -> tuple[list[Item], list[Item]]:
+    """(dropped, kept): drop whole units from the front until at most `max_items` remain (or one unit)."""
+    units = item_units(items)
+    kept = len(items)
+    drop = 0
+    while kept > max_items and drop < len(units) - 1:
+        kept -= len(units[drop])
+        drop += 1
+    dropped = [i for u in units[:drop] for i in u]
+    return dropped, list(items[len(dropped) :])
+
+
+def counted_summary(previous: str | None, dropped: int) -> str:
+    """The document's sample summary: the previous one plus a line counting the items dropped."""
+    return ((previous or "") + "\n" + COUNT_SUMMARY_LINE.format(count=dropped)).strip()
+
+
+def summarized_count(summary: str | None) -> int:
+    """How many items the counting summaries in `summary` stand for."""
+    return sum(int(n) for n in COUNT_SUMMARY.findall(summary or ""))
+
+
+def fold_summary(
+    previous: str | None,
+    dropped: Sequence[Item],
+    llm: ChatModel | None,
+    language: str = "auto",
+    max_tokens: int | None = None,
+) -> str:
+    """A new summary covering `previous` and the `dropped` items.
+
+    With a chat model: the context-summary prompt (keep the conversation coherent) over the
+    previous summary and the dropped items. With no model, or when the model fails (a FALLBACK
+    event says so): the document's counting sample, ``[压缩] 历史片段条数=N`` appended.
+    """
+    if llm is None:
+        return counted_summary(previous, len(dropped))
+    messages = items_to_messages(dropped)
+    lang = (
+        detect_language([previous or "", *(m.text for m in messages)])
+        if language == "auto"
+        else check_language(language)
+    )
+    transcript = "\n".join([*_summary_lines(previous), render_transcript(messages)])[:MAX_CONVERSATION_CHARS]
+    try:
+        reply = llm.complete(
+            build(TASK_CONTEXT_SUMMARY, transcript, lang), task=TASK_CONTEXT_SUMMARY, max_tokens=max_tokens
+        )
+        text = reply.text.strip()
+        if not text:
+            raise LLMError("the model returned an empty summary")
+    except LLMError as e:
+        emit(FALLBACK, layer="agent_memory", strategy="summary", reason=type(e).__name__, fallback="count")
+        return counted_summary(previous, len(dropped))
+    return text
+
+
+def _summary_lines(summary: str | None) -> list[str]:
+    """The previous summary as transcript lines, verbatim (a line a model wrote as "speaker: text" stays so),
+    so that re-summarizing a summary does not wrap it in another speaker each time."""
+    lines = [ln.strip() for ln in (summary or "").splitlines() if ln.strip()]
+    return [f"[] {ln}" if _SPEAKER_LINE.match(ln) else f"[] summary: {ln}" for ln in lines]
+
+
+_SPEAKER_LINE = re.compile(r"^[^:\[\]]+: ")
+
+
+@dataclass(frozen=True)
+class WindowedMemoryCompressor:
+    """Strategy A: keep only the newest `max_items` items; the summary is left as it is."""
+
+    max_items: int = DEFAULT_MAX_ITEMS
+
+    def compress(self, snapshot: MemorySnapshot) -> MemorySnapshot:
+        if len(snapshot.items) <= self.max_items:
+            return snapshot
+        _dropped, kept = split_window(snapshot.items, self.max_items)
+        return MemorySnapshot.of(kept, snapshot.summary)
+
+
+class HybridMemoryCompressor:
+    """Strategy B (recommended): the newest `max_items` verbatim, everything older folded into the summary.
+
+    With `llm`, the summary is written by the chat model (the document: "你可以把 head 交给模型生成更高
+    质量摘要"); with no model it is the document's own sample, one ``[压缩] 历史片段条数=N`` line per
+    compression, which says how much was dropped but not what.
+    """
+
+    def __init__(
+        self,
+        max_items: int = DEFAULT_MAX_ITEMS,
+        llm: ChatModel | None = None,
+        language: str = "auto",
+        max_tokens: int | None = None,
+    ) -> None:
+        self.max_items = max_items
+        self.llm = llm
+        self.language = language
+        self.max_tokens = max_tokens
+
+    def compress(self, snapshot: MemorySnapshot) -> MemorySnapshot:
+        if len(snapshot.items) <= self.max_items:
+            return snapshot
+        dropped, kept = split_window(snapshot.items, self.max_items)
+        if not dropped:
+            return snapshot
+        summary = fold_summary(snapshot.summary, dropped, self.llm, self.language, self.max_tokens)
+        return MemorySnapshot.of(kept, summary)
+
+
+class TaskSegmentedCompressor:
+    """Strategy C: each sub-task its own pool; finished sub-tasks survive only as their summaries.
+
+    A sub-task starts at each message item of `boundary_role` (a new user request, by default).
+    All but the newest `keep_tasks` sub-tasks are summarized one by one (each from its own items
+    only, never from the others) into a numbered line of the summary, so the final stage reads
+    the sub-task summaries plus the live sub-task. With no model each line is the counting sample.
+    """
+
+    def __init__(
+        self,
+        keep_tasks: int = 1,
+        boundary_role: str = "user",
+        llm: ChatModel | None = None,
+        language: str = "auto",
+        max_tokens: int | None = None,
+    ) -> None:
+        if keep_tasks < 1:
+            raise ValueError(f"keep_tasks must be at least 1 (the live sub-task), not {keep_tasks}")
+        self.keep_tasks = keep_tasks
+        self.boundary_role = boundary_role
+        self.llm = llm
+        self.language = language
+        self.max_tokens = max_tokens
+
+    def segments(self, items: Sequence[Item]) -> list[list[Item]]:
+        """The items cut into sub-tasks, only between units."""
+        tasks: list[list[Item]] = []
+        for unit in item_units(items):
+            head = unit[0]
+            if not tasks or (isinstance(head, MessageItem) and head.role == self.boundary_role):
+                tasks.append([])
+            tasks[-1].extend(unit)
+        return tasks
+
+    def compress(self, snapshot: MemorySnapshot) -> MemorySnapshot:
+        tasks = self.segments(snapshot.items)
+        if len(tasks) <= self.keep_tasks:
+            return snapshot
+        done, live = tasks[: -self.keep_tasks], tasks[-self.keep_tasks :]
+        lines = [snapshot.summary] if snapshot.summary else []
+        number = sum(1 for line in (snapshot.summary or "").splitlines() if line.startswith(_TASK_PREFIXES))
+        for task in done:
+            number += 1
+            text = fold_summary(None, task, self.llm, self.language, self.max_tokens)
+            lang = (
+                detect_language(m.text for m in items_to_messages(task)) if self.language == "auto" else self.language
+            )
+            lines.append(TASK_LABEL[lang].format(n=number) + " ".join(text.split()))
+        return MemorySnapshot.of([i for t in live for i in t], "\n".join(lines))

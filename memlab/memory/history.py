@@ -1,0 +1,70 @@
+"""AgentMemory as the simulator's `History`, so replayed trajectories go through a compressor.
+
+Each replayed message is written the way an agent runtime writes it (design document, section 4):
+a user message with `add_user_input`, a model turn with `add_output_items`, a tool result with
+`add_tool_output`. The request is the summary as a leading system message, then the items as
+chat messages. Items carry no source ids, so probes see no `kept_ids` through this history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from memlab.memory.agent import MemoryCompressor, MemorySnapshot, StoreAgentMemory
+from memlab.messages import Message, items_to_messages, messages_to_items, system
+from memlab.stores.base import SessionStore
+
+
+def snapshot_messages(snapshot: MemorySnapshot) -> list[Message]:
+    """The summary (as a system message) followed by the items as chat messages."""
+    head = [system(snapshot.summary)] if snapshot.summary else []
+    return head + items_to_messages(snapshot.items)
+
+
+class AgentMemoryHistory:
+    """A `History` (append, messages, len) plus the Memory layer's `update` over an AgentMemory."""
+
+    def __init__(self, memory: StoreAgentMemory) -> None:
+        self.memory = memory
+
+    def append(self, message: Message) -> None:
+        if message.role == "user":
+            self.memory.add_user_input(message.text)
+        elif message.role == "tool":
+            self.memory.add_tool_output(message.tool_call_id or "", message.text)
+        else:
+            self.memory.add_output_items(messages_to_items([message]))
+
+    def messages(self) -> list[Message]:
+        return snapshot_messages(self.memory.snapshot())
+
+    def replace(self, messages: Iterable[Message]) -> None:
+        """The messages become the items (a leading summary message becomes a system item)."""
+        items = messages_to_items(list(messages))
+        self.memory.update(lambda _old: MemorySnapshot.of(items), compress=False)
+
+    def update(self, edit: Callable[[list[Message]], Iterable[Message]]) -> list[Message]:
+        """A memory strategy over the history as messages, written back in one transaction."""
+        after = self.memory.update(
+            lambda s: MemorySnapshot.of(messages_to_items(list(edit(snapshot_messages(s))))), compress=False
+        )
+        return snapshot_messages(after)
+
+    def clear(self) -> None:
+        self.memory.clear()
+
+    def __len__(self) -> int:
+        return len(self.memory)
+
+
+def agent_history(
+    session_id: str, *, store: SessionStore, compressor: MemoryCompressor | None = None, fresh: bool = True
+) -> AgentMemoryHistory:
+    """`agent_memory=windowed|hybrid|per_task`: an AgentMemory per dialogue in the configured store.
+
+    `fresh` clears what the store holds under that id first, so every replay starts from nothing.
+    """
+    memory = StoreAgentMemory(store, session_id, compressor)
+    if fresh:
+        memory.clear()
+    return AgentMemoryHistory(memory)

@@ -1,0 +1,91 @@
+"""What every session store does: ordered JSON entries plus an optional summary per session.
+
+Chat memories store messages and agent memories store items in the same shape, so one store
+serves both. Every write is one transaction; `update` is the read-modify-write that memory
+cleanups and compressions need: it runs a pure function on the current state under the
+session's lock and writes the result atomically, or nothing if the function raises.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+Entry = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class SessionState:
+    """A session's stored entries (oldest first) and its summary (None when it has none)."""
+
+    entries: tuple[Entry, ...] = ()
+    summary: str | None = None
+
+
+Update = Callable[[SessionState], SessionState | None]
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Sessions of ordered entries; safe for concurrent threads and processes on the same data."""
+
+    def load(self, session_id: str) -> SessionState:
+        """A consistent read of the session (empty if it does not exist)."""
+        ...
+
+    def append(self, session_id: str, entries: Sequence[Entry]) -> None:
+        """Add entries at the end, atomically."""
+        ...
+
+    def update(self, session_id: str, fn: Update) -> SessionState:
+        """Replace the state by `fn(state)` in one transaction (None: leave it); returns the state after.
+
+        The session exists afterwards. `fn` must be pure: a backend may run it again after a conflict.
+        """
+        ...
+
+    def exists(self, session_id: str) -> bool: ...
+
+    def count(self, session_id: str) -> int:
+        """How many entries the session holds."""
+        ...
+
+    def sessions(self) -> list[str]:
+        """Every stored session id, sorted."""
+        ...
+
+    def delete_session(self, session_id: str) -> None:
+        """Remove the session and its entries (no error if absent)."""
+        ...
+
+
+def encode(entry: Entry) -> str:
+    """The canonical JSON text of an entry (sorted keys), the same on every backend."""
+    return json.dumps(entry, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def decode(text: str) -> dict[str, Any]:
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError(f"a stored entry is not a JSON object: {text[:80]!r}")
+    return value
+
+
+def plan_rewrite(old: Sequence[str], new: Sequence[str]) -> tuple[int, list[str]]:
+    """How to turn `old` into `new` cheaply: drop the first `k` entries, then append the rest.
+
+    The smallest `k` whose remaining entries are a prefix of `new`; a window that slides by one
+    drops one and appends one, and anything else becomes drop-all plus append-all.
+
+    >>> plan_rewrite(["a", "b", "c"], ["b", "c", "d"])
+    (1, ['d'])
+    >>> plan_rewrite(["a", "b"], ["s", "b"])
+    (2, ['s', 'b'])
+    """
+    for k in range(len(old)):
+        kept = len(old) - k
+        if kept <= len(new) and old[k] == new[0] and list(new[:kept]) == list(old[k:]):
+            return k, list(new[kept:])
+    return len(old), list(new)

@@ -1,0 +1,492 @@
+"""The SQL store through SQLAlchemy Core: SQLite (embedded default), PostgreSQL, MySQL/MariaDB.
+
+Schema lessons from the first design document: keys are VARCHAR(255), not TEXT (MySQL cannot
+index TEXT), and upserts are written per dialect (``INSERT ... ON CONFLICT`` on PostgreSQL and
+SQLite, ``INSERT ... ON DUPLICATE KEY UPDATE`` on MySQL) instead of H2's ``MERGE INTO``. The
+schema is created and migrated by `migrate()` (idempotent, versioned, under a lock), never by hand.
+
+Concurrency: a session's writes lock its row in `memlab_sessions` (``SELECT ... FOR UPDATE``;
+SQLite takes the database write lock with ``BEGIN IMMEDIATE`` and runs in WAL mode), so appends
+and compactions from many threads and processes serialize per session; deadlocks and busy
+databases are retried.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.dialects import mysql, postgresql, sqlite
+from sqlalchemy.engine import Connection, Engine
+
+from memlab.errors import MemlabError
+from memlab.stores.base import Entry, SessionState, Update, decode, encode, plan_rewrite
+from memlab.stores.kv import MAX_KEY_LENGTH, Record, check_key, encode_value, ns_text, utc
+
+T = TypeVar("T")
+
+MAX_RETRIES = 12  # transient failures (deadlock, lock timeout, busy database) before giving up
+RETRY_BASE_SECONDS = 0.005
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+_MYSQL = ("mysql", "mariadb")
+Key = sa.String(MAX_KEY_LENGTH).with_variant(
+    mysql.VARCHAR(MAX_KEY_LENGTH, charset="utf8mb4", collation="utf8mb4_bin"), *_MYSQL
+)
+Body = sa.Text().with_variant(mysql.LONGTEXT(charset="utf8mb4", collation="utf8mb4_bin"), *_MYSQL)
+Stamp = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), *_MYSQL)
+_TABLE_OPTIONS: dict[str, Any] = {
+    f"{d}_{k}": v for d in _MYSQL for k, v in (("engine", "InnoDB"), ("charset", "utf8mb4"))
+}
+
+metadata = sa.MetaData()
+schema_version = sa.Table(
+    "memlab_schema_version",
+    metadata,
+    sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("description", sa.String(MAX_KEY_LENGTH), nullable=False),
+    sa.Column("applied_at", Stamp, nullable=False),
+    **_TABLE_OPTIONS,
+)
+sessions = sa.Table(
+    "memlab_sessions",
+    metadata,
+    sa.Column("session_id", Key, primary_key=True),
+    sa.Column("summary", Body, nullable=True),
+    sa.Column("next_seq", sa.BigInteger, nullable=False),
+    sa.Column("created_at", Stamp, nullable=False),
+    sa.Column("updated_at", Stamp, nullable=False),
+    **_TABLE_OPTIONS,
+)
+session_entries = sa.Table(
+    "memlab_session_entries",
+    metadata,
+    sa.Column("session_id", Key, primary_key=True),
+    sa.Column("seq", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("body", Body, nullable=False),
+    **_TABLE_OPTIONS,
+)
+records = sa.Table(
+    "memlab_records",
+    metadata,
+    sa.Column("namespace", Key, primary_key=True),
+    sa.Column("key", Key, primary_key=True),
+    sa.Column("value_json", Body, nullable=False),
+    sa.Column("archived", sa.Boolean, nullable=False),
+    sa.Column("created_at", Stamp, nullable=False),
+    sa.Column("updated_at", Stamp, nullable=False),
+    **_TABLE_OPTIONS,
+)
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema step; `apply` must be idempotent (MySQL commits DDL as it goes)."""
+
+    version: int
+    description: str
+    apply: Callable[[Connection], None]
+
+
+def _create(*tables: sa.Table) -> Callable[[Connection], None]:
+    def apply(conn: Connection) -> None:
+        for table in tables:
+            table.create(conn, checkfirst=True)
+
+    return apply
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "sessions and their ordered entries", _create(sessions, session_entries)),
+    Migration(2, "namespaced JSON records (long-term memories)", _create(records)),
+)
+LATEST_VERSION = MIGRATIONS[-1].version
+
+
+def _naive(t: datetime) -> datetime:
+    return utc(t).replace(tzinfo=None)
+
+
+def _aware(t: datetime) -> datetime:
+    return t.replace(tzinfo=UTC)
+
+
+def _now() -> datetime:
+    return _naive(datetime.now(UTC))
+
+
+def _hydra_run_dir() -> Path | None:
+    from hydra.core.hydra_config import HydraConfig
+
+    return Path(HydraConfig.get().runtime.output_dir) if HydraConfig.initialized() else None
+
+
+class SqlStore:
+    """Sessions and key-value records in a SQL database (`store=sqlite|postgres|mysql`).
+
+    `url` is any SQLAlchemy URL (``postgresql+psycopg://...``, ``mysql+pymysql://...``); `path`
+    is a SQLite file, placed in the run directory when relative (`run_dir`, else Hydra's run
+    directory, else the current directory). `schema` is a PostgreSQL schema to keep the tables in.
+    Nothing connects until first use; the schema is migrated then.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        path: str | None = None,
+        schema: str | None = None,
+        run_dir: str | None = None,
+        pool_size: int = 10,
+    ) -> None:
+        if (url is None) == (path is None):
+            raise MemlabError(f"store: set exactly one of store.url or store.path (got url={url!r}, path={path!r})")
+        if path is not None:
+            file = Path(path)
+            if not file.is_absolute():
+                file = (Path(run_dir) if run_dir else _hydra_run_dir() or Path.cwd()) / file
+            url = f"sqlite:///{file}"
+        assert url is not None
+        try:
+            self.url = sa.engine.make_url(url)
+        except sa.exc.ArgumentError as e:
+            raise MemlabError(f"store.url: {url!r} is not a database URL ({e})") from e
+        backend = self.url.get_backend_name()
+        if backend not in ("sqlite", "postgresql", *_MYSQL):
+            raise MemlabError(
+                f"store.url: unsupported database {backend!r}; expected sqlite, postgresql, mysql or mariadb"
+            )
+        if schema is not None and backend != "postgresql":
+            raise MemlabError(f"store.schema is for PostgreSQL only; for {backend} put the database in store.url")
+        self.schema = schema
+        self.pool_size = pool_size
+        self._engine: Engine | None = None
+        self._migrated = False
+        self._pid = os.getpid()
+        self._guard = threading.RLock()
+        self._jitter = random.Random()  # private: never disturbs the run's seeded global RNG
+
+    def __repr__(self) -> str:
+        return f"SqlStore({self.url.render_as_string(hide_password=True)!r})"
+
+    # --- engine, transactions, migrations -----------------------------------------------
+
+    @property
+    def dialect(self) -> str:
+        return self._raw_engine().dialect.name
+
+    @property
+    def engine(self) -> Engine:
+        """The engine, the schema migrated to the latest version on first use."""
+        engine = self._raw_engine()
+        if not self._migrated:
+            with self._guard:
+                if not self._migrated:
+                    try:
+                        self._migrate(engine)
+                    except sa.exc.OperationalError as e:
+                        where = self.url.render_as_string(hide_password=True)
+                        raise MemlabError(f"store.url: cannot use the database at {where} ({e.orig})") from e
+                    self._migrated = True
+        return engine
+
+    def _raw_engine(self) -> Engine:
+        """The engine, created on first use and again in a forked child (never share a parent's connections)."""
+        if self._engine is not None and self._pid != os.getpid():
+            self._engine.dispose(close=False)
+            self._engine = None
+        if self._engine is None:
+            with self._guard:
+                if self._engine is None:
+                    self._engine = self._make_engine()
+                    self._pid = os.getpid()
+        return self._engine
+
+    def _make_engine(self) -> Engine:
+        backend = self.url.get_backend_name()
+        options: dict[str, Any] = {"pool_pre_ping": True}
+        if backend == "sqlite":
+            database = self.url.database
+            if not database:
+                raise MemlabError("store.path: an in-memory SQLite database cannot be shared; give a file path")
+            Path(database).parent.mkdir(parents=True, exist_ok=True)
+            options["connect_args"] = {"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
+            options.update(pool_size=self.pool_size, max_overflow=self.pool_size)
+        else:
+            options.update(pool_size=self.pool_size, max_overflow=self.pool_size, isolation_level="READ COMMITTED")
+            if backend in _MYSQL:
+                options["connect_args"] = {"charset": "utf8mb4"}
+        engine = sa.create_engine(self.url, **options)
+        if backend == "sqlite":
+            event.listen(engine, "connect", _sqlite_connect)
+            event.listen(engine, "begin", _sqlite_begin)
+        if self.schema is not None:
+            engine = engine.execution_options(schema_translate_map={None: self.schema})
+        return engine
+
+    def _transaction(self, engine: Engine, fn: Callable[[Connection], T], *, read: bool = False) -> T:
+        """Run `fn` in one transaction, retried on deadlocks, lock timeouts and busy databases."""
+        for attempt in range(MAX_RETRIES + 1):
+            try:
+                with engine.connect() as conn:
+                    if read:
+                        conn = conn.execution_options(**_read_options(engine.dialect.name))
+                    with conn.begin():
+                        return fn(conn)
+            except sa.exc.DBAPIError as e:
+                if attempt == MAX_RETRIES or not _transient(e):
+                    raise
+                time.sleep(RETRY_BASE_SECONDS * 2 ** min(attempt, 6) * (0.5 + self._jitter.random()))
+        raise AssertionError("unreachable")
+
+    def _write(self, fn: Callable[[Connection], T]) -> T:
+        return self._transaction(self.engine, fn)
+
+    def _read(self, fn: Callable[[Connection], T]) -> T:
+        return self._transaction(self.engine, fn, read=True)
+
+    def migrate(self, upto: int | None = None) -> int:
+        """Bring the schema to `upto` (default: the latest version); returns the version now."""
+        version = self._migrate(self._raw_engine(), upto)
+        self._migrated = version >= LATEST_VERSION
+        return version
+
+    def _migrate(self, engine: Engine, upto: int | None = None) -> int:
+        target = LATEST_VERSION if upto is None else upto
+        backend = engine.dialect.name
+
+        def step(conn: Connection) -> int:
+            if backend == "postgresql":
+                conn.exec_driver_sql("SELECT pg_advisory_xact_lock(hashtext('memlab.migrate'))")
+                if self.schema is not None:
+                    conn.exec_driver_sql(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
+            elif backend in _MYSQL:
+                conn.exec_driver_sql("SELECT GET_LOCK('memlab.migrate', 60)")
+            try:
+                schema_version.create(conn, checkfirst=True)
+                done = set(conn.execute(sa.select(schema_version.c.version)).scalars())
+                for m in MIGRATIONS:
+                    if m.version <= target and m.version not in done:
+                        m.apply(conn)
+                        conn.execute(
+                            schema_version.insert().values(
+                                version=m.version, description=m.description, applied_at=_now()
+                            )
+                        )
+                        done.add(m.version)
+                return max(done, default=0)
+            finally:
+                if backend in _MYSQL:
+                    conn.exec_driver_sql("SELECT RELEASE_LOCK('memlab.migrate')")
+
+        return self._transaction(engine, step)
+
+    def schema_version(self) -> int:
+        """The highest migration applied (0 for an empty database)."""
+        return self._read(lambda c: c.execute(sa.select(sa.func.max(schema_version.c.version))).scalar() or 0)
+
+    def close(self) -> None:
+        """Close the pooled connections (the store reconnects if used again)."""
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None
+
+    def _insert(self, table: sa.Table) -> Any:
+        name = self.dialect
+        if name == "postgresql":
+            return postgresql.insert(table)
+        if name == "sqlite":
+            return sqlite.insert(table)
+        return mysql.insert(table)
+
+    def _ordered(self, column: sa.ColumnElement[Any]) -> sa.ColumnElement[Any]:
+        """Order by code point everywhere (PostgreSQL's default collation is linguistic)."""
+        return column.collate("C") if self.dialect == "postgresql" else column
+
+    # --- sessions ---------------------------------------------------------------------
+
+    def _lock_session(self, conn: Connection, session_id: str) -> sa.Row[Any, Any]:
+        """Create the session row if needed (upsert) and lock it for this transaction."""
+        check_key(session_id)
+        now = _now()
+        ins = self._insert(sessions).values(
+            session_id=session_id, summary=None, next_seq=0, created_at=now, updated_at=now
+        )
+        if self.dialect in _MYSQL:
+            conn.execute(ins.on_duplicate_key_update(session_id=ins.inserted.session_id))
+        else:
+            conn.execute(ins.on_conflict_do_nothing(index_elements=[sessions.c.session_id]))
+        query = sa.select(sessions.c.next_seq, sessions.c.summary).where(sessions.c.session_id == session_id)
+        return conn.execute(query.with_for_update()).one()
+
+    def _entries_of(self, session_id: str) -> sa.Select[Any]:
+        c = session_entries.c
+        return sa.select(c.seq, c.body).where(c.session_id == session_id).order_by(c.seq)
+
+    def load(self, session_id: str) -> SessionState:
+        def read(conn: Connection) -> SessionState:
+            summary = conn.execute(sa.select(sessions.c.summary).where(sessions.c.session_id == session_id)).scalar()
+            rows = conn.execute(self._entries_of(session_id)).all()
+            return SessionState(tuple(decode(r.body) for r in rows), summary)
+
+        return self._read(read)
+
+    def append(self, session_id: str, entries: Sequence[Entry]) -> None:
+        bodies = [encode(e) for e in entries]
+
+        def write(conn: Connection) -> None:
+            head = self._lock_session(conn, session_id)
+            self._insert_entries(conn, session_id, head.next_seq, bodies, head.summary)
+
+        self._write(write)
+
+    def _insert_entries(
+        self, conn: Connection, session_id: str, seq: int, bodies: Sequence[str], summary: str | None
+    ) -> None:
+        if bodies:
+            rows = [{"session_id": session_id, "seq": seq + i, "body": b} for i, b in enumerate(bodies)]
+            conn.execute(session_entries.insert(), rows)
+        values = {"summary": summary, "next_seq": seq + len(bodies), "updated_at": _now()}
+        conn.execute(sessions.update().where(sessions.c.session_id == session_id).values(**values))
+
+    def update(self, session_id: str, fn: Update) -> SessionState:
+        def write(conn: Connection) -> SessionState:
+            head = self._lock_session(conn, session_id)
+            rows = conn.execute(self._entries_of(session_id)).all()
+            old_bodies = [r.body for r in rows]
+            old = SessionState(tuple(decode(b) for b in old_bodies), head.summary)
+            new = fn(old)
+            if new is None:
+                return old
+            bodies = [encode(e) for e in new.entries]
+            if bodies == old_bodies and new.summary == old.summary:
+                return old
+            drop, add = plan_rewrite(old_bodies, bodies)
+            if drop:
+                cutoff = rows[drop].seq if drop < len(rows) else head.next_seq
+                c = session_entries.c
+                conn.execute(sa.delete(session_entries).where(c.session_id == session_id, c.seq < cutoff))
+            self._insert_entries(conn, session_id, head.next_seq, add, new.summary)
+            return SessionState(tuple(decode(b) for b in bodies), new.summary)
+
+        return self._write(write)
+
+    def exists(self, session_id: str) -> bool:
+        query = sa.select(sessions.c.session_id).where(sessions.c.session_id == session_id)
+        return self._read(lambda c: c.execute(query).first() is not None)
+
+    def count(self, session_id: str) -> int:
+        query = (
+            sa.select(sa.func.count()).select_from(session_entries).where(session_entries.c.session_id == session_id)
+        )
+        return int(self._read(lambda c: c.execute(query).scalar_one()))
+
+    def sessions(self) -> list[str]:
+        query = sa.select(sessions.c.session_id).order_by(self._ordered(sessions.c.session_id))
+        return list(self._read(lambda c: c.execute(query).scalars().all()))
+
+    def delete_session(self, session_id: str) -> None:
+        def write(conn: Connection) -> None:
+            conn.execute(sa.delete(session_entries).where(session_entries.c.session_id == session_id))
+            conn.execute(sa.delete(sessions).where(sessions.c.session_id == session_id))
+
+        self._write(write)
+
+    # --- key-value records ------------------------------------------------------------
+
+    def _where(self, namespace: Sequence[str], key: str) -> sa.ColumnElement[bool]:
+        return sa.and_(records.c.namespace == ns_text(namespace), records.c["key"] == key)
+
+    def put(self, namespace: Sequence[str], key: str, value: Mapping[str, Any], *, now: datetime | None = None) -> None:
+        ns, t = ns_text(namespace), _naive(utc(now))
+        ins = self._insert(records).values(
+            namespace=ns, key=check_key(key), value_json=encode_value(value), archived=False, created_at=t, updated_at=t
+        )
+        if self.dialect in _MYSQL:
+            stmt = ins.on_duplicate_key_update(value_json=ins.inserted.value_json, updated_at=ins.inserted.updated_at)
+        else:
+            stmt = ins.on_conflict_do_update(
+                index_elements=[records.c.namespace, records.c["key"]],
+                set_={"value_json": ins.excluded.value_json, "updated_at": ins.excluded.updated_at},
+            )
+        self._write(lambda c: c.execute(stmt))
+
+    def get(self, namespace: Sequence[str], key: str) -> Record | None:
+        row = self._read(lambda c: c.execute(sa.select(records).where(self._where(namespace, key))).first())
+        return None if row is None else _record(row)
+
+    def delete(self, namespace: Sequence[str], key: str) -> bool:
+        return bool(self._write(lambda c: c.execute(sa.delete(records).where(self._where(namespace, key))).rowcount))
+
+    def search(self, prefix: Sequence[str] = (), *, include_archived: bool = False) -> list[Record]:
+        query = sa.select(records)
+        if prefix:
+            exact = ns_text(prefix)
+            below = exact[:-1] + ","
+            ns = records.c.namespace
+            # substr, not LIKE: SQLite's LIKE ignores case, which would cross namespaces
+            query = query.where(sa.or_(ns == exact, sa.func.substr(ns, 1, len(below)) == below))
+        if not include_archived:
+            query = query.where(records.c.archived == sa.false())
+        query = query.order_by(self._ordered(records.c.namespace), self._ordered(records.c["key"]))
+        return [_record(r) for r in self._read(lambda c: c.execute(query).all())]
+
+    def set_archived(
+        self, namespace: Sequence[str], key: str, archived: bool = True, *, now: datetime | None = None
+    ) -> bool:
+        stmt = (
+            sa.update(records).where(self._where(namespace, key)).values(archived=archived, updated_at=_naive(utc(now)))
+        )
+        return bool(self._write(lambda c: c.execute(stmt).rowcount))
+
+
+def _record(row: sa.Row[Any]) -> Record:
+    m = row._mapping
+    return Record(
+        namespace=tuple(json.loads(m["namespace"])),
+        key=m["key"],
+        value=json.loads(m["value_json"]),
+        created_at=_aware(m["created_at"]),
+        updated_at=_aware(m["updated_at"]),
+        archived=bool(m["archived"]),
+    )
+
+
+def _read_options(dialect: str) -> dict[str, Any]:
+    """A consistent snapshot for multi-statement reads (SQLite: a deferred transaction in WAL)."""
+    return {"memlab_sqlite_begin": "DEFERRED"} if dialect == "sqlite" else {"isolation_level": "REPEATABLE READ"}
+
+
+def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
+    dbapi_connection.isolation_level = None  # memlab issues BEGIN itself (see _sqlite_begin)
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def _sqlite_begin(conn: Connection) -> None:
+    # IMMEDIATE takes the write lock up front, so a read-modify-write cannot interleave with another.
+    conn.exec_driver_sql(f"BEGIN {conn.get_execution_options().get('memlab_sqlite_begin', 'IMMEDIATE')}")
+
+
+def _transient(e: sa.exc.DBAPIError) -> bool:
+    """Deadlocks, serialization failures, lock timeouts and busy databases: worth retrying."""
+    orig = e.orig
+    sqlstate = getattr(orig, "sqlstate", None)
+    if sqlstate in ("40001", "40P01", "55P03"):
+        return True
+    code = orig.args[0] if orig is not None and orig.args else None
+    if code in (1205, 1213):
+        return True
+    return "database is locked" in str(orig) or "database is busy" in str(orig)

@@ -1,0 +1,157 @@
+"""Backends for the store tests, each isolated: a SQLite file, a PostgreSQL schema, a MariaDB
+database and a Redis key prefix of its own per test, removed afterwards.
+
+An unreachable service skips its tests with a message naming it, unless MEMLAB_REQUIRE_SERVICES=1
+(CI), where it fails them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from memlab.stores import InMemoryStore, RedisStore, SqlStore
+
+POSTGRES_URL = os.environ.get("MEMLAB_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+MYSQL_URL = os.environ.get("MEMLAB_TEST_MYSQL_URL", "mysql+pymysql://root@127.0.0.1:3306/test")
+REDIS_URL = os.environ.get("MEMLAB_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+ALL_BACKENDS = ("memory", "sqlite", "postgres", "mariadb", "redis")
+SQL_BACKENDS = ("sqlite", "postgres", "mariadb")
+KV_BACKENDS = ("memory", *SQL_BACKENDS)
+SHARED_BACKENDS = (*SQL_BACKENDS, "redis")  # reachable from several processes
+
+
+@dataclass
+class Backend:
+    """One isolated database; `make()` opens a new store object on it (another process would do the same)."""
+
+    name: str
+    make: Callable[[], Any]
+    overrides: tuple[str, ...] = ()  # the `memlab run` overrides that select this database
+    opened: list[Any] = field(default_factory=list)
+
+    def open(self) -> Any:
+        store = self.make()
+        self.opened.append(store)
+        return store
+
+
+def _unreachable(service: str, where: str, error: Exception) -> None:
+    message = f"{service} is unreachable at {where} ({type(error).__name__}: {error})"
+    if os.environ.get("MEMLAB_REQUIRE_SERVICES") == "1":
+        pytest.fail(message + "; MEMLAB_REQUIRE_SERVICES=1 requires it")
+    pytest.skip(message + "; set MEMLAB_REQUIRE_SERVICES=1 to fail instead")
+
+
+def _admin(url: str, service: str) -> sa.Engine:
+    engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
+    try:
+        with engine.connect():
+            pass
+    except sa.exc.OperationalError as e:
+        _unreachable(service, engine.url.render_as_string(hide_password=True), e)
+    return engine
+
+
+@contextlib.contextmanager
+def isolated(name: str, tmp_path: Path, url: str | None = None) -> Iterator[Backend]:
+    """A fresh, empty database for backend `name` (at `url`, else the default), dropped on exit."""
+    tag = f"memlab_test_{uuid.uuid4().hex[:12]}"
+    if name == "memory":
+        shared = InMemoryStore()  # one process: every "new store object" is the same store
+        yield Backend(name, lambda: shared, ("store=memory",))
+    elif name == "sqlite":
+        path = tmp_path / f"{tag}.sqlite"
+        backend = Backend(name, lambda: SqlStore(path=str(path)), ("store=sqlite", f"store.path='{path}'"))
+        yield backend
+        _close(backend)
+    elif name == "postgres":
+        pg = url or POSTGRES_URL
+        admin = _admin(pg, "PostgreSQL")
+        overrides = ("store=postgres", f"store.url='{pg}'", f"store.schema={tag}")
+        backend = Backend(name, lambda: SqlStore(url=pg, schema=tag), overrides)
+        try:
+            yield backend
+        finally:
+            _close(backend)
+            with admin.begin() as conn:
+                conn.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{tag}" CASCADE')
+            admin.dispose()
+    elif name == "mariadb":
+        admin = _admin(url or MYSQL_URL, "MariaDB/MySQL")
+        with admin.begin() as conn:
+            conn.exec_driver_sql(f"CREATE DATABASE `{tag}` CHARACTER SET utf8mb4")
+        db = sa.engine.make_url(url or MYSQL_URL).set(database=tag).render_as_string(hide_password=False)
+        backend = Backend(name, lambda: SqlStore(url=db), ("store=mysql", f"store.url='{db}'"))
+        try:
+            yield backend
+        finally:
+            _close(backend)
+            with admin.begin() as conn:
+                conn.exec_driver_sql(f"DROP DATABASE IF EXISTS `{tag}`")
+            admin.dispose()
+    elif name == "redis":
+        import redis
+
+        where = url or REDIS_URL
+        client = redis.Redis.from_url(where)
+        try:
+            client.ping()
+        except redis.exceptions.ConnectionError as e:
+            _unreachable("Redis", where, e)
+        overrides = ("store=redis", f"store.url='{where}'", f"store.prefix='{tag}:'")
+        backend = Backend(name, lambda: RedisStore(url=where, prefix=f"{tag}:"), overrides)
+        try:
+            yield backend
+        finally:
+            _close(backend)
+            keys = list(client.scan_iter(match=f"{tag}:*"))
+            if keys:
+                client.delete(*keys)
+            client.close()
+    else:
+        raise ValueError(name)
+
+
+def _close(backend: Backend) -> None:
+    for store in backend.opened:
+        store.close()
+
+
+@pytest.fixture(params=ALL_BACKENDS)
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    with isolated(request.param, tmp_path) as b:
+        yield b
+
+
+@pytest.fixture(params=KV_BACKENDS)
+def kv_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    with isolated(request.param, tmp_path) as b:
+        yield b
+
+
+@pytest.fixture(params=SQL_BACKENDS)
+def sql_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    with isolated(request.param, tmp_path) as b:
+        yield b
+
+
+@pytest.fixture(params=SHARED_BACKENDS)
+def shared_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    with isolated(request.param, tmp_path) as b:
+        yield b
+
+
+@pytest.fixture
+def isolate() -> Callable[..., Any]:
+    """`isolated` itself, for tests of how an unreachable service is reported."""
+    return isolated

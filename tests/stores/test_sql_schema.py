@@ -1,0 +1,123 @@
+"""The SQL schema: created and migrated by memlab (versioned, idempotent, safe to race), VARCHAR(255)
+keys, upserts written per dialect; and the SQLite store's file and WAL mode."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy import event
+
+from memlab.errors import MemlabError
+from memlab.stores import LATEST_VERSION, MIGRATIONS, SqlStore
+
+if TYPE_CHECKING:
+    from tests.stores.conftest import Backend
+
+TABLES = ("memlab_schema_version", "memlab_sessions", "memlab_session_entries", "memlab_records")
+
+
+def _inspect(store: SqlStore) -> Any:
+    """Look at the database from outside the store (its own engine would migrate first)."""
+    return sa.inspect(sa.create_engine(store.url, poolclass=sa.pool.NullPool))
+
+
+def _columns(store: SqlStore, table: str) -> dict[str, Any]:
+    return {c["name"]: c["type"] for c in _inspect(store).get_columns(table, schema=store.schema)}
+
+
+def test_schema_is_created_with_varchar_keys(sql_backend: Backend) -> None:
+    store = sql_backend.open()
+    assert store.schema_version() == LATEST_VERSION == MIGRATIONS[-1].version
+    assert set(TABLES) <= set(_inspect(store).get_table_names(schema=store.schema))
+    for table, keys in [
+        ("memlab_sessions", ["session_id"]),
+        ("memlab_session_entries", ["session_id"]),
+        ("memlab_records", ["namespace", "key"]),
+    ]:
+        columns = _columns(store, table)
+        for key in keys:
+            assert isinstance(columns[key], sa.String) and not isinstance(columns[key], sa.Text), (table, key)
+            assert columns[key].length == 255, (table, key)
+        pk = _inspect(store).get_pk_constraint(table, schema=store.schema)["constrained_columns"]
+        assert set(keys) <= set(pk)
+
+
+def test_migrations_are_idempotent_and_upgrade_an_old_database(sql_backend: Backend) -> None:
+    old = sql_backend.open()
+    assert old.migrate(upto=1) == 1  # a database made by a release that had only the first migration
+    assert "memlab_records" not in _inspect(old).get_table_names(schema=old.schema)
+    old.append("kept", [{"n": 1}])
+    new = sql_backend.open()
+    assert new.load("kept").entries == ({"n": 1},)  # first use migrates to the latest version
+    assert new.schema_version() == LATEST_VERSION and new.migrate() == LATEST_VERSION
+    from memlab.stores.sql import schema_version
+
+    with new.engine.connect() as conn:  # through the store's engine, which knows the PostgreSQL schema
+        versions = conn.execute(sa.select(schema_version.c.version).order_by(schema_version.c.version)).scalars().all()
+    assert versions == [m.version for m in MIGRATIONS]
+    new.put(["a"], "k", {"v": 1})
+    assert new.get(["a"], "k") is not None
+
+
+def test_concurrent_first_use_migrates_once(sql_backend: Backend) -> None:
+    stores = [sql_backend.open() for _ in range(4)]
+    errors: list[BaseException] = []
+
+    def use(store: SqlStore, i: int) -> None:
+        try:
+            store.append(f"s{i}", [{"i": i}])
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=use, args=(s, i)) for i, s in enumerate(stores)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors
+    assert stores[0].sessions() == ["s0", "s1", "s2", "s3"] and stores[0].schema_version() == LATEST_VERSION
+
+
+def test_upserts_are_written_per_dialect(sql_backend: Backend) -> None:
+    store = sql_backend.open()
+    store.migrate()
+    statements: list[str] = []
+    event.listen(store.engine, "before_cursor_execute", lambda c, cur, stmt, *a: statements.append(stmt.upper()))
+    store.put(["ns"], "k", {"v": 1})
+    store.put(["ns"], "k", {"v": 2})
+    store.append("s", [{"n": 1}])
+    upserts = [s for s in statements if s.startswith("INSERT")]
+    expected = "ON DUPLICATE KEY UPDATE" if store.dialect in ("mysql", "mariadb") else "ON CONFLICT"
+    assert len(upserts) == 4 and all(expected in s for s in upserts[:3]), upserts
+    assert not any("MERGE" in s for s in statements)
+    record = store.get(["ns"], "k")
+    assert record is not None and record.value == {"v": 2}
+
+
+def test_sqlite_file_lands_in_the_run_directory_in_wal_mode(tmp_path: Path) -> None:
+    store = SqlStore(path="memlab.sqlite", run_dir=str(tmp_path / "run"))
+    store.append("s", [{"n": 1}])
+    assert (tmp_path / "run" / "memlab.sqlite").exists()
+    with store.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+    store.close()
+    assert SqlStore(path=str(tmp_path / "run" / "memlab.sqlite")).load("s").entries == ({"n": 1},)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({}, "exactly one of store.url or store.path"),
+        ({"url": "sqlite:///a.db", "path": "b.db"}, "exactly one"),
+        ({"url": "not a url"}, "not a database URL"),
+        ({"url": "oracle://scott@db/x"}, "unsupported database 'oracle'"),
+        ({"path": "x.db", "schema": "s"}, "PostgreSQL only"),
+    ],
+)
+def test_bad_store_settings_name_the_key(kwargs: dict[str, str], message: str) -> None:
+    with pytest.raises(MemlabError, match=message):
+        SqlStore(**kwargs)
