@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from conftest import probe
+from hand_made import probe
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import call
+from hand_made import call
 
 from memlab.errors import MemlabError
 from memlab.llm.litellm_import import import_litellm

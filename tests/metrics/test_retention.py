@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import lifecycle, probe
+from hand_made import lifecycle, probe
 
 from memlab.metrics import content_words, probe_rows, retention_metrics
 from memlab.metrics.retention import probe_retention

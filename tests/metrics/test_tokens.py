@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import call
+from hand_made import call
 
 from memlab.metrics import aux_token_metrics, budget_violations, token_metrics
 from memlab.trace import LLM_CALL, Event

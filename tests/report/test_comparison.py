@@ -6,9 +6,9 @@ import random
 from pathlib import Path
 
 import pandas as pd
-from conftest import make_dialogues
 from hypothesis import given
 from hypothesis import strategies as st
+from simulated_runs import make_dialogues
 
 from memlab.report import RunData, find_runs, load_run
 from memlab.report.comparison import comparison_table, pareto_front, run_labels, write_comparison

@@ -52,7 +52,9 @@ def test_a_broken_configuration_does_not_stop_the_sweep(tmp_path: Path) -> None:
 
 
 def test_optuna_searches_for_the_objective(tmp_path: Path) -> None:
-    pytest.importorskip("hydra_plugins.hydra_optuna_sweeper", reason="hydra-optuna-sweeper is not installed (memlab[optuna])")
+    pytest.importorskip(
+        "hydra_plugins.hydra_optuna_sweeper", reason="hydra-optuna-sweeper is not installed (memlab[optuna])"
+    )
     sweep = tmp_path / "optuna"
     out = memlab(
         "run",

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-import pytest
-
 from memlab.dialogues.model import Probe
 from memlab.sim.records import CallRecord, LifecycleRecord, ProbeRecord
 from memlab.trace import Event
@@ -39,8 +35,3 @@ def probe(
 
 def lifecycle(*events: Event, dialogue: str = "d1") -> LifecycleRecord:
     return LifecycleRecord("session.end", dialogue, "s1", None, tuple(events))
-
-
-@pytest.fixture
-def records() -> dict[str, Callable[..., object]]:
-    return {"call": call, "probe": probe, "lifecycle": lifecycle}
