@@ -54,6 +54,8 @@ SHORT_NAMES = {
     "latency.context.p50_us": "context p50",
 }
 TOKENS = "tokens.prompt.mean"
+# Always shown; the other summary columns only where the configurations differ.
+PRIMARY = ("tokens.prompt.mean", "tokens.saved_ratio", "context.evidence_retention", "longterm.recall@10", "cost.usd")
 QUALITY = ("context.evidence_retention", "longterm.recall@10")
 IGNORED_CONFIG_KEYS = ("output_dir", "hydra")
 
@@ -159,13 +161,24 @@ def comparison_table(runs: Sequence[RunData]) -> pd.DataFrame:
 
 
 def _display(frame: pd.DataFrame, *, html_badges: bool = False) -> pd.DataFrame:
-    cols = ["label", "status", *[m for m in SUMMARY_METRICS if m in frame and not frame[m].isna().all()]]
+    """The human table: the summary metrics that some run reports, minus secondary ones equal in every run."""
+    ok = frame[frame["status"] == "ok"]
+
+    def shown_metric(m: str) -> bool:
+        if m not in frame or frame[m].isna().all():
+            return False
+        return m in PRIMARY or len(ok) < 2 or ok[m].astype(str).nunique() > 1
+
+    cols = ["label", "status", *[m for m in SUMMARY_METRICS if shown_metric(m)]]
     shown = pd.DataFrame({"#": [str(i) for i in range(len(frame))]})
     for c in cols:
         shown[c] = [fmt_value(c, v) for v in frame[c]]
     fronts = [c for c in frame.columns if c.startswith("pareto.")]
     if fronts and any(frame[c].any() for c in fronts):
-        shown["pareto"] = [", ".join(c.split(".", 1)[1] for c in fronts if bool(frame.loc[i, c])) for i in frame.index]
+        shown["pareto"] = [
+            ", ".join(c.split(".", 1)[1].replace("evidence_", "") for c in fronts if bool(frame.loc[i, c]))
+            for i in frame.index
+        ]
     if html_badges:
         shown["status"] = [f'<span class="badge {s}">{s}</span>' for s in frame["status"]]
         if "pareto" in shown:

@@ -23,7 +23,7 @@ header { padding: 28px 40px 18px; border-bottom: 1px solid var(--line);
          background: linear-gradient(180deg, #f3f6fc 0%, #fff 100%); }
 header h1 { margin: 0 0 4px; font-size: 26px; font-weight: 650; letter-spacing: -0.01em; }
 header p { margin: 2px 0; color: var(--muted); }
-main { padding: 8px 40px 48px; max-width: 1280px; }
+main { padding: 8px 40px 48px; max-width: 1440px; }
 h2 { font-size: 19px; margin: 32px 0 10px; padding-bottom: 6px; border-bottom: 2px solid var(--line); }
 h3 { font-size: 16px; margin: 22px 0 8px; }
 code { font: 13px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: var(--card);
@@ -38,7 +38,7 @@ figure { margin: 10px 0; background: #fff; border: 1px solid var(--line); border
 figure img { width: 100%; height: auto; display: block; }
 figcaption { color: var(--muted); font-size: 13px; margin-top: 6px; }
 table { border-collapse: collapse; margin: 8px 0 14px; font-size: 13.5px; width: auto; }
-th, td { padding: 6px 10px; border-bottom: 1px solid var(--line); text-align: right; white-space: nowrap; }
+th, td { padding: 6px 8px; border-bottom: 1px solid var(--line); text-align: right; white-space: nowrap; }
 th { background: var(--card); font-weight: 600; white-space: normal; vertical-align: bottom; min-width: 56px; }
 td:first-child, th:first-child { text-align: left; }
 td.text, th.text { text-align: left; white-space: normal; max-width: 520px; }

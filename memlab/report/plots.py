@@ -77,7 +77,7 @@ def prompt_curves(curves: Mapping[str, pd.DataFrame], *, full_history: bool = Tr
     ax.set_title("Prompt tokens per call")
     ax.set_ylim(bottom=0)
     if ax.lines:
-        ax.legend(loc="upper left", fontsize=8.5, ncol=2 if len(curves) > 4 else 1)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8.5)
     return to_png(fig)
 
 
