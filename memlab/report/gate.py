@@ -107,7 +107,8 @@ def load_side(path: Path | str) -> dict[str, dict[str, Any]]:
     labels = run_labels(runs) if len(runs) > 1 else [""]
     out = {}
     for label, run in zip(labels, runs, strict=True):
-        out[label] = run.all_metrics() if not run.failed else {"error": f"{run.error}"}
+        error = run.error or {}
+        out[label] = run.all_metrics() if not run.failed else {"error": f"{error.get('type')}: {error.get('message')}"}
     return out
 
 
@@ -147,7 +148,8 @@ def compare_sides(
 ) -> list[Row]:
     """Every metric of every configuration of the baseline, compared with the candidate's."""
     pairs: list[tuple[str, Mapping[str, Any], Mapping[str, Any] | None]]
-    if len(baseline) == 1 and len(candidate) == 1:
+    single = len(baseline) == 1 and len(candidate) == 1  # two runs: compare them whatever their labels
+    if single:
         (only, first), (_, second) = next(iter(baseline.items())), next(iter(candidate.items()))
         pairs = [(only, first, second)]
     else:
@@ -169,8 +171,9 @@ def compare_sides(
         for name in sorted(set(cand) - set(base)):
             if not rule_for(name, rules).skip:
                 rows.append(Row(label, name, None, cand[name], "new", ""))
-    for label in sorted(set(candidate) - set(baseline)) if len(pairs) > 1 or len(baseline) > 1 else ():
-        rows.append(Row(label, "*", None, "present", "new", "configuration not in baseline"))
+    if not single:
+        for label in sorted(set(candidate) - set(baseline)):
+            rows.append(Row(label, "*", None, "present", "new", "configuration not in baseline"))
     return rows
 
 
