@@ -23,6 +23,7 @@ SCHEMA_PACKAGES = (
     "memlab.stores",
     "memlab.llm",
     "memlab.embed",
+    "memlab.longterm",
 )
 
 

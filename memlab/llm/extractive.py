@@ -2,18 +2,27 @@
 
 It does each task from the same messages a real model would get (`memlab.llm.prompts`):
 summaries select the highest-scoring transcript lines (TF-IDF, scikit-learn) within the
-output budget and never return more text than they were given.
+output budget and never return more text than they were given; memory extraction applies
+the transparent rules of `memlab.llm.extract_rules`.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from memlab.llm.base import TASK_CONTEXT_SUMMARY, TASK_MEMORY_SUMMARY, Completion, LLMError, RecordedChatModel
+from memlab.llm.base import (
+    TASK_CONTEXT_SUMMARY,
+    TASK_EXTRACT_MEMORIES,
+    TASK_MEMORY_SUMMARY,
+    Completion,
+    LLMError,
+    RecordedChatModel,
+)
 from memlab.llm.prompts import parse_transcript, transcript_of
 from memlab.messages import MessageLike, as_messages
 from memlab.tokens import get_counter
@@ -60,6 +69,10 @@ class ExtractiveChatModel(RecordedChatModel):
         if task in (TASK_CONTEXT_SUMMARY, TASK_MEMORY_SUMMARY):
             lines = [f"{ln.speaker}: {ln.text}" for ln in parse_transcript(transcript)]
             text = summarize_lines(lines, budget, self.counter)
+        elif task == TASK_EXTRACT_MEMORIES:
+            from memlab.llm.extract_rules import extract_memories
+
+            text = json.dumps(extract_memories(parse_transcript(transcript)), ensure_ascii=False)
         else:
             raise LLMError(f"the extractive backend cannot do task {task!r}")
         counter = get_counter(self.counter)

@@ -1,0 +1,99 @@
+"""Rule-based memory extraction: what the offline extractive backend answers to `extract_memories`.
+
+Transparent rules over transcript lines, no model: a line becomes a memory when it carries
+content words and speaks about someone (first person, second person or a name); its type is
+the first rule that fires, in this order:
+
+- PROCEDURE: a resolved step ("fixed it by", "solved", "the trick was", "managed to");
+- PREFERENCE: a preference verb ("I love", "prefer", "my favorite", "can't stand", 喜欢);
+- EPISODE: a dated event (yesterday, last week, ago, a month or weekday, a year, 昨天);
+- FACT: any other first-person statement, or an informative line about someone.
+
+A short reply to the line before it (a question from the other speaker) is merged with that
+question, so "Yes, last Sunday." keeps what it answers; its evidence is both lines. Every
+informative line is kept: this is a recall-oriented extractor (the README says so).
+
+>>> from memlab.llm.prompts import TranscriptLine
+>>> extract_memories([TranscriptLine("D1:3", "Ann", "I went to a pottery class yesterday.")])
+[{'type': 'EPISODE', 'content': 'Ann: I went to a pottery class yesterday.', 'evidence': ['D1:3']}]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from memlab.llm.prompts import TranscriptLine
+
+MIN_CONTENT_WORDS = 2  # fewer content words than this carry nothing worth remembering
+SHORT_REPLY_WORDS = 8  # a reply this short is read together with the question it answers
+
+_STOP = frozenset(
+    (  # noqa: SIM905 - a word list reads better as text
+        "a an and are as at be been but by can did do does for from had has have he her hers him his how i i'm if in "
+        "is it it's its just me my of oh on or our so that the their them they this to too us very was we were what "
+        "when where which who why will with would yeah yes you your yours ok okay well really"
+    ).split()
+)
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’]*|\d+|[\u4e00-\u9fff]")
+_FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|ours|us)\b|我", re.I)
+_SECOND_PERSON = re.compile(r"\b(you|you're|you've|your|yours|yourself)\b|你|您", re.I)
+_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}")
+_PROCEDURE = re.compile(
+    r"\b(fixed|solved|resolved|figured out|worked out|managed to|the trick (is|was)|the fix|by (changing|switching|"
+    r"using|restarting|adding|removing|setting)|step[s]? (is|are|was|were)|workaround)\b|解决|修复|步骤",
+    re.I,
+)
+_PREFERENCE = re.compile(
+    r"\b(i|we|i'd|i'm|i've)( really| also| just| totally| always| kind of)? (love|like|enjoy|prefer|hate|dislike|"
+    r"adore|would rather|can't stand|am into|am a fan of|am passionate about|am obsessed with|dream of)\b|"
+    r"\b(my|our) favou?rite\b|喜欢|偏好|讨厌",
+    re.I,
+)
+_DATED = re.compile(
+    r"\b(yesterday|today|tonight|tomorrow|ago|recently|last (night|week|weekend|month|year|summer|winter|spring|fall|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|this (morning|week|weekend|month|year|past)|"
+    r"next (week|month|year)|(on|since|in|by) (monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|"
+    r"february|march|april|may|june|july|august|september|october|november|december)|(19|20)\d\d)\b|"
+    r"昨天|今天|上周|上个月|去年|明天",
+    re.I,
+)
+
+
+def content_words(text: str) -> list[str]:
+    return [w for w in _WORD.findall(text.lower()) if w not in _STOP]
+
+
+def is_about_someone(text: str) -> bool:
+    """First or second person, or a name after the first word."""
+    return bool(_FIRST_PERSON.search(text) or _SECOND_PERSON.search(text) or _NAME.search(text))
+
+
+def memory_type(text: str) -> str:
+    """The first rule that fires (see the module docstring)."""
+    for name, rule in (("PROCEDURE", _PROCEDURE), ("PREFERENCE", _PREFERENCE), ("EPISODE", _DATED)):
+        if rule.search(text):
+            return name
+    return "FACT"
+
+
+def extract_memories(lines: Sequence[TranscriptLine]) -> list[dict[str, object]]:
+    """``[{type, content, evidence}]`` for the informative lines, in transcript order."""
+    out: list[dict[str, object]] = []
+    for i, line in enumerate(lines):
+        prev = lines[i - 1] if i > 0 else None
+        if (
+            prev is not None
+            and prev.speaker != line.speaker
+            and prev.text.rstrip().endswith("?")
+            and len(line.text.split()) <= SHORT_REPLY_WORDS
+        ):
+            text = f"{prev.text} {line.text}"
+            content = f"{prev.speaker}: {prev.text} {line.speaker}: {line.text}"
+            evidence = [e for e in (prev.id, line.id) if e]
+        else:
+            text, content, evidence = line.text, f"{line.speaker}: {line.text}", [line.id] if line.id else []
+        if len(content_words(text)) < MIN_CONTENT_WORDS or not is_about_someone(text):
+            continue
+        out.append({"type": memory_type(text), "content": content, "evidence": evidence})
+    return out

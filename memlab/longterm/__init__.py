@@ -1,0 +1,124 @@
+"""Long-term memory: typed memories per agent and user, extraction, retrieval, tools, decay, injection."""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from memlab.longterm.component import RESULT_EVIDENCE, RESULT_INJECTED_TOKENS, LongTermMemoryComponent
+from memlab.longterm.extraction import SKIP_LAYERS, should_skip_extraction
+from memlab.longterm.index import ExactIndex, HnswIndex, HybridIndex, IndexSpec, make_index
+from memlab.longterm.injection import escape_content, parse_block, render_block
+from memlab.longterm.model import (
+    SOURCE_AGENT_TOOL,
+    SOURCE_AUTO_EXTRACT,
+    Memory,
+    MemoryType,
+    Retrieved,
+    TypePolicy,
+    namespace_of,
+)
+from memlab.longterm.service import (
+    DEFAULT_TYPES,
+    ExtractionWorker,
+    LongTermMemoryService,
+    LongTermSettings,
+    SaveResult,
+    decayed_score,
+)
+from memlab.longterm.store import MemoryStore, SqlMemoryStore
+from memlab.longterm.tools import MEMORY_SAVE, MEMORY_SEARCH, MemoryToolProvider
+
+
+@dataclass
+class AgentOverrides:
+    """One `agents.<id>` entry: the settings that differ from the defaults for that agent."""
+
+    enabled: bool | None = None
+    namespace: str | None = None
+    max_items: int | None = None
+    auto_extract: bool | None = None
+    auto_load: bool | None = None
+    load_max_items: int | None = None
+    memory_tools: bool | None = None
+
+
+@dataclass
+class TypeSpec:
+    """`types.<TYPE>`: retrieval weight, half-life in days without access, optional expiry in days."""
+
+    weight: float = 1.0
+    half_life_days: float | None = None
+    ttl_days: float | None = None
+
+
+def _default_types() -> dict[str, TypeSpec]:
+    return {str(t): TypeSpec(p.weight, p.half_life_days, p.ttl_days) for t, p in DEFAULT_TYPES.items()}
+
+
+@dataclass
+class LongTermConfig:
+    """`longterm=<entry>`: the design document's keys (snake case) plus memlab's retrieval settings."""
+
+    _target_: str = "memlab.longterm.LongTermMemoryComponent"
+    embedder: Any = "${embedder}"
+    llm: Any = "${llm}"
+    counter: str = "${tokenizer}"
+    url: str = "sqlite://"
+    enabled: bool = False
+    namespace: str = "default"
+    max_items: int = 100
+    auto_extract: bool = True
+    auto_load: bool = True
+    load_max_items: int = 10
+    memory_tools: bool = False
+    agents: dict[str, AgentOverrides] = field(default_factory=dict)
+    types: dict[str, TypeSpec] = field(default_factory=_default_types)
+    index: IndexSpec = field(default_factory=IndexSpec)
+    language: str = "en"
+    dedup_auto_extract: bool = False
+    archive_threshold: float = 0.05
+    archive_min_access: int = 3
+    supersede_similarity: float | None = 0.9
+    probe_k: int = 20
+    background: bool = False
+    cleanup_at_session_end: bool = True
+
+
+SCHEMAS = {("longterm", name): LongTermConfig for name in ("default", "chat", "locomo")}
+
+__all__ = [
+    "DEFAULT_TYPES",
+    "MEMORY_SAVE",
+    "MEMORY_SEARCH",
+    "RESULT_EVIDENCE",
+    "RESULT_INJECTED_TOKENS",
+    "SCHEMAS",
+    "SKIP_LAYERS",
+    "SOURCE_AGENT_TOOL",
+    "SOURCE_AUTO_EXTRACT",
+    "AgentOverrides",
+    "ExactIndex",
+    "ExtractionWorker",
+    "HnswIndex",
+    "HybridIndex",
+    "IndexSpec",
+    "LongTermConfig",
+    "LongTermMemoryComponent",
+    "LongTermMemoryService",
+    "LongTermSettings",
+    "Memory",
+    "MemoryStore",
+    "MemoryToolProvider",
+    "MemoryType",
+    "Retrieved",
+    "SaveResult",
+    "SqlMemoryStore",
+    "TypePolicy",
+    "TypeSpec",
+    "decayed_score",
+    "escape_content",
+    "make_index",
+    "namespace_of",
+    "parse_block",
+    "render_block",
+    "should_skip_extraction",
+]

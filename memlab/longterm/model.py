@@ -1,0 +1,135 @@
+"""Typed long-term memories, their namespaces and the per-type retrieval policy.
+
+The first design document's four types (FACT, PREFERENCE, PROCEDURE, EPISODE), the
+namespace ``["agent:{namespace}", "user:{userId}", "memories"]`` and the stored value
+``{content, agentId, source}``; memlab adds ``type``, ``evidence`` (the ids of the turns a
+memory came from) and ``created_at`` to the value so that every memory is traceable.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from memlab.errors import MemlabError
+from memlab.runtime.agent import SecurityContext
+
+SOURCE_AUTO_EXTRACT = "auto_extract"  # channel A: extracted after each turn, not deduplicated
+SOURCE_AGENT_TOOL = "agent_tool"  # channel B: memory_save, deduplicated by substring
+NAMESPACE_SUFFIX = "memories"
+NAMESPACE_MAX_CHARS = 255  # the store's VARCHAR(255) key
+# Data without timestamps runs on this clock, so nothing decays and runs stay reproducible.
+EPOCH = datetime(1970, 1, 1)
+
+
+class MemoryType(StrEnum):
+    """What a memory is about; each type has its own weight and half-life (`TypePolicy`)."""
+
+    FACT = "FACT"  # stable facts about the user; weighted highest
+    PREFERENCE = "PREFERENCE"  # likes and wishes; a newer one may supersede an older one
+    PROCEDURE = "PROCEDURE"  # how something was solved; may expire
+    EPISODE = "EPISODE"  # a dated event; decays fastest
+
+    @classmethod
+    def parse(cls, value: str) -> MemoryType:
+        try:
+            return cls(str(value).strip().upper())
+        except ValueError:
+            raise ValueError(f"unknown memory type {value!r}; expected one of {', '.join(cls)}") from None
+
+
+@dataclass(frozen=True)
+class TypePolicy:
+    """A type's retrieval weight, how fast it decays without access (half-life) and when it expires."""
+
+    weight: float
+    half_life_days: float | None = None  # None: never decays
+    ttl_days: float | None = None  # None: never expires
+
+    @property
+    def decay_factor(self) -> float:
+        """The daily `decay_factor` of ``relevance_score *= decay_factor ** days_since_access``."""
+        return 1.0 if self.half_life_days is None else float(0.5 ** (1.0 / self.half_life_days))
+
+
+def naive_utc(moment: datetime | None) -> datetime:
+    """Timestamps as naive UTC (what every SQL dialect stores alike); None is the `EPOCH`."""
+    if moment is None:
+        return EPOCH
+    return moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment
+
+
+def namespace_of(agent_namespace: str, user_id: str) -> tuple[str, str, str]:
+    """``("agent:{namespace}", "user:{user_id}", "memories")``.
+
+    >>> namespace_of("chat", "42")
+    ('agent:chat', 'user:42', 'memories')
+    """
+    ns = (f"agent:{agent_namespace}", f"user:{user_id}", NAMESPACE_SUFFIX)
+    if len(namespace_key(ns)) > NAMESPACE_MAX_CHARS:
+        raise MemlabError(
+            f"long-term memory namespace for agent namespace {agent_namespace!r} and user {user_id!r} is longer "
+            f"than {NAMESPACE_MAX_CHARS} characters; use shorter ids"
+        )
+    return ns
+
+
+def namespace_for(security: SecurityContext, agent_namespace: str) -> tuple[str, str, str]:
+    """The namespace of whoever the runtime serves; the only way memlab derives one."""
+    return namespace_of(agent_namespace, security.user_id)
+
+
+def namespace_key(namespace: tuple[str, ...]) -> str:
+    """The namespace as the JSON array the store keys on."""
+    return json.dumps(list(namespace), ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One stored memory: its value (content, agent, source, type, evidence) and its lifecycle fields."""
+
+    id: str
+    namespace: tuple[str, ...]
+    content: str
+    type: MemoryType
+    source: str
+    agent_id: str
+    created_at: datetime
+    last_accessed_at: datetime
+    evidence: tuple[str, ...] = ()
+    access_count: int = 0
+    relevance_score: float = 1.0
+    archived: bool = False
+
+    def value(self) -> dict[str, Any]:
+        """The ``value_json`` of the design document, plus type, evidence and creation time."""
+        return {
+            "content": self.content,
+            "agentId": self.agent_id,
+            "source": self.source,
+            "type": str(self.type),
+            "evidence": list(self.evidence),
+            "created_at": self.created_at.isoformat(),
+        }
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    """A memory as retrieval returns it: `score` ranks it (similarity x type weight x decay, or the
+    hybrid index's fused score), `similarity` is its cosine similarity to the query."""
+
+    memory: Memory
+    score: float
+    similarity: float
+
+
+@dataclass(frozen=True)
+class MemoryDraft:
+    """What extraction proposes before it is stored."""
+
+    type: MemoryType
+    content: str
+    evidence: tuple[str, ...] = field(default=())

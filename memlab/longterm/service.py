@@ -1,0 +1,491 @@
+"""`LongTermMemoryService`: load at session start, extract and save after each turn, decay, archive.
+
+The first design document's LongTermMemoryService and its two channels: automatic extraction
+(source ``auto_extract``, one new entry per memory, no dedup unless `dedup_auto_extract`) and
+the agent's own saves (source ``agent_tool``, deduplicated by substring). Both count the
+duplicates they see. The store is the source of truth; each namespace's index is rebuilt from
+it whenever the namespace's memories changed. Time is the caller's clock (`CallContext.now`,
+the simulator's virtual clock), so months of decay replay in milliseconds.
+
+Decay follows the document: ``relevance_score * decay_factor ** days_since_access``. memlab
+computes it when it is needed instead of rewriting every row each day (the same numbers, no
+double decay); an access stores the decayed score and restarts the clock. Beyond the document:
+each type has its own decay factor (from a half-life), PROCEDURE memories may expire
+(`TypePolicy.ttl_days`), and a new PREFERENCE supersedes (archives) an older one that says
+nearly the same (cosine >= `supersede_similarity`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import queue
+import re
+import threading
+from collections import Counter, deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields, replace
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from memlab.embed.base import Embedder
+from memlab.errors import MemlabError
+from memlab.llm.base import ChatModel, LLMError
+from memlab.longterm.extraction import REPEAT_WINDOW, extract, should_skip_extraction
+from memlab.longterm.index import IndexSpec, MemoryIndex, make_index
+from memlab.longterm.model import (
+    SOURCE_AGENT_TOOL,
+    SOURCE_AUTO_EXTRACT,
+    Memory,
+    MemoryDraft,
+    MemoryType,
+    Retrieved,
+    TypePolicy,
+    naive_utc,
+    namespace_for,
+    namespace_key,
+)
+from memlab.longterm.store import MemoryStore
+from memlab.messages import Message
+from memlab.runtime.agent import CallContext
+from memlab.trace import LONGTERM_EXTRACT, LONGTERM_RETRIEVE, LONGTERM_SKIP, emit, timed
+
+# The design document's configuration defaults (agent.defaults.long-term-memory).
+DEFAULT_ENABLED = False
+DEFAULT_NAMESPACE = "default"
+DEFAULT_MAX_ITEMS = 100
+DEFAULT_AUTO_EXTRACT = True
+DEFAULT_AUTO_LOAD = True
+DEFAULT_LOAD_MAX_ITEMS = 10  # also the document's retrieval K
+DEFAULT_MEMORY_TOOLS = False
+
+# memlab's per-type policy; the document ranks the types but gives no numbers. FACT is stable
+# (no decay) and weighted highest; PREFERENCE changes by being superseded, not by fading;
+# PROCEDURE fades and expires; EPISODE is bound to its date and fades fastest. The priors are
+# mild on purpose: on LoCoMo, where old events are asked about as often as new ones, stronger
+# ones cost recall (docs/longterm.md has the figures).
+DEFAULT_TYPES: dict[MemoryType, TypePolicy] = {
+    MemoryType.FACT: TypePolicy(weight=1.0),
+    MemoryType.PREFERENCE: TypePolicy(weight=0.95),
+    MemoryType.PROCEDURE: TypePolicy(weight=0.9, half_life_days=730.0, ttl_days=730.0),
+    MemoryType.EPISODE: TypePolicy(weight=0.9, half_life_days=365.0),
+}
+DEFAULT_ARCHIVE_THRESHOLD = 0.05  # cleanup archives a memory whose decayed score fell below this ...
+DEFAULT_ARCHIVE_MIN_ACCESS = 3  # ... and that was retrieved fewer times than this
+DEFAULT_SUPERSEDE_SIMILARITY = 0.9
+ANN_OVERSAMPLE = 4  # an approximate index returns this many times k candidates to re-rank
+
+
+@dataclass(frozen=True)
+class LongTermSettings:
+    """One agent's long-term memory settings (the document's keys, in snake case)."""
+
+    enabled: bool = DEFAULT_ENABLED
+    namespace: str = DEFAULT_NAMESPACE
+    max_items: int = DEFAULT_MAX_ITEMS
+    auto_extract: bool = DEFAULT_AUTO_EXTRACT
+    auto_load: bool = DEFAULT_AUTO_LOAD
+    load_max_items: int = DEFAULT_LOAD_MAX_ITEMS
+    memory_tools: bool = DEFAULT_MEMORY_TOOLS
+
+    def merged(self, overrides: Mapping[str, Any]) -> LongTermSettings:
+        """These settings with the non-null `overrides` applied (a per-agent entry)."""
+        names = {f.name for f in fields(self)}
+        unknown = sorted(set(overrides) - names)
+        if unknown:
+            raise MemlabError(
+                f"longterm.agents: unknown key(s) {', '.join(unknown)}; expected {', '.join(sorted(names))}"
+            )
+        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+
+
+@dataclass(frozen=True)
+class SaveResult:
+    """What one save did: the memory kept (new, or the one it duplicates) and whether it was new."""
+
+    memory: Memory
+    saved: bool
+    duplicate: bool
+
+
+def decayed_score(memory: Memory, now: datetime, policy: TypePolicy) -> float:
+    """``relevance_score * decay_factor ** days_since_access`` (no decay before the last access)."""
+    days = max((naive_utc(now) - memory.last_accessed_at).total_seconds() / 86400.0, 0.0)
+    return float(memory.relevance_score * policy.decay_factor**days)
+
+
+def _normalized(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.casefold()))
+
+
+def find_duplicate(content: str, memories: Sequence[Memory]) -> Memory | None:
+    """The first memory whose text contains `content` or is contained in it (words, case-folded)."""
+    key = _normalized(content)
+    if not key:
+        return None
+    for m in memories:
+        other = _normalized(m.content)
+        if other and (key in other or other in key):
+            return m
+    return None
+
+
+@dataclass
+class _NamespaceIndex:
+    signature: int
+    memories: list[Memory]
+    index: MemoryIndex
+    vectors: np.ndarray
+
+
+class LongTermMemoryService:
+    """Long-term memory for every agent and user of one store (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        embedder: Embedder,
+        llm: ChatModel | None = None,
+        *,
+        defaults: LongTermSettings = LongTermSettings(),
+        agents: Mapping[str, Mapping[str, Any]] | None = None,
+        types: Mapping[MemoryType, TypePolicy] | None = None,
+        index: IndexSpec | None = None,
+        language: str = "en",
+        dedup_auto_extract: bool = False,
+        archive_threshold: float = DEFAULT_ARCHIVE_THRESHOLD,
+        archive_min_access: int = DEFAULT_ARCHIVE_MIN_ACCESS,
+        supersede_similarity: float | None = DEFAULT_SUPERSEDE_SIMILARITY,
+    ) -> None:
+        self.store, self.embedder, self.llm = store, embedder, llm
+        self.defaults = defaults
+        self._agents = {name: defaults.merged(o) for name, o in (agents or {}).items()}
+        self.types = {**DEFAULT_TYPES, **(types or {})}
+        self.index_spec = index or IndexSpec()
+        make_index(self.index_spec)  # fail at start on an unknown kind
+        self.language = language
+        self.dedup_auto_extract = dedup_auto_extract
+        self.archive_threshold, self.archive_min_access = archive_threshold, archive_min_access
+        self.supersede_similarity = supersede_similarity
+        self.counts: Counter[str] = Counter()  # skips per layer, duplicates, archives, rejections
+        self._indexes: dict[str, _NamespaceIndex] = {}
+        self._rows_cache: dict[str, list[Memory]] = {}
+        self._recent: dict[str, deque[Message]] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.RLock()  # one service may serve the reply path and a background worker
+
+    # --- who and where ----------------------------------------------------------------------
+
+    def settings(self, agent_id: str) -> LongTermSettings:
+        """The agent's settings: the defaults with its `agents` entry applied."""
+        return self._agents.get(agent_id, self.defaults)
+
+    def namespace(self, ctx: CallContext) -> tuple[str, ...]:
+        """Always from the runtime's `SecurityContext`, never from anything the model wrote."""
+        return namespace_for(ctx.security, self.settings(ctx.security.agent_id).namespace)
+
+    # --- retrieval ---------------------------------------------------------------------------
+
+    def load_memories(self, ctx: CallContext, query: str, k: int | None = None) -> list[Retrieved]:
+        """Session start (auto-load): the top `k` (default `load_max_items`) memories for `query`."""
+        settings = self.settings(ctx.security.agent_id)
+        if not (settings.enabled and settings.auto_load):
+            return []
+        self.refresh(ctx)  # a new session reads the store afresh: other writers' memories count too
+        return self.search(ctx, query, settings.load_max_items if k is None else k)
+
+    def search(self, ctx: CallContext, query: str, k: int, *, touch: bool = True) -> list[Retrieved]:
+        """Top `k` by similarity x type weight x decay; `touch` records the access (as the design does).
+
+        For the hybrid index, `Retrieved.score` is the fused score of the two rankings, each
+        ranked by its own similarity x weight x decay (see `memlab.longterm.index`).
+        """
+        now = naive_utc(ctx.now)
+        with timed() as t, self._lock:
+            ns = self.namespace(ctx)
+            entry = self._index(ns, now)
+            hits: list[Retrieved] = []
+            if entry.memories and k > 0 and query.strip():
+                n = len(entry.memories)
+                wanted = n if entry.index.exhaustive else min(n, k * ANN_OVERSAMPLE)
+                qv = self.embedder.embed([query])[0]
+                prior = np.array(
+                    [self.types[m.type].weight * decayed_score(m, now, self.types[m.type]) for m in entry.memories]
+                )
+                found = entry.index.search(qv, query, wanted, prior)
+                hits = [Retrieved(entry.memories[pos], score, sim) for pos, score, sim in found[:k]]
+                if touch and hits:
+                    self._touch(hits, now)
+        emit(
+            LONGTERM_RETRIEVE,
+            index=self.index_spec.kind,
+            candidates=len(entry.memories),
+            k=k,
+            results=len(hits),
+            top_score=round(hits[0].score, 6) if hits else 0.0,
+            latency_us=t["us"],
+        )
+        return hits
+
+    def _touch(self, hits: Sequence[Retrieved], now: datetime) -> None:
+        touched = [
+            replace(
+                h.memory,
+                relevance_score=decayed_score(h.memory, now, self.types[h.memory.type]),
+                last_accessed_at=max(now, h.memory.last_accessed_at),
+                access_count=h.memory.access_count + 1,
+            )
+            for h in hits
+        ]
+        self._write(touched)
+
+    def _active(self, ns: tuple[str, ...], now: datetime) -> list[Memory]:
+        """The namespace's retrievable memories: not archived, not expired."""
+        out = []
+        for m in self._rows(ns):
+            ttl = self.types[m.type].ttl_days
+            if ttl is None or (now - m.created_at).total_seconds() < ttl * 86400.0:
+                out.append(m)
+        return out
+
+    def _index(self, ns: tuple[str, ...], now: datetime) -> _NamespaceIndex:
+        memories = self._active(ns, now)
+        signature = hash(tuple((m.id, m.content) for m in memories))
+        key = namespace_key(ns)
+        entry = self._indexes.get(key)
+        if entry is None or entry.signature != signature:
+            vectors = self.embedder.embed([m.content for m in memories])
+            index = make_index(self.index_spec)
+            index.build(vectors, [m.content for m in memories])
+            entry = _NamespaceIndex(signature, memories, index, vectors)
+            self._indexes[key] = entry
+        else:
+            entry.memories = memories  # same ids and texts; fresher lifecycle fields
+        return entry
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def extract_and_save(self, ctx: CallContext, turns: Sequence[Message]) -> list[Memory]:
+        """After a turn (auto-extract): skip what needs no model, extract the rest, save (`auto_extract`)."""
+        settings = self.settings(ctx.security.agent_id)
+        if not (settings.enabled and settings.auto_extract) or not turns:
+            return []
+        if self.llm is None:
+            raise MemlabError("longterm: auto_extract needs an llm (set longterm.llm, e.g. llm=extractive)")
+        with self._lock:
+            ns = self.namespace(ctx)
+            recent = self._recent.setdefault(namespace_key(ns), deque(maxlen=REPEAT_WINDOW))
+            kept = []
+            for turn in turns:
+                layer = should_skip_extraction(turn, list(recent))
+                recent.append(turn)
+                if layer is None:
+                    kept.append(turn)
+                    continue
+                self.counts[f"skip.{layer}"] += 1
+                emit(LONGTERM_SKIP, layer=layer, message_id=turn.id)
+            if not kept:
+                return []
+            failed = None
+            with timed() as t:
+                try:
+                    drafts = extract(self.llm, kept, self.language)
+                except LLMError as e:
+                    failed, drafts = type(e).__name__, []
+                results = self._save_all(ctx, drafts, SOURCE_AUTO_EXTRACT, self.dedup_auto_extract)
+        duplicates = sum(r.duplicate for r in results)
+        self.counts["extract.failed"] += failed is not None
+        emit(
+            LONGTERM_EXTRACT,
+            turns=len(turns),
+            extracted_turns=len(kept),
+            memories=sum(r.saved for r in results),
+            duplicates=duplicates,
+            failed=failed is not None,
+            error=failed,
+            latency_us=t["us"],
+        )
+        return [r.memory for r in results if r.saved]
+
+    def save(
+        self,
+        ctx: CallContext,
+        content: str,
+        type: MemoryType = MemoryType.FACT,
+        *,
+        source: str = SOURCE_AGENT_TOOL,
+        evidence: Sequence[str] = (),
+        dedup: bool | None = None,
+    ) -> SaveResult:
+        """Save one memory; tool saves (and `dedup=True`) keep the existing one when they repeat it."""
+        if dedup is None:
+            dedup = source == SOURCE_AGENT_TOOL or self.dedup_auto_extract
+        with self._lock:
+            return self._save_all(ctx, [MemoryDraft(type, content, tuple(evidence))], source, dedup)[0]
+
+    def _save_all(self, ctx: CallContext, drafts: Sequence[MemoryDraft], source: str, dedup: bool) -> list[SaveResult]:
+        if not drafts:
+            return []
+        settings = self.settings(ctx.security.agent_id)
+        ns, now = self.namespace(ctx), naive_utc(ctx.now)
+        existing = self._active(ns, now)
+        results, new = [], []
+        for draft in drafts:
+            duplicate = find_duplicate(draft.content, existing)
+            self.counts[f"duplicates.{source}"] += duplicate is not None
+            if duplicate is not None and dedup:
+                results.append(SaveResult(duplicate, saved=False, duplicate=True))
+                continue
+            memory = Memory(
+                id=self._new_id(ns, draft.content, now),
+                namespace=ns,
+                content=draft.content,
+                type=draft.type,
+                source=source,
+                agent_id=ctx.security.agent_id,
+                created_at=now,
+                last_accessed_at=now,
+                evidence=draft.evidence,
+            )
+            results.append(SaveResult(memory, saved=True, duplicate=duplicate is not None))
+            existing.append(memory)
+            new.append(memory)
+        self._write(new)
+        self._supersede(ns, existing, new)
+        self.enforce_max_items(ctx, settings.max_items)
+        return results
+
+    def _new_id(self, ns: tuple[str, ...], content: str, now: datetime) -> str:
+        digest = hashlib.sha1(f"{namespace_key(ns)}\0{now.isoformat()}\0{next(self._ids)}\0{content}".encode())
+        return f"ltm-{digest.hexdigest()[:24]}"
+
+    def _supersede(self, ns: tuple[str, ...], existing: list[Memory], new: list[Memory]) -> None:
+        """A new PREFERENCE archives older preferences that say nearly the same thing."""
+        prefs = [m for m in new if m.type == MemoryType.PREFERENCE]
+        older = [m for m in existing if m.type == MemoryType.PREFERENCE and m not in new]
+        if self.supersede_similarity is None or not prefs or not older:
+            return
+        sims = self.embedder.embed([m.content for m in prefs]) @ self.embedder.embed([m.content for m in older]).T
+        stale = sorted({older[j].id for j in np.flatnonzero(sims.max(axis=0) >= self.supersede_similarity)})
+        self.counts["superseded"] += self._archive(ns, stale, True)
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    def enforce_max_items(self, ctx: CallContext, max_items: int | None = None) -> list[str]:
+        """Archive the lowest-scoring memories beyond `max_items` (default: the agent's setting)."""
+        limit = self.settings(ctx.security.agent_id).max_items if max_items is None else max_items
+        ns, now = self.namespace(ctx), naive_utc(ctx.now)
+        active = self._rows(ns)
+        if len(active) <= limit:
+            return []
+        ranked = sorted(active, key=lambda m: (decayed_score(m, now, self.types[m.type]), m.last_accessed_at))
+        ids = [m.id for m in ranked[: len(active) - limit]]
+        self.counts["archived.max_items"] += self._archive(ns, ids, True)
+        return ids
+
+    def cleanup(self, ctx: CallContext) -> list[str]:
+        """The cleanup job: archive (never delete) what decayed below the threshold, rarely used, or expired."""
+        ns, now = self.namespace(ctx), naive_utc(ctx.now)
+        with self._lock:
+            live = {m.id for m in self._active(ns, now)}
+            ids = [
+                m.id
+                for m in self._rows(ns)
+                if m.id not in live
+                or (
+                    decayed_score(m, now, self.types[m.type]) < self.archive_threshold
+                    and m.access_count < self.archive_min_access
+                )
+            ]
+            self.counts["archived.cleanup"] += self._archive(ns, ids, True)
+        return ids
+
+    def archived(self, ctx: CallContext) -> list[Memory]:
+        """The caller's archived memories (for listing and restoring)."""
+        return self.store.list(self.namespace(ctx), archived=True)
+
+    def restore(self, ctx: CallContext, ids: Sequence[str]) -> int:
+        """Bring archived memories back; a restore counts as an access (score 1, clock restarted)."""
+        ns, now = self.namespace(ctx), naive_utc(ctx.now)
+        with self._lock:
+            wanted = set(ids)
+            chosen = [m for m in self.store.list(ns, archived=True) if m.id in wanted]
+            self.store.put([replace(m, archived=False, relevance_score=1.0, last_accessed_at=now) for m in chosen])
+            self._rows_cache.pop(namespace_key(ns), None)
+        return len(chosen)
+
+    def memories(self, ctx: CallContext) -> list[Memory]:
+        """The caller's active memories, oldest first."""
+        return list(self._rows(self.namespace(ctx)))
+
+    # --- the store, and this service's copy of what it holds ---------------------------------
+
+    def refresh(self, ctx: CallContext) -> None:
+        """Forget the cached rows of the caller's namespace, so the next read sees other writers."""
+        self._rows_cache.pop(namespace_key(self.namespace(ctx)), None)
+
+    def _rows(self, ns: tuple[str, ...]) -> list[Memory]:
+        """The namespace's unarchived rows, read from the store once and kept up to date by our writes."""
+        key = namespace_key(ns)
+        rows = self._rows_cache.get(key)
+        if rows is None:
+            rows = self._rows_cache[key] = self.store.list(ns)
+        return rows
+
+    def _write(self, memories: Sequence[Memory]) -> None:
+        self.store.put(memories)
+        for m in memories:
+            rows = self._rows_cache.get(namespace_key(m.namespace))
+            if rows is None:
+                continue
+            at = next((i for i, r in enumerate(rows) if r.id == m.id), None)
+            if at is None:
+                rows.append(m)
+            else:
+                rows[at] = m
+
+    def _archive(self, ns: tuple[str, ...], ids: Sequence[str], archived: bool) -> int:
+        changed = self.store.set_archived(ns, ids, archived)
+        self._rows_cache.pop(namespace_key(ns), None)
+        return changed
+
+
+class ExtractionWorker:
+    """Runs `extract_and_save` on a background thread, so a live reply never waits for it.
+
+    `submit` only enqueues (the queue is unbounded); `drain` waits until everything submitted
+    is stored (the simulator's deterministic point); `close` stops the thread. Failures are
+    counted, never raised into the reply path. Events emitted on the worker thread are not
+    recorded (no recording is open there); the service's `counts` still see everything.
+    """
+
+    def __init__(self, service: LongTermMemoryService) -> None:
+        self.service = service
+        self.errors: list[str] = []
+        self._queue: queue.Queue[tuple[CallContext, tuple[Message, ...]] | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._run, name="longterm-extraction", daemon=True)
+        self._thread.start()
+
+    def submit(self, ctx: CallContext, turns: Sequence[Message]) -> None:
+        self._queue.put_nowait((ctx, tuple(turns)))
+
+    def drain(self) -> None:
+        self._queue.join()
+
+    def close(self) -> None:
+        self._queue.put(None)
+        self._thread.join()
+
+    def _run(self) -> None:
+        while True:
+            job = self._queue.get()
+            try:
+                if job is None:
+                    return
+                self.service.extract_and_save(*job)
+            except Exception as e:  # the reply path must never see a background failure
+                self.errors.append(f"{type(e).__name__}: {e}")
+            finally:
+                self._queue.task_done()

@@ -1,0 +1,110 @@
+"""Decay, cleanup, archive, restore, expiry and max-items on the virtual clock, over months."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from memlab.longterm import DEFAULT_TYPES, MemoryType, decayed_score
+from memlab.longterm.model import SOURCE_AUTO_EXTRACT
+
+from .support import T0, context
+
+DAY = timedelta(days=1)
+EPISODE_HALF_LIFE = DEFAULT_TYPES[MemoryType.EPISODE].half_life_days
+QUARTERS = 28  # seven years: the first episodes fade below the archive threshold
+
+
+def save(service, text: str, kind: MemoryType, at, user: str = "u1"):
+    return service.save(context(user, now=at), text, kind, source=SOURCE_AUTO_EXTRACT).memory
+
+
+def test_relevance_decays_by_half_life_and_an_access_restarts_the_clock(make_service) -> None:
+    service = make_service()
+    m = save(service, "Ann ran the Berlin marathon", MemoryType.EPISODE, T0)
+    policy = DEFAULT_TYPES[MemoryType.EPISODE]
+    half = T0 + EPISODE_HALF_LIFE * DAY
+    assert decayed_score(m, half, policy) == pytest.approx(0.5)
+    assert decayed_score(m, T0 + 2 * EPISODE_HALF_LIFE * DAY, policy) == pytest.approx(0.25)
+    # Retrieval at the half-life stores the decayed score and restarts the clock.
+    [hit] = service.search(context(now=half), "Berlin marathon", 5)
+    assert hit.memory.id == m.id
+    [stored] = service.memories(context())
+    assert (stored.access_count, stored.last_accessed_at) == (1, half)
+    assert stored.relevance_score == pytest.approx(0.5)
+    assert decayed_score(stored, half + EPISODE_HALF_LIFE * DAY, policy) == pytest.approx(0.25)
+    fact = save(service, "Ann is a nurse", MemoryType.FACT, T0)
+    assert decayed_score(fact, T0 + 3650 * DAY, DEFAULT_TYPES[MemoryType.FACT]) == 1.0  # facts are stable
+
+
+def test_an_old_episode_falls_behind_a_stable_fact(make_service) -> None:
+    service = make_service()
+    episode = save(service, "Ann adopted a dog named Rex in Berlin", MemoryType.EPISODE, T0)
+    fact = save(service, "Ann adopted a dog in Berlin", MemoryType.FACT, T0)
+    query = "Ann adopted a dog named Rex in Berlin"
+    assert [h.memory.id for h in service.search(context(now=T0), query, 2, touch=False)] == [episode.id, fact.id]
+    later = [h.memory.id for h in service.search(context(now=T0 + 4 * EPISODE_HALF_LIFE * DAY), query, 2, touch=False)]
+    assert later == [fact.id, episode.id]
+
+
+def test_cleanup_archives_faded_unused_memories_over_months_and_restore_brings_them_back(make_service) -> None:
+    service = make_service()
+    saved = []
+    for quarter in range(QUARTERS):  # one episode a quarter, for years
+        now = T0 + 91 * quarter * DAY
+        saved.append(
+            save(service, f"In quarter {quarter} Ann visited city number {quarter} on a trip", MemoryType.EPISODE, now)
+        )
+        if quarter == 0:
+            for _ in range(3):  # the first episode is used often, so it survives its fading
+                service.search(context(now=now), "quarter 0 city number 0", 1)
+        service.cleanup(context(now=now))
+    end = T0 + 91 * (QUARTERS - 1) * DAY
+    archived = {m.id for m in service.archived(context())}
+    policy = DEFAULT_TYPES[MemoryType.EPISODE]
+    expected = {m.id for m in saved[1:] if decayed_score(m, end, policy) < service.archive_threshold}
+    assert expected and archived == expected  # faded and rarely used: archived, nothing else
+    assert saved[0].id not in archived  # faded but accessed 3 times
+    assert len(service.memories(context())) + len(archived) == QUARTERS  # archived, never deleted
+    lost = saved[1]
+    assert lost.id in archived
+    hits = service.search(context(now=end), "quarter 1 city number 1", QUARTERS, touch=False)
+    assert lost.id not in {h.memory.id for h in hits}
+    assert service.restore(context(now=end), [lost.id]) == 1
+    top = service.search(context(now=end), "In quarter 1 Ann visited city number 1 on a trip", 1)[0]
+    assert top.memory.id == lost.id and top.memory.relevance_score == 1.0
+
+
+def test_procedures_expire(make_service) -> None:
+    service = make_service()
+    proc = save(service, "Ann fixed the printer by reinstalling the driver", MemoryType.PROCEDURE, T0)
+    ttl = DEFAULT_TYPES[MemoryType.PROCEDURE].ttl_days
+    assert service.search(context(now=T0 + (ttl - 1) * DAY), "printer driver", 1, touch=False)
+    assert service.search(context(now=T0 + (ttl + 1) * DAY), "printer driver", 1, touch=False) == []
+    assert service.cleanup(context(now=T0 + (ttl + 1) * DAY)) == [proc.id]
+    assert [m.id for m in service.archived(context())] == [proc.id]
+
+
+def test_max_items_archives_the_lowest_scoring(make_service) -> None:
+    service = make_service(agents={"chat": {"namespace": "chat", "max_items": 5}})
+    saved = [
+        save(service, f"Ann went to concert number {i} downtown", MemoryType.EPISODE, T0 + 20 * i * DAY)
+        for i in range(8)
+    ]
+    active = {m.id for m in service.memories(context())}
+    assert active == {m.id for m in saved[3:]}  # the three oldest (most decayed) went to the archive
+    assert {m.id for m in service.archived(context())} == {m.id for m in saved[:3]}
+    other = context(user="u2")
+    service.save(other, "Bob likes jazz", MemoryType.PREFERENCE)
+    assert len(service.memories(other)) == 1  # the cap is per user
+
+
+def test_a_new_preference_supersedes_the_old_one(make_service) -> None:
+    service = make_service()
+    old = save(service, "Ann prefers tea to coffee in the morning", MemoryType.PREFERENCE, T0)
+    new = save(service, "Ann prefers tea to coffee in the morning now", MemoryType.PREFERENCE, T0 + 40 * DAY)
+    assert [m.id for m in service.memories(context())] == [new.id]
+    assert [m.id for m in service.archived(context())] == [old.id]
+    other = save(service, "Ann dislikes loud bars", MemoryType.PREFERENCE, T0 + 41 * DAY)
+    assert {m.id for m in service.memories(context())} == {new.id, other.id}

@@ -1,0 +1,73 @@
+"""Channel B: the memory tools' schemas, their calls, and refusals of forged or malformed arguments."""
+
+from __future__ import annotations
+
+import json
+
+from memlab.longterm import MEMORY_SAVE, MEMORY_SEARCH, MemoryToolProvider
+from memlab.longterm.model import SOURCE_AGENT_TOOL
+from memlab.messages import ToolCall
+
+from .support import context
+
+
+def test_schemas_are_openai_function_tools(make_service) -> None:
+    tools = MemoryToolProvider(make_service())
+    schemas = tools.schemas("chat")
+    assert [s["function"]["name"] for s in schemas] == [MEMORY_SAVE, MEMORY_SEARCH]
+    for s in schemas:
+        assert s["type"] == "function"
+        params = s["function"]["parameters"]
+        assert params["type"] == "object" and params["additionalProperties"] is False
+        assert set(params["required"]) <= set(params["properties"])
+        assert not any(k.lower().lstrip("_") in ("userid", "namespace") for k in params["properties"])
+    json.dumps(schemas)  # plain JSON, ready for a provider's `tools=`
+    off = MemoryToolProvider(make_service(agents={"quiet": {"memory_tools": False}}))
+    assert off.schemas("quiet") == []
+    assert "error" in off.call(context(agent="quiet"), MEMORY_SAVE, {"content": "x y z"})
+
+
+def test_save_then_search_through_tool_calls(make_service) -> None:
+    service = make_service()
+    tools = MemoryToolProvider(service)
+    ctx = context()
+    reply = tools.execute(
+        ctx, ToolCall("c1", MEMORY_SAVE, json.dumps({"content": "Ann is allergic to peanuts", "type": "FACT"}))
+    )
+    assert reply.role == "tool" and reply.tool_call_id == "c1"
+    assert json.loads(reply.text)["saved"] is True
+    again = tools.call(ctx, MEMORY_SAVE, {"content": "ann is allergic to peanuts"})
+    assert again["saved"] is False and again["duplicate"] is True
+    [stored] = service.memories(ctx)
+    assert stored.source == SOURCE_AGENT_TOOL and stored.agent_id == "chat"
+    found = tools.call(ctx, MEMORY_SEARCH, json.dumps({"query": "peanut allergy", "limit": 3}))
+    assert [r["content"] for r in found["results"]] == ["Ann is allergic to peanuts"]
+    assert tools.call(context(user="someone else"), MEMORY_SEARCH, {"query": "peanuts"})["results"] == []
+
+
+def test_forged_and_malformed_calls_are_refused_and_change_nothing(make_service) -> None:
+    service = make_service()
+    tools = MemoryToolProvider(service)
+    victim = context(user="victim")
+    service.save(victim, "the victim's secret is 1234")
+    attacker = context(user="attacker")
+    refused = [
+        (MEMORY_SAVE, {"content": "planted", "_userId": "victim"}),
+        (MEMORY_SAVE, {"content": "planted", "_namespace": '["agent:chat","user:victim","memories"]'}),
+        (MEMORY_SEARCH, {"query": "secret", "user_id": "victim"}),
+        (MEMORY_SEARCH, {"query": "secret", "namespace": "chat"}),
+        (MEMORY_SEARCH, {"query": "secret", "agentId": "support"}),
+        (MEMORY_SEARCH, {"query": "secret", "filter": {"user": "victim"}}),  # not in the schema
+        (MEMORY_SAVE, {"content": ""}),
+        (MEMORY_SAVE, {"content": "x", "type": "SECRET"}),
+        (MEMORY_SEARCH, {"query": "secret", "limit": 10_000}),
+        (MEMORY_SEARCH, "not json"),
+        (MEMORY_SEARCH, "[1, 2]"),
+        ("memory_delete", {"id": "anything"}),
+    ]
+    for name, args in refused:
+        result = tools.call(attacker, name, args)
+        assert set(result) == {"error"}, (name, args)
+    assert service.counts["tools.rejected"] == len(refused)
+    assert service.memories(attacker) == []
+    assert [m.content for m in service.memories(victim)] == ["the victim's secret is 1234"]
