@@ -12,6 +12,7 @@ from typing import Any
 
 from memlab.metrics.events import event_metrics
 from memlab.metrics.latency import LATENCY_STAGES, latency_metrics, latency_samples, reference_latency_us
+from memlab.metrics.longterm import longterm_metrics, ndcg_at_k, recall_at_k
 from memlab.metrics.pricing import ModelPrice, cost_usd, model_price, price_table
 from memlab.metrics.retention import content_words, mean_by_category, probe_rows, retention_metrics
 from memlab.metrics.summaries import summary_metrics
@@ -65,10 +66,6 @@ def _longterm_metrics(probes: Sequence[ProbeRecord]) -> dict[str, Any]:
 
     Per-category names are given the `.cat_<c>` form every other metric uses.
     """
-    try:
-        from memlab.metrics.longterm import longterm_metrics
-    except ImportError:  # the long-term metrics module lands with the long-term memory
-        return {}
     return {_CATEGORY_SUFFIX.sub(r".cat_\1", k): v for k, v in longterm_metrics(probes).items()}
 
 
@@ -93,10 +90,13 @@ __all__ = [
     "event_metrics",
     "latency_metrics",
     "latency_samples",
+    "longterm_metrics",
     "mean_by_category",
     "model_price",
+    "ndcg_at_k",
     "price_table",
     "probe_rows",
+    "recall_at_k",
     "reference_latency_us",
     "retention_metrics",
     "summary_metrics",

@@ -21,10 +21,11 @@ from typing import Any
 
 import pandas as pd
 
+from memlab.metrics.longterm import EVIDENCE_KEY as RETRIEVED_EVIDENCE
+from memlab.metrics.longterm import ndcg_at_k, recall_at_k
 from memlab.sim.records import LifecycleRecord, ProbeRecord, Record
 from memlab.trace import SUMMARY, Event
 
-RETRIEVED_EVIDENCE = "longterm.retrieved_evidence"  # ProbeRecord.results: evidence ids per memory, best first
 RETENTION_METRICS = ("context.evidence_retention", "context.evidence_in_summary", "context.answer_coverage")
 # Function words that carry no answer content: articles, pronouns, auxiliaries, prepositions,
 # conjunctions. Deliberately short (scikit-learn's list also drops "may", "two", "first", which answers need).
@@ -180,10 +181,6 @@ def _retrieval_scores(probe: ProbeRecord) -> dict[str, float]:
     retrieved = probe.results.get(RETRIEVED_EVIDENCE)
     evidence = [e for e in probe.probe.evidence if e]
     if retrieved is None or not evidence:
-        return {}
-    try:
-        from memlab.metrics.longterm import ndcg_at_k, recall_at_k
-    except ImportError:  # the long-term metrics module lands with the long-term memory
         return {}
     ranked = [list(m) for m in retrieved]
     return {

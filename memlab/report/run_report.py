@@ -34,19 +34,20 @@ HEADLINE = (
     ("cost.usd", "cost", "prompts + auxiliary calls"),
     ("latency.context.p50_us", "context latency", "median, this machine"),
 )
+PER_CATEGORY = (*RETENTION, "longterm.recall@10", "longterm.ndcg@10", "answer.f1", "answer.judge")
 _CATEGORY = re.compile(r"^(?P<metric>.+)\.cat_(?P<cat>.+)$")
 WORST_QUESTIONS = 10
 
 
-def category_table(metrics: dict[str, Any], names: Iterable[str] = RETENTION) -> pd.DataFrame:
-    """Per-category values of `names` (rows: categories), from the flat `<name>.cat_<c>` metrics."""
+def category_table(metrics: dict[str, Any], names: Iterable[str] = PER_CATEGORY) -> pd.DataFrame:
+    """Per-category values of `names` (rows: categories, columns: the names some category has)."""
     names = list(names)
     cats: dict[str, dict[str, Any]] = {}
     for key, value in metrics.items():
         match = _CATEGORY.match(key)
         if match and match["metric"] in names:
             cats.setdefault(match["cat"], {})[match["metric"]] = value
-    frame = pd.DataFrame.from_dict(cats, orient="index", columns=names)
+    frame = pd.DataFrame.from_dict(cats, orient="index", columns=names).dropna(axis=1, how="all")
     return frame.loc[sorted(frame.index, key=lambda c: (not c.isdigit(), int(c) if c.isdigit() else 0, c))]
 
 

@@ -11,8 +11,6 @@ from hypothesis import strategies as st
 
 from memlab.metrics import compute_metrics, probe_rows
 
-pytest.importorskip("memlab.metrics.longterm", reason="memlab.metrics.longterm lands with the long-term memory")
-
 EVIDENCE = "longterm.retrieved_evidence"
 
 
