@@ -22,7 +22,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from memlab.llm.base import TASK_ANSWER, TASK_JUDGE, ChatModel, LLMError
-from memlab.llm.prompts import build, judge_prompt
+from memlab.llm.prompts import build, judge_prompt, render_transcript
+from memlab.messages import Message
 
 ANSWER_METRICS = ("answer.f1", "answer.bleu1", "answer.judge")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -56,14 +57,22 @@ def bleu1(prediction: str, gold: str) -> float:
     return brevity * precision
 
 
+def context_transcript(context: str) -> str:
+    """A probe's context text as the transcript the answer prompt carries: one ``[] context: line`` per line.
+
+    The probe record keeps the request's text, not its messages, so ids and speakers are not available.
+    """
+    lines = [Message(role="user", content=line, speaker="context") for line in context.splitlines() if line.strip()]
+    return render_transcript(lines)
+
+
 def answer_question(
     model: ChatModel, context: str, question: str, *, language: str = "en", max_tokens: int = 64
 ) -> str | None:
     """The model's answer to `question` from `context` (the text a strategy would send); None if it failed."""
+    prompt = build(TASK_ANSWER, context_transcript(context), language, question=question)
     try:
-        return model.complete(
-            build(TASK_ANSWER, context, language, question=question), task=TASK_ANSWER, max_tokens=max_tokens
-        ).text.strip()
+        return model.complete(prompt, task=TASK_ANSWER, max_tokens=max_tokens).text.strip()
     except LLMError:
         return None
 
