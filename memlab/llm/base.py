@@ -73,6 +73,7 @@ class RecordedChatModel:
         emit(
             LLM_CALL,
             backend=self.name,
+            model=result.model if result else None,
             task=task,
             prompt_tokens=result.prompt_tokens if result else 0,
             completion_tokens=result.completion_tokens if result else 0,

@@ -1,58 +1,109 @@
 """The offline default model: deterministic extractive answers read from the prompt itself.
 
 It does each task from the same messages a real model would get (`memlab.llm.prompts`):
-summaries select the highest-scoring transcript lines (TF-IDF, scikit-learn) within the
-output budget and never return more text than they were given; memory extraction applies
-the transparent rules of `memlab.llm.extract_rules`.
+
+- context and memory summaries: the best transcript sentences within the output budget
+  (`memlab.llm.summarize`), never longer than the transcript;
+- memory extraction: the transparent rules of `memlab.llm.extract_rules`, as a JSON array;
+- answers: the transcript sentence that best matches the question (BM25; an extractive QA baseline),
+  "" when no sentence shares a content term with it;
+- judging: CORRECT when the generated answer holds most of the gold answer's content terms
+  and all of its numbers, else WRONG;
+- chat: it cannot converse, so it replies with the earlier sentence most similar to the last
+  message (keeps an offline `simulate` running; the reply is a quotation, never a new thought),
+  and raises `LLMError` when nothing earlier relates to it.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from sklearn.feature_extraction.text import TfidfVectorizer
+from rank_bm25 import BM25Okapi
 
 from memlab.llm.base import (
+    TASK_ANSWER,
+    TASK_CHAT,
     TASK_CONTEXT_SUMMARY,
     TASK_EXTRACT_MEMORIES,
+    TASK_JUDGE,
     TASK_MEMORY_SUMMARY,
     Completion,
     LLMError,
     RecordedChatModel,
 )
-from memlab.llm.prompts import parse_transcript, transcript_of
-from memlab.messages import MessageLike, as_messages
+from memlab.llm.prompts import parse_transcript, source_text, transcript_of
+from memlab.llm.summarize import summarize
+from memlab.llm.text import content_terms, is_date_or_number, split_sentences, terms
+from memlab.messages import Message, MessageLike, as_messages
 from memlab.tokens import get_counter
 
 DEFAULT_SUMMARY_TOKENS = 256
+DEFAULT_ANSWER_TOKENS = 64
+JUDGE_MIN_RECALL = 0.5  # share of the gold answer's content terms the generated answer must contain
+_QUESTION = re.compile(r"\n\n(?:Question|问题): (?P<q>.*)\Z", re.DOTALL)
+_JUDGE_FIELDS = re.compile(
+    r"Question: (?P<question>.*)\nGold answer: (?P<gold>.*)\nGenerated answer: (?P<generated>.*)\Z", re.DOTALL
+)
+_TEMPORAL_QUESTION = re.compile(
+    r"^\s*(when|what (year|month|day|date|time)|how long)\b|什么时候|哪一?年|几月|哪天", re.I
+)
 
 
-def summarize_lines(lines: Sequence[str], max_tokens: int, counter_spec: str = "cl100k_base") -> str:
-    """The best lines, in their original order, within `max_tokens` (never longer than the input)."""
-    lines = [ln for ln in lines if ln.strip()]
-    if not lines:
-        return ""
-    counter = get_counter(counter_spec)
+def best_sentence(question: str, candidates: Sequence[str]) -> int | None:
+    """Index of the candidate that best matches `question` (BM25 over content terms), None if none shares one.
+
+    A "when" question doubles the score of candidates that carry a date or a number.
+    """
+    docs = [content_terms(c) for c in candidates]
+    query = content_terms(question)
+    if not query or not any(docs):
+        return None
+    scores = BM25Okapi(docs).get_scores(query)
+    if _TEMPORAL_QUESTION.search(question):
+        scores = scores * (1 + np.array([any(map(is_date_or_number, d)) for d in docs]))
+    best = int(np.argmax(scores))
+    return best if scores[best] > 0 else None
+
+
+def judge(gold: str, generated: str) -> bool:
+    """Token-overlap judgement: most of the gold content terms and every gold number are in the answer."""
+    gold_terms = set(content_terms(gold)) or set(terms(gold))
+    if not gold_terms:
+        return False
+    answer = set(terms(generated))
+    numbers = {t for t in gold_terms if t[0].isdigit()}
+    return numbers <= answer and len(gold_terms & answer) / len(gold_terms) >= JUDGE_MIN_RECALL
+
+
+def _truncate(text: str, max_tokens: int, counter: str) -> str:
+    """`text` cut at a word boundary so that it fits `max_tokens`."""
+    count = get_counter(counter).count_text
+    words = text.split(" ")
+    while words and count(" ".join(words)) > max_tokens:
+        words.pop()
+    return " ".join(words)
+
+
+def _sentences(transcript: str) -> list[tuple[str, str]]:
+    """(speaker, sentence) pairs of a transcript (speaker "" for lines that are not transcript lines)."""
+    lines = [(ln.speaker, ln.text) for ln in parse_transcript(transcript)] or [("", t) for t in transcript.splitlines()]
+    return [(speaker, s) for speaker, line in lines for s in split_sentences(line)]
+
+
+def _extract_memories(transcript: str) -> str:
     try:
-        weights = TfidfVectorizer(sublinear_tf=True).fit_transform(lines)
-        scores = np.asarray(weights.sum(axis=1)).ravel()
-    except ValueError:  # only stop words or punctuation
-        scores = np.zeros(len(lines))
-    order = sorted(range(len(lines)), key=lambda i: (-scores[i], i))
-    chosen, used = [], 0
-    for i in order:
-        cost = counter.count_text(lines[i]) + 1
-        if used + cost <= max_tokens:
-            chosen.append(i)
-            used += cost
-    return "\n".join(lines[i] for i in sorted(chosen))
+        from memlab.llm.extract_rules import extract_memories
+    except ImportError as e:
+        raise LLMError(f"the extractive backend needs memlab.llm.extract_rules for {TASK_EXTRACT_MEMORIES}: {e}") from e
+    return json.dumps(extract_memories(parse_transcript(transcript)), ensure_ascii=False)
 
 
 class ExtractiveChatModel(RecordedChatModel):
-    """Deterministic, offline, free: the lab's default `llm`."""
+    """Deterministic, offline, free: the lab's default `llm` (see the module docstring for each task)."""
 
     name = "extractive"
 
@@ -64,17 +115,20 @@ class ExtractiveChatModel(RecordedChatModel):
         self, messages: Sequence[MessageLike], *, task: str, max_tokens: int | None, **params: Any
     ) -> Completion:
         msgs = as_messages(messages)
-        transcript = transcript_of(msgs)
-        budget = max_tokens or self.summary_tokens
+        if not msgs:
+            raise LLMError("the extractive backend got no messages")
         if task in (TASK_CONTEXT_SUMMARY, TASK_MEMORY_SUMMARY):
-            lines = [f"{ln.speaker}: {ln.text}" for ln in parse_transcript(transcript)]
-            text = summarize_lines(lines, budget, self.counter)
+            source = source_text(msgs)
+            text = summarize(source, max_tokens or self.summary_tokens, self.counter, task == TASK_MEMORY_SUMMARY)
         elif task == TASK_EXTRACT_MEMORIES:
-            from memlab.llm.extract_rules import extract_memories
-
-            text = json.dumps(extract_memories(parse_transcript(transcript)), ensure_ascii=False)
+            text = _extract_memories(transcript_of(msgs))
+        elif task == TASK_JUDGE:
+            fields = _JUDGE_FIELDS.search(msgs[-1].text)
+            if fields is None:
+                raise LLMError("the extractive judge needs the judge prompt (memlab.llm.prompts.judge_prompt)")
+            text = "CORRECT" if judge(fields["gold"], fields["generated"]) else "WRONG"
         else:
-            raise LLMError(f"the extractive backend cannot do task {task!r}")
+            text = _truncate(self._answer(msgs, task), max_tokens or DEFAULT_ANSWER_TOKENS, self.counter)
         counter = get_counter(self.counter)
         return Completion(
             text=text,
@@ -82,3 +136,24 @@ class ExtractiveChatModel(RecordedChatModel):
             completion_tokens=counter.count_text(text),
             model=self.name,
         )
+
+    def _answer(self, msgs: list[Message], task: str) -> str:
+        """The sentence that best answers the question (answer) or the last message (chat)."""
+        if task == TASK_ANSWER:
+            match = _QUESTION.search(msgs[-1].text)
+            if match is None:
+                raise LLMError("the extractive backend found no 'Question:' in the answer prompt")
+            question, sentences = match["q"], _sentences(transcript_of(msgs))
+        else:
+            assert task == TASK_CHAT
+            question = msgs[-1].text
+            sentences = [
+                (m.speaker or m.name or "", s) for m in msgs[:-1] if m.role != "system" for s in split_sentences(m.text)
+            ]
+        # The speaker is matched too ("What did Caroline research?"), but the answer is the sentence alone.
+        best = best_sentence(question, [f"{speaker} {s}" for speaker, s in sentences])
+        if best is not None:
+            return sentences[best][1]
+        if task == TASK_ANSWER:
+            return ""  # nothing in the transcript shares a content term with the question: no answer
+        raise LLMError(f"the extractive backend has nothing related to {question[:80]!r} to reply with")

@@ -1,10 +1,23 @@
-"""The one place memlab imports litellm: lazily, and with its price map read from the wheel."""
+"""The one place memlab imports and calls litellm: lazily, offline, with retries and mapped errors.
+
+litellm takes seconds to import and otherwise fetches a price map from the network, so it is
+imported on first use with its bundled map. `call` retries what a provider may get right on
+a second try (timeouts, connection errors, 408/409/429 and 5xx answers) with exponential
+backoff, and turns every provider error into `LLMError` (a timeout into `LLMTimeout`).
+"""
 
 from __future__ import annotations
 
 import functools
 import os
+import time
+from collections.abc import Callable
 from types import ModuleType
+from typing import Any
+
+from memlab.llm.base import LLMError, LLMTimeout
+
+RETRY_STATUS = frozenset({408, 409, 429})  # and every 5xx
 
 
 @functools.cache
@@ -15,4 +28,35 @@ def import_litellm() -> ModuleType:
     import litellm
 
     litellm.telemetry = False
+    litellm.suppress_debug_info = True
     return litellm
+
+
+def _retryable(error: Exception, litellm: ModuleType) -> bool:
+    if isinstance(error, litellm.exceptions.Timeout | litellm.exceptions.APIConnectionError):
+        return True
+    status = getattr(error, "status_code", None)
+    return isinstance(status, int) and (status in RETRY_STATUS or status >= 500)
+
+
+def call(function: Callable[[ModuleType], Any], *, num_retries: int, retry_backoff_s: float, what: str) -> Any:
+    """`function(litellm)`, retried up to `num_retries` times; provider errors become `LLMError`.
+
+    The n-th retry waits ``retry_backoff_s * 2**(n-1)`` seconds. `what` names the request in errors.
+    """
+    litellm = import_litellm()
+    import openai  # litellm's dependency; its OpenAIError is the base of every litellm provider exception
+
+    attempt = 0
+    while True:
+        try:
+            return function(litellm)
+        except openai.OpenAIError as e:
+            if attempt < num_retries and _retryable(e, litellm):
+                time.sleep(retry_backoff_s * 2**attempt)
+                attempt += 1
+                continue
+            tries = f"after {attempt + 1} attempt{'s' if attempt else ''}"
+            if isinstance(e, litellm.exceptions.Timeout):
+                raise LLMTimeout(f"{what} timed out {tries}: {e}") from e
+            raise LLMError(f"{what} failed {tries}: {type(e).__name__}: {e}") from e

@@ -131,6 +131,14 @@ def transcript_of(messages: Sequence[MessageLike]) -> str:
     return body[start + len("<conversation>\n") : end] if start >= 0 and end > start else ""
 
 
+def source_text(messages: Sequence[MessageLike]) -> str:
+    """What a task reads: the transcript when the last message has a ``<conversation>`` block, else its text."""
+    if not messages:
+        return ""
+    body = as_message(messages[-1]).text
+    return transcript_of(messages) if "<conversation>\n" in body else body
+
+
 def build(task: str, transcript: str, language: str = "en", question: str | None = None) -> list[Message]:
     """The messages for `task` over a rendered transcript (and a question, for answer tasks)."""
     check_language(language)

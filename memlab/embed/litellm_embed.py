@@ -1,0 +1,97 @@
+"""Provider embeddings through litellm (OpenAI ``text-embedding-3-small``, Ollama, vLLM, any `api_base`).
+
+Each text's vector is cached on disk under the sha256 of (model, api_base, params, text), so a
+sweep embeds a corpus once; the API key is read like the chat backend's (`api_key_env`) and is
+never part of a key. `dim` must match what the provider returns (pass ``extra_params:
+{dimensions: N}`` to have text-embedding-3 models shorten their vectors).
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import numpy as np
+
+from memlab.embed.base import CachedEmbedder
+from memlab.llm.base import LLMError
+from memlab.llm.cache import ResponseCache, request_key
+from memlab.llm.litellm_chat import api_key_from
+from memlab.llm.litellm_import import call
+
+DEFAULT_EMBEDDING_DIM = 1536  # text-embedding-3-small
+
+
+class LitellmEmbedder(CachedEmbedder):
+    """Embeddings from a provider by litellm model name, batched `batch_size` texts per request."""
+
+    name = "litellm"
+
+    def __init__(
+        self,
+        model: str = "text-embedding-3-small",
+        dim: int = DEFAULT_EMBEDDING_DIM,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        api_key_env: str | None = None,
+        timeout: float = 60.0,
+        num_retries: int = 2,
+        retry_backoff_s: float = 1.0,
+        batch_size: int = 128,
+        cache_dir: str | None = None,
+        extra_params: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__()
+        self.model = model
+        self.dim = dim
+        self.api_base = api_base
+        self._api_key = api_key
+        self.api_key_env = api_key_env
+        self.timeout = timeout
+        self.num_retries = num_retries
+        self.retry_backoff_s = retry_backoff_s
+        self.batch_size = batch_size
+        self.cache = ResponseCache(cache_dir)
+        self.extra_params = dict(extra_params or {})
+
+    def _request(self, text: str) -> dict[str, Any]:
+        """What determines a text's vector (the cache key's contents)."""
+        return {"model": self.model, "api_base": self.api_base, "params": self.extra_params, "input": text}
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        rows: dict[str, np.ndarray] = {}
+        for text in texts:
+            hit = self.cache.get(request_key(self._request(text)))
+            if hit is not None:
+                rows[text] = np.frombuffer(base64.b64decode(hit["vector"]), dtype=np.float32)
+        missing = [t for t in dict.fromkeys(texts) if t not in rows]
+        if missing:
+            api_key = api_key_from(self._api_key, self.api_key_env)
+            response = call(
+                lambda litellm: litellm.embedding(
+                    model=self.model,
+                    input=missing,
+                    api_base=self.api_base,
+                    api_key=api_key,
+                    timeout=self.timeout,
+                    max_retries=0,  # retries are ours (memlab.llm.litellm_import.call)
+                    **self.extra_params,
+                ),
+                num_retries=self.num_retries,
+                retry_backoff_s=self.retry_backoff_s,
+                what=f"{self.model} (embedding {len(missing)} texts)",
+            )
+            data = sorted(response.data, key=lambda d: d["index"])
+            if len(data) != len(missing):
+                raise LLMError(f"{self.model} returned {len(data)} embeddings for {len(missing)} texts")
+            for text, item in zip(missing, data, strict=True):
+                vector = np.asarray(item["embedding"], dtype=np.float32)
+                if vector.shape != (self.dim,):
+                    raise LLMError(
+                        f"{self.model} returned {vector.shape[0]}-dimensional embeddings but embedder.dim is "
+                        f"{self.dim}; set embedder.dim={vector.shape[0]}"
+                    )
+                rows[text] = vector
+                request = self._request(text)
+                self.cache.put(request_key(request), request, {"vector": base64.b64encode(vector.tobytes()).decode()})
+        return np.stack([rows[t] for t in texts])

@@ -1,0 +1,169 @@
+"""The litellm backends over a real HTTP round trip to a local OpenAI-compatible server (litellm not mocked)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from openai_server import EMBEDDING_DIM, USAGE, OpenAIServer, embedding_of, reply_to
+
+from memlab.embed import LitellmEmbedder
+from memlab.llm import TASK_CONTEXT_SUMMARY, LitellmChatModel, LLMError, LLMTimeout
+from memlab.trace import LLM_CALL, recording
+
+MESSAGES = [
+    {"role": "system", "content": "Summarize."},
+    {"role": "user", "content": "Ann moved to Oslo in 2021"},
+]
+
+
+def make_model(server: OpenAIServer, tmp_path: Path, **overrides: object) -> LitellmChatModel:
+    settings: dict = {
+        "model": "openai/test-model",
+        "api_base": server.base_url,
+        "api_key": "sk-test-secret",
+        "temperature": 0.3,
+        "max_tokens": 77,
+        "timeout": 10.0,
+        "num_retries": 2,
+        "retry_backoff_s": 0.0,
+        "cache_dir": str(tmp_path / "cache"),
+    }
+    settings.update(overrides)
+    return LitellmChatModel(**settings)  # type: ignore[arg-type]
+
+
+def test_request_response_and_usage(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    model = make_model(openai_server, tmp_path)
+    with recording() as events:
+        completion = model.complete(MESSAGES, task=TASK_CONTEXT_SUMMARY)
+    [body] = openai_server.bodies("/v1/chat/completions")
+    assert body["model"] == "test-model"
+    assert body["messages"] == MESSAGES
+    assert body["temperature"] == 0.3
+    assert body["max_tokens"] == 77
+    assert openai_server.requests[0]["authorization"] == "Bearer sk-test-secret"
+    assert completion.text == reply_to(body) == "2021 in Oslo to moved Ann"
+    assert (completion.prompt_tokens, completion.completion_tokens) == (
+        USAGE["prompt_tokens"],
+        USAGE["completion_tokens"],
+    )
+    assert not completion.cached
+    [event] = [e for e in events if e.kind == LLM_CALL]
+    assert event.data["backend"] == "litellm" and event.data["task"] == TASK_CONTEXT_SUMMARY
+    assert event.data["prompt_tokens"] == USAGE["prompt_tokens"] and not event.data["failed"]
+
+
+def test_call_max_tokens_overrides_the_configured_one(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    make_model(openai_server, tmp_path).complete(MESSAGES, max_tokens=9)
+    assert openai_server.bodies("/v1/chat/completions")[0]["max_tokens"] == 9
+
+
+def test_a_500_is_retried(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    openai_server.fail_with = [500, 503]
+    completion = make_model(openai_server, tmp_path).complete(MESSAGES)
+    assert len(openai_server.bodies("/v1/chat/completions")) == 3
+    assert completion.text == "2021 in Oslo to moved Ann"
+
+
+def test_retries_are_bounded_and_end_in_llm_error(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    openai_server.fail_with = [500, 500, 500, 500]
+    with recording() as events, pytest.raises(LLMError, match="after 3 attempts"):
+        make_model(openai_server, tmp_path, num_retries=2).complete(MESSAGES)
+    assert len(openai_server.requests) == 3
+    [event] = events
+    assert event.data["failed"] and event.data["error"] == "LLMError"
+
+
+def test_a_client_error_is_not_retried(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    openai_server.fail_with = [400]
+    with pytest.raises(LLMError) as info:
+        make_model(openai_server, tmp_path).complete(MESSAGES)
+    assert not isinstance(info.value, LLMTimeout)
+    assert len(openai_server.requests) == 1
+
+
+def test_a_slow_server_is_a_timeout(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    openai_server.delay_s = 1.5
+    with pytest.raises(LLMTimeout):
+        make_model(openai_server, tmp_path, timeout=0.3, num_retries=0).complete(MESSAGES)
+
+
+def test_the_disk_cache_answers_a_repeat_without_a_request(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    first = make_model(openai_server, tmp_path).complete(MESSAGES)
+    # A new instance (another run of a sweep) over the same folder.
+    with recording() as events:
+        second = make_model(openai_server, tmp_path, api_key="another-key").complete(MESSAGES)
+    assert len(openai_server.requests) == 1
+    assert second.cached and (second.text, second.prompt_tokens) == (first.text, first.prompt_tokens)
+    assert events[0].data["cached"] is True
+    files = list((tmp_path / "cache").rglob("*.json"))
+    assert len(files) == 1 and "sk-test-secret" not in files[0].read_text()
+    assert json.loads(files[0].read_text())["request"]["messages"] == MESSAGES
+
+
+@pytest.mark.parametrize(
+    "change", [{"temperature": 0.9}, {"max_tokens": 12}, {"model": "openai/other-model"}, {"extra_params": {"seed": 3}}]
+)
+def test_a_changed_parameter_is_a_new_request(openai_server: OpenAIServer, tmp_path: Path, change: dict) -> None:
+    make_model(openai_server, tmp_path).complete(MESSAGES)
+    make_model(openai_server, tmp_path, **change).complete(MESSAGES)
+    assert len(openai_server.requests) == 2
+
+
+def test_no_cache_dir_caches_nothing(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    model = make_model(openai_server, tmp_path, cache_dir=None)
+    model.complete(MESSAGES)
+    assert not model.complete(MESSAGES).cached
+    assert len(openai_server.requests) == 2
+
+
+def test_api_key_env_is_read_at_call_time(openai_server: OpenAIServer, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("MEMLAB_TEST_KEY", "sk-from-env")
+    make_model(openai_server, tmp_path, api_key=None, api_key_env="MEMLAB_TEST_KEY").complete(MESSAGES)
+    assert openai_server.requests[0]["authorization"] == "Bearer sk-from-env"
+    monkeypatch.delenv("MEMLAB_TEST_KEY")
+    with pytest.raises(LLMError, match="MEMLAB_TEST_KEY"):
+        make_model(openai_server, tmp_path, api_key=None, api_key_env="MEMLAB_TEST_KEY", cache_dir=None).complete(
+            MESSAGES
+        )
+
+
+def make_embedder(server: OpenAIServer, tmp_path: Path, **overrides: object) -> LitellmEmbedder:
+    settings: dict = {
+        "model": "openai/test-embedding",
+        "dim": EMBEDDING_DIM,
+        "api_base": server.base_url,
+        "api_key": "sk-test-secret",
+        "retry_backoff_s": 0.0,
+        "batch_size": 2,
+        "cache_dir": str(tmp_path / "embed"),
+    }
+    settings.update(overrides)
+    return LitellmEmbedder(**settings)  # type: ignore[arg-type]
+
+
+def test_embeddings_round_trip_batched_normalized_and_cached(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    texts = ["alpha", "beta", "gamma", "alpha"]
+    vectors = make_embedder(openai_server, tmp_path).embed(texts)
+    bodies = openai_server.bodies("/v1/embeddings")
+    assert [b["input"] for b in bodies] == [["alpha", "beta"], ["gamma"]]  # distinct texts, batch_size 2
+    assert all(b["model"] == "test-embedding" for b in bodies)
+    assert vectors.dtype == np.float32 and vectors.shape == (4, EMBEDDING_DIM)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-6)
+    expected = np.asarray(embedding_of("beta"), dtype=np.float32)
+    np.testing.assert_allclose(vectors[1], expected / np.linalg.norm(expected), rtol=1e-6)
+    np.testing.assert_array_equal(vectors[0], vectors[3])
+    again = make_embedder(openai_server, tmp_path).embed(["gamma", "delta"])  # a new run: only delta is asked
+    assert openai_server.bodies("/v1/embeddings")[-1]["input"] == ["delta"]
+    np.testing.assert_array_equal(again[0], vectors[2])
+
+
+def test_embeddings_retry_a_500_and_check_the_width(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    openai_server.fail_with = [500]
+    make_embedder(openai_server, tmp_path).embed(["alpha"])
+    assert len(openai_server.requests) == 2
+    with pytest.raises(LLMError, match=r"embedder\.dim=8"):
+        make_embedder(openai_server, tmp_path, dim=16, cache_dir=None).embed(["alpha"])
