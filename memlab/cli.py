@@ -1,12 +1,23 @@
-"""Command line: `memlab run [overrides]` (Hydra), nothing but argument handling on top of the library."""
+"""Command line: `memlab run` (Hydra) and the report commands; argument handling on top of the library.
+
+- `memlab run [overrides]`: one run; `memlab run -m a=1,2 b=x,y` sweeps (Hydra multirun);
+- `memlab report DIR...`: rebuild a run's report, or a comparison of run or sweep directories;
+- `memlab compare BASELINE CANDIDATE`: the regression gate (exit status 1 on a regression);
+- `memlab recommend DIR --budget N`: the best configuration under a token budget, and why.
+"""
 
 from __future__ import annotations
 
+import argparse
+import math
 import sys
+import traceback
 from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.errors import InstantiationException
+from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from memlab import config
@@ -16,18 +27,42 @@ CONFIG_PATH = "conf"
 USAGE = """usage: memlab COMMAND [ARGS]
 
 commands:
-  run [overrides...]   replay a dataset through the configured strategies (Hydra; -m to sweep)
+  run [overrides...]                 replay a dataset through the configured strategies (Hydra; -m to sweep)
+  report DIR... [-o OUT]             rebuild a run's report, or compare run / sweep directories
+  compare BASELINE CANDIDATE         compare metric by metric; exit status 1 on a regression
+  recommend DIR --budget N           the best configuration of a sweep under a token budget, and why
+
+`memlab COMMAND --help` describes each command's options.
 """
 
 
 @hydra.main(version_base=None, config_path=CONFIG_PATH, config_name="config")
-def _run(cfg: DictConfig) -> None:
-    from memlab.experiment import run_experiment
+def _run(cfg: DictConfig) -> float | None:
+    """One run (or one job of a sweep); returns the objective value for sweepers such as optuna."""
+    from memlab.experiment import objective_value, run_experiment
+    from memlab.report import write_error
 
-    hydra_dir = Path(HydraConfig.get().runtime.output_dir)
+    hc = HydraConfig.get()
+    hydra_dir = Path(hc.runtime.output_dir)
     run_dir = Path(cfg.output_dir) if cfg.output_dir else hydra_dir
+    overrides = list(hc.overrides.task)
+    if hc.mode == RunMode.MULTIRUN:
+        # One failing configuration must not stop the sweep: mark its job and carry on.
+        try:
+            result = run_experiment(cfg, run_dir, overrides=overrides)
+        except Exception as e:
+            cause = _root_cause(e)
+            write_error(run_dir, cause, overrides, traceback.format_exc())
+            print(
+                f"memlab: job {hc.job.num} failed ({type(cause).__name__}: {cause}); marked in {run_dir}",
+                file=sys.stderr,
+            )
+            return _worst(hc.sweeper)
+        print(f"memlab: {result.metrics['calls']} calls; results in {result.run_dir}", file=sys.stderr)
+        value = objective_value(result.metrics, cfg.objective)
+        return _worst(hc.sweeper) if math.isnan(value) else value
     try:
-        result = run_experiment(cfg, run_dir)
+        result = run_experiment(cfg, run_dir, overrides=overrides)
     except MemlabError as e:
         _discard_if_empty(run_dir)
         print(f"memlab: error: {e}", file=sys.stderr)
@@ -36,6 +71,23 @@ def _run(cfg: DictConfig) -> None:
         if hydra_dir != run_dir:  # Hydra made its own run folder, unused when output_dir is set
             _discard_if_empty(hydra_dir)
     print(f"memlab: {result.metrics['calls']} calls; results in {result.run_dir}")
+    print(f"memlab: report in {result.run_dir / 'report.html'}")
+    return objective_value(result.metrics, cfg.objective)
+
+
+def _worst(sweeper: DictConfig) -> float:
+    """The worst objective for the sweeper's direction: optuna records it as a bad trial, not a crash."""
+    direction = sweeper.get("direction")
+    if direction is None:
+        return math.nan  # the basic sweeper ignores return values
+    return -math.inf if "max" in str(direction).lower() else math.inf
+
+
+def _root_cause(error: BaseException) -> BaseException:
+    """The error a Hydra instantiation wrapped (the user's real problem), else the error itself."""
+    while isinstance(error, InstantiationException) and error.__cause__ is not None:
+        error = error.__cause__
+    return error
 
 
 def _discard_if_empty(run_dir: Path) -> None:
@@ -52,6 +104,89 @@ def _discard_if_empty(run_dir: Path) -> None:
             return
 
 
+def _report(argv: list[str]) -> int:
+    from memlab.report import find_runs, load_run, run_files
+    from memlab.report.comparison import write_comparison
+
+    parser = argparse.ArgumentParser(prog="memlab report", description="Rebuild reports from run directories.")
+    parser.add_argument("dirs", nargs="+", type=Path, help="run directories or sweep directories")
+    parser.add_argument("-o", "--out", type=Path, help="where to write comparison.* (default: the one DIR given)")
+    args = parser.parse_args(argv)
+    runs = [load_run(p) for p in find_runs(args.dirs)]
+    if len(args.dirs) == 1 and len(runs) == 1 and runs[0].path == args.dirs[0] and not runs[0].failed:
+        run = runs[0]
+        for name in ("report.md", "report.html"):
+            (run.path / name).write_text(run_files(run)[name], encoding="utf-8")
+        print(f"memlab: report in {run.path / 'report.html'}")
+        return 0
+    out = args.out or (args.dirs[0] if len(args.dirs) == 1 else None)
+    if out is None:
+        raise MemlabError("memlab report with several directories needs -o OUT (where to write comparison.*)")
+    paths = write_comparison(out, runs)
+    print(f"memlab: compared {len(runs)} runs; report in {paths['comparison.html']}")
+    return 0
+
+
+def _compare(argv: list[str]) -> int:
+    from memlab.report.gate import baseline_json, compare_sides, failed, format_rows, load_rules, load_side
+
+    parser = argparse.ArgumentParser(
+        prog="memlab compare", description="Compare a candidate's metrics with a baseline's; exit 1 on a regression."
+    )
+    parser.add_argument("baseline", type=Path, help="run dir, sweep dir, or baseline JSON")
+    parser.add_argument("candidate", type=Path, help="run dir, sweep dir, or metrics JSON")
+    parser.add_argument(
+        "--tolerances", type=Path, help="tolerances YAML (default: memlab/conf/compare/tolerances.yaml)"
+    )
+    parser.add_argument("--all", action="store_true", help="print every metric, not only those that moved")
+    parser.add_argument(
+        "--update", action="store_true", help="accept the candidate: write it to BASELINE (a .json path)"
+    )
+    args = parser.parse_args(argv)
+    rules = load_rules(args.tolerances)
+    candidate = load_side(args.candidate)
+    if args.update:
+        if args.baseline.is_dir():
+            raise MemlabError(f"--update writes a baseline JSON file; {args.baseline} is a directory")
+        args.baseline.parent.mkdir(parents=True, exist_ok=True)
+        args.baseline.write_text(baseline_json(candidate, rules), encoding="utf-8")
+        print(f"memlab: baseline {args.baseline} updated from {args.candidate}")
+        return 0
+    rows = compare_sides(load_side(args.baseline), candidate, rules)
+    print(format_rows(rows, show_all=args.all))
+    return 1 if failed(rows) else 0
+
+
+def _recommend(argv: list[str]) -> int:
+    from memlab.report import find_runs, load_run
+    from memlab.report.comparison import comparison_table
+    from memlab.report.recommend import recommend
+
+    parser = argparse.ArgumentParser(
+        prog="memlab recommend", description="The best configuration under a token budget."
+    )
+    parser.add_argument("dirs", nargs="+", type=Path, help="sweep directories or run directories")
+    parser.add_argument("--budget", type=float, required=True, help="token budget per call")
+    parser.add_argument(
+        "--budget-metric", default="tokens.prompt.mean", help="tokens.prompt.mean (default) or tokens.prompt.p95"
+    )
+    parser.add_argument(
+        "--by",
+        default="context.evidence_retention",
+        help="the metric to maximize (default: context.evidence_retention)",
+    )
+    args = parser.parse_args(argv)
+    frame = comparison_table([load_run(p) for p in find_runs(args.dirs)])
+    rec = recommend(frame, args.budget, budget_metric=args.budget_metric, by=args.by)
+    print(("recommended: " if rec.best else "no recommendation: ") + rec.reasons[0])
+    for line in rec.reasons[1:]:
+        print(line)
+    return 0 if rec.best else 1
+
+
+COMMANDS = {"report": _report, "compare": _compare, "recommend": _recommend}
+
+
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help"):
@@ -63,5 +198,11 @@ def main(argv: list[str] | None = None) -> None:
         sys.argv = ["memlab run", *rest]
         _run()
         return
+    if command in COMMANDS:
+        try:
+            sys.exit(COMMANDS[command](rest))
+        except MemlabError as e:
+            print(f"memlab: error: {e}", file=sys.stderr)
+            sys.exit(2)
     print(f"memlab: unknown command {command!r}\n{USAGE}", file=sys.stderr, end="")
     sys.exit(2)

@@ -38,6 +38,32 @@ class SimConfig:
 
 
 @dataclass
+class PricingConfig:
+    """Which model's prices (litellm's bundled table) turn tokens into `cost.usd`."""
+
+    model: str = "gpt-4o-mini"
+
+
+@dataclass
+class EvalConfig:
+    """Optional answer evaluation: answer each probe from its context with `llm`, then score it."""
+
+    answers: bool = False
+    judge: bool = True
+    language: str = "en"
+    max_tokens: int = 64
+
+
+@dataclass
+class ObjectiveConfig:
+    """What a run returns to a sweeper (optuna): `metric`, penalized above a token `budget`."""
+
+    metric: str = "context.evidence_retention"
+    budget: float | None = None
+    budget_metric: str = "tokens.prompt.mean"
+
+
+@dataclass
 class RunConfig:
     """The whole experiment: one entry per group plus run-wide settings."""
 
@@ -56,6 +82,10 @@ class RunConfig:
     store: Any = None
     hooks: dict[str, Any] = field(default_factory=dict)
     sim: SimConfig = field(default_factory=SimConfig)
+    context_window: int | None = None  # None: the pricing model's max input tokens
+    pricing: PricingConfig = field(default_factory=PricingConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
+    objective: ObjectiveConfig = field(default_factory=ObjectiveConfig)
     output_dir: str | None = None  # None: Hydra's run directory
 
 

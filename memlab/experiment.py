@@ -5,7 +5,7 @@ The CLI only wraps `run_experiment`; tests and notebooks call it directly with a
 
 from __future__ import annotations
 
-import io
+import math
 import os
 import random
 import sys
@@ -15,17 +15,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from hydra.errors import InstantiationException
 from hydra.utils import instantiate as hydra_instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from memlab.dialogues.model import Dialogue
 from memlab.errors import MemlabError
-from memlab.metrics import compute_metrics
-from memlab.rundir import canonical_json, data_hash, git_revision, publish, versions
+from memlab.metrics import mean_by_category, probe_rows
+from memlab.metrics.answers import ANSWER_METRICS, answer_rows
+from memlab.report import RunData, questions_table, run_files
+from memlab.rundir import data_hash, git_revision, publish, versions
 from memlab.runtime import Component, History, Runtime, SecurityContext
-from memlab.sim import CallRecord, Record, ReplayOptions, simulate
+from memlab.sim import ProbeRecord, Record, ReplayOptions, simulate
 from memlab.tokens import get_counter
 
 # Groups whose entry is a runtime `Component` (the plain Component is "none").
@@ -72,48 +73,52 @@ def load_dialogues(cfg: DictConfig) -> list[Dialogue]:
     return list(dialogues)
 
 
-def calls_table(records: Sequence[Record]) -> pd.DataFrame:
-    """One row per simulated LLM call."""
-    rows = [
-        {
-            "dialogue": r.dialogue_id,
-            "session": r.session_id,
-            "turn": r.turn,
-            "message_id": r.message_id,
-            "messages_in": r.messages_in,
-            "messages_kept": r.messages_kept,
-            "prompt_tokens": r.prompt_tokens,
-            "full_tokens": r.full_tokens,
-        }
-        for r in records
-        if isinstance(r, CallRecord)
-    ]
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "dialogue",
-            "session",
-            "turn",
-            "message_id",
-            "messages_in",
-            "messages_kept",
-            "prompt_tokens",
-            "full_tokens",
-        ],
-    )
-
-
-def _progress(items: list[Dialogue], enabled: bool | None) -> Any:
+def _progress(items: list[Dialogue], enabled: bool | None, desc: str = "replay") -> Any:
     show = enabled if enabled is not None else (sys.stderr.isatty() and not os.environ.get("CI"))
     if not show:
         return items
     from tqdm import tqdm
 
-    return tqdm(items, desc="replay", unit="dialogue")
+    return tqdm(items, desc=desc, unit="dialogue", leave=False)
 
 
-def run_experiment(cfg: DictConfig, run_dir: Path | str) -> RunResult:
-    """Replay `cfg.dataset` through the configured runtime and publish the run directory."""
+def objective_value(metrics: dict[str, Any], objective: DictConfig | dict[str, Any]) -> float:
+    """The number a sweeper optimizes: `objective.metric`, minus the share by which it exceeds `budget`.
+
+    Over budget by 20% costs 0.2, so a sweeper maximizing it trades recall against tokens; a
+    metric that is missing or undefined (None) gives NaN, which optuna records as a failed trial.
+    """
+    value = metrics.get(objective["metric"])
+    if value is None:
+        return math.nan
+    budget = objective.get("budget")
+    if budget:
+        used = float(metrics.get(objective["budget_metric"]) or 0.0)
+        return float(value) - max(0.0, used / float(budget) - 1.0)
+    return float(value)
+
+
+def _answer_evaluation(cfg: DictConfig, rows: list[dict[str, Any]], contexts: list[str]) -> dict[str, Any]:
+    """Answer every probe with `cfg.llm` and score it; adds columns to `rows`, returns the means."""
+    if cfg.llm is None:
+        raise MemlabError("eval.answers=true needs an llm (set llm=<entry>, e.g. llm=litellm)")
+    model = instantiate(cfg.llm)
+    scored = answer_rows(
+        model, rows, contexts, judge=cfg.eval.judge, language=cfg.eval.language, max_tokens=cfg.eval.max_tokens
+    )
+    for row, extra in zip(rows, scored, strict=True):
+        row.update(extra)
+    metrics = mean_by_category(rows, ANSWER_METRICS)
+    metrics["answer.failures"] = sum(1 for r in rows if r.get("answer") and r.get("generated") is None)
+    return metrics
+
+
+def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[str] = ()) -> RunResult:
+    """Replay `cfg.dataset` through the configured runtime and publish the run directory.
+
+    `overrides` (the command line's, when the CLI calls) are kept in the manifest so that a
+    comparison can label each run of a sweep by what differs.
+    """
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
     dialogues = load_dialogues(cfg)
@@ -131,25 +136,28 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str) -> RunResult:
             system_prompt=d.system_prompt if d.system_prompt is not None else cfg.system_prompt,
         )
 
-    records = list(simulate(_progress(dialogues, cfg.sim.progress), make_runtime, options))
-    metrics = compute_metrics(records)
-    calls_csv = io.StringIO()
-    calls_table(records).to_csv(calls_csv, index=False)
+    records = list(simulate(_progress(dialogues, cfg.sim.progress, f"replay {cfg.name}"), make_runtime, options))
     manifest = {
         "name": cfg.name,
         "seed": cfg.seed,
+        "overrides": list(overrides),
         "data_sha256": data_hash(dialogues),
         "dialogues": len(dialogues),
         "git_revision": git_revision(Path(__file__).parent),
         "versions": versions(),
     }
-    out = publish(
+    run = RunData.from_records(
         Path(run_dir),
-        {
-            "metrics.json": canonical_json(metrics),
-            "calls.csv": calls_csv.getvalue(),
-            "config.yaml": OmegaConf.to_yaml(cfg, resolve=True),
-            "manifest.json": canonical_json(manifest),
-        },
+        records,
+        pricing_model=cfg.pricing.model,
+        context_window=cfg.context_window,
+        manifest=manifest,
+        config=OmegaConf.to_container(cfg, resolve=True),  # type: ignore[arg-type]
     )
-    return RunResult(out, metrics, records)
+    if cfg.eval.answers:
+        rows = probe_rows(records)
+        contexts = [r.context_text for r in records if isinstance(r, ProbeRecord)]
+        run.metrics.update(_answer_evaluation(cfg, rows, contexts))
+        run.questions = questions_table(rows)
+    out = publish(Path(run_dir), {**run_files(run), "config.yaml": OmegaConf.to_yaml(cfg, resolve=True)})
+    return RunResult(out, run.metrics, records)

@@ -1,16 +1,104 @@
-"""Metrics: pure functions from simulator records to flat, named numbers."""
+"""Metrics: pure functions from simulator records to flat, named numbers.
 
-from collections.abc import Iterable
+`compute_metrics` gives the deterministic metrics of a run (`metrics.json`, byte-stable for a
+config and seed); `compute_latency` the machine-dependent ones (`latency.json`).
+"""
 
-from memlab.metrics.tokens import token_metrics
-from memlab.sim.records import CallRecord, Record
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from memlab.metrics.events import event_metrics
+from memlab.metrics.latency import LATENCY_STAGES, latency_metrics, latency_samples, reference_latency_us
+from memlab.metrics.longterm import longterm_metrics, ndcg_at_k, recall_at_k
+from memlab.metrics.pricing import ModelPrice, cost_usd, model_price, price_table
+from memlab.metrics.retention import content_words, mean_by_category, probe_rows, retention_metrics
+from memlab.metrics.summaries import summary_metrics
+from memlab.metrics.tokens import aux_token_metrics, budget_violations, token_metrics
+from memlab.sim.records import CallRecord, ProbeRecord, Record
+from memlab.trace import Event
+
+DEFAULT_PRICING_MODEL = "gpt-4o-mini"
+_CATEGORY_SUFFIX = re.compile(r"\.category\.([^.]+)$")
 
 
-def compute_metrics(records: Iterable[Record]) -> dict[str, float]:
-    """Every metric of a run, flat and keyed by its stable name."""
+def all_events(records: Iterable[Record]) -> Iterator[Event]:
+    """Every event of every record, in the order things happened."""
+    for r in records:
+        yield from r.events
+
+
+def compute_metrics(
+    records: Iterable[Record],
+    *,
+    pricing_model: str = DEFAULT_PRICING_MODEL,
+    context_window: int | None = None,
+    probe_table: Sequence[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Every deterministic metric of a run, flat and keyed by its stable name.
+
+    `context_window` (None: the pricing model's max input tokens) bounds `budget.violations`;
+    `cost.usd` prices the simulated prompts and the auxiliary calls at `pricing_model`.
+    `probe_table` reuses rows already built by `probe_rows` (questions.csv).
+    """
     records = list(records)
     calls = [r for r in records if isinstance(r, CallRecord)]
-    return token_metrics(calls)
+    events = list(all_events(records))
+    price = model_price(pricing_model)
+    window = context_window if context_window is not None else price.max_input_tokens
+    metrics: dict[str, Any] = token_metrics(calls)
+    metrics["budget.violations"] = budget_violations(calls, window) if window else 0
+    aux = aux_token_metrics(events)
+    metrics.update(aux)
+    prompt_total = int(metrics["tokens.prompt.total"])
+    metrics["cost.usd"] = cost_usd(price, prompt_total + aux["tokens.aux.prompt"], aux["tokens.aux.completion"])
+    metrics.update(retention_metrics(probe_table if probe_table is not None else probe_rows(records)))
+    metrics.update(_longterm_metrics([r for r in records if isinstance(r, ProbeRecord)]))
+    metrics.update(summary_metrics(events))
+    metrics.update(event_metrics(events))
+    return metrics
 
 
-__all__ = ["compute_metrics", "token_metrics"]
+def _longterm_metrics(probes: Sequence[ProbeRecord]) -> dict[str, Any]:
+    """`longterm.recall@K`, `longterm.ndcg@10`, `longterm.injected_tokens.mean` (memlab.metrics.longterm).
+
+    Per-category names are given the `.cat_<c>` form every other metric uses.
+    """
+    return {_CATEGORY_SUFFIX.sub(r".cat_\1", k): v for k, v in longterm_metrics(probes).items()}
+
+
+def compute_latency(records: Iterable[Record]) -> dict[str, float | None]:
+    """The latency percentiles of a run and the reference workload timed on the same machine."""
+    out = latency_metrics(latency_samples(all_events(records)))
+    out["latency.reference_us"] = reference_latency_us()
+    return out
+
+
+__all__ = [
+    "DEFAULT_PRICING_MODEL",
+    "LATENCY_STAGES",
+    "ModelPrice",
+    "all_events",
+    "aux_token_metrics",
+    "budget_violations",
+    "compute_latency",
+    "compute_metrics",
+    "content_words",
+    "cost_usd",
+    "event_metrics",
+    "latency_metrics",
+    "latency_samples",
+    "longterm_metrics",
+    "mean_by_category",
+    "model_price",
+    "ndcg_at_k",
+    "price_table",
+    "probe_rows",
+    "recall_at_k",
+    "reference_latency_us",
+    "retention_metrics",
+    "summary_metrics",
+    "token_metrics",
+]

@@ -1,17 +1,30 @@
-"""Token metrics from call records: how much each simulated call would send."""
+"""Token metrics from call records and model-call events: what each simulated call would send.
+
+>>> from memlab.sim.records import CallRecord
+>>> calls = [CallRecord("d", "s", t, None, None, 1, 1, p, f) for t, p, f in [(1, 10, 10), (3, 20, 40)]]
+>>> m = token_metrics(calls)
+>>> m["tokens.prompt.total"], m["tokens.saved_ratio"]
+(30, 0.4)
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
 from memlab.sim.records import CallRecord
+from memlab.trace import LLM_CALL, Event
 
 
-def token_metrics(calls: Sequence[CallRecord]) -> dict[str, float]:
-    """`calls` and `tokens.prompt.mean|p95|max|total` (p95 by linear interpolation, numpy's default)."""
+def token_metrics(calls: Sequence[CallRecord]) -> dict[str, float | int]:
+    """`calls`, `tokens.prompt.mean|p95|max|total` (p95 by linear interpolation) and `tokens.saved_ratio`.
+
+    `tokens.saved_ratio` = 1 - sent / full-history tokens over all calls: the share of the
+    tokens that sending the whole history every time would have cost and the strategy saved.
+    """
     prompt = np.array([c.prompt_tokens for c in calls], dtype=np.int64)
+    full = np.array([c.full_tokens for c in calls], dtype=np.int64)
     if prompt.size == 0:
         return {
             "calls": 0,
@@ -19,11 +32,33 @@ def token_metrics(calls: Sequence[CallRecord]) -> dict[str, float]:
             "tokens.prompt.p95": 0.0,
             "tokens.prompt.max": 0,
             "tokens.prompt.total": 0,
+            "tokens.saved_ratio": 0.0,
         }
+    full_total = int(full.sum())
     return {
         "calls": int(prompt.size),
         "tokens.prompt.mean": float(prompt.mean()),
         "tokens.prompt.p95": float(np.percentile(prompt, 95)),
         "tokens.prompt.max": int(prompt.max()),
         "tokens.prompt.total": int(prompt.sum()),
+        "tokens.saved_ratio": 1.0 - int(prompt.sum()) / full_total if full_total else 0.0,
     }
+
+
+def budget_violations(calls: Iterable[CallRecord], context_window: int) -> int:
+    """How many calls would send more tokens than the model's context window accepts."""
+    return sum(1 for c in calls if c.prompt_tokens > context_window)
+
+
+def aux_token_metrics(events: Iterable[Event]) -> dict[str, int]:
+    """`tokens.aux.prompt|completion|total`: what the strategies' own model calls (summaries, extraction) used.
+
+    Every LLM_CALL event counts, cached or not, so the figure is the configuration's cost
+    and does not depend on what a response cache happened to hold.
+    """
+    prompt = completion = 0
+    for e in events:
+        if e.kind == LLM_CALL:
+            prompt += int(e.data.get("prompt_tokens") or 0)
+            completion += int(e.data.get("completion_tokens") or 0)
+    return {"tokens.aux.prompt": prompt, "tokens.aux.completion": completion, "tokens.aux.total": prompt + completion}

@@ -1,0 +1,42 @@
+"""Reports: a run's report, sweep comparisons with plots, recommendations, the regression gate."""
+
+from memlab.report.comparison import comparison_table, pareto_front, run_labels, write_comparison
+from memlab.report.gate import compare_sides, failed, format_rows, load_rules, load_side
+from memlab.report.recommend import Recommendation, recommend
+from memlab.report.run_report import run_report_html, run_report_md
+from memlab.report.rundata import (
+    RunData,
+    calls_table,
+    find_runs,
+    is_run_dir,
+    latency_table,
+    load_run,
+    questions_table,
+    run_files,
+    write_error,
+)
+
+__all__ = [
+    "Recommendation",
+    "RunData",
+    "calls_table",
+    "compare_sides",
+    "comparison_table",
+    "failed",
+    "find_runs",
+    "format_rows",
+    "is_run_dir",
+    "latency_table",
+    "load_rules",
+    "load_run",
+    "load_side",
+    "pareto_front",
+    "questions_table",
+    "recommend",
+    "run_files",
+    "run_labels",
+    "run_report_html",
+    "run_report_md",
+    "write_comparison",
+    "write_error",
+]

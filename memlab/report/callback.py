@@ -1,0 +1,36 @@
+"""The Hydra callback that writes a sweep's comparison into its directory when the multirun ends.
+
+Enabled in `conf/config.yaml` (`hydra.callbacks.comparison`); with the joblib or Ray launcher
+the jobs run elsewhere, but `on_multirun_end` runs in the launching process, after all of them.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig
+
+from memlab.errors import MemlabError
+from memlab.report.comparison import write_comparison
+from memlab.report.rundata import find_runs, load_run
+
+
+class ComparisonCallback(Callback):
+    """Writes comparison.csv|md|html of every job of the sweep (failed ones marked) into the sweep dir."""
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        sweep_dir = Path(config.hydra.sweep.dir)
+        try:
+            runs = [load_run(p) for p in find_runs([sweep_dir])]
+        except MemlabError as e:
+            print(f"memlab: no comparison written: {e}", file=sys.stderr)
+            return
+        paths = write_comparison(sweep_dir, runs, title=f"memlab sweep: {config.get('name', '')}")
+        failed = sum(r.failed for r in runs)
+        note = f", {failed} failed" if failed else ""
+        print(
+            f"memlab: compared {len(runs)} configurations{note}; report in {paths['comparison.html']}", file=sys.stderr
+        )

@@ -1,0 +1,289 @@
+"""A comparison of runs: one row per configuration, the Pareto fronts, curves and latency plots.
+
+Rows are labelled by the overrides that differ between the runs (`context=trim`), read from
+each run's manifest; runs made without overrides are labelled by the config keys that differ.
+Written by the sweep callback into the sweep directory and by `memlab report DIR...`.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from memlab.report import html, plots
+from memlab.report.fmt import fmt_value, is_missing
+from memlab.report.rundata import RunData
+
+# Columns of the human tables, in order (comparison.csv keeps every metric).
+SUMMARY_METRICS = (
+    "calls",
+    "tokens.prompt.mean",
+    "tokens.prompt.p95",
+    "tokens.saved_ratio",
+    "budget.violations",
+    "context.evidence_retention",
+    "context.evidence_in_summary",
+    "context.answer_coverage",
+    "longterm.recall@10",
+    "longterm.ndcg@10",
+    "summary.count",
+    "llm.calls",
+    "llm.fallbacks",
+    "cost.usd",
+    "latency.context.p50_us",
+)
+# Column titles of the HTML table (each header's tooltip keeps the metric's name).
+SHORT_NAMES = {
+    "tokens.prompt.mean": "prompt tokens",
+    "tokens.prompt.p95": "prompt p95",
+    "tokens.saved_ratio": "saved",
+    "budget.violations": "over window",
+    "context.evidence_retention": "evidence kept",
+    "context.evidence_in_summary": "evidence summarized",
+    "context.answer_coverage": "answer coverage",
+    "longterm.recall@10": "recall@10",
+    "longterm.ndcg@10": "nDCG@10",
+    "summary.count": "summaries",
+    "llm.calls": "LLM calls",
+    "llm.fallbacks": "fallbacks",
+    "cost.usd": "cost",
+    "latency.context.p50_us": "context p50",
+}
+TOKENS = "tokens.prompt.mean"
+# Always shown; the other summary columns only where the configurations differ.
+PRIMARY = ("tokens.prompt.mean", "tokens.saved_ratio", "context.evidence_retention", "longterm.recall@10", "cost.usd")
+QUALITY = ("context.evidence_retention", "longterm.recall@10")
+IGNORED_CONFIG_KEYS = ("output_dir", "hydra")
+
+
+def _parse_override(text: str) -> tuple[str, str]:
+    key, _, value = text.lstrip("+~").partition("=")
+    return key, value
+
+
+def _flatten(node: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(node, Mapping):
+        out: dict[str, Any] = {}
+        for k, v in node.items():
+            out.update(_flatten(v, f"{prefix}{k}."))
+        return out
+    return {prefix[:-1]: repr(node) if isinstance(node, list) else node}
+
+
+def _differing(maps: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Keys whose values differ between the maps, in order of first appearance."""
+    keys = list(dict.fromkeys(k for m in maps for k in m))
+    return [k for k in keys if len({repr(m.get(k)) for m in maps}) > 1]
+
+
+def _config_labels(runs: Sequence[RunData]) -> list[list[str]]:
+    flat = [{k: v for k, v in _flatten(r.config).items() if not k.startswith(IGNORED_CONFIG_KEYS)} for r in runs]
+    keys = _differing(flat)
+    targets = {k[: -len("._target_")] for k in keys if k.endswith("._target_")}
+    labels = []
+    for f in flat:
+        parts = []
+        for k in keys:
+            node = next((t for t in sorted(targets, key=len) if k == f"{t}._target_" or k.startswith(f"{t}.")), None)
+            if node is None:
+                parts.append(f"{k}={f.get(k)}")
+            elif k == f"{node}._target_":
+                parts.append(f"{node}={str(f.get(k, 'none')).rsplit('.', 1)[-1]}")
+            elif k in f:  # a parameter of the node: shown when it differs among runs of the same target
+                peers = [g for g in flat if g.get(f"{node}._target_") == f.get(f"{node}._target_")]
+                if len({repr(g.get(k)) for g in peers}) > 1:
+                    parts.append(f"{k}={f[k]}")
+        labels.append(parts)
+    return labels
+
+
+def run_labels(runs: Sequence[RunData]) -> list[str]:
+    """A short, distinct label per run: the overrides (or config keys) whose values differ."""
+    overrides = [
+        dict(_parse_override(o) for o in (r.manifest.get("overrides") or (r.error or {}).get("overrides") or []))
+        for r in runs
+    ]
+    keys = _differing(overrides)
+    labels = [" ".join(f"{k}={o[k]}" if k in o else f"~{k}" for k in keys) for o in overrides]
+    if len(set(labels)) < len(runs) and all(r.config for r in runs):
+        labels = [" ".join(parts) for parts in _config_labels(runs)]
+    if len(set(labels)) < len(runs) or not all(labels):
+        labels = [lbl or r.path.name for lbl, r in zip(labels, runs, strict=True)]
+    if len(set(labels)) < len(runs):
+        labels = [f"{lbl} [{r.path.name}]" for lbl, r in zip(labels, runs, strict=True)]
+    return labels
+
+
+def pareto_front(cost: Sequence[float], quality: Sequence[float]) -> list[bool]:
+    """Which points no other point dominates (cost no higher and quality no lower, one strictly).
+
+    >>> pareto_front([10, 20, 30, 15], [0.5, 0.9, 0.8, 0.4])
+    [True, True, False, False]
+    """
+    points = list(zip(cost, quality, strict=True))
+    front = []
+    for i, (c, q) in enumerate(points):
+        if is_missing(c) or is_missing(q):
+            front.append(False)
+            continue
+        dominated = any(
+            (c2 <= c and q2 >= q and (c2 < c or q2 > q))
+            for j, (c2, q2) in enumerate(points)
+            if j != i and not is_missing(c2) and not is_missing(q2)
+        )
+        front.append(not dominated)
+    return front
+
+
+def comparison_table(runs: Sequence[RunData]) -> pd.DataFrame:
+    """One row per run: label, status, error, run directory and every metric (latencies included)."""
+    labels = run_labels(runs)
+    rows = []
+    for label, run in zip(labels, runs, strict=True):
+        row: dict[str, Any] = {
+            "label": label,
+            "status": "failed" if run.failed else "ok",
+            "error": " ".join(f"{run.error.get('type')}: {run.error.get('message')}".split()) if run.error else "",
+            "run_dir": str(run.path),
+        }
+        row.update(run.all_metrics())
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    for metric in QUALITY:
+        column = f"pareto.{metric.split('.', 1)[1]}"
+        if metric in frame and TOKENS in frame:
+            frame[column] = pareto_front(frame[TOKENS].tolist(), frame[metric].tolist())
+    return frame
+
+
+def _display(frame: pd.DataFrame, *, html_badges: bool = False) -> pd.DataFrame:
+    """The human table: the summary metrics that some run reports, minus secondary ones equal in every run."""
+    ok = frame[frame["status"] == "ok"]
+
+    def shown_metric(m: str) -> bool:
+        if m not in frame or frame[m].isna().all():
+            return False
+        return m in PRIMARY or len(ok) < 2 or ok[m].astype(str).nunique() > 1
+
+    cols = ["label", "status", *[m for m in SUMMARY_METRICS if shown_metric(m)]]
+    shown = pd.DataFrame({"#": [str(i) for i in range(len(frame))]})
+    for c in cols:
+        shown[c] = [fmt_value(c, v) for v in frame[c]]
+    fronts = [c for c in frame.columns if c.startswith("pareto.")]
+    if fronts and any(frame[c].any() for c in fronts):
+        shown["pareto"] = [
+            ", ".join(c.split(".", 1)[1].replace("evidence_", "") for c in fronts if bool(frame.loc[i, c]))
+            for i in frame.index
+        ]
+    if html_badges:
+        shown["status"] = [f'<span class="badge {s}">{s}</span>' for s in frame["status"]]
+        if "pareto" in shown:
+            shown["pareto"] = [
+                " ".join(f'<span class="badge pareto">{p}</span>' for p in v.split(", ") if p) for v in shown["pareto"]
+            ]
+    return shown
+
+
+def comparison_md(frame: pd.DataFrame, title: str) -> str:
+    out = [f"# {title}", "", f"{len(frame)} configurations, {int((frame['status'] == 'failed').sum())} failed.", ""]
+    out += [_display(frame).to_markdown(index=False), ""]
+    failed = frame[frame["status"] == "failed"]
+    if not failed.empty:
+        out += ["## Failed configurations", "", failed[["label", "error", "run_dir"]].to_markdown(index=False), ""]
+    out += [
+        "Pareto: not dominated in prompt tokens per call (lower is better) against evidence retention or",
+        "long-term recall@10 (higher is better). Latencies are this machine's; compare them only as ratios.",
+    ]
+    return "\n".join(out) + "\n"
+
+
+def comparison_html(frame: pd.DataFrame, runs: Sequence[RunData], title: str, subtitle: Sequence[str] = ()) -> str:
+    ok = [(label, run) for label, run in zip(frame["label"], runs, strict=True) if not run.failed]
+    body = [
+        html.cards(
+            [
+                ("configurations", str(len(frame)), "rows below"),
+                ("failed", str(int((frame["status"] == "failed").sum())), "marked in red"),
+                *_best_cards(frame),
+            ]
+        ),
+        "<h2>Configurations</h2>",
+        html.table(
+            _display(frame, html_badges=True),
+            text_columns=("label",),
+            raw_columns=("status", "pareto"),
+            headers=SHORT_NAMES,
+            row_classes=["failed" if s == "failed" else "" for s in frame["status"]],
+        ),
+    ]
+    figures = []
+    okf = frame[frame["status"] == "ok"]
+    for metric, name in zip(QUALITY, ("evidence retention", "long-term recall@10"), strict=True):
+        column = f"pareto.{metric.split('.', 1)[1]}"
+        if column in okf and TOKENS in okf and not okf[metric].isna().all():
+            pts = okf.dropna(subset=[metric, TOKENS])
+            tags = [str(list(frame.index).index(i)) for i in pts.index]
+            png = plots.pareto_plot(
+                pts, TOKENS, metric, pts[column].tolist(), tags, xlabel="prompt tokens per call", ylabel=f"{name} (%)"
+            )
+            figures.append(
+                html.figure(png, f"Pareto front: prompt tokens against {name} (points numbered as the rows)")
+            )
+    curves = {label: run.calls for label, run in ok if not run.calls.empty}
+    if curves:
+        figures.append(
+            html.figure(
+                plots.prompt_curves(curves), "Prompt tokens per turn, per configuration (dashed: the whole history)"
+            )
+        )
+    samples = {label: run.latency_samples for label, run in ok if not run.latency_samples.empty}
+    if samples:
+        figures.append(html.figure(plots.latency_boxes(samples), "Latency distributions per step (this machine)"))
+    if figures:
+        body.append(f'<h2>Figures</h2><div class="grid2">{"".join(figures)}</div>')
+    failed = frame[frame["status"] == "failed"]
+    if not failed.empty:
+        body.append(
+            "<h2>Failed configurations</h2>"
+            + html.table(failed[["label", "error", "run_dir"]], text_columns=("label", "error", "run_dir"))
+        )
+    footer = "memlab · comparison.csv holds every metric of every configuration · latencies vary per machine"
+    return html.page(title, list(subtitle), "".join(body), footer)
+
+
+def _best_cards(frame: pd.DataFrame) -> list[tuple[str, str, str]]:
+    ok = [r for r in frame.to_dict("records") if r["status"] == "ok"]
+    out = []
+    for metric, name, pick in (
+        (TOKENS, "fewest tokens", min),
+        *((m, n, max) for m, n in zip(QUALITY, ("best retention", "best recall@10"), strict=True)),
+    ):
+        defined = [r for r in ok if not is_missing(r.get(metric))]
+        if defined:
+            row = pick(defined, key=lambda r: float(r[metric]))
+            out.append((name, fmt_value(metric, row[metric]), str(row["label"])))
+    return out
+
+
+def write_comparison(out_dir: Path, runs: Sequence[RunData], title: str | None = None) -> dict[str, Path]:
+    """Write comparison.csv, comparison.md and comparison.html into `out_dir`; returns their paths."""
+    frame = comparison_table(runs)
+    title = title or f"memlab comparison: {runs[0].name if runs else ''}"
+    subtitle = [html.esc(f"{len(runs)} run directories under {out_dir}")]
+    csv = io.StringIO()
+    frame.to_csv(csv, index=False)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files = {
+        "comparison.csv": csv.getvalue(),
+        "comparison.md": comparison_md(frame, title),
+        "comparison.html": comparison_html(frame, runs, title, subtitle),
+    }
+    paths = {}
+    for name, text in files.items():
+        (out_dir / name).write_text(text, encoding="utf-8")
+        paths[name] = out_dir / name
+    return paths

@@ -1,0 +1,216 @@
+"""The regression gate behind `memlab compare BASELINE CANDIDATE`: metric by metric, with tolerances.
+
+Each side is a run directory, a sweep directory (runs matched by label) or a baseline JSON file
+(`{"runs": {label: {metric: value}}}`, as `--update` writes it, or one flat metrics object).
+Deterministic metrics are compared exactly or within a small tolerance; latencies only as a
+ratio to the reference workload timed in the same run (`latency.reference_us`), since machines
+differ and are noisy. A regression, an unexpected change or a missing metric fails the gate.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from tabulate import tabulate
+
+from memlab.errors import MemlabError
+from memlab.report.comparison import run_labels
+from memlab.report.fmt import fmt_value, is_missing
+from memlab.report.rundata import find_runs, load_run
+from memlab.rundir import FLOAT_DIGITS, canonical_json
+
+BASELINE_FORMAT = 1
+# Files keep floats to FLOAT_DIGITS decimals: a difference below half of the last digit is no change.
+ROUNDING = 0.5 * 10.0**-FLOAT_DIGITS
+Status = Literal["ok", "improved", "regression", "changed", "missing", "new"]
+FAILING: tuple[Status, ...] = ("regression", "changed", "missing")
+RULE_KEYS = {"pattern", "better", "abs", "rel", "skip", "ratio_to", "max_increase", "min_value"}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How one metric (glob `pattern`) may move between baseline and candidate."""
+
+    pattern: str
+    better: Literal["higher", "lower", "none"] = "none"
+    abs: float = 0.0
+    rel: float = 0.0
+    skip: bool = False
+    ratio_to: str | None = None
+    max_increase: float = 2.0
+    min_value: float = 0.0  # ratios of values this small on both sides are timer noise: not compared
+
+
+@dataclass(frozen=True)
+class Row:
+    """One metric of one configuration, compared."""
+
+    config: str
+    metric: str
+    baseline: Any
+    candidate: Any
+    status: Status
+    note: str = ""
+
+
+def default_tolerances() -> Path:
+    return Path(str(resources.files("memlab") / "conf" / "compare" / "tolerances.yaml"))
+
+
+def load_rules(path: Path | str | None = None) -> list[Rule]:
+    """The rules of a tolerances file (default: memlab's own), validated key by key."""
+    path = Path(path) if path is not None else default_tolerances()
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as e:
+        raise MemlabError(f"{path}: cannot read tolerances ({e})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("rules"), list):
+        raise MemlabError(f"{path}: expected a mapping with a list under 'rules'")
+    rules = []
+    for i, raw in enumerate(data["rules"]):
+        if not isinstance(raw, dict) or "pattern" not in raw:
+            raise MemlabError(f"{path}: rules[{i}] needs a 'pattern'")
+        unknown = set(raw) - RULE_KEYS
+        if unknown:
+            raise MemlabError(f"{path}: rules[{i}] has unknown key(s) {sorted(unknown)}; allowed: {sorted(RULE_KEYS)}")
+        if raw.get("better", "none") not in ("higher", "lower", "none"):
+            raise MemlabError(f"{path}: rules[{i}].better={raw['better']!r}; expected higher, lower or none")
+        rules.append(Rule(**raw))
+    return rules
+
+
+def rule_for(metric: str, rules: Sequence[Rule]) -> Rule:
+    return next((r for r in rules if fnmatch.fnmatchcase(metric, r.pattern)), Rule(pattern="*"))
+
+
+def load_side(path: Path | str) -> dict[str, dict[str, Any]]:
+    """Metrics per configuration label from a run dir, a sweep dir or a baseline JSON file."""
+    path = Path(path)
+    if path.is_file():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as e:
+            raise MemlabError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
+        if isinstance(data, dict) and isinstance(data.get("runs"), dict):
+            return {str(k): dict(v) for k, v in data["runs"].items()}
+        if isinstance(data, dict):
+            return {"": data}
+        raise MemlabError(f"{path}: expected a metrics object or a baseline with 'runs'")
+    runs = [load_run(p) for p in find_runs([path])]
+    labels = run_labels(runs) if len(runs) > 1 else [""]
+    out = {}
+    for label, run in zip(labels, runs, strict=True):
+        error = run.error or {}
+        out[label] = run.all_metrics() if not run.failed else {"error": f"{error.get('type')}: {error.get('message')}"}
+    return out
+
+
+def _within(rule: Rule, base: float, cand: float) -> bool:
+    return abs(cand - base) <= max(rule.abs, rule.rel * abs(base), ROUNDING)
+
+
+def compare_metric(rule: Rule, name: str, base: Mapping[str, Any], cand: Mapping[str, Any]) -> tuple[Status, str]:
+    """The status of metric `name` between two configurations' metrics."""
+    if name not in cand:
+        return "missing", "not in candidate"
+    b, c = base.get(name), cand.get(name)
+    if rule.ratio_to:
+        rb, rc = base.get(rule.ratio_to), cand.get(rule.ratio_to)
+        if any(is_missing(v) or not isinstance(v, int | float) for v in (b, c, rb, rc)) or not rb or not rc or not b:
+            return ("ok", "not comparable") if is_missing(b) == is_missing(c) else ("changed", "ran in only one")
+        if max(b, c) < rule.min_value:
+            return "ok", f"below {rule.min_value:g}: not compared"
+        ratio = (c / rc) / (b / rb)
+        note = f"x{ratio:.2f} relative to {rule.ratio_to}"
+        return ("regression" if ratio > rule.max_increase else "ok"), note
+    if is_missing(b) and is_missing(c):
+        return "ok", ""
+    if not isinstance(b, int | float) or not isinstance(c, int | float) or is_missing(b) or is_missing(c):
+        return ("ok", "") if b == c else ("changed", "")
+    if _within(rule, float(b), float(c)):
+        return "ok", ""
+    delta = f"{c - b:+.6g}"
+    if rule.better == "none":
+        return "changed", delta
+    worse = c < b if rule.better == "higher" else c > b
+    return ("regression" if worse else "improved"), delta
+
+
+def compare_sides(
+    baseline: Mapping[str, Mapping[str, Any]], candidate: Mapping[str, Mapping[str, Any]], rules: Sequence[Rule]
+) -> list[Row]:
+    """Every metric of every configuration of the baseline, compared with the candidate's."""
+    pairs: list[tuple[str, Mapping[str, Any], Mapping[str, Any] | None]]
+    single = len(baseline) == 1 and len(candidate) == 1  # two runs: compare them whatever their labels
+    if single:
+        (only, first), (_, second) = next(iter(baseline.items())), next(iter(candidate.items()))
+        pairs = [(only, first, second)]
+    else:
+        pairs = [(label, base, candidate.get(label)) for label, base in baseline.items()]
+    rows = []
+    for label, base, cand in pairs:
+        if cand is None:
+            rows.append(Row(label, "*", "present", None, "missing", "configuration not in candidate"))
+            continue
+        if "error" in cand and "error" not in base:
+            rows.append(Row(label, "*", "ok", "failed", "regression", str(cand["error"])))
+            continue
+        for name in sorted(base):
+            rule = rule_for(name, rules)
+            if rule.skip:
+                continue
+            status, note = compare_metric(rule, name, base, cand)
+            rows.append(Row(label, name, base.get(name), cand.get(name), status, note))
+        for name in sorted(set(cand) - set(base)):
+            if not rule_for(name, rules).skip:
+                rows.append(Row(label, name, None, cand[name], "new", ""))
+    if not single:
+        for label in sorted(set(candidate) - set(baseline)):
+            rows.append(Row(label, "*", None, "present", "new", "configuration not in baseline"))
+    return rows
+
+
+def failed(rows: Sequence[Row]) -> bool:
+    return any(r.status in FAILING for r in rows)
+
+
+def format_rows(rows: Sequence[Row], *, show_all: bool = False) -> str:
+    """A table of the compared metrics (only those not ok, unless `show_all`), and a one-line verdict."""
+    shown = [r for r in rows if show_all or r.status not in ("ok", "new")]
+    counts = {
+        s: sum(r.status == s for r in rows) for s in ("ok", "improved", "new", "regression", "changed", "missing")
+    }
+    table = tabulate(
+        [
+            (
+                r.config or "-",
+                r.metric,
+                fmt_value(r.metric, r.baseline),
+                fmt_value(r.metric, r.candidate),
+                r.status.upper() if r.status in FAILING else r.status,
+                r.note,
+            )
+            for r in shown
+        ],
+        headers=("config", "metric", "baseline", "candidate", "status", "note"),
+        tablefmt="github",
+    )
+    verdict = "FAIL" if failed(rows) else "PASS"
+    summary = f"{verdict}: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+    return (table + "\n\n" if shown else "") + summary
+
+
+def baseline_json(side: Mapping[str, Mapping[str, Any]], rules: Sequence[Rule]) -> str:
+    """The committed form of a baseline: deterministic metrics only (no latency), per configuration."""
+    runs = {
+        label: {k: v for k, v in metrics.items() if not k.startswith("latency.") and not rule_for(k, rules).skip}
+        for label, metrics in side.items()
+    }
+    return canonical_json({"format": BASELINE_FORMAT, "runs": runs})

@@ -1,0 +1,231 @@
+"""A run directory as data: what `run_experiment` writes and what reports and comparisons read back.
+
+Layout of a run directory (every file but `error.json` is written by a finished run):
+
+- `metrics.json`: deterministic metrics, byte-identical for the same config and seed;
+- `latency.json`: latency percentiles and the same-machine reference time (vary per run);
+- `calls.csv`, `questions.csv`, `latency.csv`: per call, per probe question, per timed step;
+- `config.yaml` (resolved), `manifest.json` (overrides, versions, data hash);
+- `report.md`, `report.html`;
+- `error.json`: only in a sweep's job that failed: the error's type and message.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from memlab.errors import MemlabError
+from memlab.metrics import (
+    DEFAULT_PRICING_MODEL,
+    all_events,
+    compute_latency,
+    compute_metrics,
+    latency_samples,
+    probe_rows,
+)
+from memlab.rundir import canonical_json
+from memlab.sim.records import CallRecord, Record
+
+METRICS_FILE = "metrics.json"
+LATENCY_FILE = "latency.json"
+ERROR_FILE = "error.json"
+CALL_COLUMNS = [
+    "dialogue",
+    "session",
+    "turn",
+    "message_id",
+    "messages_in",
+    "messages_kept",
+    "prompt_tokens",
+    "full_tokens",
+]
+LATENCY_COLUMNS = ["stage", "latency_us"]
+
+
+@dataclass
+class RunData:
+    """Everything a report needs about one run (or a failed job: `error` set, metrics empty)."""
+
+    path: Path
+    metrics: dict[str, Any] = field(default_factory=dict)
+    latency: dict[str, Any] = field(default_factory=dict)
+    calls: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=CALL_COLUMNS))
+    questions: pd.DataFrame = field(default_factory=pd.DataFrame)
+    latency_samples: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=LATENCY_COLUMNS))
+    config: dict[str, Any] = field(default_factory=dict)
+    manifest: dict[str, Any] = field(default_factory=dict)
+    error: dict[str, Any] | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
+
+    @property
+    def name(self) -> str:
+        return str(self.manifest.get("name") or self.config.get("name") or self.path.name)
+
+    @classmethod
+    def from_records(
+        cls,
+        path: Path,
+        records: Sequence[Record],
+        *,
+        pricing_model: str = DEFAULT_PRICING_MODEL,
+        context_window: int | None = None,
+        manifest: dict[str, Any] | None = None,
+        config: dict[str, Any] | None = None,
+    ) -> RunData:
+        """Measure a replay's records: metrics, latencies and the per-call, per-question, per-step tables."""
+        questions = probe_rows(records)
+        return cls(
+            path=path,
+            metrics=compute_metrics(
+                records, pricing_model=pricing_model, context_window=context_window, probe_table=questions
+            ),
+            latency=compute_latency(records),
+            calls=calls_table(records),
+            questions=questions_table(questions),
+            latency_samples=latency_table(latency_samples(all_events(records))),
+            config=config or {},
+            manifest=manifest or {},
+        )
+
+    def all_metrics(self) -> dict[str, Any]:
+        """Deterministic metrics and latencies together, as reports show them."""
+        return {**self.metrics, **self.latency}
+
+
+def calls_table(records: Sequence[Record]) -> pd.DataFrame:
+    """The calls.csv frame: one row per simulated LLM call."""
+    rows = [
+        {
+            "dialogue": r.dialogue_id,
+            "session": r.session_id,
+            "turn": r.turn,
+            "message_id": r.message_id,
+            "messages_in": r.messages_in,
+            "messages_kept": r.messages_kept,
+            "prompt_tokens": r.prompt_tokens,
+            "full_tokens": r.full_tokens,
+        }
+        for r in records
+        if isinstance(r, CallRecord)
+    ]
+    return pd.DataFrame(rows, columns=CALL_COLUMNS)
+
+
+def questions_table(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """The questions.csv frame: one row per probe."""
+    return pd.DataFrame(list(rows))
+
+
+def latency_table(samples: Mapping[str, Sequence[int]]) -> pd.DataFrame:
+    """The latency.csv frame: one row per timed step (stage, latency_us)."""
+    rows = [{"stage": stage, "latency_us": us} for stage, values in samples.items() for us in values]
+    return pd.DataFrame(rows, columns=LATENCY_COLUMNS)
+
+
+def _csv(frame: pd.DataFrame) -> str:
+    buf = io.StringIO()
+    frame.to_csv(buf, index=False)
+    return buf.getvalue()
+
+
+def run_files(run: RunData) -> dict[str, str]:
+    """The files of a finished run directory (config.yaml aside), reports included."""
+    from memlab.report.run_report import run_report_html, run_report_md
+
+    return {
+        METRICS_FILE: canonical_json(run.metrics),
+        LATENCY_FILE: canonical_json(run.latency),
+        "calls.csv": _csv(run.calls),
+        "questions.csv": _csv(run.questions),
+        "latency.csv": _csv(run.latency_samples),
+        "manifest.json": canonical_json(run.manifest),
+        "report.md": run_report_md(run),
+        "report.html": run_report_html(run),
+    }
+
+
+def is_run_dir(path: Path) -> bool:
+    return (path / METRICS_FILE).is_file() or (path / ERROR_FILE).is_file()
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise MemlabError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
+    if not isinstance(data, dict):
+        raise MemlabError(f"{path}: expected a JSON object")
+    return data
+
+
+def _read_csv(path: Path, columns: list[str] | None = None) -> pd.DataFrame:
+    if not path.is_file() or path.stat().st_size == 0:
+        return pd.DataFrame(columns=columns or [])
+    try:
+        return pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame(columns=columns or [])
+
+
+def load_run(path: Path | str) -> RunData:
+    """Read a run directory back (a failed job's too)."""
+    path = Path(path)
+    if not is_run_dir(path):
+        raise MemlabError(f"{path}: not a run directory (no {METRICS_FILE} or {ERROR_FILE})")
+    config_file = path / "config.yaml"
+    config = yaml.safe_load(config_file.read_text(encoding="utf-8")) if config_file.is_file() else {}
+    return RunData(
+        path=path,
+        metrics=_read_json(path / METRICS_FILE),
+        latency=_read_json(path / LATENCY_FILE),
+        calls=_read_csv(path / "calls.csv", CALL_COLUMNS),
+        questions=_read_csv(path / "questions.csv"),
+        latency_samples=_read_csv(path / "latency.csv", LATENCY_COLUMNS),
+        config=config or {},
+        manifest=_read_json(path / "manifest.json"),
+        error=_read_json(path / ERROR_FILE) if (path / ERROR_FILE).is_file() else None,
+    )
+
+
+def _natural_key(path: Path) -> list[Any]:
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", path.name)]
+
+
+def find_runs(paths: Iterable[Path | str]) -> list[Path]:
+    """Run directories named by `paths`: each is a run directory or a sweep directory holding them."""
+    found: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if not p.is_dir():
+            raise MemlabError(f"{p}: no such directory")
+        if is_run_dir(p):
+            found.append(p)
+            continue
+        runs = sorted((c for c in p.iterdir() if c.is_dir() and is_run_dir(c)), key=_natural_key)
+        if not runs:
+            raise MemlabError(f"{p}: neither a run directory nor a sweep directory holding run directories")
+        found.extend(runs)
+    return found
+
+
+def write_error(run_dir: Path, error: BaseException, overrides: Sequence[str] = (), trace: str = "") -> Path:
+    """Mark a sweep job as failed: `error.json` with the error's type, message, traceback and overrides."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    target = run_dir / ERROR_FILE
+    payload = {"type": type(error).__name__, "message": str(error), "overrides": list(overrides), "traceback": trace}
+    target.write_text(canonical_json(payload), encoding="utf-8")
+    return target

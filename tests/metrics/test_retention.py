@@ -1,0 +1,68 @@
+"""Evidence retention, evidence folded into summaries and answer coverage on hand-made probes."""
+
+from __future__ import annotations
+
+import pytest
+from hand_made import lifecycle, probe
+
+from memlab.metrics import content_words, probe_rows, retention_metrics
+from memlab.metrics.retention import probe_retention
+from memlab.trace import SUMMARY, Event
+
+
+def summary(*ids: str, accepted: bool = True) -> Event:
+    return Event(SUMMARY, {"source_ids": list(ids), "source_tokens": 100, "summary_tokens": 20, "accepted": accepted})
+
+
+def test_shares_of_one_probe() -> None:
+    p = probe(
+        ("D1:1", "D1:2", "D1:3", "D1:4"),
+        ("D1:1", "D1:2", "D1:9"),
+        summary("D1:3", "D1:1"),  # D1:1 is also kept verbatim: counts as retained, not summarized
+        answer="Lisbon in May 2023",
+        context="We flew to lisbon; it was 2023.",
+    )
+    shares = probe_retention(p)
+    assert shares["context.evidence_retention"] == 0.5
+    assert shares["context.evidence_in_summary"] == 0.25
+    assert shares["context.answer_coverage"] == pytest.approx(2 / 3)  # lisbon, 2023 of lisbon, may, 2023
+
+
+def test_rejected_summaries_fold_nothing() -> None:
+    p = probe(("a", "b"), (), summary("a", "b", accepted=False))
+    assert probe_retention(p)["context.evidence_in_summary"] == 0.0
+
+
+def test_memory_layer_summaries_earlier_in_the_dialogue_count() -> None:
+    rows = probe_rows(
+        [
+            lifecycle(summary("a"), dialogue="d1"),
+            lifecycle(summary("b"), dialogue="d2"),  # another dialogue's summary must not count
+            probe(("a", "b"), (), dialogue="d1"),
+        ]
+    )
+    assert rows[0]["context.evidence_in_summary"] == 0.5
+
+
+def test_undefined_shares_are_none_and_skipped_in_means() -> None:
+    rows = probe_rows(
+        [
+            probe((), ("a",), answer=None, category="5", pid="q1"),
+            probe(("a", "b"), ("a",), answer="blue", context="the blue car", category="1", pid="q2"),
+            probe(("c",), ("c",), answer="red", context="green", category="2", pid="q3"),
+            probe(("d", "e"), (), answer="x y", context="y", category="2", pid="q4"),
+        ]
+    )
+    assert rows[0]["context.evidence_retention"] is None and rows[0]["context.answer_coverage"] is None
+    m = retention_metrics(rows)
+    assert m["context.evidence_retention"] == pytest.approx((0.5 + 1.0 + 0.0) / 3)
+    assert m["context.evidence_retention.cat_1"] == 0.5
+    assert m["context.evidence_retention.cat_2"] == 0.5
+    assert m["context.evidence_retention.cat_5"] is None
+    assert m["context.answer_coverage"] == pytest.approx((1.0 + 0.0 + 0.5) / 3)
+    assert m["context.answer_coverage.cat_2"] == 0.25
+
+
+def test_content_words_drop_function_words_and_split_chinese() -> None:
+    assert content_words("She moved to the city of Oslo in 2019.") == ["moved", "city", "oslo", "2019"]
+    assert content_words("我住在北京") == ["我", "住", "在", "北", "京"]

@@ -1,0 +1,48 @@
+"""Answer evaluation through the litellm backend over real HTTP, and its cache (a repeat makes no request)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from memlab.experiment import run_experiment
+
+SERVER = Path(__file__).resolve().parents[1] / "llm" / "openai_server.py"
+
+
+def load_server_module():  # type: ignore[no-untyped-def]
+    """The backends' test server (tests/llm/openai_server.py): OpenAI-compatible, on 127.0.0.1."""
+    spec = importlib.util.spec_from_file_location("memlab_test_openai_server", SERVER)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_answers_go_through_litellm_and_its_cache(make_config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    server_module = load_server_module()
+    monkeypatch.setenv("MEMLAB_TEST_KEY", "sk-test")
+    with server_module.serve() as server:
+        cfg = make_config(
+            "dataset=synthetic", "dataset.dialogues=1", "dataset.sessions=2", "eval.answers=true", "llm=litellm",
+            "llm.model=openai/test-model", f"llm.api_base={server.base_url}", "llm.api_key_env=MEMLAB_TEST_KEY",
+            f"llm.cache_dir={tmp_path / 'cache'}", "llm.num_retries=0",
+        )  # fmt: skip
+        first = run_experiment(cfg, tmp_path / "a")
+        bodies = server.bodies("/v1/chat/completions")
+        questions = pd.read_csv(first.run_dir / "questions.csv")
+        answerable = questions[questions["answer"].notna()]
+        assert len(bodies) == 2 * len(answerable)  # one answer and one judge call per answerable question
+        asked = [b["messages"][-1]["content"] for b in bodies[::2]]
+        assert all(f"Question: {q}" in text for q, text in zip(answerable["question"], asked, strict=True))
+        # the server replies with the prompt reversed word by word: that is the generated answer
+        assert answerable["generated"].tolist() == [server_module.reply_to(b) for b in bodies[::2]]
+        assert first.metrics["answer.failures"] == 0 and first.metrics["answer.judge"] is None  # no CORRECT/WRONG
+        second = run_experiment(cfg, tmp_path / "b")
+        assert len(server.bodies("/v1/chat/completions")) == len(bodies), "the repeat must come from the cache"
+    assert (first.run_dir / "metrics.json").read_bytes() == (second.run_dir / "metrics.json").read_bytes()

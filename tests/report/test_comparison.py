@@ -1,0 +1,97 @@
+"""Comparisons: labels from the overrides that differ, Pareto fronts, failed jobs, the written files."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pandas as pd
+from hypothesis import given
+from hypothesis import strategies as st
+from simulated_runs import make_dialogues
+
+from memlab.report import RunData, find_runs, load_run
+from memlab.report.comparison import comparison_table, pareto_front, run_labels, write_comparison
+
+
+def brute_force_front(cost: list[float], quality: list[float]) -> list[bool]:
+    """A point is on the front when no other point is at least as good on both and better on one."""
+    n = len(cost)
+    return [
+        not any(
+            cost[j] <= cost[i] and quality[j] >= quality[i] and (cost[j], quality[j]) != (cost[i], quality[i])
+            for j in range(n)
+        )
+        for i in range(n)
+    ]
+
+
+@given(st.lists(st.tuples(st.integers(0, 20), st.integers(0, 20)), min_size=1, max_size=12))
+def test_pareto_front_matches_brute_force(points: list[tuple[int, int]]) -> None:
+    cost, quality = [float(c) for c, _ in points], [float(q) for _, q in points]
+    assert pareto_front(cost, quality) == brute_force_front(cost, quality)
+
+
+def test_pareto_front_skips_undefined_points() -> None:
+    assert pareto_front([1.0, 2.0, float("nan")], [None, 0.5, 0.9]) == [False, True, False]  # type: ignore[list-item]
+
+
+def test_labels_keep_only_what_differs() -> None:
+    runs = [
+        RunData(Path(str(i)), manifest={"overrides": ["dataset=locomo", f"context={c}"]})
+        for i, c in enumerate(["none", "trim"])
+    ]
+    assert run_labels(runs) == ["context=none", "context=trim"]
+
+
+def test_labels_fall_back_to_the_config_when_there_are_no_overrides() -> None:
+    runs = [
+        RunData(Path("a"), config={"context": {"_target_": "memlab.context.Trim", "keep_first": 2}, "seed": 0}),
+        RunData(
+            Path("b"), config={"context": {"_target_": "memlab.context.SlidingWindow", "max_tokens": 9}, "seed": 0}
+        ),
+        RunData(
+            Path("c"), config={"context": {"_target_": "memlab.context.SlidingWindow", "max_tokens": 5}, "seed": 0}
+        ),
+    ]
+    assert run_labels(runs) == [
+        "context=Trim",
+        "context=SlidingWindow context.max_tokens=9",
+        "context=SlidingWindow context.max_tokens=5",
+    ]
+
+
+def test_comparison_of_a_sweep_marks_the_front_and_the_failure(sweep_dir: Path) -> None:
+    runs = [load_run(p) for p in find_runs([sweep_dir])]
+    frame = comparison_table(runs)
+    assert list(frame["status"]) == ["ok", "ok", "ok", "ok", "failed"]
+    by_label = frame.set_index("label")
+    assert by_label.loc["context.keep=0 context.summarize=False", "context.evidence_retention"] == 1.0
+    # keep=0 keeps everything, keep=6 is the cheapest: both on the front; keep=12 costs more for the same retention
+    front = by_label["pareto.evidence_retention"].to_dict()
+    assert front["context.keep=0 context.summarize=False"] and front["context.keep=6 context.summarize=False"]
+    assert not front["context.keep=12 context.summarize=False"]
+    failed = by_label.loc["context.keep=99 context.summarize=False"]
+    assert failed["error"] == "FileNotFoundError: no such file: /nonexistent.json"
+    assert by_label.loc["context.keep=6 context.summarize=True", "context.evidence_in_summary"] > 0
+
+
+def test_write_comparison_files(sweep_dir: Path) -> None:
+    runs = [load_run(p) for p in find_runs([sweep_dir])]
+    paths = write_comparison(sweep_dir, runs, title="sweep")
+    csv = pd.read_csv(paths["comparison.csv"])
+    assert len(csv) == 5 and "tokens.prompt.mean" in csv and "latency.context.p50_us" in csv
+    md = paths["comparison.md"].read_text()
+    assert "## Failed configurations" in md and "FileNotFoundError" in md
+    page = paths["comparison.html"].read_text()
+    assert page.count("data:image/png;base64,") >= 3  # Pareto front, prompt curves, latency
+    assert 'class="badge failed"' in page
+
+
+def test_find_runs_orders_jobs_numerically(tmp_path: Path, make_run) -> None:
+    order = list(range(12))
+    random.Random(0).shuffle(order)
+    for i in order[:3]:
+        make_run(tmp_path / "s" / str(i), keep=i, dialogues=make_dialogues(1, 6))
+    found = [int(p.name) for p in find_runs([tmp_path / "s"])]
+    assert found == sorted(order[:3])

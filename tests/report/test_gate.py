@@ -1,0 +1,115 @@
+"""`memlab compare`: passes on identical runs, fails on a planted regression, reads latencies as ratios."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from memlab.cli import main
+from memlab.errors import MemlabError
+from memlab.report.gate import compare_sides, load_rules, load_side
+
+
+def compare(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["compare", *map(str, args)])
+    return int(exit_info.value.code or 0), capsys.readouterr().out
+
+
+def edit_json(path: Path, **changes: object) -> None:
+    data = json.loads(path.read_text())
+    data.update(changes)
+    path.write_text(json.dumps(data))
+
+
+def test_identical_runs_pass_though_made_separately(make_run, tmp_path: Path, capsys) -> None:
+    a = make_run(tmp_path / "a", keep=6)
+    b = make_run(tmp_path / "b", keep=6)
+    code, out = compare(capsys, a, b)
+    assert code == 0, out
+    assert out.strip().splitlines()[-1].startswith("PASS")
+
+
+def test_planted_regression_fails_and_is_named(make_run, tmp_path: Path, capsys) -> None:
+    base = make_run(tmp_path / "base", keep=6)
+    cand = tmp_path / "cand"
+    shutil.copytree(base, cand)
+    retention = json.loads((base / "metrics.json").read_text())["context.evidence_retention"]
+    edit_json(cand / "metrics.json", **{"context.evidence_retention": retention - 0.1})
+    code, out = compare(capsys, base, cand)
+    assert code == 1
+    assert "context.evidence_retention" in out and "REGRESSION" in out and "FAIL" in out
+
+
+def test_improvement_passes_and_an_unexplained_change_fails(make_run, tmp_path: Path, capsys) -> None:
+    base = make_run(tmp_path / "base", keep=6)
+    better, changed = tmp_path / "better", tmp_path / "changed"
+    shutil.copytree(base, better)
+    shutil.copytree(base, changed)
+    mean = json.loads((base / "metrics.json").read_text())["tokens.prompt.mean"]
+    edit_json(better / "metrics.json", **{"tokens.prompt.mean": mean - 5})
+    code, out = compare(capsys, base, better)
+    assert code == 0 and "improved" in out
+    edit_json(changed / "metrics.json", calls=1)
+    code, out = compare(capsys, base, changed)
+    assert code == 1 and "CHANGED" in out
+
+
+def test_latency_is_compared_as_a_ratio_to_the_same_run_reference(make_run, tmp_path: Path, capsys) -> None:
+    base = make_run(tmp_path / "base", keep=6)
+    edit_json(base / "latency.json", **{"latency.context.p95_us": 1000.0, "latency.reference_us": 5000.0})
+    slow_machine, slower_code = tmp_path / "slow_machine", tmp_path / "slower_code"
+    shutil.copytree(base, slow_machine)
+    shutil.copytree(base, slower_code)
+    # everything 4x slower on a slower machine: same ratio, passes
+    edit_json(slow_machine / "latency.json", **{"latency.context.p95_us": 4000.0, "latency.reference_us": 20000.0})
+    assert compare(capsys, base, slow_machine)[0] == 0
+    # the strategy 4x slower on the same machine: fails
+    edit_json(slower_code / "latency.json", **{"latency.context.p95_us": 4000.0})
+    code, out = compare(capsys, base, slower_code)
+    assert code == 1 and "latency.context.p95_us" in out and "x4.00" in out
+
+
+def test_sweeps_compare_by_label_and_a_failed_config_fails(sweep_dir: Path, tmp_path: Path, capsys) -> None:
+    assert compare(capsys, sweep_dir, sweep_dir)[0] == 0
+    cand = tmp_path / "cand"
+    shutil.copytree(sweep_dir, cand)
+    shutil.rmtree(cand / "1")
+    (cand / "1").mkdir()
+    (cand / "1" / "error.json").write_text(
+        json.dumps({"type": "KeyError", "message": "boom", "overrides": ["context.keep=6", "context.summarize=False"]})
+    )
+    code, out = compare(capsys, sweep_dir, cand)
+    assert code == 1 and "context.keep=6 context.summarize=False" in out and "boom" in out
+
+
+def test_committed_baseline_round_trip(sweep_dir: Path, tmp_path: Path, capsys) -> None:
+    baseline = tmp_path / "baselines" / "ci.json"
+    assert compare(capsys, baseline, sweep_dir, "--update")[0] == 0
+    data = json.loads(baseline.read_text())
+    assert set(data["runs"]) >= {"context.keep=6 context.summarize=False"}
+    assert not any(k.startswith("latency.") for run in data["runs"].values() for k in run)
+    assert compare(capsys, baseline, sweep_dir)[0] == 0
+    run = data["runs"]["context.keep=12 context.summarize=False"]
+    run["tokens.prompt.mean"] += 1
+    baseline.write_text(json.dumps(data))
+    code, out = compare(capsys, baseline, sweep_dir)
+    assert code == 0 and "improved" in out  # the candidate uses fewer tokens than the edited baseline
+
+
+def test_missing_metric_fails(tmp_path: Path) -> None:
+    rules = load_rules()
+    rows = compare_sides({"": {"calls": 3, "summary.count": 1}}, {"": {"calls": 3}}, rules)
+    assert [(r.metric, r.status) for r in rows] == [("calls", "ok"), ("summary.count", "missing")]
+
+
+def test_bad_tolerances_name_the_file_and_key(tmp_path: Path) -> None:
+    bad = tmp_path / "tol.yaml"
+    bad.write_text("rules:\n  - {pattern: 'x', beter: higher}\n")
+    with pytest.raises(MemlabError, match=r"tol\.yaml: rules\[0\] has unknown key\(s\) \['beter'\]"):
+        load_rules(bad)
+    with pytest.raises(MemlabError, match="no such directory"):
+        load_side(tmp_path / "nowhere")

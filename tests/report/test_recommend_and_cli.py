@@ -1,0 +1,70 @@
+"""`memlab recommend` and `memlab report` on real run directories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memlab.cli import main
+from memlab.report import find_runs, load_run
+from memlab.report.comparison import comparison_table
+from memlab.report.recommend import recommend
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(a) for a in args])
+    return int(exit_info.value.code or 0), capsys.readouterr().out
+
+
+def test_recommend_the_best_retention_within_budget(sweep_dir: Path) -> None:
+    frame = comparison_table([load_run(p) for p in find_runs([sweep_dir])])
+    tokens = frame.set_index("label")["tokens.prompt.mean"]
+    # a budget that admits everything but the full history: the three windows tie on retention (1/3),
+    # keep=12 wins on answer coverage
+    budget = float(tokens["context.keep=12 context.summarize=False"]) + 1
+    rec = recommend(frame, budget)
+    assert rec.best is not None and rec.best["label"] == "context.keep=12 context.summarize=False"
+    assert any(line.startswith("over budget: context.keep=0") for line in rec.reasons)
+    assert any(line.startswith("failed: context.keep=99") for line in rec.reasons)
+    # with a generous budget the full history keeps all the evidence
+    assert recommend(frame, 1e9).best["label"] == "context.keep=0 context.summarize=False"  # type: ignore[index]
+
+
+def test_recommend_cli_says_why_and_fails_when_nothing_fits(sweep_dir: Path, capsys) -> None:
+    code, out = cli(capsys, "recommend", sweep_dir, "--budget", 1e9)
+    assert code == 0 and out.startswith(
+        "recommended: context.keep=0 context.summarize=False: context.evidence_retention 100.0%"
+    )
+    code, out = cli(capsys, "recommend", sweep_dir, "--budget", 10, "--budget-metric", "tokens.prompt.p95")
+    assert (
+        code == 1
+        and "no configuration keeps tokens.prompt.p95 <= 10" in out
+        and "the cheapest is context.keep=6" in out
+    )
+
+
+def test_report_rebuilds_a_comparison_from_run_directories(make_run, tmp_path: Path, capsys) -> None:
+    a, b = (
+        make_run(tmp_path / "a", keep=4, overrides=["context.keep=4"]),
+        make_run(tmp_path / "b", keep=8, overrides=["context.keep=8"]),
+    )
+    code, out = cli(capsys, "report", a, b, "-o", tmp_path / "cmp")
+    assert code == 0 and "compared 2 runs" in out
+    md = (tmp_path / "cmp" / "comparison.md").read_text()
+    assert "context.keep=4" in md and "context.keep=8" in md
+
+
+def test_report_rebuilds_one_runs_report(make_run, tmp_path: Path, capsys) -> None:
+    run = make_run(tmp_path / "a", keep=4)
+    (run / "report.html").unlink()
+    code, _ = cli(capsys, "report", run)
+    assert code == 0 and (run / "report.html").stat().st_size > 10_000
+
+
+def test_report_of_several_dirs_needs_an_output(sweep_dir: Path, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["report", str(sweep_dir / "0"), str(sweep_dir / "1")])
+    assert exit_info.value.code == 2
+    assert "needs -o OUT" in capsys.readouterr().err

@@ -1,0 +1,87 @@
+"""A run directory holds every result file; its reports are self-contained and rebuild from disk."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from memlab.report import find_runs, load_run, run_files
+from memlab.report.run_report import category_table
+
+
+def test_run_directory_files_and_round_trip(make_run, tmp_path: Path) -> None:
+    run_dir = make_run(tmp_path / "run", keep=6, overrides=["context.keep=6"])
+    names = {p.name for p in run_dir.iterdir()}
+    expected = {"metrics.json", "latency.json", "calls.csv", "questions.csv", "latency.csv", "manifest.json"}
+    assert expected | {"report.md", "report.html", "config.yaml"} <= names
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert not any(k.startswith("latency.") for k in metrics), "latencies must stay out of metrics.json"
+    latency = json.loads((run_dir / "latency.json").read_text())
+    assert latency["latency.context.p50_us"] is not None and latency["latency.reference_us"] > 0
+    run = load_run(run_dir)
+    assert run.metrics == metrics
+    assert len(run.questions) == 9 and set(run.questions["probe"]) >= {"d0-q0", "d2-q2"}
+    assert len(run.calls) == metrics["calls"]
+    assert (run.latency_samples["stage"] == "context").sum() == metrics["calls"] + 9  # every call and probe
+    assert find_runs([run_dir]) == [run_dir]
+
+
+def test_report_md_lists_metrics_categories_and_lost_questions(make_run, tmp_path: Path) -> None:
+    text = (make_run(tmp_path / "run", keep=6) / "report.md").read_text()
+    for name in ("tokens.prompt.mean", "context.evidence_retention", "cost.usd", "latency.reference_us"):
+        assert name in text
+    assert "## Per question category" in text and "## Questions whose evidence was lost most" in text
+    # keep=6 drops the early turn each dialogue's first probe asks about
+    assert re.search(r"\| talk-0 +\| d0-q0 ", text)
+
+
+def test_report_html_is_self_contained(make_run, tmp_path: Path) -> None:
+    page = (make_run(tmp_path / "run", keep=6) / "report.html").read_text()
+    assert page.startswith("<!DOCTYPE html>")
+    assert page.count("data:image/png;base64,") >= 3  # prompt curve, categories, latency
+    assert not re.search(r"""(src|href)=["'](https?:|//|file:)""", page), "no external resources"
+
+
+def test_report_rebuilds_from_disk_the_same(make_run, tmp_path: Path) -> None:
+    run_dir = make_run(tmp_path / "run", keep=12)
+    rebuilt = run_files(load_run(run_dir))
+    assert rebuilt["report.md"] == (run_dir / "report.md").read_text()
+    assert rebuilt["metrics.json"] == (run_dir / "metrics.json").read_text()
+
+
+def test_category_table_reads_the_flat_names() -> None:
+    frame = category_table(
+        {"context.evidence_retention.cat_2": 0.5, "context.evidence_retention.cat_10": 1.0, "x.cat_1": 3}
+    )
+    assert list(frame.index) == ["2", "10"]
+    assert frame.loc["2", "context.evidence_retention"] == 0.5
+
+
+def test_run_experiment_is_byte_stable_and_keeps_latency_apart(make_config, tmp_path: Path) -> None:
+    from memlab.experiment import run_experiment
+
+    cfg = make_config("dataset=synthetic", "dataset.dialogues=2", "dataset.sessions=2")
+    a, b = run_experiment(cfg, tmp_path / "a"), run_experiment(cfg, tmp_path / "b")
+    for name in ("metrics.json", "questions.csv", "calls.csv"):
+        assert (a.run_dir / name).read_bytes() == (b.run_dir / name).read_bytes(), name
+    assert a.metrics["context.evidence_retention"] == 1.0  # context=none sends everything
+    assert "latency.reference_us" in json.loads((a.run_dir / "latency.json").read_text())
+
+
+def test_answer_evaluation_scores_or_counts_every_answerable_question(make_config, tmp_path: Path) -> None:
+    import pandas as pd
+
+    from memlab.experiment import run_experiment
+
+    cfg = make_config("dataset=synthetic", "dataset.dialogues=1", "dataset.sessions=2", "eval.answers=true")
+    result = run_experiment(cfg, tmp_path / "run")
+    questions = pd.read_csv(result.run_dir / "questions.csv")
+    answerable = questions["answer"].notna()
+    assert answerable.sum() > 0
+    scored = questions["answer.f1"].notna()
+    # every answerable question is either scored (F1, BLEU-1, judge) or counted as a failed answer call
+    assert int(scored.sum()) + result.metrics["answer.failures"] == int(answerable.sum())
+    assert questions.loc[scored, "answer.bleu1"].between(0, 1).all()
+    if scored.any():
+        assert result.metrics["answer.f1"] == questions.loc[scored, "answer.f1"].mean()
