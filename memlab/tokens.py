@@ -4,7 +4,7 @@ Every counter caches its count per distinct `Message` (messages are frozen and h
 so a replay tokenizes each message once per run however often strategies ask.
 `get_counter(spec)` returns one shared counter per spec for the whole process.
 
->>> get_counter("estimate").count_text("x" * 25)
+>>> get_counter("estimate").count(Message(role="user", content="x" * 25))  # 25 / 2.5 + 4
 14
 """
 

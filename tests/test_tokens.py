@@ -1,0 +1,106 @@
+"""Token counters: exact tiktoken counts offline, the design document's estimate, one count per message."""
+
+from __future__ import annotations
+
+import doctest
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import memlab.messages
+import memlab.tokens
+import memlab.trace
+from memlab.messages import Message, ToolCall
+from memlab.tokens import CHAT_TOKENS_PER_MESSAGE, EstimateCounter, TiktokenCounter, get_counter
+
+
+@pytest.mark.parametrize("module", [memlab.messages, memlab.tokens, memlab.trace])
+def test_doctests(module: object) -> None:
+    assert doctest.testmod(module).failed == 0  # type: ignore[arg-type]
+
+
+def test_estimate_is_chars_over_2_5_plus_4_per_message() -> None:
+    counter = EstimateCounter()
+    assert counter.count(Message(role="user", content="x" * 25)) == 10 + 4
+    assert counter.count(Message(role="user", content="x" * 24)) == 9 + 4  # int(9.6)
+    assert counter.count(Message(role="assistant", content=None)) == 4
+
+
+def test_tool_call_arguments_count() -> None:
+    counter = EstimateCounter()
+    call = Message(role="assistant", tool_calls=(ToolCall("c1", "search", '{"q": "lisbon"}'),))
+    assert counter.count(call) == int(len('search{"q": "lisbon"}') / 2.5) + 4
+
+
+def test_tiktoken_counts_match_known_encodings() -> None:
+    cl100k = TiktokenCounter("cl100k_base")
+    assert cl100k.count_text("hello world") == 2
+    assert cl100k.count_text("tiktoken is great!") == 6
+    m = Message(role="user", content="hello world")
+    assert cl100k.count(m) == CHAT_TOKENS_PER_MESSAGE + 1 + 2  # framing + "user" + text
+    assert cl100k.count_request([m]) == cl100k.count(m) + 3  # reply priming
+
+
+@pytest.mark.parametrize(
+    ("spec", "name"), [("gpt-4o", "o200k_base"), ("gpt-4", "cl100k_base"), ("estimate", "estimate")]
+)
+def test_model_names_choose_the_encoding(spec: str, name: str) -> None:
+    assert get_counter(spec).name == name
+
+
+def test_other_providers_go_through_litellm() -> None:
+    assert get_counter("claude-3-5-sonnet-20241022").name == "litellm/claude-3-5-sonnet-20241022"
+
+
+def test_each_distinct_message_is_tokenized_once() -> None:
+    counter = TiktokenCounter("cl100k_base")
+    calls = 0
+    encode = counter._encode
+
+    def counting(text: str) -> list[int]:
+        nonlocal calls
+        calls += 1
+        return encode(text)
+
+    counter._encode = counting
+    history = [Message(role="user", content=f"message {i}", id=str(i)) for i in range(50)]
+    for end in range(1, len(history) + 1):  # the simulator's pattern: a growing history
+        counter.count_request(history[:end])
+    assert calls == 2 * len(history)  # the role and the text of each message, once each
+
+
+def test_unknown_encoding_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="unknown tiktoken encoding 'cl99k'"):
+        TiktokenCounter("cl99k")
+
+
+def test_tiktoken_loads_with_the_network_unreachable(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    script = textwrap.dedent(
+        """
+        import socket
+        def refuse(*args, **kwargs):
+            raise OSError("network unreachable (test)")
+        socket.socket.connect = refuse
+        socket.create_connection = refuse
+        from memlab.tokens import get_counter
+        print(get_counter("cl100k_base").count_text("hello world"), get_counter("o200k_base").count_text("hello world"))
+        """
+    )
+    env = {"PATH": "/usr/bin:/bin", "TIKTOKEN_CACHE_DIR": str(tmp_path / "empty"), "HOME": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["2", "2"]
+
+
+def test_null_and_none_content_on_tool_calls_loads() -> None:
+    raw = {
+        "role": "assistant",
+        "content": "None",
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+    }
+    m = Message.from_openai(raw)
+    assert m.content is None and m.tool_calls[0].name == "f"
+    assert Message.from_openai({**raw, "content": None}).to_openai()["tool_calls"][0]["id"] == "c1"
+    assert Message.from_openai({"role": "user", "content": "None"}).content == "None"  # only tool calls are special
