@@ -16,8 +16,7 @@ import numpy as np
 from memlab.embed.base import CachedEmbedder
 from memlab.llm.base import LLMError
 from memlab.llm.cache import ResponseCache, request_key
-from memlab.llm.litellm_chat import api_key_from
-from memlab.llm.litellm_import import call
+from memlab.llm.litellm_import import Provider
 
 DEFAULT_EMBEDDING_DIM = 1536  # text-embedding-3-small
 
@@ -42,21 +41,16 @@ class LitellmEmbedder(CachedEmbedder):
         extra_params: dict[str, Any] | None = None,
     ) -> None:
         super().__init__()
+        self.provider = Provider(model, api_base, api_key, api_key_env, timeout, num_retries, retry_backoff_s)
         self.model = model
         self.dim = dim
-        self.api_base = api_base
-        self._api_key = api_key
-        self.api_key_env = api_key_env
-        self.timeout = timeout
-        self.num_retries = num_retries
-        self.retry_backoff_s = retry_backoff_s
         self.batch_size = batch_size
         self.cache = ResponseCache(cache_dir)
         self.extra_params = dict(extra_params or {})
 
     def _request(self, text: str) -> dict[str, Any]:
         """What determines a text's vector (the cache key's contents)."""
-        return {"model": self.model, "api_base": self.api_base, "params": self.extra_params, "input": text}
+        return {"model": self.model, "api_base": self.provider.api_base, "params": self.extra_params, "input": text}
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         rows: dict[str, np.ndarray] = {}
@@ -66,20 +60,8 @@ class LitellmEmbedder(CachedEmbedder):
                 rows[text] = np.frombuffer(base64.b64decode(hit["vector"]), dtype=np.float32)
         missing = [t for t in dict.fromkeys(texts) if t not in rows]
         if missing:
-            api_key = api_key_from(self._api_key, self.api_key_env)
-            response = call(
-                lambda litellm: litellm.embedding(
-                    model=self.model,
-                    input=missing,
-                    api_base=self.api_base,
-                    api_key=api_key,
-                    timeout=self.timeout,
-                    max_retries=0,  # retries are ours (memlab.llm.litellm_import.call)
-                    **self.extra_params,
-                ),
-                num_retries=self.num_retries,
-                retry_backoff_s=self.retry_backoff_s,
-                what=f"{self.model} (embedding {len(missing)} texts)",
+            response = self.provider.request(
+                "embedding", f"embedding {len(missing)} texts", input=missing, **self.extra_params
             )
             data = sorted(response.data, key=lambda d: d["index"])
             if len(data) != len(missing):

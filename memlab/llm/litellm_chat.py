@@ -9,25 +9,14 @@ lands in a resolved config or a run directory, and it is not part of the cache k
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
-from memlab.llm.base import Completion, LLMError, RecordedChatModel
+from memlab.llm.base import Completion, RecordedChatModel
 from memlab.llm.cache import ResponseCache, request_key
-from memlab.llm.litellm_import import call
+from memlab.llm.litellm_import import Provider
 from memlab.messages import MessageLike, as_messages, to_openai
 from memlab.tokens import get_counter
-
-
-def api_key_from(api_key: str | None, api_key_env: str | None) -> str | None:
-    """An explicit key, else the named environment variable's value (an unset variable is an error)."""
-    if api_key is not None or api_key_env is None:
-        return api_key
-    value = os.environ.get(api_key_env)
-    if value is None:
-        raise LLMError(f"api_key_env names {api_key_env!r}, which is not set; export it or set api_key_env: null")
-    return value
 
 
 class LitellmChatModel(RecordedChatModel):
@@ -50,15 +39,10 @@ class LitellmChatModel(RecordedChatModel):
         counter: str = "cl100k_base",
         extra_params: dict[str, Any] | None = None,
     ) -> None:
+        self.provider = Provider(model, api_base, api_key, api_key_env, timeout, num_retries, retry_backoff_s)
         self.model = model
-        self.api_base = api_base
-        self._api_key = api_key
-        self.api_key_env = api_key_env
         self.temperature = temperature
         self.max_tokens = max_tokens
-        self.timeout = timeout
-        self.num_retries = num_retries
-        self.retry_backoff_s = retry_backoff_s
         self.cache = ResponseCache(cache_dir)
         self.counter = counter
         self.extra_params = dict(extra_params or {})
@@ -70,26 +54,12 @@ class LitellmChatModel(RecordedChatModel):
         wire = to_openai(msgs)
         sampling = {"temperature": self.temperature, "max_tokens": max_tokens or self.max_tokens, **self.extra_params}
         sampling.update(params)
-        request = {"model": self.model, "api_base": self.api_base, "messages": wire, "params": sampling}
+        request = {"model": self.model, "api_base": self.provider.api_base, "messages": wire, "params": sampling}
         key = request_key(request)
         hit = self.cache.get(key)
         if hit is not None:
             return Completion(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], hit["model"], cached=True)
-        api_key = api_key_from(self._api_key, self.api_key_env)
-        response = call(
-            lambda litellm: litellm.completion(
-                model=self.model,
-                messages=wire,
-                api_base=self.api_base,
-                api_key=api_key,
-                timeout=self.timeout,
-                max_retries=0,  # retries are ours (memlab.llm.litellm_import.call), so they are counted and bounded
-                **sampling,
-            ),
-            num_retries=self.num_retries,
-            retry_backoff_s=self.retry_backoff_s,
-            what=f"{self.model} ({task})",
-        )
+        response = self.provider.request("completion", task, messages=wire, **sampling)
         text = response.choices[0].message.content or ""
         usage = getattr(response, "usage", None)
         counter = get_counter(self.counter)

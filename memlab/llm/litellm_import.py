@@ -12,6 +12,7 @@ import functools
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
@@ -60,3 +61,48 @@ def call(function: Callable[[ModuleType], Any], *, num_retries: int, retry_backo
             if isinstance(e, litellm.exceptions.Timeout):
                 raise LLMTimeout(f"{what} timed out {tries}: {e}") from e
             raise LLMError(f"{what} failed {tries}: {type(e).__name__}: {e}") from e
+
+
+@dataclass(frozen=True)
+class Provider:
+    """Where and how to reach one provider model; shared by the chat and embedding backends.
+
+    The API key is read from the environment variable named by `api_key_env` at call time (or
+    litellm's provider default, e.g. ``OPENAI_API_KEY``), so it never lands in a resolved config.
+    """
+
+    model: str
+    api_base: str | None = None
+    api_key: str | None = None
+    api_key_env: str | None = None
+    timeout: float = 60.0
+    num_retries: int = 2
+    retry_backoff_s: float = 1.0
+
+    def resolved_api_key(self) -> str | None:
+        """An explicit key, else the named environment variable's value (an unset variable is an error)."""
+        if self.api_key is not None or self.api_key_env is None:
+            return self.api_key
+        value = os.environ.get(self.api_key_env)
+        if value is None:
+            raise LLMError(
+                f"api_key_env names {self.api_key_env!r}, which is not set; export it or set api_key_env: null"
+            )
+        return value
+
+    def request(self, endpoint: str, what: str, **kwargs: Any) -> Any:
+        """``litellm.<endpoint>(model=..., **kwargs)`` with this provider's settings, through `call`."""
+        api_key = self.resolved_api_key()
+        return call(
+            lambda litellm: getattr(litellm, endpoint)(
+                model=self.model,
+                api_base=self.api_base,
+                api_key=api_key,
+                timeout=self.timeout,
+                max_retries=0,  # retries are ours (`call`), so they are counted and bounded
+                **kwargs,
+            ),
+            num_retries=self.num_retries,
+            retry_backoff_s=self.retry_backoff_s,
+            what=f"{self.model} ({what})",
+        )
