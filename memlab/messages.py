@@ -58,10 +58,17 @@ class Message:
     id: str | None = None
     speaker: str | None = None
     timestamp: datetime | None = field(default=None, compare=False)
+    _hash: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
             raise ValueError(f"unknown message role {self.role!r}; expected one of {', '.join(ROLES)}")
+        # Counters look messages up on every call; hash once instead of re-hashing every field each time.
+        fields = (self.role, self.content, self.name, self.tool_calls, self.tool_call_id, self.id, self.speaker)
+        object.__setattr__(self, "_hash", hash(fields))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @property
     def text(self) -> str:
