@@ -1,24 +1,34 @@
-"""Search indexes over one namespace's memories, rebuilt from the store whenever it changed.
+"""Search indexes over one namespace's memories, updated in place as memories come and go.
 
 Three kinds, chosen by `IndexSpec.kind`:
 
-- ``exact``: cosine similarity against every vector with numpy (exact, and fast enough for
-  the few hundred memories a user has);
-- ``hnsw``: faiss ``IndexHNSWFlat`` on inner products, the design document's ANN index, for
-  large stores (approximate; its recall against ``exact`` is a benchmark);
-- ``hybrid``: BM25 (rank-bm25) over `search_terms` fused with the dense ranking by weighted
-  reciprocal-rank fusion, ``sum_i w_i / (rrf_k + rank_i)``, scaled to (0, 1] (the default,
-  see `IndexSpec`).
+- ``exact``: cosine similarity against every vector (numpy);
+- ``hnsw``: faiss ``IndexHNSWFlat`` on inner products, the design document's ANN index
+  (approximate; its recall against ``exact`` is a test);
+- ``hybrid`` (the default): BM25 over `search_terms` (an inverted index, `Bm25Index`) fused
+  linearly with the dense cosine; the dense side is exact below `IndexSpec.ann_min_items`
+  memories and HNSW above.
 
-`search` takes a `prior` per memory (the service passes type weight x decay) and ranks by
-similarity x prior; the hybrid applies the prior inside each ranking before fusing them, so
-that the flat top of a fused score does not let the prior swamp the query. It returns
-``(position, score, similarity)`` triples, best first.
+Every index returns a *relevance* in [0, 1], so that ``(relevance: 0.62)`` in the injected block
+means the same thing whatever the index: the clipped cosine for the dense kinds; for the hybrid,
+``(w_bm25 * bm25 / bound + w_dense * max(cos, 0)) / (w_bm25 + w_dense)``, where ``bound`` is the
+highest BM25 score the query could reach (each term's idf times ``k1 + 1``, the limit of BM25's
+saturating term frequency), so ``bm25 / bound`` is the share of the query's attainable BM25 score.
+Beyond the document (which fixes only "similarity"): the linear fusion and its weights, and
+optional pseudo-relevance feedback (RM3-style: the top `prf_docs` BM25 results add their
+`prf_terms` most distinctive terms to the query at weight `prf_weight`), fitted by
+leave-one-conversation-out cross-validation (docs/longterm.md, experiments/longterm_baselines.py).
+
+Updates are incremental: `add` appends memories at the next positions and `remove` retires
+positions (masked; the HNSW graph is rebuilt from the live vectors once a quarter of it is dead),
+so a save never rebuilds an index. Search returns ``(position, relevance, similarity)``, best first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -27,46 +37,51 @@ import numpy as np
 from memlab.longterm.text import search_terms
 
 INDEX_KINDS = ("exact", "hnsw", "hybrid")
-RRF_K = 60  # the constant of Cormack et al.'s reciprocal-rank fusion
+HNSW_COMPACT_SHARE = 0.25  # rebuild the HNSW graph from live vectors once this share of it is retired
+HYBRID_DENSE_CANDIDATES = 100  # with an HNSW dense side, its top this many join the BM25 matches
 
 
 @dataclass
 class IndexSpec:
     """Which index and its parameters (`longterm.index` in the config).
 
-    The default is ``hybrid``: with the offline hashing embedder (lexical, not semantic) the
-    BM25 side carries retrieval, and the dense ranking only breaks near-ties (`dense_weight`);
-    raise `dense_weight` with a semantic embedder. BM25's k1 = 0.9, b = 0.4 are Anserini's
-    defaults for short passages.
+    BM25's k1 = 0.9, b = 0.4 are Anserini's defaults for short passages. `dense_weight` and the
+    pseudo-relevance feedback were chosen by leave-one-conversation-out cross-validation on
+    LoCoMo dev7 with the offline hashing embedder (docs/longterm.md); raise `dense_weight` with a
+    semantic embedder. `prf_docs: 0` turns feedback off.
     """
 
     kind: str = "hybrid"
     hnsw_m: int = 16
     ef_construction: int = 64
     ef_search: int = 64
+    ann_min_items: int = 20_000
     bm25_weight: float = 1.0
-    dense_weight: float = 0.05
-    rrf_k: int = RRF_K
+    dense_weight: float = 0.1
     bm25_k1: float = 0.9
     bm25_b: float = 0.4
+    prf_docs: int = 3
+    prf_terms: int = 5
+    prf_weight: float = 0.3
+    prior_weight: float = 0.0  # score = relevance x (type weight x decay) ** prior_weight; 0: ties only
+
+
+Hit = tuple[int, float, float]  # (position, relevance, similarity)
 
 
 class MemoryIndex(Protocol):
-    """Vectors (and texts) of one namespace, searchable by a query vector (and its text)."""
+    """Vectors and texts of one namespace by position, searchable by a query vector and its text."""
 
-    exhaustive: bool  # True when `search` scores every entry, so re-weighting the top k is exact
+    def add(self, vectors: np.ndarray, texts: Sequence[str]) -> None: ...
 
-    def build(self, vectors: np.ndarray, texts: Sequence[str]) -> None: ...
+    def remove(self, positions: Sequence[int]) -> None: ...
 
-    def search(self, query_vector: np.ndarray, query_text: str, k: int, prior: np.ndarray) -> list[Hit]: ...
+    def search(self, query_vector: np.ndarray, query_text: str, k: int) -> list[Hit]: ...
 
     def __len__(self) -> int: ...
 
 
-Hit = tuple[int, float, float]  # (position, score, similarity)
-
-
-def _order(scores: np.ndarray, k: int) -> np.ndarray:
+def top_positions(scores: np.ndarray, k: int) -> np.ndarray:
     """The k best positions, ties broken by position (stable, so runs are reproducible)."""
     k = min(k, scores.size)
     if k <= 0:
@@ -79,127 +94,281 @@ def _order(scores: np.ndarray, k: int) -> np.ndarray:
     return candidates[np.lexsort((candidates, -scores[candidates]))][:k]
 
 
-def _ranked(similarity: np.ndarray, prior: np.ndarray, k: int, positions: np.ndarray | None = None) -> list[Hit]:
-    """Rank by max(similarity, 0) x prior; `positions` maps rows to memories (all of them when None)."""
-    scores = np.maximum(similarity, 0.0) * prior
-    at = np.arange(similarity.size) if positions is None else positions
-    return [(int(at[i]), float(scores[i]), float(similarity[i])) for i in _order(scores, k)]
+class _Rows:
+    """A growable float32 matrix (capacity doubles), with a live mask per row."""
+
+    def __init__(self) -> None:
+        self._data = np.zeros((0, 0), dtype=np.float32)
+        self.alive = np.zeros(0, dtype=bool)
+        self.size = 0
+
+    def add(self, vectors: np.ndarray) -> None:
+        vectors = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1)
+        need = self.size + len(vectors)
+        if need > self._data.shape[0] or (self.size == 0 and self._data.shape[1] != vectors.shape[1]):
+            grown = np.zeros((max(need, 2 * self._data.shape[0], 16), vectors.shape[1]), dtype=np.float32)
+            if self.size:
+                grown[: self.size] = self._data[: self.size]
+            alive = np.zeros(grown.shape[0], dtype=bool)
+            alive[: self.size] = self.alive[: self.size]
+            self._data, self.alive = grown, alive
+        self._data[self.size : need] = vectors
+        self.alive[self.size : need] = True
+        self.size = need
+
+    @property
+    def matrix(self) -> np.ndarray:
+        return self._data[: self.size]
+
+    def live(self) -> np.ndarray:
+        return self.alive[: self.size]
 
 
 class ExactIndex:
     """Brute-force cosine similarity (rows are unit vectors, so a dot product)."""
 
-    exhaustive = True
-
     def __init__(self) -> None:
-        self._vectors = np.zeros((0, 0), dtype=np.float32)
+        self.rows = _Rows()
 
-    def build(self, vectors: np.ndarray, texts: Sequence[str]) -> None:
-        self._vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    def add(self, vectors: np.ndarray, texts: Sequence[str]) -> None:
+        self.rows.add(vectors)
 
-    def scores(self, query_vector: np.ndarray) -> np.ndarray:
-        if len(self) == 0:
+    def remove(self, positions: Sequence[int]) -> None:
+        self.rows.alive[list(positions)] = False
+
+    def similarities(self, query_vector: np.ndarray) -> np.ndarray:
+        """Cosine of every position (retired ones -inf)."""
+        if self.rows.size == 0:
             return np.zeros(0, dtype=np.float32)
-        return self._vectors @ np.asarray(query_vector, dtype=np.float32)
+        sims = self.rows.matrix @ np.asarray(query_vector, dtype=np.float32)
+        return np.where(self.rows.live(), sims, -np.inf)
 
-    def search(self, query_vector: np.ndarray, query_text: str, k: int, prior: np.ndarray) -> list[Hit]:
-        return _ranked(self.scores(query_vector), np.asarray(prior, dtype=np.float64), k)
+    def search(self, query_vector: np.ndarray, query_text: str, k: int) -> list[Hit]:
+        sims = self.similarities(query_vector)
+        k = min(k, len(self))
+        return [(int(i), max(float(sims[i]), 0.0), float(sims[i])) for i in top_positions(sims, k)]
 
     def __len__(self) -> int:
-        return int(self._vectors.shape[0])
+        return int(self.rows.live().sum())
 
 
 class HnswIndex:
-    """faiss `IndexHNSWFlat` with inner-product metric (cosine on unit vectors)."""
+    """faiss `IndexHNSWFlat` with inner-product metric (cosine on unit vectors), added to in place.
 
-    exhaustive = False
+    faiss cannot delete from an HNSW graph: retired positions are skipped at search time and
+    the graph is rebuilt from the live vectors once `HNSW_COMPACT_SHARE` of it is retired.
+    """
 
     def __init__(self, m: int = 16, ef_construction: int = 64, ef_search: int = 64) -> None:
         self.m, self.ef_construction, self.ef_search = m, ef_construction, ef_search
+        self.rows = _Rows()
         self._index: object | None = None
-        self._size = 0
+        self._labels = np.zeros(0, dtype=np.int64)  # graph row -> position
 
-    def build(self, vectors: np.ndarray, texts: Sequence[str]) -> None:
+    def _graph(self, dim: int) -> object:
         import faiss
 
-        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        self._size = int(vectors.shape[0])
-        if self._size == 0:
-            self._index = None
-            return
-        index = faiss.IndexHNSWFlat(int(vectors.shape[1]), self.m, faiss.METRIC_INNER_PRODUCT)
+        index = faiss.IndexHNSWFlat(dim, self.m, faiss.METRIC_INNER_PRODUCT)
         index.hnsw.efConstruction = self.ef_construction
-        index.add(vectors)
-        self._index = index
+        return index
+
+    def add(self, vectors: np.ndarray, texts: Sequence[str]) -> None:
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if len(vectors) == 0:
+            return
+        start = self.rows.size
+        self.rows.add(vectors)
+        if self._index is None:
+            self._index = self._graph(vectors.shape[1])
+        self._index.add(vectors)  # type: ignore[attr-defined]
+        self._labels = np.concatenate([self._labels, np.arange(start, self.rows.size, dtype=np.int64)])
+
+    def remove(self, positions: Sequence[int]) -> None:
+        self.rows.alive[list(positions)] = False
+        dead = int((~self.rows.alive[self._labels]).sum())
+        if self._labels.size and dead > HNSW_COMPACT_SHARE * self._labels.size:
+            live = self._labels[self.rows.alive[self._labels]]
+            self._index = self._graph(self.rows.matrix.shape[1]) if live.size else None
+            if self._index is not None:
+                self._index.add(np.ascontiguousarray(self.rows.matrix[live]))  # type: ignore[attr-defined]
+            self._labels = live
 
     def nearest(self, query_vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The approximate `k` nearest: (positions, cosine similarities), best first."""
+        """The approximate `k` nearest live positions and their cosine similarities, best first."""
         if self._index is None or k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         index = self._index
-        index.hnsw.efSearch = max(self.ef_search, k)  # type: ignore[attr-defined]
         q = np.ascontiguousarray(np.asarray(query_vector, dtype=np.float32).reshape(1, -1))
-        sims, positions = index.search(q, min(k, self._size))  # type: ignore[attr-defined]
-        found = positions[0] >= 0
-        return positions[0][found].astype(np.int64), sims[0][found]
+        want = min(k, len(self))
+        ask = want
+        while True:  # retired rows take places in the answer: ask for more until `want` live ones came back
+            ask = min(ask, self._labels.size)
+            index.hnsw.efSearch = max(self.ef_search, ask)  # type: ignore[attr-defined]
+            sims, rows = index.search(q, ask)  # type: ignore[attr-defined]
+            found = rows[0] >= 0
+            positions = self._labels[rows[0][found]]
+            live = self.rows.alive[positions]
+            if live.sum() >= want or ask >= self._labels.size:
+                return positions[live][:want], sims[0][found][live][:want]
+            ask *= 2
 
-    def search(self, query_vector: np.ndarray, query_text: str, k: int, prior: np.ndarray) -> list[Hit]:
-        """Re-rank the approximate candidates (the service asks for several times k) by similarity x prior."""
+    def search(self, query_vector: np.ndarray, query_text: str, k: int) -> list[Hit]:
         positions, sims = self.nearest(query_vector, k)
-        return _ranked(sims.astype(np.float64), np.asarray(prior, dtype=np.float64)[positions], k, positions)
+        return [(int(p), max(float(s), 0.0), float(s)) for p, s in zip(positions, sims, strict=True)]
 
     def __len__(self) -> int:
-        return self._size
+        return int(self.rows.live().sum())
+
+
+class Bm25Index:
+    """Okapi BM25 over an inverted index, added to and retired from in place.
+
+    rank-bm25 (the reference) scores every document per query and must be rebuilt on each
+    change; bm25s is fast but static. Here a query touches only the posting lists of its terms,
+    and document frequencies, lengths and their mean are kept current, so scores equal a fresh
+    build's. idf is Lucene's ``log(1 + (N - df + 0.5) / (df + 0.5))`` (never negative).
+    """
+
+    def __init__(self, k1: float = 0.9, b: float = 0.4) -> None:
+        self.k1, self.b = k1, b
+        self._postings: dict[str, tuple[list[int], list[int]]] = {}
+        self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # posting lists as arrays, by term
+        self._docs: list[Counter[str]] = []
+        self._length = np.zeros(0, dtype=np.float64)
+        self.alive = np.zeros(0, dtype=bool)
+        self.df: Counter[str] = Counter()
+        self.live = 0
+        self._total_length = 0.0
+
+    def add(self, documents: Sequence[Sequence[str]]) -> None:
+        start = len(self._docs)
+        need = start + len(documents)
+        if need > self._length.size:
+            size = max(need, 2 * self._length.size, 16)
+            self._length = np.concatenate([self._length, np.zeros(size - self._length.size)])
+            self.alive = np.concatenate([self.alive, np.zeros(size - self.alive.size, dtype=bool)])
+        for position, terms in enumerate(documents, start=start):
+            counts = Counter(terms)
+            self._docs.append(counts)
+            self._length[position] = len(terms)
+            self.alive[position] = True
+            self._total_length += len(terms)
+            for term, tf in counts.items():
+                docs, tfs = self._postings.setdefault(term, ([], []))
+                docs.append(position)
+                tfs.append(tf)
+                self._arrays.pop(term, None)
+            self.df.update(counts.keys())
+        self.live += len(documents)
+
+    def remove(self, positions: Sequence[int]) -> None:
+        for position in positions:
+            if not self.alive[position]:
+                continue
+            self.alive[position] = False
+            self.live -= 1
+            self._total_length -= self._length[position]
+            self.df.subtract(self._docs[position].keys())
+
+    def idf(self, term: str) -> float:
+        df = self.df.get(term, 0)
+        return math.log(1.0 + (self.live - df + 0.5) / (df + 0.5))
+
+    def bound(self, weights: Mapping[str, float]) -> float:
+        """The highest score any document could get: each term's weight x idf x (k1 + 1)."""
+        return sum(w * self.idf(t) * (self.k1 + 1.0) for t, w in weights.items() if t in self._postings)
+
+    def _posting(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+        arrays = self._arrays.get(term)
+        if arrays is None:
+            docs, tfs = self._postings[term]
+            arrays = self._arrays[term] = (np.asarray(docs, dtype=np.int64), np.asarray(tfs, dtype=np.float64))
+        return arrays
+
+    def scores(self, weights: Mapping[str, float]) -> np.ndarray:
+        """BM25 of every position for query terms with weights (retired positions score 0)."""
+        n = len(self._docs)
+        out = np.zeros(n, dtype=np.float64)
+        if self.live == 0:
+            return out
+        mean_length = self._total_length / self.live
+        for term, weight in weights.items():
+            if term not in self._postings:
+                continue
+            docs, tfs = self._posting(term)
+            norm = self.k1 * (1.0 - self.b + self.b * self._length[docs] / mean_length)
+            out += np.bincount(docs, weights=tfs * (self.k1 + 1.0) / (tfs + norm), minlength=n) * (
+                weight * self.idf(term)
+            )
+        return np.where(self.alive[:n], out, 0.0)
+
+    def feedback(self, query: Mapping[str, float], top: np.ndarray, terms: int, weight: float) -> dict[str, float]:
+        """`query` plus the `terms` terms the `top` documents stress most (sum of idf x tf / length)."""
+        mass: Counter[str] = Counter()
+        for position in top:
+            length = max(self._length[position], 1.0)
+            for term, tf in self._docs[position].items():
+                if term not in query:
+                    mass[term] += self.idf(term) * tf / length
+        expanded = dict(query)
+        for term, _ in sorted(mass.items(), key=lambda kv: (-kv[1], kv[0]))[:terms]:
+            expanded[term] = weight
+        return expanded
+
+    def __len__(self) -> int:
+        return self.live
 
 
 class HybridIndex:
-    """BM25 and dense rankings fused by weighted RRF; a memory with no query term gets no BM25 rank."""
+    """BM25 and dense cosine fused linearly into a relevance in [0, 1] (see the module docstring)."""
 
-    exhaustive = True
+    def __init__(self, spec: IndexSpec | None = None) -> None:
+        self.spec = spec = spec or IndexSpec()
+        self.bm25 = Bm25Index(spec.bm25_k1, spec.bm25_b)
+        self.dense: ExactIndex | HnswIndex = ExactIndex()
 
-    def __init__(
-        self,
-        bm25_weight: float = 1.0,
-        dense_weight: float = 1.0,
-        rrf_k: int = RRF_K,
-        k1: float = 0.9,
-        b: float = 0.4,
-    ) -> None:
-        self.bm25_weight, self.dense_weight, self.rrf_k, self.k1, self.b = bm25_weight, dense_weight, rrf_k, k1, b
-        self._dense = ExactIndex()
-        self._bm25: object | None = None
+    def add(self, vectors: np.ndarray, texts: Sequence[str]) -> None:
+        self.bm25.add([search_terms(t) for t in texts])
+        self.dense.add(vectors, texts)
+        if isinstance(self.dense, ExactIndex) and len(self.dense) >= self.spec.ann_min_items:
+            ann = HnswIndex(self.spec.hnsw_m, self.spec.ef_construction, self.spec.ef_search)
+            ann.add(self.dense.rows.matrix, ())
+            ann.remove(np.flatnonzero(~self.dense.rows.live()).tolist())
+            self.dense = ann
 
-    def build(self, vectors: np.ndarray, texts: Sequence[str]) -> None:
-        from rank_bm25 import BM25Okapi
+    def remove(self, positions: Sequence[int]) -> None:
+        self.bm25.remove(positions)
+        self.dense.remove(positions)
 
-        self._dense.build(vectors, texts)
-        corpus = [search_terms(t) for t in texts]
-        # rank-bm25 divides by the mean document length, so an all-empty corpus gets no BM25 side.
-        self._bm25 = BM25Okapi(corpus, k1=self.k1, b=self.b) if any(corpus) else None
+    def lexical(self, query_text: str) -> np.ndarray:
+        """BM25 (with feedback when on) over the query's bound: each position's share in [0, 1]."""
+        query: dict[str, float] = dict(Counter(search_terms(query_text)))
+        scores = self.bm25.scores(query)
+        if self.spec.prf_docs > 0 and self.spec.prf_terms > 0 and scores.any():
+            top = top_positions(scores, self.spec.prf_docs)
+            query = self.bm25.feedback(query, top[scores[top] > 0], self.spec.prf_terms, self.spec.prf_weight)
+            scores = self.bm25.scores(query)
+        bound = self.bm25.bound(query)
+        return scores / bound if bound > 0 else scores
 
-    def fused(self, query_vector: np.ndarray, query_text: str, prior: np.ndarray) -> np.ndarray:
-        """Weighted RRF of the dense and BM25 rankings (each by its score x prior), scaled to (0, 1]."""
-        n = len(self)
-        fused = np.zeros(n, dtype=np.float64)
-        if n == 0:
-            return fused
-        prior = np.asarray(prior, dtype=np.float64)
-        dense = np.maximum(self._dense.scores(query_vector), 0.0) * prior
-        fused[_order(dense, n)] += self.dense_weight / (self.rrf_k + 1 + np.arange(n))
-        terms = search_terms(query_text)
-        if self._bm25 is not None and terms:
-            lexical = np.asarray(self._bm25.get_scores(terms)) * prior  # type: ignore[attr-defined]
-            matched = [i for i in _order(lexical, n) if lexical[i] > 0]
-            fused[matched] += self.bm25_weight / (self.rrf_k + 1 + np.arange(len(matched)))
-        return fused / ((self.bm25_weight + self.dense_weight) / (self.rrf_k + 1))
-
-    def search(self, query_vector: np.ndarray, query_text: str, k: int, prior: np.ndarray) -> list[Hit]:
-        fused = self.fused(query_vector, query_text, prior)
-        dense = self._dense.scores(query_vector)
-        return [(int(i), float(fused[i]), float(dense[i])) for i in _order(fused, k)]
+    def search(self, query_vector: np.ndarray, query_text: str, k: int) -> list[Hit]:
+        if len(self) == 0 or k <= 0:
+            return []
+        lexical = self.lexical(query_text)
+        if isinstance(self.dense, ExactIndex):
+            candidates = np.flatnonzero(self.dense.rows.live())
+            sims = self.dense.similarities(query_vector)[candidates]
+        else:
+            near, _ = self.dense.nearest(query_vector, max(k, HYBRID_DENSE_CANDIDATES))
+            candidates = np.union1d(np.flatnonzero(lexical > 0), near)
+            sims = self.dense.rows.matrix[candidates] @ np.asarray(query_vector, dtype=np.float32)
+        w_b, w_d = self.spec.bm25_weight, self.spec.dense_weight
+        relevance = (w_b * lexical[candidates] + w_d * np.maximum(sims, 0.0)) / (w_b + w_d)
+        best = top_positions(relevance, k)
+        return [(int(candidates[i]), float(relevance[i]), float(sims[i])) for i in best]
 
     def __len__(self) -> int:
-        return len(self._dense)
+        return len(self.bm25)
 
 
 def make_index(spec: IndexSpec) -> MemoryIndex:
@@ -209,5 +378,5 @@ def make_index(spec: IndexSpec) -> MemoryIndex:
     if spec.kind == "hnsw":
         return HnswIndex(spec.hnsw_m, spec.ef_construction, spec.ef_search)
     if spec.kind == "hybrid":
-        return HybridIndex(spec.bm25_weight, spec.dense_weight, spec.rrf_k, spec.bm25_k1, spec.bm25_b)
+        return HybridIndex(spec)
     raise ValueError(f"longterm.index.kind {spec.kind!r} is unknown; expected one of {', '.join(INDEX_KINDS)}")

@@ -3,7 +3,8 @@
 The first design document's four types (FACT, PREFERENCE, PROCEDURE, EPISODE), the
 namespace ``["agent:{namespace}", "user:{userId}", "memories"]`` and the stored value
 ``{content, agentId, source}``; memlab adds ``type``, ``evidence`` (the ids of the turns a
-memory came from) and ``created_at`` to the value so that every memory is traceable.
+memory came from) and ``created_at`` to the value so that every memory is traceable, and
+``context`` (the turn before it, which retrieval indexes with it).
 """
 
 from __future__ import annotations
@@ -103,6 +104,16 @@ class Memory:
     access_count: int = 0
     relevance_score: float = 1.0
     archived: bool = False
+    context: str = ""  # the turn before the memory's own (often the question it answers); indexed, never shown
+
+    def indexed_text(self) -> str:
+        """What the lexical index reads: content, context, and the date it was said (when the data has one).
+
+        Beyond the document: the neighbouring turn and the date make a memory findable by the
+        question it answered and by "in May" (docs/longterm.md measures each).
+        """
+        date = "" if self.created_at == EPOCH else self.created_at.strftime("%d %B %Y")
+        return " ".join(part for part in (self.content, self.context, date) if part)
 
     def value(self) -> dict[str, Any]:
         """The ``value_json`` of the design document, plus type, evidence and creation time."""
@@ -113,6 +124,7 @@ class Memory:
             "type": str(self.type),
             "evidence": list(self.evidence),
             "created_at": self.created_at.isoformat(),
+            **({"context": self.context} if self.context else {}),
         }
 
 
@@ -133,3 +145,4 @@ class MemoryDraft:
     type: MemoryType
     content: str
     evidence: tuple[str, ...] = field(default=())
+    context: str = ""

@@ -24,7 +24,7 @@ import re
 import threading
 from collections import Counter, deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
 
@@ -75,7 +75,8 @@ DEFAULT_TYPES: dict[MemoryType, TypePolicy] = {
 DEFAULT_ARCHIVE_THRESHOLD = 0.05  # cleanup archives a memory whose decayed score fell below this ...
 DEFAULT_ARCHIVE_MIN_ACCESS = 3  # ... and that was retrieved fewer times than this
 DEFAULT_SUPERSEDE_SIMILARITY = 0.9
-ANN_OVERSAMPLE = 4  # an approximate index returns this many times k candidates to re-rank
+CANDIDATE_OVERSAMPLE = 4  # the index returns this many times k candidates for the prior to re-rank ...
+MIN_CANDIDATES = 50  # ... and at least this many
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,12 @@ def decayed_score(memory: Memory, now: datetime, policy: TypePolicy) -> float:
     return float(memory.relevance_score * policy.decay_factor**days)
 
 
+def with_context(draft: MemoryDraft, before: Mapping[str, str]) -> MemoryDraft:
+    """`draft` with the text of the turn before its first evidence turn (what it answers), if known."""
+    first = next((before[e] for e in draft.evidence if e in before), "")
+    return replace(draft, context=" ".join(first.split()))
+
+
 def _normalized(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.casefold()))
 
@@ -134,10 +141,13 @@ def find_duplicate(content: str, memories: Sequence[Memory]) -> Memory | None:
 
 @dataclass
 class _NamespaceIndex:
-    signature: int
-    memories: list[Memory]
+    """One namespace's index and which memory sits at each of its positions."""
+
     index: MemoryIndex
-    vectors: np.ndarray
+    positions: dict[str, int] = field(default_factory=dict)  # memory id -> index position
+    texts: dict[str, str] = field(default_factory=dict)  # memory id -> the content it was indexed with
+    memories: dict[int, Memory] = field(default_factory=dict)  # index position -> memory
+    next_position: int = 0
 
 
 class LongTermMemoryService:
@@ -197,31 +207,35 @@ class LongTermMemoryService:
         return self.search(ctx, query, settings.load_max_items if k is None else k)
 
     def search(self, ctx: CallContext, query: str, k: int, *, touch: bool = True) -> list[Retrieved]:
-        """Top `k` by similarity x type weight x decay; `touch` records the access (as the design does).
+        """Top `k` by relevance, with type weight x decay as a lifecycle prior; `touch` records the access.
 
-        For the hybrid index, `Retrieved.score` is the fused score of the two rankings, each
-        ranked by its own similarity x weight x decay (see `memlab.longterm.index`).
+        `Retrieved.score` is ``relevance * prior ** index.prior_weight``, in [0, 1] (the index's
+        calibrated relevance, see `memlab.longterm.index`); equal scores go to the higher prior
+        (the newer or more stable memory), then to the older position. With the default
+        `prior_weight` 0 the prior only breaks ties: decay archives and orders equals, it never
+        buries a relevant memory under a fresher, less relevant one (docs/longterm.md measures it).
         """
         now = naive_utc(ctx.now)
         with timed() as t, self._lock:
             ns = self.namespace(ctx)
             entry = self._index(ns, now)
             hits: list[Retrieved] = []
-            if entry.memories and k > 0 and query.strip():
-                n = len(entry.memories)
-                wanted = n if entry.index.exhaustive else min(n, k * ANN_OVERSAMPLE)
+            if entry.positions and k > 0 and query.strip():
                 qv = self.embedder.embed([query])[0]
-                prior = np.array(
-                    [self.types[m.type].weight * decayed_score(m, now, self.types[m.type]) for m in entry.memories]
-                )
-                found = entry.index.search(qv, query, wanted, prior)
-                hits = [Retrieved(entry.memories[pos], score, sim) for pos, score, sim in found[:k]]
+                found = entry.index.search(qv, query, max(k * CANDIDATE_OVERSAMPLE, MIN_CANDIDATES))
+                ranked = []
+                for pos, relevance, similarity in found:
+                    memory = entry.memories[pos]
+                    prior = self.types[memory.type].weight * decayed_score(memory, now, self.types[memory.type])
+                    score = relevance * prior**self.index_spec.prior_weight
+                    ranked.append((-score, -prior, pos, Retrieved(memory, score, similarity)))
+                hits = [r[-1] for r in sorted(ranked, key=lambda r: r[:3])[:k]]
                 if touch and hits:
                     self._touch(hits, now)
         emit(
             LONGTERM_RETRIEVE,
             index=self.index_spec.kind,
-            candidates=len(entry.memories),
+            candidates=len(entry.positions),
             k=k,
             results=len(hits),
             top_score=round(hits[0].score, 6) if hits else 0.0,
@@ -251,18 +265,29 @@ class LongTermMemoryService:
         return out
 
     def _index(self, ns: tuple[str, ...], now: datetime) -> _NamespaceIndex:
-        memories = self._active(ns, now)
-        signature = hash(tuple((m.id, m.content) for m in memories))
+        """The namespace's index, brought up to date in place: new memories added, gone ones retired."""
         key = namespace_key(ns)
         entry = self._indexes.get(key)
-        if entry is None or entry.signature != signature:
-            vectors = self.embedder.embed([m.content for m in memories])
-            index = make_index(self.index_spec)
-            index.build(vectors, [m.content for m in memories])
-            entry = _NamespaceIndex(signature, memories, index, vectors)
-            self._indexes[key] = entry
-        else:
-            entry.memories = memories  # same ids and texts; fresher lifecycle fields
+        if entry is None:
+            entry = self._indexes[key] = _NamespaceIndex(make_index(self.index_spec))
+        active = {m.id: m for m in self._active(ns, now)}
+        gone = [
+            pos for mid, pos in entry.positions.items() if mid not in active or active[mid].content != entry.texts[mid]
+        ]
+        if gone:
+            entry.index.remove(gone)
+            for pos in gone:
+                mid = entry.memories.pop(pos).id
+                del entry.positions[mid], entry.texts[mid]
+        new = [m for m in active.values() if m.id not in entry.positions]
+        if new:
+            entry.index.add(self.embedder.embed([m.content for m in new]), [m.indexed_text() for m in new])
+            for m in new:
+                entry.positions[m.id] = entry.next_position
+                entry.texts[m.id] = m.content
+                entry.next_position += 1
+        for mid, pos in entry.positions.items():  # same ids and texts; fresher lifecycle fields
+            entry.memories[pos] = active[mid]
         return entry
 
     # --- writing -----------------------------------------------------------------------------
@@ -277,9 +302,11 @@ class LongTermMemoryService:
         with self._lock:
             ns = self.namespace(ctx)
             recent = self._recent.setdefault(namespace_key(ns), deque(maxlen=REPEAT_WINDOW))
-            kept = []
+            kept, before = [], {}
             for turn in turns:
                 layer = should_skip_extraction(turn, list(recent))
+                if recent and turn.id:
+                    before[turn.id] = recent[-1].text
                 recent.append(turn)
                 if layer is None:
                     kept.append(turn)
@@ -291,7 +318,7 @@ class LongTermMemoryService:
             failed = None
             with timed() as t:
                 try:
-                    drafts = extract(self.llm, kept, self.language)
+                    drafts = [with_context(d, before) for d in extract(self.llm, kept, self.language)]
                 except LLMError as e:
                     failed, drafts = type(e).__name__, []
                 results = self._save_all(ctx, drafts, SOURCE_AUTO_EXTRACT, self.dedup_auto_extract)
@@ -348,6 +375,7 @@ class LongTermMemoryService:
                 created_at=now,
                 last_accessed_at=now,
                 evidence=draft.evidence,
+                context=draft.context,
             )
             results.append(SaveResult(memory, saved=True, duplicate=duplicate is not None))
             existing.append(memory)

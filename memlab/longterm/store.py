@@ -187,6 +187,7 @@ class SqlMemoryStore:
             created_at=_naive(row["created_at"]),
             last_accessed_at=_naive(row["last_accessed_at"]),
             evidence=tuple(value.get("evidence", ())),
+            context=value.get("context", ""),
             access_count=int(row["access_count"]),
             relevance_score=float(row["relevance_score"]),
             archived=bool(row["archived"]),

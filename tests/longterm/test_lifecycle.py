@@ -38,14 +38,33 @@ def test_relevance_decays_by_half_life_and_an_access_restarts_the_clock(make_ser
     assert decayed_score(fact, T0 + 3650 * DAY, DEFAULT_TYPES[MemoryType.FACT]) == 1.0  # facts are stable
 
 
-def test_an_old_episode_falls_behind_a_stable_fact(make_service) -> None:
+def test_decay_breaks_ties_but_never_buries_a_more_relevant_memory(make_service) -> None:
     service = make_service()
     episode = save(service, "Ann adopted a dog named Rex in Berlin", MemoryType.EPISODE, T0)
     fact = save(service, "Ann adopted a dog in Berlin", MemoryType.FACT, T0)
     query = "Ann adopted a dog named Rex in Berlin"
+    years_later = context(now=T0 + 4 * EPISODE_HALF_LIFE * DAY)
     assert [h.memory.id for h in service.search(context(now=T0), query, 2, touch=False)] == [episode.id, fact.id]
-    later = [h.memory.id for h in service.search(context(now=T0 + 4 * EPISODE_HALF_LIFE * DAY), query, 2, touch=False)]
-    assert later == [fact.id, episode.id]
+    # Four half-lives on, the episode has faded to 1/16 but still answers the query best.
+    assert [h.memory.id for h in service.search(years_later, query, 2, touch=False)] == [episode.id, fact.id]
+    # Between equally relevant memories the fresher one comes first.
+    newer = save(service, "Ann adopted a dog named Rex in Berlin", MemoryType.EPISODE, T0 + 3 * EPISODE_HALF_LIFE * DAY)
+    assert [h.memory.id for h in service.search(years_later, query, 2, touch=False)] == [newer.id, episode.id]
+
+
+def test_prior_weight_one_lets_decay_scale_relevance(make_service) -> None:
+    from memlab.longterm import IndexSpec, LongTermMemoryService
+
+    base = make_service()
+    service = LongTermMemoryService(
+        base.store, base.embedder, base.llm, defaults=base.defaults, index=IndexSpec(kind="exact", prior_weight=1.0)
+    )
+    episode = save(service, "Ann adopted a dog named Rex in Berlin", MemoryType.EPISODE, T0)
+    fact = save(service, "Ann adopted a dog in Berlin", MemoryType.FACT, T0)
+    later = context(now=T0 + 4 * EPISODE_HALF_LIFE * DAY)
+    hits = service.search(later, "Ann adopted a dog named Rex in Berlin", 2, touch=False)
+    assert [h.memory.id for h in hits] == [fact.id, episode.id]
+    assert hits[1].score == pytest.approx(hits[1].similarity * DEFAULT_TYPES[MemoryType.EPISODE].weight / 16)
 
 
 def test_cleanup_archives_faded_unused_memories_over_months_and_restore_brings_them_back(make_service) -> None:
