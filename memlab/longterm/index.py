@@ -64,6 +64,7 @@ class IndexSpec:
     prf_terms: int = 5
     prf_weight: float = 0.3
     prior_weight: float = 0.0  # score = relevance x (type weight x decay) ** prior_weight; 0: ties only
+    update_similarity: float | None = 0.2  # a newer update this close (cosine) to a better-ranked memory goes first
 
 
 Hit = tuple[int, float, float]  # (position, relevance, similarity)

@@ -75,6 +75,12 @@ DEFAULT_TYPES: dict[MemoryType, TypePolicy] = {
 DEFAULT_ARCHIVE_THRESHOLD = 0.05  # cleanup archives a memory whose decayed score fell below this ...
 DEFAULT_ARCHIVE_MIN_ACCESS = 3  # ... and that was retrieved fewer times than this
 DEFAULT_SUPERSEDE_SIMILARITY = 0.9
+# A memory that says it revises an earlier one (see `LongTermMemoryService._updates_first`).
+UPDATE_CUE = re.compile(
+    r"\b(now|these days|nowadays|any ?more|no longer|switched|changed|moved|relocated|instead|from now on|again|"
+    r"this time|update[ds]?|scratch)\b|现在|改成|不再|换了",
+    re.I,
+)
 CANDIDATE_OVERSAMPLE = 4  # the index returns this many times k candidates for the prior to re-rank ...
 MIN_CANDIDATES = 50  # ... and at least this many
 
@@ -229,7 +235,7 @@ class LongTermMemoryService:
                     prior = self.types[memory.type].weight * decayed_score(memory, now, self.types[memory.type])
                     score = relevance * prior**self.index_spec.prior_weight
                     ranked.append((-score, -prior, pos, Retrieved(memory, score, similarity)))
-                hits = [r[-1] for r in sorted(ranked, key=lambda r: r[:3])[:k]]
+                hits = self._updates_first([r[-1] for r in sorted(ranked, key=lambda r: r[:3])])[:k]
                 if touch and hits:
                     self._touch(hits, now)
         emit(
@@ -242,6 +248,42 @@ class LongTermMemoryService:
             latency_us=t["us"],
         )
         return hits
+
+    def _updates_first(self, ranked: list[Retrieved]) -> list[Retrieved]:
+        """Each newer memory that states an update goes just above the best-ranked older one it revises.
+
+        Revises: same type, cosine >= `index.update_similarity`, and the newer text says it is an
+        update ("now", "these days", "switched", "no longer", ... `UPDATE_CUE`). Beyond the document,
+        whose only rule is PREFERENCE supersession: the old memory stays (it is history, and may be
+        asked about) but the current one is read first. Off with `update_similarity: null`.
+        """
+        threshold = self.index_spec.update_similarity
+        if threshold is None or len(ranked) < 2:
+            return ranked
+        cues = [bool(UPDATE_CUE.search(h.memory.content)) for h in ranked]
+        if not any(cues):
+            return ranked
+        vectors = self.embedder.embed([h.memory.content for h in ranked])
+        order = list(range(len(ranked)))
+        for j in range(len(ranked)):
+            if not cues[j]:
+                continue
+            newer = ranked[j].memory
+            at = order.index(j)
+            target = next(
+                (
+                    i
+                    for i in order[:at]
+                    if ranked[i].memory.type == newer.type
+                    and ranked[i].memory.created_at < newer.created_at
+                    and float(vectors[i] @ vectors[j]) >= threshold
+                ),
+                None,
+            )
+            if target is not None:
+                order.remove(j)
+                order.insert(order.index(target), j)
+        return [ranked[i] for i in order]
 
     def _touch(self, hits: Sequence[Retrieved], now: datetime) -> None:
         touched = [

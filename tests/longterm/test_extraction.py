@@ -118,7 +118,7 @@ def test_extract_and_save_counts_skips_and_calls_the_model_only_when_needed(make
         "evidence": ["D1:4"],
         "created_at": ctx.now.isoformat(),
         "context": "Hello!",  # the turn before it, indexed with it
-        }
+    }
     assert sum(service.counts[f"skip.{layer}"] for layer in SKIP_LAYERS) == 3
 
 

