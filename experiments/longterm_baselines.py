@@ -63,7 +63,8 @@ MINILM_CONFIG = (
     ("embedder=minilm", "longterm.index.dense_weight=0.4"),
 )
 # The fitted parameters and the grid the leave-one-conversation-out check searches.
-GRID = {"dense_weight": (0.0, 0.05, 0.1, 0.2, 0.4), "prf": ((0, 0, 0.0), (3, 5, 0.3), (3, 10, 0.2), (5, 10, 0.3))}
+DENSE_WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.4)
+FEEDBACK: tuple[tuple[int, int, float], ...] = ((0, 0, 0.0), (3, 5, 0.3), (3, 10, 0.2), (5, 10, 0.3))
 
 Ranker = Callable[[str], list[list[str]]]  # question -> evidence ids of the retrieved units, best first
 
@@ -166,7 +167,7 @@ def pipeline(dialogues: Sequence[Dialogue], overrides: Sequence[str]) -> tuple[d
             q = (record.probe.question, [e for e in record.probe.evidence if e], str(record.probe.category))
             if q[2] not in EXCLUDED_CATEGORIES and q[1]:
                 retrieved = record.results["longterm.retrieved_evidence"]
-                score(rows, q, [list(e) for e in retrieved])  # type: ignore[attr-defined]
+                score(rows, q, [list(e) for e in retrieved])
     return summarize(rows), component
 
 
@@ -176,7 +177,7 @@ def loco(dialogues: Sequence[Dialogue]) -> list[str]:
     service = component.service  # type: ignore[attr-defined]
     embedder = service.embedder
     per_point: dict[tuple, list[list[float]]] = {}
-    points = list(itertools.product(GRID["dense_weight"], GRID["prf"]))
+    points = list(itertools.product(DENSE_WEIGHTS, FEEDBACK))
     for dense_weight, (docs, terms, weight) in points:
         spec = replace(service.index_spec, dense_weight=dense_weight, prf_docs=docs, prf_terms=terms, prf_weight=weight)
         recalls = []
