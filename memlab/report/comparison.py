@@ -24,8 +24,10 @@ SUMMARY_METRICS = (
     "tokens.prompt.mean",
     "tokens.prompt.p95",
     "tokens.saved_ratio",
+    "tokens.net_saved_ratio",
     "budget.violations",
     "context.evidence_retention",
+    "context.evidence_fed_to_summary",
     "context.evidence_in_summary",
     "context.answer_coverage",
     "longterm.recall@10",
@@ -40,10 +42,12 @@ SUMMARY_METRICS = (
 SHORT_NAMES = {
     "tokens.prompt.mean": "prompt tokens",
     "tokens.prompt.p95": "prompt p95",
-    "tokens.saved_ratio": "saved",
+    "tokens.saved_ratio": "prompt saved",
+    "tokens.net_saved_ratio": "net saved",
     "budget.violations": "over window",
     "context.evidence_retention": "evidence kept",
-    "context.evidence_in_summary": "evidence summarized",
+    "context.evidence_fed_to_summary": "evidence fed to summaries",
+    "context.evidence_in_summary": "evidence in summaries",
     "context.answer_coverage": "answer coverage",
     "longterm.recall@10": "recall@10",
     "longterm.ndcg@10": "nDCG@10",
@@ -55,7 +59,13 @@ SHORT_NAMES = {
 }
 TOKENS = "tokens.prompt.mean"
 # Always shown; the other summary columns only where the configurations differ.
-PRIMARY = ("tokens.prompt.mean", "tokens.saved_ratio", "context.evidence_retention", "longterm.recall@10", "cost.usd")
+PRIMARY = (
+    "tokens.prompt.mean",
+    "tokens.net_saved_ratio",
+    "context.evidence_retention",
+    "longterm.recall@10",
+    "cost.usd",
+)
 QUALITY = ("context.evidence_retention", "longterm.recall@10")
 IGNORED_CONFIG_KEYS = ("output_dir", "hydra")
 

@@ -10,7 +10,15 @@ import math
 from typing import Any
 
 # Metrics that are shares in [0, 1]: shown as percentages.
-SHARE_PREFIXES = ("context.", "longterm.recall@", "longterm.ndcg@", "tokens.saved_ratio", "answer.", "summary.ratio")
+SHARE_PREFIXES = (
+    "context.",
+    "longterm.recall@",
+    "longterm.ndcg@",
+    "tokens.saved_ratio",
+    "tokens.net_saved_ratio",
+    "answer.",
+    "summary.ratio",
+)
 
 
 def is_missing(value: Any) -> bool:
@@ -23,7 +31,7 @@ def fmt_value(name: str, value: Any) -> str:
         return "—"
     if isinstance(value, bool) or not isinstance(value, int | float):
         return str(value)
-    if name == "cost.usd":
+    if name.startswith("cost.") and name.endswith("usd"):
         return "$0" if value == 0 else f"${value:.6f}" if value < 0.01 else f"${value:,.4f}"
     if name.endswith("_us"):
         return f"{value:,.0f} µs"
