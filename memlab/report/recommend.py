@@ -5,7 +5,7 @@ prompt a call sends) is at most the budget, configurations that cost more than s
 whole history (`tokens.net_saved_ratio` below 0, or `cost.usd` above `cost.full_history_usd`:
 their summarizers read more than they save) are set aside whenever one that does not meets the
 budget. The best of the rest has the highest `by` metric (default: evidence retention; the
-lowest for a metric where lower is better), ties broken by long-term recall@10, then answer
+lowest for a metric the registry says is better lower), ties broken by long-term recall@10, then answer
 coverage, then lower cost, then fewer net tokens.
 """
 
@@ -18,15 +18,13 @@ from typing import Any
 import pandas as pd
 
 from memlab.errors import MemlabError
+from memlab.metrics.registry import LOWER, NONE, direction
 from memlab.report.fmt import fmt_value, is_missing
 
 TIE_BREAKERS = ("longterm.recall@10", "context.answer_coverage")
 NET = "tokens.net_saved_ratio"
 COST = "cost.usd"
 FULL_COST = "cost.full_history_usd"
-# Metrics where lower is better (everything else is maximized).
-LOWER_IS_BETTER = ("tokens.prompt.", "cost.", "latency.", "budget.", "llm.failures", "llm.fallbacks")
-_NOT_METRICS = ("label", "status", "run_dir", "error", "pareto")
 
 
 @dataclass(frozen=True)
@@ -42,12 +40,8 @@ def _num(value: Any) -> float:
 
 
 def metric_columns(frame: pd.DataFrame) -> list[str]:
-    """The numeric metric columns of a comparison table (what `by` and `budget_metric` may name)."""
-    return sorted(
-        str(c)
-        for c in frame.columns
-        if str(c) not in _NOT_METRICS and "." in str(c) and pd.api.types.is_numeric_dtype(frame[c])
-    )
+    """The comparison table's metrics that have a better direction (what `by` and `budget_metric` may name)."""
+    return sorted(str(c) for c in frame.columns if direction(str(c)) != NONE)
 
 
 def check_metric(frame: pd.DataFrame, option: str, name: str) -> None:
@@ -94,7 +88,7 @@ def recommend(
         )
     costly = [r for r in within if wasteful(r)]
     pool = [r for r in within if not wasteful(r)] or within
-    sign = 1.0 if by.startswith(LOWER_IS_BETTER) else -1.0
+    sign = 1.0 if direction(by) == LOWER else -1.0
     keys = [t for t in TIE_BREAKERS if t != by]
     ranked = sorted(
         pool,

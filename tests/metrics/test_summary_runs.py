@@ -23,11 +23,24 @@ from memlab.stores.memory import InMemoryStore
 from memlab.tokens import CHAT_TOKENS_PER_MESSAGE, get_counter, load_encoding
 from memlab.trace import SUMMARY, SummaryEvent
 
+# memory=summarize with a model whose every summary is its input twice (issue 11, item 4).
+OVERSIZED = ("dataset.dialogues=1", "memory=summarize", "llm=faulty", "llm.rate=1.0", "llm.modes=[long]")
+# A summarizing strategy on every layer in one run.
+THREE_LAYERS = (
+    *("dataset.dialogues=1", "dataset.sessions=3", "context=summarize"),
+    *("memory=summarize", "memory.strategy.threshold=10", "agent_memory=hybrid"),
+)
 CL100K = load_encoding("cl100k_base")  # tiktoken itself, from the bundled files
 
 
 def summaries(records: list[Any]) -> list[SummaryEvent]:
     return [SummaryEvent.of(e) for r in records for e in r.events if e.kind == SUMMARY]
+
+
+def run(make_config: Any, tmp_path: Path, *overrides: str) -> tuple[dict[str, Any], list[Any], list[SummaryEvent]]:
+    """A real run of the composed config: its metrics, its records and the SUMMARY events in them."""
+    result = run_experiment(make_config(*overrides), tmp_path / "run")
+    return result.metrics, result.records, summaries(result.records)
 
 
 def test_memory_summarize_on_locomo(make_config: Any, locomo_path: Path, tmp_path: Path) -> None:
@@ -63,21 +76,13 @@ def test_memory_summarize_on_locomo(make_config: Any, locomo_path: Path, tmp_pat
 
 def test_oversized_memory_summaries_are_rejected_and_the_history_kept(make_config: Any, tmp_path: Path) -> None:
     """`llm=faulty modes=[long]` writes summaries longer than their source: none may be stored (issue 11, item 4)."""
-    cfg = make_config(
-        "dataset.dialogues=1",
-        "memory=summarize",
-        "llm=faulty",
-        "llm.rate=1.0",
-        "llm.modes=[long]",
-    )
-    result = run_experiment(cfg, tmp_path / "run")
-    m, made = result.metrics, summaries(result.records)
+    m, records, made = run(make_config, tmp_path, *OVERSIZED)
     assert made and all(not s.accepted and s.fallback == "unchanged" for s in made)
     assert m["summary.memory.count"] == m["summary.memory.violations"] == m["summary.memory.fallbacks"] == len(made)
     assert m["summary.memory.accepted"] == 0 and m["summary.memory.ratio.mean"] > 1
     assert m["llm.fallbacks"] == len(made)
     assert m["memory.cleanup.items.after"] == m["memory.cleanup.items.before"]  # the history stays as it was
-    contexts = [r.context_text for r in result.records if isinstance(r, ProbeRecord)]
+    contexts = [r.context_text for r in records if isinstance(r, ProbeRecord)]
     assert contexts and not any(MEMORY_SUMMARY_PREFIX["en"] in c for c in contexts)
 
 
@@ -130,16 +135,7 @@ def test_cleanup_and_compression_are_reported_apart() -> None:
 
 def test_every_layer_reports_through_the_same_event(make_config: Any, tmp_path: Path) -> None:
     """context=summarize, memory=summarize and agent_memory=hybrid in one run: three layers, one event shape."""
-    cfg = make_config(
-        "dataset.dialogues=1",
-        "dataset.sessions=3",
-        "context=summarize",
-        "memory=summarize",
-        "memory.strategy.threshold=10",
-        "agent_memory=hybrid",
-    )
-    result = run_experiment(cfg, tmp_path / "run")
-    m, made = result.metrics, summaries(result.records)
+    m, _, made = run(make_config, tmp_path, *THREE_LAYERS)
     for layer in LAYERS:
         of_layer = [s for s in made if s.layer == layer]
         assert of_layer, layer
