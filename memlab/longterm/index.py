@@ -38,7 +38,7 @@ from memlab.longterm.text import search_terms
 
 INDEX_KINDS = ("exact", "hnsw", "hybrid")
 HNSW_COMPACT_SHARE = 0.25  # rebuild the HNSW graph from live vectors once this share of it is retired
-HYBRID_DENSE_CANDIDATES = 100  # with an HNSW dense side, its top this many join the BM25 matches
+HYBRID_CANDIDATES = 200  # with an HNSW dense side, each side's top this many are fused
 
 
 @dataclass
@@ -87,9 +87,10 @@ def top_positions(scores: np.ndarray, k: int) -> np.ndarray:
     k = min(k, scores.size)
     if k <= 0:
         return np.zeros(0, dtype=np.int64)
-    if k < scores.size:  # partial selection first; keep every tie of the k-th score
+    if k < scores.size:  # partial selection first; of the ties at the k-th score, the first positions
         kth = np.partition(scores, scores.size - k)[scores.size - k]
-        candidates = np.flatnonzero(scores >= kth)
+        above = np.flatnonzero(scores > kth)
+        candidates = np.concatenate([above, np.flatnonzero(scores == kth)[: k - above.size]])
     else:
         candidates = np.arange(scores.size)
     return candidates[np.lexsort((candidates, -scores[candidates]))][:k]
@@ -287,21 +288,28 @@ class Bm25Index:
         return arrays
 
     def scores(self, weights: Mapping[str, float]) -> np.ndarray:
-        """BM25 of every position for query terms with weights (retired positions score 0)."""
+        """BM25 of every position for query terms with weights (retired positions score 0).
+
+        One pass: the query terms' posting lists are concatenated and summed by position with a
+        single `numpy.bincount`, so a query costs its postings plus one sweep of the positions.
+        """
         n = len(self._docs)
-        out = np.zeros(n, dtype=np.float64)
         if self.live == 0:
-            return out
+            return np.zeros(n, dtype=np.float64)
         mean_length = self._total_length / self.live
+        positions, contributions = [], []
         for term, weight in weights.items():
             if term not in self._postings:
                 continue
             docs, tfs = self._posting(term)
             norm = self.k1 * (1.0 - self.b + self.b * self._length[docs] / mean_length)
-            out += np.bincount(docs, weights=tfs * (self.k1 + 1.0) / (tfs + norm), minlength=n) * (
-                weight * self.idf(term)
-            )
-        return np.where(self.alive[:n], out, 0.0)
+            positions.append(docs)
+            contributions.append(tfs * ((self.k1 + 1.0) * weight * self.idf(term)) / (tfs + norm))
+        if not positions:
+            return np.zeros(n, dtype=np.float64)
+        out = np.bincount(np.concatenate(positions), weights=np.concatenate(contributions), minlength=n)
+        out *= self.alive[:n]
+        return out
 
     def feedback(self, query: Mapping[str, float], top: np.ndarray, terms: int, weight: float) -> dict[str, float]:
         """`query` plus the `terms` terms the `top` documents stress most (sum of idf x tf / length)."""
@@ -359,9 +367,10 @@ class HybridIndex:
         if isinstance(self.dense, ExactIndex):
             candidates = np.flatnonzero(self.dense.rows.live())
             sims = self.dense.similarities(query_vector)[candidates]
-        else:
-            near, _ = self.dense.nearest(query_vector, max(k, HYBRID_DENSE_CANDIDATES))
-            candidates = np.union1d(np.flatnonzero(lexical > 0), near)
+        else:  # the two sides' best candidates, each scored exactly on both
+            near, _ = self.dense.nearest(query_vector, max(k, HYBRID_CANDIDATES))
+            lexical_best = top_positions(lexical, max(k, HYBRID_CANDIDATES))
+            candidates = np.union1d(lexical_best[lexical[lexical_best] > 0], near)
             sims = self.dense.rows.matrix[candidates] @ np.asarray(query_vector, dtype=np.float32)
         w_b, w_d = self.spec.bm25_weight, self.spec.dense_weight
         relevance = (w_b * lexical[candidates] + w_d * np.maximum(sims, 0.0)) / (w_b + w_d)
