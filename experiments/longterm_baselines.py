@@ -9,8 +9,10 @@ counts them) and is scored by memlab's own `recall_at_k` / `ndcg_at_k`:
   lower-cased words); BM25 with memlab's preprocessing (`search_terms`: Snowball stems, no
   scikit-learn stop words; k1 0.9, b 0.4); all-MiniLM-L6-v2 cosine when ``memlab[minilm]`` is
   installed; reciprocal-rank fusion (k = 60) of the rank-bm25 default and MiniLM;
-- memlab's pipeline (``longterm=locomo``: extraction, memories, the hybrid index) and its
-  ablations, each replayed through the simulator exactly as ``memlab run`` does.
+- memlab's pipeline (``longterm=locomo``: extraction, memories, the hybrid index), ``longterm=chat``
+  and, with MiniLM installed, ``embedder=minilm``, each replayed through the simulator exactly as
+  ``memlab run`` does; retrieval-only ablations of the default search the memories its replay
+  stored (without recording the access).
 
 ``--loco`` adds the leave-one-conversation-out check of what the hybrid's defaults fitted
 (`dense_weight` and the feedback parameters): for each conversation, the grid point best on the
@@ -49,14 +51,18 @@ DEFAULT = SHARED / "datasets" / "locomo" / "locomo_dev7.json"
 RRF_K = 60
 DEPTH = max(K_VALUES)
 CATEGORIES = ("1", "2", "3", "4")
-# memlab configurations: (label, Hydra overrides on top of longterm=locomo agent_id=chat).
+# memlab configurations replayed whole: (label, Hydra overrides on top of longterm=locomo agent_id=chat).
 CONFIGS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("memlab `longterm=locomo` (offline default)", ()),
-    ("  without feedback (`index.prf_docs=0`)", ("longterm.index.prf_docs=0",)),
-    ("  without the dense side (`index.dense_weight=0`)", ("longterm.index.dense_weight=0",)),
-    ("  decay scales relevance (`index.prior_weight=1`)", ("longterm.index.prior_weight=1",)),
-    ("  dense only (`index.kind=exact`)", ("longterm.index.kind=exact",)),
     ("memlab `longterm=chat` (max_items 200)", ("longterm=chat",)),
+)
+# Retrieval-only ablations of the default, searched over the memories its replay stored.
+ABLATIONS: tuple[tuple[str, dict[str, object]], ...] = (
+    ("  without feedback (`index.prf_docs=0`)", {"prf_docs": 0}),
+    ("  without the dense side (`index.dense_weight=0`)", {"dense_weight": 0.0}),
+    ("  decay scales relevance (`index.prior_weight=1`)", {"prior_weight": 1.0}),
+    ("  without the update rule (`index.update_similarity=null`)", {"update_similarity": None}),
+    ("  dense only (`index.kind=exact`)", {"kind": "exact"}),
 )
 MINILM_CONFIG = (
     "  `embedder=minilm`, `index.dense_weight=0.4`",
@@ -171,6 +177,25 @@ def pipeline(dialogues: Sequence[Dialogue], overrides: Sequence[str]) -> tuple[d
     return summarize(rows), component
 
 
+def ablations(dialogues: Sequence[Dialogue], component: object) -> dict[str, dict[str, dict[str, float]]]:
+    """Each of `ABLATIONS` searched (without recording access) over the memories `component` stored."""
+    service = component.service  # type: ignore[attr-defined]
+    default, out = service.index_spec, {}
+    for label, change in ABLATIONS:
+        service.index_spec = replace(default, **change)
+        service._indexes.clear()  # rebuilt with the changed spec on the next search
+        rows: dict[str, list[dict[str, float]]] = defaultdict(list)
+        for d in dialogues:
+            end = max(m.timestamp for s in d.sessions for m in s.messages if m.timestamp)
+            ctx = CallContext("d", "s", 0, end, SecurityContext(d.user_id, "chat"))
+            for q in questions(d):
+                score(rows, q, [list(h.memory.evidence) for h in service.search(ctx, q[0], DEPTH, touch=False)])
+        out[label] = summarize(rows)
+    service.index_spec = default
+    service._indexes.clear()
+    return out
+
+
 def loco(dialogues: Sequence[Dialogue]) -> list[str]:
     """Leave-one-conversation-out: fit (dense_weight, feedback) on six conversations, score the seventh."""
     _, component = pipeline([replace(d, probes=()) for d in dialogues], ())
@@ -244,6 +269,8 @@ def main() -> None:
         archived = component.service.counts["archived.max_items"]  # type: ignore[attr-defined]
         if archived:
             results[label + f" ({archived} memories archived by the cap)"] = results.pop(label)
+        if not overrides:
+            results.update(ablations(dialogues, component))
     print("\n".join(table(results)))
     if args.loco:
         print()

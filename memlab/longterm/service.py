@@ -81,6 +81,7 @@ UPDATE_CUE = re.compile(
     r"this time|update[ds]?|scratch)\b|现在|改成|不再|换了",
     re.I,
 )
+UPDATE_RELEVANCE_SHARE = 0.5  # ... and only over a memory at most twice as relevant to the query
 CANDIDATE_OVERSAMPLE = 4  # the index returns this many times k candidates for the prior to re-rank ...
 MIN_CANDIDATES = 50  # ... and at least this many
 
@@ -252,7 +253,8 @@ class LongTermMemoryService:
     def _updates_first(self, ranked: list[Retrieved]) -> list[Retrieved]:
         """Each newer memory that states an update goes just above the best-ranked older one it revises.
 
-        Revises: same type, cosine >= `index.update_similarity`, and the newer text says it is an
+        Revises: same type, cosine >= `index.update_similarity`, at least `UPDATE_RELEVANCE_SHARE` of
+        the older one's score, and the newer text says it is an
         update ("now", "these days", "switched", "no longer", ... `UPDATE_CUE`). Beyond the document,
         whose only rule is PREFERENCE supersession: the old memory stays (it is history, and may be
         asked about) but the current one is read first. Off with `update_similarity: null`.
@@ -276,6 +278,7 @@ class LongTermMemoryService:
                     for i in order[:at]
                     if ranked[i].memory.type == newer.type
                     and ranked[i].memory.created_at < newer.created_at
+                    and ranked[j].score >= UPDATE_RELEVANCE_SHARE * ranked[i].score
                     and float(vectors[i] @ vectors[j]) >= threshold
                 ),
                 None,
@@ -357,7 +360,7 @@ class LongTermMemoryService:
                 emit(LONGTERM_SKIP, layer=layer, message_id=turn.id)
             if not kept:
                 return []
-            failed = None
+            failed, capped = None, self.counts["archived.max_items"]
             with timed() as t:
                 try:
                     drafts = [with_context(d, before) for d in extract(self.llm, kept, self.language)]
@@ -372,6 +375,7 @@ class LongTermMemoryService:
             extracted_turns=len(kept),
             memories=sum(r.saved for r in results),
             duplicates=duplicates,
+            archived_by_cap=self.counts["archived.max_items"] - capped,
             failed=failed is not None,
             error=failed,
             latency_us=t["us"],
