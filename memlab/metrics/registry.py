@@ -140,14 +140,12 @@ METRICS: tuple[Metric, ...] = (
     Metric("memory.items.after", COUNT, NONE, S_CALLS, "items held after every compression or cleanup, summed"),
     Metric("memory.archived", COUNT, NONE, S_CALLS, "items archived (kept, no longer served)"),
     # --- answers (eval.answers=true)
-    Metric("answer.questions", COUNT, NONE, S_ANSWERS, f"questions answered and scored ({_ANSWERS})"),
+    Metric("answer.questions", COUNT, NONE, S_ANSWERS, f"questions answered: those with a gold answer, and adversarial ones ({_ANSWERS})"),
     Metric("answer.failures", COUNT, LOWER, S_ANSWERS, f"answer or judge calls that failed ({_ANSWERS})"),
-    Metric("answer.f1.locomo", SCORE, HIGHER, S_ANSWERS, f"LoCoMo evaluation.py F1 per category rules ({_ANSWERS})", "F1 (LoCoMo)"),
+    Metric("answer.f1.locomo", SCORE, HIGHER, S_ANSWERS, f"LoCoMo evaluation.py: stemmed F1 with per-category rules, adversarial by abstention ({_ANSWERS})", "F1 (LoCoMo)"),
     Metric("answer.f1.mem0", SCORE, HIGHER, S_ANSWERS, f"mem0 evaluation token-set F1, adversarial skipped ({_ANSWERS})"),
     Metric("answer.bleu1.mem0", SCORE, HIGHER, S_ANSWERS, f"mem0 evaluation BLEU-1, adversarial skipped ({_ANSWERS})"),
-    Metric("answer.judge", SCORE, HIGHER, S_ANSWERS, f"share of answers the judge model calls CORRECT ({_ANSWERS})", abs_tol=0.01),
-    Metric("answer.f1", SCORE, HIGHER, S_ANSWERS, f"SQuAD token F1, no stemming ({_ANSWERS})"),
-    Metric("answer.bleu1", SCORE, HIGHER, S_ANSWERS, f"BLEU-1 of the SQuAD-normalized answer ({_ANSWERS})"),
+    Metric("answer.judge", SCORE, HIGHER, S_ANSWERS, f"share of answers with a gold answer the judge model calls CORRECT ({_ANSWERS})", abs_tol=0.01),
     # --- latency (latency.json; compared as ratios to latency.reference_us)
     Metric("latency.reference_us", MICROSECONDS, NONE, S_LATENCY, "median time of a fixed workload in the same process"),
     Metric("latency.*_us", MICROSECONDS, LOWER, S_LATENCY, "latency percentile of a step, this machine", "context p50"),

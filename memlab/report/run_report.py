@@ -11,6 +11,7 @@ import pandas as pd
 from memlab.metrics.registry import by_section
 from memlab.report import html, plots
 from memlab.report.fmt import fmt_value, is_missing
+from memlab.report.health import measurement_warnings
 from memlab.report.rundata import RunData
 
 RETENTION = ("context.evidence_retention", "context.evidence_in_summary", "context.answer_coverage")
@@ -85,6 +86,8 @@ def _subtitle(run: RunData) -> list[str]:
 def run_report_md(run: RunData) -> str:
     """Markdown: headline, every metric by section, per category, the questions that lost most."""
     out = [f"# memlab run: {run.name}", ""]
+    for warning in measurement_warnings(run.metrics):
+        out += [f"> **WARNING: this run measured nothing here: {warning}.**", ""]
     if run.manifest.get("overrides"):
         out += ["Overrides: " + " ".join(f"`{o}`" for o in run.manifest["overrides"]), ""]
     out += [f"Run directory: `{run.path}` · figures in `report.html`", ""]
@@ -110,11 +113,15 @@ def run_report_html(run: RunData) -> str:
     """HTML: headline cards, the per-turn prompt curve, retention per category, latency, all metrics."""
     metrics = run.all_metrics()
     body = [
+        *(
+            f'<div class="banner">WARNING: this run measured nothing here: {html.esc(w)}.</div>'
+            for w in measurement_warnings(run.metrics)
+        ),
         html.cards(
             (label, fmt_value(name, metrics.get(name)), note)
             for name, label, note in HEADLINE
             if not is_missing(metrics.get(name))
-        )
+        ),
     ]
     figures = []
     if not run.calls.empty:
