@@ -26,7 +26,14 @@ HEADLINE = (
     ("cost.usd", "cost", "prompts + auxiliary calls"),
     ("latency.context.p50_us", "context latency", "median, this machine"),
 )
-PER_CATEGORY = (*RETENTION, "longterm.recall@10", "longterm.ndcg@10", "answer.f1", "answer.judge")
+PER_CATEGORY = (
+    *RETENTION,
+    "longterm.recall@10",
+    "longterm.ndcg@10",
+    "answer.f1.locomo",
+    "answer.f1.mem0",
+    "answer.judge",
+)
 _CATEGORY = re.compile(r"^(?P<metric>.+)\.cat_(?P<cat>.+)$")
 WORST_QUESTIONS = 10
 
