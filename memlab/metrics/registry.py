@@ -15,6 +15,12 @@ Per-category variants (``<name>.cat_<category>``) need no entry: `lookup` strips
 Exact names are found before patterns; among patterns the first declared that matches wins,
 so declare a specific pattern before a broader one.
 
+The API: `lookup(name)` (the `Metric`, or None), `spec(name)` (or KeyError), `direction(name)`,
+`unregistered(names)`, `describe(names)` (unit, direction, format, description: what the manifest
+holds under ``metric_definitions``), `by_section(metrics)` (report sections), `comparison_columns()`
+and `markdown_table()` (the table in docs/evaluation.md). `ABS_TOL`/`REL_TOL` are the gate's default
+tolerance; a `Metric` may set its own.
+
 >>> lookup("longterm.recall@10.cat_temporal").unit
 'share'
 >>> spec("cost.usd").fmt, direction("tokens.prompt.mean")
