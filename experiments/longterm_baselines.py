@@ -2,7 +2,7 @@
 
     python experiments/longterm_baselines.py [path/to/locomo_dev7.json] [--loco]
 
-Every system answers the same questions (categories 1-4 with evidence, as `longterm_metrics`
+Every system answers the same questions (every category but adversarial, with evidence, as `longterm_metrics`
 counts them) and is scored by memlab's own `recall_at_k` / `ndcg_at_k`:
 
 - baselines over raw turns (``speaker: text``): BM25 with rank-bm25's defaults (k1 1.5, b 0.75,
@@ -38,6 +38,7 @@ from rank_bm25 import BM25Okapi
 
 from memlab import config
 from memlab.dialogues import Dialogue, load_locomo
+from memlab.dialogues.locomo import LOCOMO_CATEGORIES
 from memlab.longterm import IndexSpec, make_index
 from memlab.longterm.text import search_terms
 from memlab.memory import InMemoryChatMemory
@@ -50,7 +51,7 @@ SHARED = Path(os.environ.get("MEMLAB_SHARED", Path(__file__).resolve().parents[2
 DEFAULT = SHARED / "datasets" / "locomo" / "locomo_dev7.json"
 RRF_K = 60
 DEPTH = max(K_VALUES)
-CATEGORIES = ("1", "2", "3", "4")
+CATEGORIES = tuple(name for name in LOCOMO_CATEGORIES.values() if name not in EXCLUDED_CATEGORIES)
 # memlab configurations replayed whole: (label, Hydra overrides on top of longterm=locomo agent_id=chat).
 CONFIGS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("memlab `longterm=locomo` (offline default)", ()),
