@@ -16,8 +16,8 @@ highest BM25 score the query could reach (each term's idf times ``k1 + 1``, the 
 saturating term frequency), so ``bm25 / bound`` is the share of the query's attainable BM25 score.
 Beyond the document (which fixes only "similarity"): the linear fusion and its weights, and
 optional pseudo-relevance feedback (RM3-style: the top `prf_docs` BM25 results add their
-`prf_terms` most distinctive terms to the query at weight `prf_weight`), fitted by
-leave-one-conversation-out cross-validation (docs/longterm.md, experiments/longterm_baselines.py).
+`prf_terms` most distinctive terms to the query at weight `prf_weight`), chosen on LoCoMo dev7
+(docs/longterm.md; experiments/longterm_baselines.py --loco checks them conversation by conversation).
 
 Updates are incremental: `add` appends memories at the next positions and `remove` retires
 positions (masked; the HNSW graph is rebuilt from the live vectors once a quarter of it is dead),
@@ -46,9 +46,9 @@ class IndexSpec:
     """Which index and its parameters (`longterm.index` in the config).
 
     BM25's k1 = 0.9, b = 0.4 are Anserini's defaults for short passages. `dense_weight` and the
-    pseudo-relevance feedback were chosen by leave-one-conversation-out cross-validation on
-    LoCoMo dev7 with the offline hashing embedder (docs/longterm.md); raise `dense_weight` with a
-    semantic embedder. `prf_docs: 0` turns feedback off.
+    pseudo-relevance feedback were chosen on LoCoMo dev7 with the offline hashing embedder
+    (docs/longterm.md; `experiments/longterm_baselines.py --loco` holds each conversation out);
+    raise `dense_weight` with a semantic embedder. `prf_docs: 0` turns feedback off.
     """
 
     kind: str = "hybrid"
