@@ -15,6 +15,8 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
+from memlab import ranges
+
 # Subpackages that contribute group entries (each exports SCHEMAS).
 SCHEMA_PACKAGES = (
     "memlab.dialogues",
@@ -51,7 +53,7 @@ class EvalConfig:
     answers: bool = False
     judge: bool = True
     language: str = "en"
-    max_tokens: int = 64
+    max_tokens: int = ranges.positive(64)
 
 
 @dataclass
@@ -59,7 +61,7 @@ class ObjectiveConfig:
     """What a run returns to a sweeper (optuna): `metric`, penalized above a token `budget`."""
 
     metric: str = "context.evidence_retention"
-    budget: float | None = None
+    budget: float | None = ranges.positive(None)
     budget_metric: str = "tokens.prompt.mean"
 
 
@@ -68,7 +70,7 @@ class RunConfig:
     """The whole experiment: one entry per group plus run-wide settings."""
 
     name: str = "default"
-    seed: int = 0
+    seed: int = ranges.seed(0)
     tokenizer: str = "cl100k_base"
     system_prompt: str | None = None
     agent_id: str = "default"
@@ -82,7 +84,7 @@ class RunConfig:
     store: Any = None
     hooks: dict[str, Any] = field(default_factory=dict)
     sim: SimConfig = field(default_factory=SimConfig)
-    context_window: int | None = None  # None: the pricing model's max input tokens
+    context_window: int | None = ranges.positive(None)  # None: the pricing model's max input tokens
     pricing: PricingConfig = field(default_factory=PricingConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
     objective: ObjectiveConfig = field(default_factory=ObjectiveConfig)

@@ -23,6 +23,7 @@ from memlab.dialogues.model import Dialogue
 from memlab.errors import MemlabError
 from memlab.metrics import mean_by_category, probe_rows
 from memlab.metrics.answers import ANSWER_METRICS, answer_rows
+from memlab.ranges import check_config
 from memlab.report import RunData, questions_table, run_files
 from memlab.rundir import data_hash, git_revision, publish, versions
 from memlab.runtime import Component, History, Runtime, SecurityContext
@@ -119,6 +120,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
     `overrides` (the command line's, when the CLI calls) are kept in the manifest so that a
     comparison can label each run of a sweep by what differs.
     """
+    check_config(cfg)  # before anything is read or written
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
     dialogues = load_dialogues(cfg)

@@ -108,6 +108,15 @@ def field_range(field: dataclasses.Field[Any]) -> Range | None:
     return found if isinstance(found, Range) else None
 
 
+def check_values(schema: type, prefix: str, **values: Any) -> None:
+    """Check keyword `values` against the ranges `schema` declares (for library calls that skip the config)."""
+    declared = {f.name: r for f in dataclasses.fields(schema) if (r := field_range(f)) is not None}
+    for name, value in values.items():
+        bounds = declared.get(name)
+        if bounds is not None and value is not None and value not in bounds:
+            raise ConfigRangeError(f"{prefix}.{name}={value!r} is out of range; valid: {bounds}")
+
+
 def check_config(cfg: Any, prefix: str = "") -> None:
     """Raise `ConfigRangeError` for the first numeric value of `cfg` outside its schema's range."""
     from omegaconf import DictConfig, ListConfig, OmegaConf

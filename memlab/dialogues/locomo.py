@@ -28,6 +28,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypedDict
 
+from memlab import ranges
 from memlab.dialogues.model import Dialogue, Probe, Session
 from memlab.dialogues.source import JsonReader, child, read_json, resolve_path
 from memlab.messages import Message
@@ -97,7 +98,7 @@ class LocomoConfig:
 
     _target_: str = "memlab.dialogues.load_locomo"
     path: str = "datasets/locomo10.json"
-    max_dialogues: int | None = None
+    max_dialogues: int | None = ranges.ranged(None, ge=1)
     sample_ids: list[str] | None = None
     categories: list[str] | None = None  # keep only probes of these categories ("1".."5")
 

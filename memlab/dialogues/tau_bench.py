@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memlab import ranges
 from memlab.dialogues.model import Dialogue, Session
 from memlab.dialogues.openai_format import check_tool_results, parse_message
 from memlab.dialogues.source import JsonReader, child, read_json, resolve_path
@@ -32,7 +33,7 @@ class TauBenchConfig:
 
     _target_: str = "memlab.dialogues.load_tau_bench"
     path: str = "datasets/gpt-4o-airline.json"
-    max_dialogues: int | None = None
+    max_dialogues: int | None = ranges.ranged(None, ge=1)
 
 
 def load_tau_bench(path: str | Path, max_dialogues: int | None = None) -> list[Dialogue]:
