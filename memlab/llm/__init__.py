@@ -15,6 +15,7 @@ from memlab.llm.base import (
     TASKS,
     ChatModel,
     Completion,
+    LLMAuthError,
     LLMError,
     LLMTimeout,
     RecordedChatModel,
@@ -47,6 +48,7 @@ class LitellmConfig:
     timeout: float = ranges.positive(60.0)
     num_retries: int = ranges.count(2, le=100)
     retry_backoff_s: float = ranges.ranged(1.0, ge=0, le=3_600)
+    max_retry_after_s: float = ranges.ranged(60.0, ge=0, le=3_600)  # the longest Retry-After honoured
     cache_dir: str | None = "${oc.env:MEMLAB_CACHE,.memlab-cache}/llm"
     counter: str = "${tokenizer}"
     extra_params: dict[str, Any] = field(default_factory=dict)
@@ -84,6 +86,7 @@ __all__ = [
     "Completion",
     "ExtractiveChatModel",
     "FaultyChatModel",
+    "LLMAuthError",
     "LLMError",
     "LLMTimeout",
     "LitellmChatModel",
