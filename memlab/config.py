@@ -66,6 +66,13 @@ class ObjectiveConfig:
 
 
 @dataclass
+class SweepConfig:
+    """How `memlab run -m` ends: non-zero when a job failed or never finished, unless `allow_failures`."""
+
+    allow_failures: bool = False
+
+
+@dataclass
 class RunConfig:
     """The whole experiment: one entry per group plus run-wide settings."""
 
@@ -88,6 +95,7 @@ class RunConfig:
     pricing: PricingConfig = field(default_factory=PricingConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
     objective: ObjectiveConfig = field(default_factory=ObjectiveConfig)
+    sweep: SweepConfig = field(default_factory=SweepConfig)
     output_dir: str | None = None  # None: Hydra's run directory
 
 

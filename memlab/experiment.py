@@ -25,6 +25,7 @@ from memlab.metrics import mean_by_category, probe_rows, registry
 from memlab.metrics.answers import ANSWER_METRICS, answer_rows
 from memlab.ranges import check_config
 from memlab.report import RunData, questions_table, run_files
+from memlab.report.rundata import ERROR_FILE
 from memlab.rundir import data_hash, git_revision, publish, versions
 from memlab.runtime import Component, History, Runtime, SecurityContext
 from memlab.sim import ProbeRecord, Record, ReplayOptions, simulate
@@ -123,8 +124,8 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
     check_config(cfg)  # before anything is read or written
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
-    dialogues = load_dialogues(cfg)
     counter = get_counter(cfg.tokenizer)
+    dialogues = load_dialogues(cfg)
     components = build_components(cfg)
     history_factory: Callable[[str], History] = instantiate(cfg.agent_memory)
     options = ReplayOptions(call_roles=tuple(cfg.sim.call_roles), probe_context=cfg.sim.probe_context)
@@ -163,5 +164,6 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
         run.questions = questions_table(rows)
     # metrics.json consumers read each metric's unit and direction here (memlab.metrics.registry).
     run.manifest["metric_definitions"] = registry.describe(run.all_metrics())
-    out = publish(Path(run_dir), {**run_files(run), "config.yaml": OmegaConf.to_yaml(cfg, resolve=True)})
+    files = {**run_files(run), "config.yaml": OmegaConf.to_yaml(cfg, resolve=True)}
+    out = publish(Path(run_dir), files, replace=(ERROR_FILE,))
     return RunResult(out, run.metrics, records)

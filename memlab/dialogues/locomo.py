@@ -159,6 +159,8 @@ def load_locomo(
     file = resolve_path(path, hint=LOCOMO_SOURCE)
     reader = JsonReader(file)
     samples = reader.expect(read_json(file), list, "")
+    if not samples:
+        raise reader.error("", "no samples (the file is []); expected a list of LoCoMo conversations")
     wanted = None if categories is None else {str(c) for c in categories}
     indexed = [(i, reader.expect(s, dict, child("", i))) for i, s in enumerate(samples)]
     if sample_ids is not None:

@@ -41,6 +41,8 @@ def load_tau_bench(path: str | Path, max_dialogues: int | None = None) -> list[D
     file = resolve_path(path, hint=TAU_BENCH_SOURCE)
     reader = JsonReader(file)
     runs = reader.expect(read_json(file), list, "")
+    if not runs:
+        raise reader.error("", "no trajectories (the file is []); expected a list of tau-bench results")
     if max_dialogues is not None:
         runs = runs[:max_dialogues]
     return [_dialogue(reader, raw, child("", i)) for i, raw in enumerate(runs)]

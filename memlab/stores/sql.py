@@ -276,7 +276,10 @@ class SqlStore:
             database = self.url.database
             if not database:
                 raise MemlabError("store.path: an in-memory SQLite database cannot be shared; give a file path")
-            Path(database).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                Path(database).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise MemlabError(f"store.path: cannot create the folder of {database} ({e.strerror})") from None
             options["connect_args"] = {"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
             options.update(pool_size=self.pool_size, max_overflow=self.pool_size)
         else:

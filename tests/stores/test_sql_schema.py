@@ -142,3 +142,17 @@ def test_sqlite_file_lands_in_the_run_directory_in_wal_mode(tmp_path: Path) -> N
 def test_bad_store_settings_name_the_key(kwargs: dict[str, str], message: str) -> None:
     with pytest.raises(MemlabError, match=message):
         SqlStore(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("/proc/memlab/x.sqlite", r"store\.path: cannot create the folder of /proc/memlab/x\.sqlite"),
+        ("/dev/null/x.sqlite", r"store\.path: cannot create the folder of /dev/null/x\.sqlite"),
+        ("/", r"store\.url: cannot use the database at sqlite:///"),
+    ],
+)
+def test_an_unusable_sqlite_path_is_one_user_error(path: str, message: str) -> None:
+    """The defect: an unwritable store path ended the run with a traceback."""
+    with pytest.raises(MemlabError, match=message):
+        SqlStore(path=path).append("s", [{"n": 1}])
