@@ -44,7 +44,7 @@ def test_ctrl_c_ends_with_one_line_and_no_run_directory(tmp_path: Path) -> None:
     time.sleep(1.0)
     assert proc.poll() is None, proc.communicate()
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
+    _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert err.strip().splitlines() == ["memlab: interrupted; the run directory was not published"]
     assert list(tmp_path.iterdir()) == []  # the empty run folder Hydra made is gone, nothing half-written
