@@ -106,22 +106,8 @@ def generate_synthetic(
     start: str = "2024-01-08T09:00:00",
 ) -> list[Dialogue]:
     """`dialogues` synthetic dialogues of `sessions` x `turns_per_session` user turns, deterministic in `seed`."""
-    ranges.check_values(
-        SyntheticConfig,
-        "synthetic",
-        seed=seed,
-        dialogues=dialogues,
-        sessions=sessions,
-        turns_per_session=turns_per_session,
-        facts=facts,
-        update_rate=update_rate,
-        message_chars_mean=message_chars_mean,
-        message_chars_sigma=message_chars_sigma,
-        tool_call_rate=tool_call_rate,
-        tool_output_chars=tool_output_chars,
-        tool_output_sigma=tool_output_sigma,
-        session_gap_days=session_gap_days,
-    )
+    settings = {k: v for k, v in locals().items() if k != "start"}  # the parameters, before anything else
+    ranges.check_values(SyntheticConfig, "synthetic", **settings)
     if facts > len(text.SLOTS):
         raise MemlabError(f"synthetic: facts={facts} is more than the {len(text.SLOTS)} distinct facts it can plant")
     try:
