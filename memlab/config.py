@@ -52,6 +52,8 @@ class EvalConfig:
 
     answers: bool = False
     judge: bool = True
+    # question categories left out of the overall retention and recall means (each still reported on its own)
+    overall_excludes: list[str] = field(default_factory=lambda: ["adversarial"])
     language: str = "en"
     max_tokens: int = ranges.positive(64)
 
@@ -97,6 +99,7 @@ class RunConfig:
     objective: ObjectiveConfig = field(default_factory=ObjectiveConfig)
     sweep: SweepConfig = field(default_factory=SweepConfig)
     output_dir: str | None = None  # None: Hydra's run directory
+    strict: bool = False  # a run whose every model call failed ends with an error (exit status 2), not a warning
 
 
 @dataclass

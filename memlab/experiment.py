@@ -22,9 +22,10 @@ from omegaconf import DictConfig, OmegaConf
 from memlab.dialogues.model import Dialogue
 from memlab.errors import MemlabError
 from memlab.metrics import mean_by_category, probe_rows, registry
-from memlab.metrics.answers import ANSWER_METRICS, answer_rows
+from memlab.metrics.answers import ANSWER_METRICS, answer_rows, answerable
 from memlab.ranges import check_config
 from memlab.report import RunData, questions_table, run_files
+from memlab.report.health import measurement_warnings
 from memlab.report.rundata import ERROR_FILE
 from memlab.rundir import data_hash, git_revision, publish, versions
 from memlab.runtime import Component, History, Runtime, SecurityContext
@@ -111,7 +112,9 @@ def _answer_evaluation(cfg: DictConfig, rows: list[dict[str, Any]], contexts: li
     for row, extra in zip(rows, scored, strict=True):
         row.update(extra)
     metrics = mean_by_category(rows, ANSWER_METRICS)
-    metrics["answer.failures"] = sum(1 for r in rows if r.get("answer") and r.get("generated") is None)
+    asked = [r for r in rows if answerable(r)]
+    metrics["answer.questions"] = len(asked)
+    metrics["answer.failures"] = sum(1 for r in asked if r.get("generated") is None)
     return metrics
 
 
@@ -156,6 +159,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
         context_window=cfg.context_window,
         manifest=manifest,
         config=OmegaConf.to_container(cfg, resolve=True),  # type: ignore[arg-type]
+        overall_excludes=tuple(cfg.eval.overall_excludes),
     )
     if cfg.eval.answers:
         rows = probe_rows(records)
@@ -166,4 +170,9 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
     run.manifest["metric_definitions"] = registry.describe(run.all_metrics())
     files = {**run_files(run), "config.yaml": OmegaConf.to_yaml(cfg, resolve=True)}
     out = publish(Path(run_dir), files, replace=(ERROR_FILE,))
+    warnings = measurement_warnings(run.metrics)
+    for warning in warnings:
+        print(f"memlab: WARNING: this run measured nothing here: {warning} (see {out / 'report.md'})", file=sys.stderr)
+    if warnings and cfg.strict:
+        raise MemlabError(f"strict=true and the run measured nothing: {warnings[0]} ({out})")
     return RunResult(out, run.metrics, records)
