@@ -22,7 +22,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from sklearn.metrics import ndcg_score
 
 K_VALUES = (1, 5, 10, 20)
 NDCG_K = 10
@@ -57,6 +56,8 @@ def ndcg_at_k(evidence: Iterable[str], retrieved: Sequence[Sequence[str]], k: in
     if len(gains) < 2:  # sklearn needs two documents; one relevant document at rank one is perfect
         return 1.0 if gains and gains[0] > 0 else 0.0
     scores = -np.arange(len(gains), dtype=float)
+    from sklearn.metrics import ndcg_score  # imported on use: scikit-learn takes a second to import
+
     return float(ndcg_score(np.asarray([gains]), np.asarray([scores]), k=k))
 
 
