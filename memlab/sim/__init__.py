@@ -1,5 +1,6 @@
 """The replay simulator: dialogues in, records out."""
 
+from memlab.sim.parallel import simulate_parallel
 from memlab.sim.records import CallRecord, LifecycleRecord, ProbeRecord, Record
 from memlab.sim.replay import CLOCK_TICK, ReplayOptions, replay_dialogue, simulate
 
@@ -12,4 +13,5 @@ __all__ = [
     "ReplayOptions",
     "replay_dialogue",
     "simulate",
+    "simulate_parallel",
 ]
