@@ -150,6 +150,8 @@ METRICS: tuple[Metric, ...] = (
     Metric("answer.bleu1", SCORE, HIGHER, S_ANSWERS, f"BLEU-1 of the SQuAD-normalized answer ({_ANSWERS})"),
     # --- latency (latency.json; compared as ratios to latency.reference_us)
     Metric("latency.reference_us", MICROSECONDS, NONE, S_LATENCY, "median time of a fixed workload in the same process"),
+    # Depends on the process (workers, earlier runs of a sweep), so never gated: infinite tolerance.
+    Metric("latency.cached_calls", COUNT, NONE, S_LATENCY, "model calls answered from a cache", abs_tol=float("inf")),
     Metric("latency.*_us", MICROSECONDS, LOWER, S_LATENCY, "latency percentile of a step, this machine", "context p50"),
 )
 # fmt: on

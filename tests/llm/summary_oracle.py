@@ -65,7 +65,7 @@ def oracle_overrides(locomo: Path, strategy: str) -> list[str]:
 
 
 def replay(locomo: Path, strategy: str, run_dir: Path, *extra: str) -> tuple[dict[str, str], str]:
-    """The summaries and metrics.json text of one oracle run with today's code."""
+    """The summaries and metrics.json text of one oracle run with today's code (its run dir stays in `run_dir`)."""
     config.register()
     with initialize_config_module(config_module="memlab.conf", version_base=None):
         cfg = compose(config_name="config", overrides=[*oracle_overrides(locomo, strategy), *extra])

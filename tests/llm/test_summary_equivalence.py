@@ -48,13 +48,16 @@ def test_metrics_are_the_recorded_ones(strategy: str, oracle_replays) -> None:
     assert {k: metrics.get(k) for k in recorded} == recorded
 
 
-def test_repeated_requests_are_remembered(oracle_replays) -> None:
-    """The replay asked the model for a summary far more often than it computed one."""
+@pytest.mark.slow
+def test_repeated_requests_are_remembered(oracle_replays, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The replay asked the model for a summary far more often than it computed one, and latency.json says so."""
     memo = extractive.SUMMARY_MEMO
     seen, metrics = oracle_replays[STRATEGIES[-1]]
     assert memo.misses == len(seen)
     assert memo.hits + memo.misses == json.loads(metrics)["summary.count"]
     assert memo.hits > memo.misses
+    run_dir = tmp_path_factory.getbasetemp() / f"{STRATEGIES[-1]}0" / "run"
+    assert json.loads((run_dir / "latency.json").read_text())["latency.cached_calls"] == memo.hits
 
 
 @pytest.mark.parametrize("personal", [False, True])
