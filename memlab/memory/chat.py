@@ -93,7 +93,10 @@ class StoreChatMemory:
             cached, self._decoded = self._decoded, None  # unknown if the write fails
             self.store.append(self.session_id, [entry])
             if cached is not None:  # the entry as the store gives it back: through its canonical JSON
-                cached.append(message_from_entry(decode(encode(entry))))
+                stored = message_from_entry(decode(encode(entry)))
+                # The caller's object when equal, so caches keyed by message (token counts) hit by identity.
+                same = stored == message and stored.timestamp == message.timestamp
+                cached.append(message if same else stored)
                 self._decoded = cached
 
     def messages(self) -> list[Message]:
