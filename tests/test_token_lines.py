@@ -12,9 +12,7 @@ from memlab.tokens import ENCODINGS, EstimateCounter, TiktokenCounter, load_enco
 
 # Characters that stress the regex split at a line break: punctuation that absorbs a newline, "/"
 # (o200k absorbs it after one), apostrophes (contractions), digits, spaces, CJK, marks and emoji.
-_ALPHABET = st.sampled_from(
-    [*"aZé 9.,!?'\"/:;-_()[]<>\t\r\n中文。！\u0301🙂", "\n\n", "  ", "'s", "...", "http://"]
-)
+_ALPHABET = st.sampled_from([*"aZé 9.,!?'\"/:;-_()[]<>\t\r\n中文。！\u0301🙂", "\n\n", "  ", "'s", "...", "http://"])
 _TEXTS = st.lists(_ALPHABET, max_size=60).map("".join)
 
 

@@ -1,8 +1,9 @@
 """The fast summarizer returns today's summaries byte for byte, and a replay today's metrics.
 
 Two oracles (see tests/llm/summary_oracle.py and tests/llm/reference_summarize.py): the summaries
-and metrics.json recorded from a LoCoMo replay before the speed work, and the slow summarizer kept
-verbatim, compared with the fast one on LoCoMo transcripts and on generated ones.
+recorded from a LoCoMo replay before the speed work (and metrics.json from a replay that answers
+from that recording), and the slow summarizer kept verbatim, compared with the fast one on LoCoMo
+transcripts and on generated ones.
 """
 
 from __future__ import annotations
@@ -14,18 +15,15 @@ import pytest
 import reference_summarize
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from summary_oracle import STRATEGIES, load, replay
+from summary_oracle import STRATEGIES, OracleRun, load, replay
 
 from memlab.dialogues import load_locomo
-from memlab.llm import extractive
 from memlab.llm.prompts import render_transcript
 from memlab.llm.summarize import summarize
 
 
 @pytest.fixture(scope="session")
-def oracle_replays(
-    locomo_path: Path, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, tuple[dict[str, str], str]]:
+def oracle_replays(locomo_path: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, OracleRun]:
     """Each oracle configuration replayed once per test session with today's code."""
     return {s: replay(locomo_path, s, tmp_path_factory.mktemp(s) / "run") for s in STRATEGIES}
 
@@ -33,31 +31,33 @@ def oracle_replays(
 @pytest.mark.slow
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_every_summary_is_the_recorded_one(strategy: str, oracle_replays) -> None:
-    recorded, _ = load(strategy)
-    seen, _ = oracle_replays[strategy]
+    recorded = load(strategy)
+    seen = oracle_replays[strategy].summaries
     assert len(seen) == len(recorded) > 100
     assert seen == recorded
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("strategy", STRATEGIES)
-def test_metrics_are_the_recorded_ones(strategy: str, oracle_replays) -> None:
-    """Every recorded metric has the same value (metrics added since may appear beside them)."""
-    recorded = json.loads(load(strategy)[1])
-    metrics = json.loads(oracle_replays[strategy][1])
-    assert {k: metrics.get(k) for k in recorded} == recorded
+def test_metrics_are_those_of_the_recorded_summaries(
+    strategy: str, oracle_replays, locomo_path: Path, tmp_path: Path
+) -> None:
+    """metrics.json is byte-identical to a replay that takes every summary from the recording."""
+    expected = replay(locomo_path, strategy, tmp_path / "run", "sim.workers=1", recorded=True)
+    assert expected.summaries == load(strategy)  # the recording answered every request
+    assert oracle_replays[strategy].metrics == expected.metrics
 
 
 @pytest.mark.slow
-def test_repeated_requests_are_remembered(oracle_replays, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """The replay asked the model for a summary far more often than it computed one, and latency.json says so."""
-    memo = extractive.SUMMARY_MEMO
-    seen, metrics = oracle_replays[STRATEGIES[-1]]
-    assert memo.misses == len(seen)
-    assert memo.hits + memo.misses == json.loads(metrics)["summary.count"]
-    assert memo.hits > memo.misses
-    run_dir = tmp_path_factory.getbasetemp() / f"{STRATEGIES[-1]}0" / "run"
-    assert json.loads((run_dir / "latency.json").read_text())["latency.cached_calls"] == memo.hits
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_repeated_requests_are_remembered(strategy: str, oracle_replays) -> None:
+    """The replay asked for a summary far more often than one was computed, and latency.json says so."""
+    run = oracle_replays[strategy]
+    assert run.memo_misses == len(run.summaries)
+    metrics, latency = json.loads(run.metrics), json.loads((run.run_dir / "latency.json").read_text())
+    assert run.memo_hits + run.memo_misses == metrics["summary.count"]
+    assert run.memo_hits > run.memo_misses
+    assert latency["latency.cached_calls"] == run.memo_hits
 
 
 @pytest.mark.parametrize("personal", [False, True])
