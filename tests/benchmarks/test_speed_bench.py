@@ -75,10 +75,11 @@ def test_summarize_beside_sliding_window(timing, make_config, locomo_path: Path,
     print(f"\nsummarize {summarize:.1f} s, sliding_window {window:.1f} s: x{ratio:.2f} ({_load()})")
 
 
-def test_context_sweep_over_locomo_dev7(timing, make_config, locomo_path: Path, tmp_path: Path) -> None:
-    data = ["dataset=locomo", f"dataset.path={locomo_path}"]
+def _sweep(
+    timing: Any, make_config: Callable[..., DictConfig], tmp_path: Path, runs: dict[str, list[str]], title: str
+) -> None:
+    """Time `runs` as one sweep in this process (its jobs share the summary memo) and report each and the total."""
     seconds: dict[str, float] = {}
-    runs = {c: [*data, f"context={c}"] for c in CONTEXTS}
     timing.pedantic(
         lambda: seconds.update(_timed_runs(make_config, tmp_path, runs)), setup=extractive.SUMMARY_MEMO.clear, rounds=1
     )
@@ -86,7 +87,13 @@ def test_context_sweep_over_locomo_dev7(timing, make_config, locomo_path: Path, 
     timing.extra_info.update(
         {f"{k}_s": round(v, 2) for k, v in seconds.items()} | {"total_s": round(total, 1), "load": _load()}
     )
-    print(f"\nfive context strategies over locomo_dev7: {total:.1f} s {seconds} ({_load()})")
+    print(f"\n{title}: {total:.1f} s {seconds} ({_load()})")
+
+
+def test_context_sweep_over_locomo_dev7(timing, make_config, locomo_path: Path, tmp_path: Path) -> None:
+    data = ["dataset=locomo", f"dataset.path={locomo_path}"]
+    runs = {c: [*data, f"context={c}"] for c in CONTEXTS}
+    _sweep(timing, make_config, tmp_path, runs, "five context strategies over locomo_dev7")
 
 
 def test_tau_bench_summarizers(timing, make_config, tau_bench_path: Path, tmp_path: Path) -> None:
@@ -96,15 +103,7 @@ def test_tau_bench_summarizers(timing, make_config, tau_bench_path: Path, tmp_pa
         "memory=summarize": [*data, "memory=summarize"],
         "agent_memory=hybrid": [*data, "agent_memory=hybrid"],
     }
-    seconds: dict[str, float] = {}
-    timing.pedantic(
-        lambda: seconds.update(_timed_runs(make_config, tmp_path, runs)), setup=extractive.SUMMARY_MEMO.clear, rounds=1
-    )
-    total = sum(seconds.values())
-    timing.extra_info.update(
-        {f"{k}_s": round(v, 2) for k, v in seconds.items()} | {"total_s": round(total, 1), "load": _load()}
-    )
-    print(f"\nsummarizers over tau-bench: {total:.1f} s {seconds} ({_load()})")
+    _sweep(timing, make_config, tmp_path, runs, "summarizers over tau-bench")
 
 
 def _long_dialogue(locomo_path: Path, length: int) -> Dialogue:
