@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import os
+import resource
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -44,14 +45,25 @@ def _load() -> str:
     return f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and of its finished children (the replay workers)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def _timed_runs(make_config: Callable[..., DictConfig], tmp_path: Path, runs: dict[str, list[str]]) -> dict[str, float]:
-    """Seconds per run, in order, in this process (runs share the summary memo, as a sweep's jobs do)."""
+    """Wall seconds per run (and "<label> cpu", CPU seconds), in order, in this process.
+
+    The runs share the summary memo, as a sweep's jobs do. CPU seconds say more than wall time on
+    a machine that other work shares.
+    """
     seconds = {}
     for label, overrides in runs.items():
         cfg = make_config(*overrides, "sim.progress=false")
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), _cpu()
         run_experiment(cfg, tmp_path / label)
         seconds[label] = time.perf_counter() - start
+        seconds[f"{label} cpu"] = _cpu() - cpu
     return seconds
 
 
@@ -71,8 +83,9 @@ def test_summarize_beside_sliding_window(timing, make_config, locomo_path: Path,
     timing.extra_info.update(
         {f"{k}_s": round(v, 2) for k, v in seconds.items()} | {"ratio": round(ratio, 2), "load": _load()}
     )
-    summarize, window = seconds["summarize"], seconds["sliding_window"]
-    print(f"\nsummarize {summarize:.1f} s, sliding_window {window:.1f} s: x{ratio:.2f} ({_load()})")
+    cpu = seconds["summarize cpu"] / seconds["sliding_window cpu"]
+    timing.extra_info["cpu_ratio"] = round(cpu, 2)
+    print(f"\n{seconds}: wall x{ratio:.2f}, cpu x{cpu:.2f} ({_load()})")
 
 
 def _sweep(
@@ -83,7 +96,7 @@ def _sweep(
     timing.pedantic(
         lambda: seconds.update(_timed_runs(make_config, tmp_path, runs)), setup=extractive.SUMMARY_MEMO.clear, rounds=1
     )
-    total = sum(seconds.values())
+    total = sum(v for k, v in seconds.items() if not k.endswith(" cpu"))
     timing.extra_info.update(
         {f"{k}_s": round(v, 2) for k, v in seconds.items()} | {"total_s": round(total, 1), "load": _load()}
     )
