@@ -22,12 +22,13 @@ from omegaconf import DictConfig, OmegaConf
 
 from memlab.dialogues.model import Dialogue
 from memlab.errors import MemlabError
+from memlab.llm.extractive import SUMMARY_MEMO
 from memlab.metrics import mean_by_category, probe_rows, registry
 from memlab.metrics.answers import ANSWER_METRICS, answer_rows
 from memlab.report import RunData, questions_table, run_files
 from memlab.rundir import data_hash, git_revision, publish, versions
 from memlab.runtime import Component, History, Runtime, SecurityContext
-from memlab.sim import ProbeRecord, Record, ReplayOptions, simulate, simulate_parallel
+from memlab.sim import ProbeRecord, Record, ReplayOptions, Shared, simulate, simulate_parallel
 from memlab.tokens import get_counter
 
 T = TypeVar("T")
@@ -156,7 +157,9 @@ def replay(cfg: DictConfig, dialogues: list[Dialogue]) -> list[Record]:
     workers = replay_workers(cfg, len(dialogues))
     if workers == 1:
         return list(simulate(_progress(dialogues, cfg.sim.progress, f"replay {cfg.name}"), make_runtime, options))
-    per_dialogue = simulate_parallel(dialogues, runtime_factory, cfg, workers, options)
+    # Summaries the workers compute come back, so the next job of a sweep in this process reuses them.
+    memo = Shared(SUMMARY_MEMO.take_new, SUMMARY_MEMO.add)
+    per_dialogue = simulate_parallel(dialogues, runtime_factory, cfg, workers, options, memo)
     return [
         r
         for records in _progress(per_dialogue, cfg.sim.progress, f"replay {cfg.name}", len(dialogues))

@@ -110,6 +110,7 @@ class SummaryMemo:
         self._summaries: OrderedDict[bytes, str] = OrderedDict()
         self.hits = 0
         self.misses = 0
+        self._new: list[bytes] = []  # keys added since the last `take_new`
 
     def summarize(self, transcript: str, max_tokens: int, counter: str, personal: bool) -> tuple[str, bool]:
         """The summary and whether it was remembered."""
@@ -121,12 +122,29 @@ class SummaryMemo:
             return text, True
         self.misses += 1
         text = self._summaries[key] = summarize(transcript, max_tokens, counter, personal)
-        if len(self._summaries) > self.max_entries:
-            self._summaries.popitem(last=False)
+        self._new.append(key)
+        self._trim()
         return text, False
+
+    def take_new(self) -> list[tuple[bytes, str]]:
+        """The entries added since the last call (a replay worker sends them back to the parent process)."""
+        new = [(k, self._summaries[k]) for k in self._new if k in self._summaries]
+        self._new.clear()
+        return new
+
+    def add(self, entries: list[tuple[bytes, str]]) -> None:
+        """Remember entries another process computed (so the next job of a sweep finds them)."""
+        self._summaries.update(entries)
+        self._trim()
+
+    def _trim(self) -> None:
+        while len(self._summaries) > self.max_entries:
+            self._summaries.popitem(last=False)
+        del self._new[: -self.max_entries]  # nobody takes them in a one-process run
 
     def clear(self) -> None:
         self._summaries.clear()
+        self._new.clear()
         self.hits = self.misses = 0
 
 

@@ -3,6 +3,7 @@
 Every worker builds its own runtime factory from the same spec (a run's config), so a dialogue
 replays exactly as it would in one process: dialogues never share state, and the records of
 each come back whole and in input order, which keeps metrics.json byte-identical to one worker.
+A `Shared` pair carries what workers learn that the parent may reuse (cached model answers).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import multiprocessing
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from memlab.dialogues.model import Dialogue
@@ -19,18 +21,28 @@ from memlab.sim.replay import ReplayOptions, replay_dialogue
 
 RuntimeFactory = Callable[[Dialogue], Runtime]
 
-_worker: tuple[RuntimeFactory, ReplayOptions] | None = None
+
+@dataclass(frozen=True)
+class Shared:
+    """`take()` in a worker after each dialogue; `give(taken)` in the parent with what came back."""
+
+    take: Callable[[], Any]
+    give: Callable[[Any], None]
 
 
-def _start(build: Callable[[Any], RuntimeFactory], spec: Any, options: ReplayOptions) -> None:
+_worker: tuple[RuntimeFactory, ReplayOptions, Shared | None] | None = None
+
+
+def _start(build: Callable[[Any], RuntimeFactory], spec: Any, options: ReplayOptions, shared: Shared | None) -> None:
     global _worker
-    _worker = (build(spec), options)
+    _worker = (build(spec), options, shared)
 
 
-def _replay(dialogue: Dialogue) -> list[Record]:
+def _replay(dialogue: Dialogue) -> tuple[list[Record], Any]:
     assert _worker is not None, "the worker was not started"
-    make_runtime, options = _worker
-    return list(replay_dialogue(dialogue, make_runtime(dialogue), options))
+    make_runtime, options, shared = _worker
+    records = list(replay_dialogue(dialogue, make_runtime(dialogue), options))
+    return records, shared.take() if shared else None
 
 
 def simulate_parallel(
@@ -39,6 +51,7 @@ def simulate_parallel(
     spec: Any,
     workers: int,
     options: ReplayOptions,
+    shared: Shared | None = None,
 ) -> Iterator[list[Record]]:
     """Each dialogue's records, in dialogue order, replayed by `workers` processes.
 
@@ -47,5 +60,9 @@ def simulate_parallel(
     """
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_start, initargs=(build, spec, options)) as pool:
-        yield from pool.map(_replay, dialogues)
+    initargs = (build, spec, options, shared)
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_start, initargs=initargs) as pool:
+        for records, taken in pool.map(_replay, dialogues):
+            if shared is not None:
+                shared.give(taken)
+            yield records

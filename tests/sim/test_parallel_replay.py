@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from omegaconf import DictConfig
 
 from memlab.errors import MemlabError
 from memlab.experiment import replay_workers, run_experiment
+from memlab.llm.extractive import SUMMARY_MEMO
 
 # What a run publishes that must not depend on how the replay was split (latency.json may).
 DETERMINISTIC = ("metrics.json", "calls.csv", "questions.csv")
@@ -62,3 +64,14 @@ def test_a_model_with_run_wide_state_replays_in_one_process(make_config) -> None
         replay_workers(make_config("llm=faulty", "sim.workers=2"), 4)
     with pytest.raises(MemlabError, match=r"sim\.workers=0"):
         replay_workers(make_config("sim.workers=0"), 4)
+
+
+def test_summaries_from_workers_serve_the_next_job_of_a_sweep(make_config, tmp_path: Path) -> None:
+    """Workers send their new summaries back, so a later job in this process computes none of them again."""
+    SUMMARY_MEMO.clear()
+    run_experiment(make_config("context=summarize", "sim.workers=2", "sim.progress=false"), tmp_path / "first")
+    assert SUMMARY_MEMO.hits == SUMMARY_MEMO.misses == 0  # all the work happened in the workers
+    second = run_experiment(make_config("context=composite", "sim.workers=2", "sim.progress=false"), tmp_path / "next")
+    latency = json.loads((second.run_dir / "latency.json").read_text())
+    assert second.metrics["summary.count"] > 0
+    assert latency["latency.cached_calls"] == second.metrics["summary.count"]
