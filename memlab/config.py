@@ -37,6 +37,7 @@ class SimConfig:
     call_roles: list[str] = field(default_factory=lambda: ["assistant"])
     probe_context: bool = True
     progress: bool | None = None  # None: a bar on a terminal, quiet otherwise (CI)
+    workers: int | None = None  # processes replaying dialogues; None: the machine's cores when there are several
 
 
 @dataclass
