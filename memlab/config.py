@@ -37,7 +37,7 @@ class SimConfig:
     call_roles: list[str] = field(default_factory=lambda: ["assistant"])
     probe_context: bool = True
     progress: bool | None = None  # None: a bar on a terminal, quiet otherwise (CI)
-    workers: int | None = None  # processes replaying dialogues; None: the machine's cores when there are several
+    workers: int | None = ranges.ranged(None, ge=1, le=1_024)  # replay processes; None: the machine's cores
 
 
 @dataclass
