@@ -34,6 +34,7 @@ from typing import Protocol
 
 import numpy as np
 
+from memlab import ranges
 from memlab.longterm.text import search_terms
 
 INDEX_KINDS = ("exact", "hnsw", "hybrid")
@@ -52,18 +53,18 @@ class IndexSpec:
     """
 
     kind: str = "hybrid"
-    hnsw_m: int = 16
-    ef_construction: int = 64
-    ef_search: int = 64
-    ann_min_items: int = 20_000
-    bm25_weight: float = 1.0
-    dense_weight: float = 0.1
-    bm25_k1: float = 0.9
-    bm25_b: float = 0.4
-    prf_docs: int = 3
-    prf_terms: int = 5
-    prf_weight: float = 0.3
-    prior_weight: float = 0.0  # score = relevance x (type weight x decay) ** prior_weight; 0: ties only
+    hnsw_m: int = ranges.ranged(16, ge=2, le=1_024)
+    ef_construction: int = ranges.ranged(64, ge=1)
+    ef_search: int = ranges.ranged(64, ge=1)
+    ann_min_items: int = ranges.ranged(20_000, ge=1)
+    bm25_weight: float = ranges.ranged(1.0, ge=0)
+    dense_weight: float = ranges.ranged(0.1, ge=0)
+    bm25_k1: float = ranges.ranged(0.9, ge=0)
+    bm25_b: float = ranges.rate(0.4)
+    prf_docs: int = ranges.count(3)
+    prf_terms: int = ranges.count(5)
+    prf_weight: float = ranges.ranged(0.3, ge=0)
+    prior_weight: float = ranges.ranged(0.0, ge=0)  # score = relevance x (type weight x decay) ** prior_weight
     update_similarity: float | None = 0.2  # a newer update this close (cosine) to a better-ranked memory goes first
 
 
