@@ -21,7 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from memlab.dialogues.model import Dialogue
 from memlab.errors import MemlabError
-from memlab.metrics import mean_by_category, probe_rows, registry
+from memlab.metrics import check_tokenizer, mean_by_category, probe_rows, registry
 from memlab.metrics.answers import ANSWER_METRICS, answer_rows
 from memlab.report import RunData, questions_table, run_files
 from memlab.rundir import data_hash, git_revision, publish, versions
@@ -121,6 +121,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
     """
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
+    check_tokenizer(cfg.tokenizer, cfg.pricing.model)
     dialogues = load_dialogues(cfg)
     counter = get_counter(cfg.tokenizer)
     components = build_components(cfg)

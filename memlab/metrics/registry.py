@@ -131,6 +131,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("longterm.memories", COUNT, NONE, S_LONGTERM, "memories saved by extraction"),
     Metric("longterm.duplicates", COUNT, LOWER, S_LONGTERM, "saved memories that repeat a stored one"),
     Metric("longterm.skipped", COUNT, NONE, S_LONGTERM, "turns extraction skipped before any model call"),
+    Metric("longterm.extract.failures", COUNT, LOWER, S_LONGTERM, "extractions that failed (in the reply path or a background worker)"),
     # --- summaries
     Metric("summary.count", COUNT, NONE, S_SUMMARIES, "summaries asked of a model, every layer (SUMMARY events)", "summaries"),
     Metric("summary.accepted", COUNT, NONE, S_SUMMARIES, "summaries used: non-empty and fewer tokens than their source"),
