@@ -87,7 +87,8 @@ def scenario(open_store: Any) -> dict[str, Any]:
         chat.append(
             Message(
                 role="user" if i % 2 else "assistant",
-                content=f"{i} {'重要' if i % 3 == 0 else '好的'}：我们确认了第{i}天的行程和酒店。",  # long enough to summarize
+                # long enough that a 20-token summary of three of them is shorter than they are
+                content=f"{i} {'重要' if i % 3 == 0 else '好的'}：我们确认了第{i}天的行程和酒店。",
                 id=f"D1:{i}",
             )
         )
