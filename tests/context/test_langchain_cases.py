@@ -208,9 +208,7 @@ CASES = {
         [("s", "You are a helpful assistant."), *ids("call", "result", of=TOOL_CALL_MESSAGES)],
         {"include_system": True},
     ),
-    "test_trim_messages_tool_group_start_on_human": Case(
-        TOOL_CALL_MESSAGES, 25, tool_blocks, [], {"start_on": "user"}
-    ),
+    "test_trim_messages_tool_group_start_on_human": Case(TOOL_CALL_MESSAGES, 25, tool_blocks, [], {"start_on": "user"}),
     "test_trim_messages_multiple_tool_groups": Case(
         [
             Message("user", "query 1", id="q1"),

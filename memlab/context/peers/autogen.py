@@ -48,7 +48,10 @@ class _Converter:
     def _convert(self, group: tuple[Message, ...]) -> Any:
         am, m = self.models, group[0]
         if m.role == "tool":
-            results = [am.FunctionExecutionResult(content=t.text, name=t.name or "", call_id=t.tool_call_id or "") for t in group]
+            results = [
+                am.FunctionExecutionResult(content=t.text, name=t.name or "", call_id=t.tool_call_id or "")
+                for t in group
+            ]
             return am.FunctionExecutionResultMessage(content=results)
         if m.role == "system":
             return am.SystemMessage(content=m.text)
@@ -143,12 +146,21 @@ class AutogenBuffered(_Context):
 def counting_client(counter: TokenCounter, converter: _Converter) -> Any:
     """An AutoGen `ChatCompletionClient` that only counts: `count_tokens` sums memlab's counts."""
     models = converter.models
+    tokens: dict[int, int] = {}  # id(converted message) -> its tokens; the context re-counts on every pop
 
-    class CountingClient(models.ChatCompletionClient):  # type: ignore[misc,name-defined]
+    def count(p: Any) -> int:
+        n = tokens.get(id(p))
+        if n is None:
+            n = sum(map(counter.count, converter.back([p])))
+            if id(p) in converter.origin:  # converted messages live as long as the converter
+                tokens[id(p)] = n
+        return n
+
+    class CountingClient(models.ChatCompletionClient):  # type: ignore[name-defined]
         """Counts for `TokenLimitedChatCompletionContext`; it cannot complete (memlab replays, never calls)."""
 
         def count_tokens(self, messages: Sequence[Any], *, tools: Sequence[Any] = ()) -> int:
-            return sum(map(counter.count, converter.back(messages)))
+            return sum(map(count, messages))
 
         def remaining_tokens(self, messages: Sequence[Any], *, tools: Sequence[Any] = ()) -> int:
             raise MemlabError("autogen_token_limited always sets token_limit (max_tokens)")

@@ -62,6 +62,6 @@ def drive(coroutine: Coroutine[Any, Any, T]) -> T:
     try:
         coroutine.send(None)
     except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
+        return done.value
     coroutine.close()
     raise MemlabError("a peer's coroutine waited on I/O; memlab drives peer contexts synchronously")

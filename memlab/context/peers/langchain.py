@@ -81,7 +81,9 @@ class LangchainTrim:
         if strategy not in ("first", "last"):
             raise MemlabError(f"context strategy {self.name}: strategy={strategy!r}; expected first or last")
         if token_counter not in TOKEN_COUNTERS:
-            raise MemlabError(f"context strategy {self.name}: token_counter={token_counter!r}; expected exact or approximate")
+            raise MemlabError(
+                f"context strategy {self.name}: token_counter={token_counter!r}; expected exact or approximate"
+            )
         self.max_tokens = check_count("max_tokens", max_tokens)
         self.strategy = strategy
         self.token_counter = token_counter

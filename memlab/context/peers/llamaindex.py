@@ -91,7 +91,9 @@ class LlamaIndexBuffer(_Memory):
 
     name = "llamaindex_buffer"
 
-    def __init__(self, max_tokens: int = DEFAULT_MAX_TOKENS, counter: str | TokenCounter = "estimate", keep_system: bool = True) -> None:
+    def __init__(
+        self, max_tokens: int = DEFAULT_MAX_TOKENS, counter: str | TokenCounter = "estimate", keep_system: bool = True
+    ) -> None:
         super().__init__(max_tokens, counter, keep_system)
         self._memory = self._memory_module.ChatMemoryBuffer.from_defaults(
             token_limit=self.max_tokens, tokenizer_fn=self._tokenize
@@ -111,7 +113,7 @@ def chat_model_llm(llm: ChatModel, summary_tokens: int | None) -> Any:
     custom = require("llama_index.core.llms", "llamaindex_summary")
     types = require("llama_index.core.base.llms.types", "llamaindex_summary")
 
-    class ChatModelLLM(custom.CustomLLM):  # type: ignore[misc,name-defined]
+    class ChatModelLLM(custom.CustomLLM):  # type: ignore[name-defined]
         """Forwards llama-index's summary request to memlab's model, which reports the call as usual."""
 
         @property
@@ -184,7 +186,8 @@ class LlamaIndexSummary(_Memory):
         kept = {id(o) for o in out}
         if out and id(out[0]) not in {id(b) for b in before}:  # a new summary
             gone = [b for b in before if id(b) not in kept]
-            folded += tuple(k for b in gone if (m := self._keys.message(b.additional_kwargs.get(KEY))) and (k := m.id))
+            sources = (self._keys.message(b.additional_kwargs.get(KEY)) for b in gone)
+            folded += tuple(src.id for src in sources if src is not None and src.id is not None)
             self._report(gone, out[0], folded, t["us"])
         self._states.append(_State(fed=body, store=list(out), folded=folded))
         return prefix + self._back(out)
