@@ -25,12 +25,12 @@ from typing import Any
 from memlab.context.base import check_count, leading_system
 from memlab.context.peers.base import Keys, require
 from memlab.context.sliding_window import DEFAULT_MAX_TOKENS
-from memlab.context.summary import DEFAULT_SUMMARY_TOKENS
+from memlab.context.summary import DEFAULT_SUMMARY_TOKENS, LAYER_CONTEXT
 from memlab.errors import MemlabError
 from memlab.llm import TASK_CONTEXT_SUMMARY, ChatModel
 from memlab.messages import Message, MessageLike, ToolCall, as_messages
 from memlab.tokens import TokenCounter, resolve_counter
-from memlab.trace import SUMMARY, emit, timed
+from memlab.trace import SummaryEvent, timed
 
 KEY = "memlab_key"  # where a message's key rides in llama-index's `additional_kwargs`
 
@@ -193,18 +193,19 @@ class LlamaIndexSummary(_Memory):
         return prefix + self._back(out)
 
     def _report(self, gone: list[Any], summary: Any, folded: tuple[str, ...], latency_us: int) -> None:
-        source_tokens = sum(self.counter.count(m) for m in self._back(gone))
-        emit(
-            SUMMARY,
+        made = from_llamaindex(summary)
+        SummaryEvent(
+            layer=LAYER_CONTEXT,
             strategy=self.name,
-            source_ids=list(folded),
+            source_ids=folded,
             source_messages=len(gone),
-            source_tokens=source_tokens,
-            summary_tokens=self.counter.count(from_llamaindex(summary)),
-            truncated=False,
-            accepted=True,
+            source_tokens=sum(self.counter.count(m) for m in self._back(gone)),
+            summary_tokens=self.counter.count(made),
+            counter=self.counter.name,
+            accepted=True,  # llama-index sends whatever the model wrote
+            text=made.text,
             latency_us=latency_us,
-        )
+        ).emit()
 
     def __repr__(self) -> str:
         model = getattr(self.llm, "name", None)
