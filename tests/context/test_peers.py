@@ -9,7 +9,6 @@ over HTTP to the local OpenAI-compatible server).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -37,7 +36,6 @@ pytest.importorskip("llama_index.core")
 pytest.importorskip("autogen_core")
 
 BUDGETS = [200, 1_000, 4_000]
-SERVER = Path(__file__).resolve().parents[1] / "llm" / "openai_server.py"
 
 
 def peers(budget: int) -> list:
@@ -171,17 +169,10 @@ def test_a_peer_runs_like_any_strategy_through_hydra(make_config, tmp_path: Path
     assert metrics["calls"] > 0 and metrics["tokens.saved_ratio"] > 0.5
 
 
-def _server_module():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("memlab_peer_test_openai_server", SERVER)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_llamaindex_summary_through_litellm_over_http(locomo: list[list[Message]], tmp_path: Path) -> None:
-    with _server_module().serve() as server:
+def test_llamaindex_summary_through_litellm_over_http(
+    locomo: list[list[Message]], openai_server_module, tmp_path: Path
+) -> None:
+    with openai_server_module.serve() as server:
         model = LitellmChatModel(
             model="openai/test-model", api_base=server.base_url, api_key="sk-test", cache_dir=str(tmp_path / "cache")
         )
