@@ -103,16 +103,19 @@ class LangchainTrim:
             return m
         return m.with_content(obj.content if isinstance(obj.content, str) else m.text)
 
-    def _count(self, messages: Sequence[Any]) -> int:
-        count = self.counter.count
-        return sum(count(self._back(m)) for m in messages)
-
     def apply(self, messages: Sequence[MessageLike]) -> list[Message]:
-        lc = [self._keys.peer(m) for m in as_messages(messages)]
+        ms = as_messages(messages)
+        lc = [self._keys.peer(m) for m in ms]
+        count = self.counter.count
+        tokens = {id(p): count(m) for p, m in zip(lc, ms, strict=True)}  # this request's messages, counted once
+
+        def token_counter(some: Sequence[Any]) -> int:  # a partial message (allow_partial) is counted as cut
+            return sum(tokens[id(p)] if id(p) in tokens else count(self._back(p)) for p in some)
+
         out = self._utils.trim_messages(
             lc,
             max_tokens=self.max_tokens,
-            token_counter=self._count if self.token_counter == "exact" else "approximate",
+            token_counter=token_counter if self.token_counter == "exact" else "approximate",
             strategy=self.strategy,
             include_system=self.include_system,
             start_on=self.start_on,
