@@ -22,8 +22,9 @@ from omegaconf import DictConfig, OmegaConf
 from memlab.dialogues.model import Dialogue
 from memlab.errors import MemlabError
 from memlab.metrics import mean_by_category, probe_rows, registry
-from memlab.metrics.answers import ANSWER_METRICS, answer_rows
+from memlab.metrics.answers import ANSWER_METRICS, answer_rows, answerable
 from memlab.report import RunData, questions_table, run_files
+from memlab.report.health import measurement_warnings
 from memlab.rundir import data_hash, git_revision, publish, versions
 from memlab.runtime import Component, History, Runtime, SecurityContext
 from memlab.sim import ProbeRecord, Record, ReplayOptions, simulate
@@ -109,7 +110,9 @@ def _answer_evaluation(cfg: DictConfig, rows: list[dict[str, Any]], contexts: li
     for row, extra in zip(rows, scored, strict=True):
         row.update(extra)
     metrics = mean_by_category(rows, ANSWER_METRICS)
-    metrics["answer.failures"] = sum(1 for r in rows if r.get("answer") and r.get("generated") is None)
+    asked = [r for r in rows if answerable(r)]
+    metrics["answer.questions"] = len(asked)
+    metrics["answer.failures"] = sum(1 for r in asked if r.get("generated") is None)
     return metrics
 
 
@@ -153,6 +156,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
         context_window=cfg.context_window,
         manifest=manifest,
         config=OmegaConf.to_container(cfg, resolve=True),  # type: ignore[arg-type]
+        overall_excludes=tuple(cfg.eval.overall_excludes),
     )
     if cfg.eval.answers:
         rows = probe_rows(records)
@@ -162,4 +166,9 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
     # metrics.json consumers read each metric's unit and direction here (memlab.metrics.registry).
     run.manifest["metric_definitions"] = registry.describe(run.all_metrics())
     out = publish(Path(run_dir), {**run_files(run), "config.yaml": OmegaConf.to_yaml(cfg, resolve=True)})
+    warnings = measurement_warnings(run.metrics)
+    for warning in warnings:
+        print(f"memlab: WARNING: this run measured nothing here: {warning} (see {out / 'report.md'})", file=sys.stderr)
+    if warnings and cfg.strict:
+        raise MemlabError(f"strict=true and the run measured nothing: {warnings[0]} ({out})")
     return RunResult(out, run.metrics, records)
