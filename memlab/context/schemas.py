@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, make_dataclass
 from typing import Any
 
+from memlab import ranges
 from memlab.context import hook, sliding_window, summarize, summary, trim
 from memlab.context.peers import autogen
 
@@ -23,8 +24,8 @@ INTERCEPTOR = "memlab.context.ContextEditingInterceptor"
 @dataclass
 class TrimConfig:
     _target_: str = "memlab.context.Trim"
-    keep_first: int = trim.DEFAULT_KEEP_FIRST
-    keep_last: int = trim.DEFAULT_KEEP_LAST
+    keep_first: int = ranges.count(trim.DEFAULT_KEEP_FIRST)
+    keep_last: int = ranges.count(trim.DEFAULT_KEEP_LAST)
     placeholder: str | None = None
 
 
@@ -32,18 +33,18 @@ class TrimConfig:
 class SummarizeConfig:
     _target_: str = "memlab.context.Summarize"
     llm: Any = "${llm}"
-    threshold: int = summarize.DEFAULT_THRESHOLD
-    keep_last: int = summarize.DEFAULT_KEEP_LAST
-    max_conversation_chars: int = summary.MAX_CONVERSATION_CHARS
+    threshold: int = ranges.ranged(summarize.DEFAULT_THRESHOLD, ge=1)
+    keep_last: int = ranges.count(summarize.DEFAULT_KEEP_LAST)
+    max_conversation_chars: int = ranges.positive(summary.MAX_CONVERSATION_CHARS)
     language: str = "en"
-    summary_tokens: int | None = summary.DEFAULT_SUMMARY_TOKENS
+    summary_tokens: int | None = ranges.positive(summary.DEFAULT_SUMMARY_TOKENS)
     counter: str = "estimate"
 
 
 @dataclass
 class SlidingWindowConfig:
     _target_: str = "memlab.context.SlidingWindow"
-    max_tokens: int = sliding_window.DEFAULT_MAX_TOKENS
+    max_tokens: int = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
     counter: str = "estimate"
     keep_system: bool = True
     start_on: str | None = None
@@ -93,7 +94,7 @@ class CompositeContextConfig:
 @dataclass
 class LangchainTrimConfig:
     _target_: str = f"{PEERS}.LangchainTrim"
-    max_tokens: int = sliding_window.DEFAULT_MAX_TOKENS
+    max_tokens: int = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
     strategy: str = "last"
     token_counter: str = "exact"
     counter: str = "estimate"
@@ -106,7 +107,7 @@ class LangchainTrimConfig:
 @dataclass
 class LlamaIndexBufferConfig:
     _target_: str = f"{PEERS}.LlamaIndexBuffer"
-    max_tokens: int = sliding_window.DEFAULT_MAX_TOKENS
+    max_tokens: int = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
     counter: str = "estimate"
     keep_system: bool = True
 
@@ -115,29 +116,29 @@ class LlamaIndexBufferConfig:
 class LlamaIndexSummaryConfig:
     _target_: str = f"{PEERS}.LlamaIndexSummary"
     llm: Any = "${llm}"
-    max_tokens: int = sliding_window.DEFAULT_MAX_TOKENS
+    max_tokens: int = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
     counter: str = "estimate"
     keep_system: bool = True
-    summary_tokens: int | None = summary.DEFAULT_SUMMARY_TOKENS
+    summary_tokens: int | None = ranges.positive(summary.DEFAULT_SUMMARY_TOKENS)
 
 
 @dataclass
 class AutogenHeadTailConfig:
     _target_: str = f"{PEERS}.AutogenHeadTail"
-    head_size: int = trim.DEFAULT_KEEP_FIRST
-    tail_size: int = trim.DEFAULT_KEEP_LAST
+    head_size: int = ranges.positive(trim.DEFAULT_KEEP_FIRST)
+    tail_size: int = ranges.positive(trim.DEFAULT_KEEP_LAST)
 
 
 @dataclass
 class AutogenBufferedConfig:
     _target_: str = f"{PEERS}.AutogenBuffered"
-    buffer_size: int = autogen.DEFAULT_BUFFER_SIZE
+    buffer_size: int = ranges.positive(autogen.DEFAULT_BUFFER_SIZE)
 
 
 @dataclass
 class AutogenTokenLimitedConfig:
     _target_: str = f"{PEERS}.AutogenTokenLimited"
-    max_tokens: int = sliding_window.DEFAULT_MAX_TOKENS
+    max_tokens: int = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
     counter: str = "estimate"
 
 
@@ -165,13 +166,13 @@ class SummarizationHookConfig:
 
     _target_: str = "memlab.context.SummarizationHook"
     llm: Any = "${llm}"
-    trigger_tokens: int = hook.TRIGGER_TOKENS
+    trigger_tokens: int = ranges.positive(hook.TRIGGER_TOKENS)
     counter: str = "estimate"
-    keep_last: int = hook.DEFAULT_KEEP_LAST
-    keep_chars: int = hook.KEEP_CHARS
+    keep_last: int = ranges.count(hook.DEFAULT_KEEP_LAST)
+    keep_chars: int = ranges.count(hook.KEEP_CHARS)
     language: str = "en"
-    max_conversation_chars: int = summary.MAX_CONVERSATION_CHARS
-    summary_tokens: int | None = summary.DEFAULT_SUMMARY_TOKENS
+    max_conversation_chars: int = ranges.positive(summary.MAX_CONVERSATION_CHARS)
+    summary_tokens: int | None = ranges.positive(summary.DEFAULT_SUMMARY_TOKENS)
 
 
 SCHEMAS: dict[tuple[str, str], type] = {

@@ -176,6 +176,8 @@ METRICS: tuple[Metric, ...] = (
     Metric("answer.judge", SCORE, HIGHER, S_ANSWERS, f"share of answers with a gold answer the judge model calls CORRECT ({_ANSWERS})", abs_tol=0.01),
     # --- latency (latency.json; compared as ratios to latency.reference_us)
     Metric("latency.reference_us", MICROSECONDS, NONE, S_LATENCY, "median time of a fixed workload in the same process"),
+    # Depends on the process (workers, earlier runs of a sweep), so never gated: infinite tolerance.
+    Metric("latency.cached_calls", COUNT, NONE, S_LATENCY, "model calls answered from a cache", abs_tol=float("inf")),
     Metric("latency.*_us", MICROSECONDS, LOWER, S_LATENCY, "latency percentile of a step, this machine", "context p50"),
 )
 # fmt: on
