@@ -36,9 +36,9 @@ def test_answers_go_through_litellm_and_its_cache(
     assert (first.run_dir / "metrics.json").read_bytes() == (second.run_dir / "metrics.json").read_bytes()
 
 
-def test_refused_credentials_stop_the_run_after_one_request(make_config, tmp_path: Path) -> None:
+def test_refused_credentials_stop_the_run_after_one_request(make_config, openai_server_module, tmp_path: Path) -> None:
     """The defect: with no valid key every call failed, each retried, and the run still exited 0."""
-    server_module = load_server_module()
+    server_module = openai_server_module
     with server_module.serve() as server:
         server.replies = [(401, {"error": {"message": "invalid api key", "type": "invalid_request_error"}}, {})] * 50
         cfg = make_config(
