@@ -17,6 +17,7 @@ from memlab.metrics.pricing import ModelPrice, aux_cost_usd, check_tokenizer, co
 from memlab.metrics.retention import content_words, mean_by_category, probe_rows, retention_metrics
 from memlab.metrics.summaries import summary_metrics
 from memlab.metrics.tokens import aux_token_metrics, budget_violations, net_saved_ratio, token_metrics
+from memlab.metrics.tool_orphans import tool_orphan_metrics
 from memlab.sim.records import CallRecord, ProbeRecord, Record
 from memlab.trace import LLM_CALL, Event
 
@@ -66,6 +67,7 @@ def compute_metrics(
     metrics.update(longterm_metrics([r for r in records if isinstance(r, ProbeRecord)], excluded=overall_excludes))
     metrics.update(summary_metrics(events))
     metrics.update(event_metrics(events))
+    metrics.update(tool_orphan_metrics(events))
     return metrics
 
 
@@ -110,4 +112,5 @@ __all__ = [
     "retention_metrics",
     "summary_metrics",
     "token_metrics",
+    "tool_orphan_metrics",
 ]
