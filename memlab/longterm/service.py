@@ -51,7 +51,7 @@ from memlab.longterm.model import (
 from memlab.longterm.store import MemoryStore
 from memlab.messages import Message
 from memlab.runtime.agent import CallContext
-from memlab.trace import LONGTERM_EXTRACT, LONGTERM_RETRIEVE, LONGTERM_SKIP, emit, timed
+from memlab.trace import LONGTERM_EXTRACT, LONGTERM_RETRIEVE, LONGTERM_SKIP, Event, emit, recording, timed
 
 # The design document's configuration defaults (agent.defaults.long-term-memory).
 DEFAULT_ENABLED = False
@@ -227,20 +227,11 @@ class LongTermMemoryService:
         now = naive_utc(ctx.now)
         with timed() as t, self._lock:
             ns = self.namespace(ctx)
-            entry = self._index(ns, now)
-            hits: list[Retrieved] = []
-            if entry.positions and k > 0 and query.strip():
-                qv = self.embedder.embed([query])[0]
-                found = entry.index.search(qv, query, max(k * CANDIDATE_OVERSAMPLE, MIN_CANDIDATES))
-                ranked = []
-                for pos, relevance, similarity in found:
-                    memory = entry.memories[pos]
-                    prior = self.types[memory.type].weight * decayed_score(memory, now, self.types[memory.type])
-                    score = relevance * prior**self.index_spec.prior_weight
-                    ranked.append((-score, -prior, pos, Retrieved(memory, score, similarity)))
-                hits = self._updates_first([r[-1] for r in sorted(ranked, key=lambda r: r[:3])])[:k]
-                if touch and hits:
-                    self._touch(hits, now)
+            entry, build_us = self._index(ns, now)
+            with timed() as q:
+                hits = self._query(entry, query, k, now)
+            if touch and hits:
+                self._touch(hits, now)
         emit(
             LONGTERM_RETRIEVE,
             index=self.index_spec.kind,
@@ -249,8 +240,24 @@ class LongTermMemoryService:
             results=len(hits),
             top_score=round(hits[0].score, 6) if hits else 0.0,
             latency_us=t["us"],
+            query_us=q["us"],
+            index_build_us=build_us,
         )
         return hits
+
+    def _query(self, entry: _NamespaceIndex, query: str, k: int, now: datetime) -> list[Retrieved]:
+        """The top `k` of an index already up to date: embed the query, search, re-rank (no writes)."""
+        if not (entry.positions and k > 0 and query.strip()):
+            return []
+        qv = self.embedder.embed([query])[0]
+        found = entry.index.search(qv, query, max(k * CANDIDATE_OVERSAMPLE, MIN_CANDIDATES))
+        ranked = []
+        for pos, relevance, similarity in found:
+            memory = entry.memories[pos]
+            prior = self.types[memory.type].weight * decayed_score(memory, now, self.types[memory.type])
+            score = relevance * prior**self.index_spec.prior_weight
+            ranked.append((-score, -prior, pos, Retrieved(memory, score, similarity)))
+        return self._updates_first([r[-1] for r in sorted(ranked, key=lambda r: r[:3])])[:k]
 
     def _updates_first(self, ranked: list[Retrieved]) -> list[Retrieved]:
         """Each newer memory that states an update goes just above the best-ranked older one it revises.
@@ -307,8 +314,9 @@ class LongTermMemoryService:
                 out.append(m)
         return out
 
-    def _index(self, ns: tuple[str, ...], now: datetime) -> _NamespaceIndex:
-        """The namespace's index, brought up to date in place: new memories added, gone ones retired."""
+    def _index(self, ns: tuple[str, ...], now: datetime) -> tuple[_NamespaceIndex, int | None]:
+        """The namespace's index, brought up to date in place (new memories added, gone ones retired),
+        and how long updating it took (None when it was up to date)."""
         key = namespace_key(ns)
         entry = self._indexes.get(key)
         if entry is None:
@@ -317,21 +325,25 @@ class LongTermMemoryService:
         gone = [
             pos for mid, pos in entry.positions.items() if mid not in active or active[mid].content != entry.texts[mid]
         ]
+        new = [m for m in active.values() if m.id not in entry.positions or m.content != entry.texts[m.id]]
+        with timed() as t:
+            self._update(entry, gone, new)
+        for mid, pos in entry.positions.items():  # same ids and texts; fresher lifecycle fields
+            entry.memories[pos] = active[mid]
+        return entry, (t["us"] if gone or new else None)
+
+    def _update(self, entry: _NamespaceIndex, gone: list[int], new: list[Memory]) -> None:
         if gone:
             entry.index.remove(gone)
             for pos in gone:
                 mid = entry.memories.pop(pos).id
                 del entry.positions[mid], entry.texts[mid]
-        new = [m for m in active.values() if m.id not in entry.positions]
         if new:
             entry.index.add(self.embedder.embed([m.content for m in new]), [m.indexed_text() for m in new])
             for m in new:
                 entry.positions[m.id] = entry.next_position
                 entry.texts[m.id] = m.content
                 entry.next_position += 1
-        for mid, pos in entry.positions.items():  # same ids and texts; fresher lifecycle fields
-            entry.memories[pos] = active[mid]
-        return entry
 
     # --- writing -----------------------------------------------------------------------------
 
@@ -360,11 +372,13 @@ class LongTermMemoryService:
                 return []
             failed, capped = None, self.counts["archived.max_items"]
             with timed() as t:
-                try:
-                    drafts = [with_context(d, before) for d in extract(self.llm, kept, self.language)]
-                except LLMError as e:
-                    failed, drafts = type(e).__name__, []
-                results = self._save_all(ctx, drafts, SOURCE_AUTO_EXTRACT, self.dedup_auto_extract)
+                with timed() as model:
+                    try:
+                        drafts = [with_context(d, before) for d in extract(self.llm, kept, self.language)]
+                    except LLMError as e:
+                        failed, drafts = type(e).__name__, []
+                with timed() as store:
+                    results = self._save_all(ctx, drafts, SOURCE_AUTO_EXTRACT, self.dedup_auto_extract)
         duplicates = sum(r.duplicate for r in results)
         self.counts["extract.failed"] += failed is not None
         emit(
@@ -377,6 +391,8 @@ class LongTermMemoryService:
             failed=failed is not None,
             error=failed,
             latency_us=t["us"],
+            model_us=model["us"],
+            store_us=store["us"],
         )
         return [r.memory for r in results if r.saved]
 
@@ -530,14 +546,16 @@ class ExtractionWorker:
     """Runs `extract_and_save` on a background thread, so a live reply never waits for it.
 
     `submit` only enqueues (the queue is unbounded); `drain` waits until everything submitted
-    is stored (the simulator's deterministic point); `close` stops the thread. Failures are
-    counted, never raised into the reply path. Events emitted on the worker thread are not
-    recorded (no recording is open there); the service's `counts` still see everything.
+    is stored (the simulator's deterministic point) and reports the events the jobs emitted to
+    the caller's recording, in job order, so model calls, tokens, memories and failures of the
+    background work reach the run's records; `close` stops the thread. A job that raises is
+    never raised into the reply path: it is reported as a failed LONGTERM_EXTRACT event.
     """
 
     def __init__(self, service: LongTermMemoryService) -> None:
         self.service = service
         self.errors: list[str] = []
+        self._events: list[Event] = []
         self._queue: queue.Queue[tuple[CallContext, tuple[Message, ...]] | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="longterm-extraction", daemon=True)
         self._thread.start()
@@ -547,6 +565,9 @@ class ExtractionWorker:
 
     def drain(self) -> None:
         self._queue.join()
+        events, self._events = self._events, []
+        for e in events:
+            emit(e.kind, **e.data)
 
     def close(self) -> None:
         self._queue.put(None)
@@ -558,8 +579,12 @@ class ExtractionWorker:
             try:
                 if job is None:
                     return
-                self.service.extract_and_save(*job)
-            except Exception as e:  # the reply path must never see a background failure
-                self.errors.append(f"{type(e).__name__}: {e}")
+                with recording() as events:  # this thread's own recording, handed over by drain()
+                    try:
+                        self.service.extract_and_save(*job)
+                    except Exception as e:  # the reply path must never see a background failure
+                        self.errors.append(f"{type(e).__name__}: {e}")
+                        emit(LONGTERM_EXTRACT, turns=len(job[1]), memories=0, failed=True, error=type(e).__name__)
+                self._events.extend(events)
             finally:
                 self._queue.task_done()

@@ -39,6 +39,7 @@ def event_metrics(events: Iterable[Event]) -> dict[str, int | float | None]:
       them repeat one already stored (LONGTERM_EXTRACT `memories` / `duplicates`);
     - `longterm.skipped`: turns that extraction skipped before any model call (LONGTERM_SKIP events);
     - `longterm.archived.max_items`: memories the per-user cap (`max_items`) archived after extraction.
+    - `longterm.extract.failures`: extractions that failed (the model raised, or a background job did).
     """
     out = dict.fromkeys(
         (
@@ -56,6 +57,7 @@ def event_metrics(events: Iterable[Event]) -> dict[str, int | float | None]:
             "longterm.duplicates",
             "longterm.skipped",
             "longterm.archived.max_items",
+            "longterm.extract.failures",
         ),
         0,
     )
@@ -78,6 +80,7 @@ def event_metrics(events: Iterable[Event]) -> dict[str, int | float | None]:
             out["longterm.memories"] += int(d.get("memories") or 0)
             out["longterm.duplicates"] += int(d.get("duplicates") or 0)
             out["longterm.archived.max_items"] += int(d.get("archived_by_cap") or 0)
+            out["longterm.extract.failures"] += bool(d.get("failed"))
         elif e.kind == LONGTERM_SKIP:
             out["longterm.skipped"] += 1
         out["memory.archived"] += int(d.get("archived") or 0)
