@@ -34,6 +34,7 @@ class SimConfig:
 
     call_roles: list[str] = field(default_factory=lambda: ["assistant"])
     probe_context: bool = True
+    max_tool_rounds: int = 3  # tool rounds a ReAct iteration may run before the (recorded) reply
     progress: bool | None = None  # None: a bar on a terminal, quiet otherwise (CI)
 
 
@@ -78,6 +79,7 @@ class RunConfig:
     agent_memory: Any = MISSING
     longterm: Any = MISSING
     llm: Any = None
+    policy: Any = None  # who decides tool calls when components offer tools (conf/policy)
     embedder: Any = None
     store: Any = None
     hooks: dict[str, Any] = field(default_factory=dict)

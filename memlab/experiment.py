@@ -125,6 +125,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
     counter = get_counter(cfg.tokenizer)
     components = build_components(cfg)
     history_factory: Callable[[str], History] = instantiate(cfg.agent_memory)
+    policy = instantiate(cfg.policy) if cfg.get("policy") is not None else None
     options = ReplayOptions(call_roles=tuple(cfg.sim.call_roles), probe_context=cfg.sim.probe_context)
 
     def make_runtime(d: Dialogue) -> Runtime:
@@ -134,6 +135,8 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
             security=SecurityContext(user_id=d.user_id, agent_id=cfg.agent_id),
             components=components,
             system_prompt=d.system_prompt if d.system_prompt is not None else cfg.system_prompt,
+            policy=policy,
+            max_tool_rounds=cfg.sim.max_tool_rounds,
         )
 
     records = list(simulate(_progress(dialogues, cfg.sim.progress, f"replay {cfg.name}"), make_runtime, options))

@@ -11,7 +11,9 @@ longer than the original. Beyond the document:
   messages (grown to whole tool-call units) stay verbatim, so the model still sees its
   instructions and the turn it must answer;
 - hard truncation is SLIDING_WINDOW at `trigger_tokens` (system messages kept), so it drops
-  whole messages and tool-call units rather than cutting text;
+  whole messages and tool-call units rather than cutting text; when the newest message (its
+  unit) alone exceeds the budget it is kept anyway, its text cut around an omission marker to
+  fit, and the FALLBACK event counts the characters cut (`newest_cut_chars`);
 - the transcript sent for the summary is cut to MAX_CONVERSATION_CHARS, as in SUMMARIZE (an
   80,000-token request would otherwise overflow the summary call itself);
 - a rejected summary (empty, or not shorter in tokens) takes fallback (2) and is counted as a
@@ -114,7 +116,10 @@ class SummarizationHook(Component):
         ms = list(messages)
         if self.llm is None:
             out = SlidingWindow(max_tokens=self.trigger_tokens, counter=self.counter, keep_system=True).apply(ms)
-            self._fallback(NO_MODEL, None, "hard_truncation", len(ms), len(out))
+            cut = 0
+            if ms and ms[-1].role != "system" and ms[-1] not in out:  # the newest turn alone is over the trigger
+                out, cut = self._keep_newest_cut(ms, out)
+            self._fallback(NO_MODEL, None, "hard_truncation", len(ms), len(out), newest_cut_chars=cut)
             return out
         n, head = len(ms), leading_system(ms)
         start = max(head, tail_start(ms, self.keep_last))
@@ -137,8 +142,43 @@ class SummarizationHook(Component):
             self._fallback(folded.reason, folded.error, "head_tail_chars", n, n - len(middle) + 1)
         return [*ms[:head], summary, *ms[start:]]
 
+    def _keep_newest_cut(self, ms: list[Message], kept: list[Message]) -> tuple[list[Message], int]:
+        """The system messages SLIDING_WINDOW kept plus the newest unit, its longest texts cut to fit.
+
+        Beyond the document (its hard truncation would leave only the system prompt, and the
+        model nothing to answer): each cut keeps the head and tail of a text around the omission
+        marker, as fallback 2 does. Returns the messages and the characters cut.
+        """
+        system_part = [m for m in kept if m.role == "system"]
+        unit = [m for m in ms[tail_start(ms, 1) :] if m.role != "system"]
+        budget = self.trigger_tokens - sum(map(self.counter.count, system_part))
+        cut = 0
+        for i in sorted(range(len(unit)), key=lambda j: -len(unit[j].text)):
+            over = sum(map(self.counter.count, unit)) - budget
+            if over <= 0:
+                break
+            text = unit[i].text
+            lo, hi = 0, len(text) // 2  # the most characters kept at each end that still fits
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                trial = unit[i].with_content(keep_head_and_tail(text, mid, self.language))
+                if self.counter.count(trial) - self.counter.count(unit[i]) <= -over:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            shorter = keep_head_and_tail(text, lo, self.language)
+            cut += len(text) - len(shorter)
+            unit[i] = unit[i].with_content(shorter)
+        return [*system_part, *unit], cut
+
     def _fallback(
-        self, reason: str | None, error: str | None, action: str, messages_in: int, messages_out: int
+        self,
+        reason: str | None,
+        error: str | None,
+        action: str,
+        messages_in: int,
+        messages_out: int,
+        **extra: object,
     ) -> None:
         emit(
             FALLBACK,
@@ -148,6 +188,7 @@ class SummarizationHook(Component):
             action=action,
             messages_in=messages_in,
             messages_out=messages_out,
+            **extra,
         )
 
     def __repr__(self) -> str:

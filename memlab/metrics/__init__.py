@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from memlab.metrics.agent import agent_metrics, channel_recall, tool_outcomes
 from memlab.metrics.events import event_metrics
 from memlab.metrics.latency import LATENCY_STAGES, latency_metrics, latency_samples, reference_latency_us
 from memlab.metrics.longterm import longterm_metrics, ndcg_at_k, recall_at_k
@@ -58,6 +59,7 @@ def compute_metrics(
     metrics.update(_longterm_metrics([r for r in records if isinstance(r, ProbeRecord)]))
     metrics.update(summary_metrics(events))
     metrics.update(event_metrics(events))
+    metrics.update(agent_metrics(records))
     return metrics
 
 
@@ -80,9 +82,11 @@ __all__ = [
     "DEFAULT_PRICING_MODEL",
     "LATENCY_STAGES",
     "ModelPrice",
+    "agent_metrics",
     "all_events",
     "aux_token_metrics",
     "budget_violations",
+    "channel_recall",
     "compute_latency",
     "compute_metrics",
     "content_words",
@@ -101,4 +105,5 @@ __all__ = [
     "retention_metrics",
     "summary_metrics",
     "token_metrics",
+    "tool_outcomes",
 ]

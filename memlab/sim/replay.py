@@ -1,8 +1,9 @@
 """Teacher-forced replay: each dialogue message by message through a fresh `Runtime`.
 
-At every assistant turn the simulator builds the request (system prompt plus history)
-through the runtime's pipeline and records it, then appends the recorded reply from the
-data, so runs are deterministic and cost nothing. A virtual clock follows the data's
+At every assistant turn the simulator runs the runtime's ReAct iteration (retrieval, the
+request through the pipeline, any tool rounds the tool policy chooses, each model call
+recorded), then appends the recorded reply from the data (teacher forcing) and ends the
+iteration (extraction), so runs are deterministic and cost nothing. A virtual clock follows the data's
 timestamps, so months of decay simulate in milliseconds.
 """
 
@@ -15,6 +16,7 @@ from datetime import datetime, timedelta
 from memlab.dialogues.model import Dialogue, Probe
 from memlab.messages import Message
 from memlab.runtime.agent import Runtime
+from memlab.runtime.react import ModelCall, execute_react_iteration, finish_iteration
 from memlab.sim.records import CallRecord, LifecycleRecord, ProbeRecord, Record
 from memlab.trace import recording
 
@@ -53,16 +55,19 @@ def replay_dialogue(dialogue: Dialogue, runtime: Runtime, options: ReplayOptions
         yield LifecycleRecord("session.start", dialogue.id, session.id, rt.now, tuple(events))
         for message in session.messages:
             rt.now = _advance(rt.now, message.timestamp)
-            if message.role in options.call_roles:
-                yield _call(rt, message, full_tokens, last_user)
+            iteration = message.role in options.call_roles
+            if iteration:
+                for call in execute_react_iteration(rt, last_user, message.id):
+                    yield _call(rt, message, call, full_tokens)
+                    full_tokens += sum(rt.counter.count(m) for m in call.appended)
             with recording() as events:  # a compressing history reports MEMORY_COMPRESS from its append
-                rt.history.append(message)
+                rt.append(message)
                 full_tokens += rt.counter.count(message)
                 if message.role == "user":
                     last_user = message.text
-                rt.turn += 1
-                for c in rt.components:
-                    c.on_message(rt, message)
+                    rt.evidence = (message.id,) if message.id else ()
+                if iteration:
+                    finish_iteration(rt, message)
             if events:
                 yield LifecycleRecord("message", dialogue.id, session.id, rt.now, tuple(events))
         with recording() as events:
@@ -77,22 +82,20 @@ def replay_dialogue(dialogue: Dialogue, runtime: Runtime, options: ReplayOptions
         yield _probe(rt, dialogue, probe, options)
 
 
-def _call(rt: Runtime, message: Message, full_tokens: int, query: str | None) -> CallRecord:
-    with recording() as events:
-        messages_in = len(rt.history)
-        request = rt.build_request(query=query)
-        prompt_tokens = rt.counter.count_request(request)
+def _call(rt: Runtime, message: Message, call: ModelCall, full_tokens: int) -> CallRecord:
     return CallRecord(
         dialogue_id=rt.dialogue_id,
         session_id=rt.session_id,
-        turn=rt.turn,
+        turn=rt.turn - len(call.appended),
         message_id=message.id,
         time=rt.now,
-        messages_in=messages_in,
-        messages_kept=len(request),
-        prompt_tokens=prompt_tokens,
-        full_tokens=full_tokens,
-        events=tuple(events),
+        messages_in=call.messages_in,
+        messages_kept=len(call.request),
+        prompt_tokens=call.prompt_tokens,
+        full_tokens=full_tokens + call.tool_tokens,
+        events=call.events,
+        tool_tokens=call.tool_tokens,
+        tool_calls=tuple(c.name for c in call.tool_calls),
     )
 
 
