@@ -78,7 +78,7 @@ def test_tools_on_and_off_differ_and_the_calls_are_measured(make_config, tmp_pat
 
 
 def test_the_history_holds_real_tool_messages_and_saves_cite_the_user_turn(make_config) -> None:
-    records, runtimes, _ = replay(make_config(*SMALL, *TOOLS_ON))
+    _records, runtimes, _ = replay(make_config(*SMALL, *TOOLS_ON))
     (rt,) = runtimes
     history = rt.history.messages()
     asks = [m for m in history if m.role == "assistant" and m.tool_calls]
@@ -161,7 +161,7 @@ def test_the_security_context_wins_over_forged_arguments(make_config) -> None:
             return (ToolCall(f"f{ctx.turn}", "memory_save", json.dumps(args)),)
 
     cfg = make_config(*SMALL, *TOOLS_ON, "longterm.auto_extract=false")
-    records, runtimes, _ = replay(cfg)
+    _records, runtimes, _ = replay(cfg)
     component = next(c for c in runtimes[0].components if isinstance(c, LongTermMemoryComponent))
     rt = Runtime(runtimes[0].history, runtimes[0].counter, SecurityContext("victim", "default"), [component],
                  policy=Forger())  # fmt: skip
@@ -186,7 +186,7 @@ def test_retrieval_at_session_start_or_every_iteration_is_counted(make_config, m
     from memlab.metrics import compute_metrics
 
     cfg = make_config(*SMALL, "longterm=chat", "longterm.memory_tools=false", f"longterm.retrieve={mode}")
-    records, runtimes, probe = replay(cfg)
+    records, _runtimes, probe = replay(cfg)
     metrics = compute_metrics(records)
     calls = [r for r in records if isinstance(r, CallRecord)]
     dialogue = load_dialogues(cfg)[0]
