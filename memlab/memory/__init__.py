@@ -9,6 +9,7 @@ from memlab.memory.agent import (
 )
 from memlab.memory.chat import ChatMemory, InMemoryChatMemory, StoreChatMemory, chat_history
 from memlab.memory.cleanup import CleanupResult, MemoryCleanupService
+from memlab.memory.composed import ChainCompressor, ToolRoundsCompressor
 from memlab.memory.compressors import (
     HybridMemoryCompressor,
     TaskSegmentedCompressor,
@@ -41,6 +42,7 @@ __all__ = [
     "AgentMemory",
     "AgentMemoryHistory",
     "AgentSession",
+    "ChainCompressor",
     "ChatMemory",
     "CleanupResult",
     "DeleteStrategy",
@@ -58,6 +60,7 @@ __all__ = [
     "SummarizeStrategy",
     "TaskMemory",
     "TaskSegmentedCompressor",
+    "ToolRoundsCompressor",
     "TrimStrategy",
     "WindowedMemoryCompressor",
     "agent_history",

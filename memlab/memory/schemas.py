@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from memlab.memory.composed import DEFAULT_KEEP_ROUNDS
 from memlab.memory.compressors import DEFAULT_MAX_ITEMS
 from memlab.memory.strategies import (
     DEFAULT_KEEP_FIRST,
@@ -131,6 +132,24 @@ class TaskSegmentedConfig:
 
 
 @dataclass
+class ToolRoundsConfig:
+    _target_: str = "memlab.memory.ToolRoundsCompressor"
+    keep_rounds: int = DEFAULT_KEEP_ROUNDS
+    llm: Any = "${llm}"
+    language: str = "auto"
+    max_tokens: int | None = None
+
+
+@dataclass
+class ChainConfig:
+    """Compressors applied in order on every write (each a node with its own `_target_`)."""
+
+    _target_: str = "memlab.memory.ChainCompressor"
+    _convert_: str = "all"  # plain lists, so a dataclass compressor is not turned back into a config node
+    stages: list[Any] = field(default_factory=list)
+
+
+@dataclass
 class AgentHistoryConfig:
     """An AgentMemory per dialogue in the configured store, compressed after every write."""
 
@@ -155,6 +174,16 @@ class TaskSegmentedHistoryConfig(AgentHistoryConfig):
     compressor: TaskSegmentedConfig = field(default_factory=TaskSegmentedConfig)
 
 
+@dataclass
+class ToolRoundsHistoryConfig(AgentHistoryConfig):
+    compressor: ToolRoundsConfig = field(default_factory=ToolRoundsConfig)
+
+
+@dataclass
+class ChainHistoryConfig(AgentHistoryConfig):
+    compressor: ChainConfig = field(default_factory=ChainConfig)
+
+
 SCHEMAS = {
     ("memory", "trim"): TrimCleanupConfig,
     ("memory", "summarize"): SummarizeCleanupConfig,
@@ -164,4 +193,6 @@ SCHEMAS = {
     ("agent_memory", "windowed"): WindowedHistoryConfig,
     ("agent_memory", "hybrid"): HybridHistoryConfig,
     ("agent_memory", "per_task"): TaskSegmentedHistoryConfig,
+    ("agent_memory", "tool_rounds"): ToolRoundsHistoryConfig,
+    ("agent_memory", "chain"): ChainHistoryConfig,
 }

@@ -63,7 +63,9 @@ def test_summarization_hook_without_a_model(make_config, tmp_path: Path) -> None
     for call in truncated:
         (fallback,) = of(call, FALLBACK)
         assert (fallback["reason"], fallback["action"]) == ("no_model", "hard_truncation")
-        assert call.messages_kept == fallback["messages_out"] < fallback["messages_in"]
+        assert call.messages_kept == fallback["messages_out"] <= fallback["messages_in"]
+        # nothing dropped means the newest turn alone was over the trigger: it is kept, cut to fit
+        assert fallback["messages_out"] < fallback["messages_in"] or fallback["newest_cut_chars"] > 0
 
 
 def test_summarize_without_a_model(make_config, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -111,6 +111,8 @@ def test_the_history_holds_real_tool_messages_and_saves_cite_the_user_turn(make_
         ("agent_memory=windowed", "agent_memory.compressor.max_items=5"),
         ("agent_memory=hybrid", "agent_memory.compressor.max_items=5"),
         ("agent_memory=per_task",),
+        ("agent_memory=chain",),
+        ("agent_memory=tool_rounds", "agent_memory.compressor.keep_rounds=1"),
         (
             "+hooks@hooks.summarization=summarization",
             "hooks.summarization.trigger_tokens=300",
