@@ -10,7 +10,7 @@ import os
 import random
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,9 @@ from memlab.metrics.answers import ANSWER_METRICS, answer_rows
 from memlab.report import RunData, questions_table, run_files
 from memlab.rundir import data_hash, git_revision, publish, versions
 from memlab.runtime import Component, History, Runtime, SecurityContext
-from memlab.sim import ProbeRecord, Record, ReplayOptions, simulate
+from memlab.sim import CallRecord, Cursor, ProbeRecord, Record, ReplayOptions, simulate
+from memlab.sim.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
+from memlab.stores import InMemoryStore, SessionStore
 from memlab.tokens import get_counter
 
 # Groups whose entry is a runtime `Component` (the plain Component is "none").
@@ -40,6 +42,7 @@ class RunResult:
     run_dir: Path
     metrics: dict[str, Any]
     records: list[Record]
+    stopped: bool = False  # stopped at `sim.stop_after_session`: a checkpoint was saved, no run directory
 
 
 def instantiate(node: Any, **kwargs: Any) -> Any:
@@ -128,9 +131,24 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
     policy = instantiate(cfg.policy) if cfg.get("policy") is not None else None
     options = ReplayOptions(call_roles=tuple(cfg.sim.call_roles), probe_context=cfg.sim.probe_context)
 
+    store: SessionStore = instantiate(cfg.store) if cfg.sim.resume or cfg.sim.stop_after_session else InMemoryStore()
+    if (cfg.sim.resume or cfg.sim.stop_after_session) and isinstance(store, InMemoryStore):
+        raise MemlabError(
+            "sim.stop_after_session / sim.resume need a store that outlives the process (store=sqlite, ...)"
+        )
+    cursor = Cursor()
+    records: list[Record] = []
+    if cfg.sim.resume:
+        checkpoint = load_checkpoint(store, cfg.name)
+        records, cursor = list(checkpoint.records), replace(checkpoint.cursor, stopped=False)
+        for component, state in zip(components, checkpoint.states, strict=True):
+            component.restore(state)
+    resumed = dialogues[cursor.dialogue].id if cursor.resuming else None
+
     def make_runtime(d: Dialogue) -> Runtime:
+        history = history_factory(d.id, fresh=False) if d.id == resumed else history_factory(d.id)  # type: ignore[call-arg]
         return Runtime(
-            history=history_factory(d.id),
+            history=history,
             counter=counter,
             security=SecurityContext(user_id=d.user_id, agent_id=cfg.agent_id),
             components=components,
@@ -139,7 +157,11 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
             max_tool_rounds=cfg.sim.max_tool_rounds,
         )
 
-    records = list(simulate(_progress(dialogues, cfg.sim.progress, f"replay {cfg.name}"), make_runtime, options))
+    progress = _progress(dialogues, cfg.sim.progress, f"replay {cfg.name}")
+    records += simulate(progress, make_runtime, options, cursor, cfg.sim.stop_after_session)
+    if cursor.stopped:  # a checkpoint, not a finished run: nothing is published
+        save_checkpoint(store, cfg.name, Checkpoint(tuple(records), cursor, tuple(c.checkpoint() for c in components)))
+        return RunResult(Path(run_dir), {"calls": sum(isinstance(r, CallRecord) for r in records)}, records, True)
     manifest = {
         "name": cfg.name,
         "seed": cfg.seed,

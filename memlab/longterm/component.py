@@ -202,6 +202,15 @@ class LongTermMemoryComponent(Component):
             RESULT_INJECTED_TOKENS: self.counter.count_text(self._stage.block) if self._stage.block else 0,
         }
 
+    def checkpoint(self) -> dict[str, Any]:
+        if self.worker is not None:
+            self.worker.drain()
+        return {"pending": list(self._pending), "block": self._stage.block, "service": self.service.checkpoint_state()}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self._pending, self._stage.block = list(state["pending"]), state["block"]
+        self.service.restore_state(state["service"])
+
     def _flush(self, runtime: Runtime) -> None:
         if not self._pending:
             return

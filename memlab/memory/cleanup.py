@@ -109,6 +109,12 @@ class MemoryCleanupService(Component):
         self._last = runtime.now
         self._pending_calls = set()
 
+    def checkpoint(self) -> dict[str, Any]:
+        return {"turns": self._turns, "last": self._last, "pending_calls": sorted(self._pending_calls)}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self._turns, self._last, self._pending_calls = state["turns"], state["last"], set(state["pending_calls"])
+
     def on_message(self, runtime: Runtime, message: Message) -> None:
         self._turns += 1
         if self._last is None:

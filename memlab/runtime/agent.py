@@ -110,6 +110,13 @@ class Component:
         """Answer-time measurements for one probe question (e.g. long-term retrieval)."""
         return {}
 
+    def checkpoint(self) -> dict[str, Any]:
+        """The in-process state a replay stopped at a session boundary must carry to another process."""
+        return {}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Take back what `checkpoint` returned (in a new process, before the replay resumes)."""
+
 
 @dataclass
 class Runtime:

@@ -38,15 +38,56 @@ def _advance(now: datetime | None, stamp: datetime | None) -> datetime | None:
     return None if now is None else now + CLOCK_TICK
 
 
-def replay_dialogue(dialogue: Dialogue, runtime: Runtime, options: ReplayOptions = ReplayOptions()) -> Iterator[Record]:
-    """Replay one dialogue and yield its records in the order things happen."""
+@dataclass
+class Cursor:
+    """Where a replay is, at a session boundary: enough to stop there and go on in another process.
+
+    `dialogue` is the index of the dialogue in progress and `session` how many of its sessions
+    are done; `sessions_done` counts the run's completed sessions. The rest is the replay's own
+    state (the full-history token count, the last user message) and the runtime's clock and turn.
+    """
+
+    dialogue: int = 0
+    session: int = 0
+    sessions_done: int = 0
+    full_tokens: int = 0
+    last_user: str | None = None
+    now: datetime | None = None
+    turn: int = 0
+    evidence: tuple[str, ...] = ()
+    stopped: bool = False
+
+    @property
+    def resuming(self) -> bool:
+        """Whether the dialogue at `dialogue` is part done (its history and components carry on)."""
+        return self.session > 0
+
+
+def replay_dialogue(
+    dialogue: Dialogue,
+    runtime: Runtime,
+    options: ReplayOptions = ReplayOptions(),
+    cursor: Cursor | None = None,
+    stop_after_session: int | None = None,
+) -> Iterator[Record]:
+    """Replay one dialogue and yield its records in the order things happen.
+
+    With a `cursor` part way through this dialogue, carry on from its next session (the runtime's
+    history and the components' state must be where the cursor left them). With
+    `stop_after_session`, stop once the run has completed that many sessions (`cursor.stopped`).
+    """
     rt = runtime
     rt.dialogue_id = dialogue.id
-    for c in rt.components:
-        c.on_dialogue_start(rt, dialogue)
-    full_tokens = rt.counter.count_request(rt.base_messages())
-    last_user: str | None = None
-    for session in dialogue.sessions:
+    cur = cursor if cursor is not None else Cursor()
+    if cur.resuming:
+        rt.now, rt.turn, rt.evidence = cur.now, cur.turn, cur.evidence
+        full_tokens, last_user = cur.full_tokens, cur.last_user
+    else:
+        for c in rt.components:
+            c.on_dialogue_start(rt, dialogue)
+        full_tokens = rt.counter.count_request(rt.base_messages())
+        last_user = None
+    for session in dialogue.sessions[cur.session :]:
         rt.session_id = session.id
         rt.now = _advance(rt.now, session.started_at)
         with recording() as events:
@@ -74,6 +115,13 @@ def replay_dialogue(dialogue: Dialogue, runtime: Runtime, options: ReplayOptions
             for c in rt.components:
                 c.on_session_end(rt, session)
         yield LifecycleRecord("session.end", dialogue.id, session.id, rt.now, tuple(events))
+        cur.session += 1
+        cur.sessions_done += 1
+        if cur.sessions_done == stop_after_session:
+            cur.full_tokens, cur.last_user = full_tokens, last_user
+            cur.now, cur.turn, cur.evidence = rt.now, rt.turn, rt.evidence
+            cur.stopped = True
+            return
     with recording() as events:
         for c in rt.components:
             c.on_dialogue_end(rt, dialogue)
@@ -123,7 +171,20 @@ def simulate(
     dialogues: Iterable[Dialogue],
     make_runtime: Callable[[Dialogue], Runtime],
     options: ReplayOptions = ReplayOptions(),
+    cursor: Cursor | None = None,
+    stop_after_session: int | None = None,
 ) -> Iterator[Record]:
-    """Replay every dialogue, each through its own runtime (sessions never share state)."""
-    for dialogue in dialogues:
-        yield from replay_dialogue(dialogue, make_runtime(dialogue), options)
+    """Replay every dialogue, each through its own runtime (sessions never share state).
+
+    With a `cursor`, dialogues before `cursor.dialogue` are skipped (a resumed run has their
+    records) and that one carries on from its next session; the cursor follows the replay, so
+    after a stop (`stop_after_session`) it says where to resume.
+    """
+    cur = cursor if cursor is not None else Cursor()
+    for index, dialogue in enumerate(dialogues):
+        if index < cur.dialogue:
+            continue
+        yield from replay_dialogue(dialogue, make_runtime(dialogue), options, cur, stop_after_session)
+        if cur.stopped:
+            return
+        cur.dialogue, cur.session = index + 1, 0
