@@ -83,10 +83,8 @@ def test_a_fork_is_an_independent_history_in_the_store(backend: str, tmp_path: P
         # another process opens the same database: each session resumes with its own items only
         other = Agent.on_store(db.open())
         resumed_main, resumed_fork = other.resume("main"), other.resume("try-peg")
-        assert [getattr(i, "content", None) for i in resumed_main.memory.get_items()][
-            -1
-        ] == "fix the three failures first"
-        assert [getattr(i, "content", None) for i in resumed_fork.memory.get_items()][-1] == "try a PEG grammar instead"
+        last = [getattr(s.memory.get_items()[-1], "content", None) for s in (resumed_main, resumed_fork)]
+        assert last == ["fix the three failures first", "try a PEG grammar instead"]
         assert resumed_main.item_count() == resumed_fork.item_count() == 4
         compacted = fork.compact()  # the coding agent's compact: finished sub-tasks become summary lines
         assert len(compacted.items) == 1 and compacted.summary is not None
