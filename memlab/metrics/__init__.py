@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from memlab.metrics import registry
 from memlab.metrics.agent import agent_metrics, channel_recall, tool_outcomes
 from memlab.metrics.events import event_metrics
 from memlab.metrics.latency import LATENCY_STAGES, latency_metrics, latency_samples, reference_latency_us
@@ -102,6 +103,7 @@ __all__ = [
     "probe_rows",
     "recall_at_k",
     "reference_latency_us",
+    "registry",
     "retention_metrics",
     "summary_metrics",
     "token_metrics",
