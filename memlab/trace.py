@@ -32,6 +32,7 @@ LONGTERM_RETRIEVE = "longterm.retrieve"
 LONGTERM_SKIP = "longterm.skip"
 LONGTERM_TOOL = "longterm.tool"
 LONGTERM_INJECT = "longterm.inject"
+SESSION_FORK = "session.fork"
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from memlab.memory.compressors import (
 from memlab.memory.history import AgentMemoryHistory, agent_history
 from memlab.memory.pairing import item_units, message_units, orphans
 from memlab.memory.schemas import SCHEMAS
-from memlab.memory.session import Agent, AgentSession
+from memlab.memory.session import Agent, AgentSession, SessionEndOps
 from memlab.memory.strategies import (
     DeleteStrategy,
     FilterStrategy,
@@ -55,6 +55,7 @@ __all__ = [
     "MemoryCompressor",
     "MemorySnapshot",
     "MemoryStrategy",
+    "SessionEndOps",
     "StoreAgentMemory",
     "StoreChatMemory",
     "SummarizeStrategy",

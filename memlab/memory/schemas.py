@@ -184,6 +184,15 @@ class ChainHistoryConfig(AgentHistoryConfig):
     compressor: ChainConfig = field(default_factory=ChainConfig)
 
 
+@dataclass
+class SessionEndOpsConfig:
+    """`+hooks@hooks.sessions=sessions`: fork and/or compact the history at every session end."""
+
+    _target_: str = "memlab.memory.SessionEndOps"
+    fork: bool = True
+    compactor: Any = None  # e.g. {_target_: memlab.memory.WindowedMemoryCompressor, max_items: 6}
+
+
 SCHEMAS = {
     ("memory", "trim"): TrimCleanupConfig,
     ("memory", "summarize"): SummarizeCleanupConfig,
@@ -195,4 +204,5 @@ SCHEMAS = {
     ("agent_memory", "per_task"): TaskSegmentedHistoryConfig,
     ("agent_memory", "tool_rounds"): ToolRoundsHistoryConfig,
     ("agent_memory", "chain"): ChainHistoryConfig,
+    ("hooks", "sessions"): SessionEndOpsConfig,
 }

@@ -11,6 +11,8 @@ retrieved nothing, so the metrics of runs without long-term memory keep their ex
 - ``longterm.retrievals``: auto-load retrievals during the conversation (retrieval events outside
   probes, less the tool searches), ``longterm.injected_tokens.per_call``: the injected block's
   tokens averaged over every call (0 for a call without one);
+- ``session.forks`` / ``session.fork_entries``: histories forked at session ends (``hooks.sessions``)
+  and the entries the branches hold;
 - ``longterm.recall@10.<channel>``: recall@10 of the memories saved by one channel only
   (``auto_extract`` or ``agent_tool``), ranked as retrieved, over the same questions as
   ``longterm.recall@10``.
@@ -29,7 +31,7 @@ import numpy as np
 
 from memlab.metrics.longterm import EVIDENCE_KEY, EXCLUDED_CATEGORIES, recall_at_k
 from memlab.sim.records import CallRecord, ProbeRecord, Record
-from memlab.trace import LONGTERM_INJECT, LONGTERM_RETRIEVE, LONGTERM_TOOL, Event
+from memlab.trace import LONGTERM_INJECT, LONGTERM_RETRIEVE, LONGTERM_TOOL, SESSION_FORK, Event
 
 SOURCES_KEY = "longterm.retrieved_sources"
 CHANNELS = ("auto_extract", "agent_tool")
@@ -76,6 +78,10 @@ def agent_metrics(records: Sequence[Record]) -> dict[str, Any]:
         out["tokens.tools.per_call"] = float(np.mean(tool_tokens)) if tool_tokens else 0.0
         out["tokens.tools.total"] = int(sum(tool_tokens))
         out.update(channel_recall(r for r in records if isinstance(r, ProbeRecord)))
+    forks = [e for e in conversation if e.kind == SESSION_FORK]
+    if forks:
+        out["session.forks"] = len(forks)
+        out["session.fork_entries"] = sum(int(e.data["entries"]) for e in forks)
     retrievals = sum(1 for e in conversation if e.kind == LONGTERM_RETRIEVE) - tools["longterm.tool.searches"]
     if retrievals > 0:
         out["longterm.retrievals"] = retrievals

@@ -113,6 +113,8 @@ METRICS: tuple[Metric, ...] = (
     Metric("budget.violations", COUNT, LOWER, S_TOKENS, "calls whose prompt exceeds the context window", "over window"),
     Metric("tokens.tools.per_call", TOKENS, LOWER, S_TOKENS, "tokens the offered tool schemas add to each request (in tokens.prompt.*)"),
     Metric("tokens.tools.total", TOKENS, LOWER, S_TOKENS, "tool-schema tokens summed over all calls"),
+    Metric("session.forks", COUNT, NONE, S_CALLS, "histories forked at session ends (hooks.sessions.fork)"),
+    Metric("session.fork_entries", COUNT, NONE, S_CALLS, "entries the forked branches hold, summed"),
     Metric("tool.calls", COUNT, NONE, S_CALLS, "tool calls the model (or the tool policy) made"),
     Metric("cost.usd", USD, LOWER, S_TOKENS, "prompts and auxiliary calls priced at pricing.model", "cost"),
     # --- what the context keeps

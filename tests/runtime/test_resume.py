@@ -89,3 +89,32 @@ def test_a_fork_is_an_independent_history_in_the_store(backend: str, tmp_path: P
         compacted = fork.compact()  # the coding agent's compact: finished sub-tasks become summary lines
         assert len(compacted.items) == 1 and compacted.summary is not None
         assert other.resume("main").item_count() == 4  # compacting the fork leaves the original alone
+
+
+def test_fork_and_compact_at_session_ends_from_config(make_config, tmp_path: Path) -> None:
+    from memlab.experiment import run_experiment
+    from memlab.stores import SqlStore
+    from memlab.trace import MEMORY_COMPRESS
+
+    db = tmp_path / "sessions.sqlite"
+    cfg = make_config(
+        "dataset=synthetic", "dataset.dialogues=1", "dataset.sessions=3", "dataset.turns_per_session=6",
+        "agent_memory=hybrid", "agent_memory.compressor.max_items=12", "store=sqlite", f"store.path={db}",
+        "+hooks@hooks.sessions=sessions",
+        "+hooks.sessions.compactor={_target_: memlab.memory.WindowedMemoryCompressor, max_items: 4}",
+    )  # fmt: skip
+    run = run_experiment(cfg, tmp_path / "run")
+    store = SqlStore(path=str(db))
+    branches = sorted(s for s in store.sessions() if "@" in s)
+    assert len(branches) == run.metrics["session.forks"] == 3
+    assert run.metrics["session.fork_entries"] == sum(store.count(b) for b in branches)
+    # each branch froze the history at its session end; compaction then cut the live one to 4 items
+    counts = [store.count(b) for b in branches]
+    assert all(c > 4 for c in counts) and store.count(branches[0].split("@")[0]) <= 4 + 2
+    compactions = [
+        e
+        for r in run.records
+        for e in r.events
+        if e.kind == MEMORY_COMPRESS and e.data["compressor"] == "WindowedMemoryCompressor"
+    ]
+    assert len(compactions) == 3 and all(e.data["after_items"] <= e.data["before_items"] for e in compactions)
