@@ -5,6 +5,7 @@ from typing import Any
 
 from memlab.config import NoneConfig
 from memlab.runtime.agent import (
+    DEFAULT_MAX_TOOL_ROUNDS,
     ORDER_CONTEXT_EDITING,
     ORDER_LONGTERM_INJECT,
     ORDER_SUMMARIZATION_HOOK,
@@ -16,7 +17,6 @@ from memlab.runtime.agent import (
     SecurityContext,
 )
 from memlab.runtime.react import (
-    DEFAULT_MAX_TOOL_ROUNDS,
     ModelCall,
     ModelToolPolicy,
     ToolPolicy,

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 ORDER_LONGTERM_INJECT = 20
 ORDER_CONTEXT_EDITING = 30
 ORDER_SUMMARIZATION_HOOK = 50
+# Tool rounds a ReAct iteration may run before the reply, at most (a model that keeps calling tools is cut off).
+DEFAULT_MAX_TOOL_ROUNDS = 3
 
 
 @dataclass(frozen=True)
@@ -132,7 +134,7 @@ class Runtime:
     now: datetime | None = None
     turn: int = 0
     policy: ToolPolicy | None = None  # who decides tool calls (None: no tool is ever called)
-    max_tool_rounds: int = 3
+    max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS
     evidence: tuple[str, ...] = ()
     _stages: list[RequestStage] = field(init=False, repr=False)
 

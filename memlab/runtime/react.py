@@ -28,9 +28,6 @@ from memlab.runtime.agent import CallContext, Runtime
 from memlab.tokens import TokenCounter
 from memlab.trace import Event, recording
 
-# Tool rounds before the reply, at most (a model that keeps calling tools is cut off here).
-DEFAULT_MAX_TOOL_ROUNDS = 3
-
 
 @runtime_checkable
 class ToolPolicy(Protocol):
