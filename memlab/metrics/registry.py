@@ -113,9 +113,6 @@ METRICS: tuple[Metric, ...] = (
     Metric("budget.violations", COUNT, LOWER, S_TOKENS, "calls whose prompt exceeds the context window", "over window"),
     Metric("tokens.tools.per_call", TOKENS, LOWER, S_TOKENS, "tokens the offered tool schemas add to each request (in tokens.prompt.*)"),
     Metric("tokens.tools.total", TOKENS, LOWER, S_TOKENS, "tool-schema tokens summed over all calls"),
-    Metric("session.forks", COUNT, NONE, S_CALLS, "histories forked at session ends (hooks.sessions.fork)"),
-    Metric("session.fork_entries", COUNT, NONE, S_CALLS, "entries the forked branches hold, summed"),
-    Metric("tool.calls", COUNT, NONE, S_CALLS, "tool calls the model (or the tool policy) made"),
     Metric("cost.usd", USD, LOWER, S_TOKENS, "prompts and auxiliary calls priced at pricing.model", "cost"),
     # --- what the context keeps
     Metric("context.evidence_retention", SHARE, HIGHER, S_CONTEXT, "share of a probe's evidence ids sent verbatim", "evidence kept"),
@@ -152,6 +149,9 @@ METRICS: tuple[Metric, ...] = (
     Metric("memory.items.before", COUNT, NONE, S_CALLS, "items held before every compression or cleanup, summed"),
     Metric("memory.items.after", COUNT, NONE, S_CALLS, "items held after every compression or cleanup, summed"),
     Metric("memory.archived", COUNT, NONE, S_CALLS, "items archived (kept, no longer served)"),
+    Metric("session.forks", COUNT, NONE, S_CALLS, "histories forked at session ends (hooks.sessions.fork)"),
+    Metric("session.fork_entries", COUNT, NONE, S_CALLS, "entries the forked branches hold, summed"),
+    Metric("tool.calls", COUNT, NONE, S_CALLS, "tool calls the model (or the tool policy) made"),
     # --- answers (eval.answers=true)
     Metric("answer.questions", COUNT, NONE, S_ANSWERS, f"questions answered and scored ({_ANSWERS})"),
     Metric("answer.failures", COUNT, LOWER, S_ANSWERS, f"answer or judge calls that failed ({_ANSWERS})"),
