@@ -13,11 +13,11 @@ longer than the original. Beyond the document:
 - hard truncation is SLIDING_WINDOW at `trigger_tokens` (system messages kept), so it drops
   whole messages and tool-call units rather than cutting text; when the newest message (its
   unit) alone exceeds the budget it is kept anyway, its text cut around an omission marker to
-  fit, and the FALLBACK event counts the characters cut (`newest_cut_chars`);
+  fit, and the CONTEXT_APPLY event counts the characters cut (`newest_cut_chars`);
 - the transcript sent for the summary is cut to MAX_CONVERSATION_CHARS, as in SUMMARIZE (an
   80,000-token request would otherwise overflow the summary call itself);
-- a rejected summary (empty, or not shorter in tokens) takes fallback (2) and is counted as a
-  SUMMARY event with ``accepted=False``.
+- a rejected summary (empty, or not shorter in tokens) takes fallback (2); every summary and
+  fallback is reported by `memlab.context.summary.write_summary` (layer ``context``).
 """
 
 from __future__ import annotations
@@ -29,17 +29,18 @@ from memlab.context.interceptor import request_counter
 from memlab.context.sliding_window import SlidingWindow
 from memlab.context.summary import (
     DEFAULT_SUMMARY_TOKENS,
+    LAYER_CONTEXT,
     MAX_CONVERSATION_CHARS,
-    NO_MODEL,
+    Folded,
     check_summary_settings,
-    fold,
+    write_summary,
 )
 from memlab.context.units import tail_start
 from memlab.llm import ChatModel, prompts
 from memlab.messages import Message
 from memlab.runtime import ORDER_SUMMARIZATION_HOOK, CallContext, Component, RequestStage
 from memlab.tokens import TokenCounter, resolve_counter
-from memlab.trace import CONTEXT_APPLY, FALLBACK, emit, timed
+from memlab.trace import CONTEXT_APPLY, emit, timed
 
 # Design document, SummarizationHook: "token 数超过 80000 时自动触发压缩".
 TRIGGER_TOKENS = 80_000
@@ -50,6 +51,9 @@ OMISSION_MARKER = {"en": "\n[... {n} characters omitted ...]\n", "zh": "\n[…�
 DEFAULT_KEEP_LAST = 1
 
 STAGE = "summarization_hook"
+# The document's fallbacks 1 and 2, as named in FALLBACK events.
+HARD_TRUNCATION = "hard_truncation"
+HEAD_TAIL_CHARS = "head_tail_chars"
 
 
 def keep_head_and_tail(text: str, keep_chars: int = KEEP_CHARS, language: str = "en") -> str:
@@ -97,7 +101,7 @@ class SummarizationHook(Component):
         if sum(map(self.counter.count, messages)) <= self.trigger_tokens:
             return list(messages)
         with timed() as t:
-            out = self.compress(messages)
+            out, cut = self._compress(messages)
         counter = request_counter(ctx)
         emit(
             CONTEXT_APPLY,
@@ -107,40 +111,34 @@ class SummarizationHook(Component):
             messages_out=len(out),
             tokens_in=sum(map(counter.count, messages)),
             tokens_out=sum(map(counter.count, out)),
+            newest_cut_chars=cut,
             latency_us=t["us"],
         )
         return out
 
     def compress(self, messages: Sequence[Message]) -> list[Message]:
         """The urgent compression, whatever the size: summary, or one of the document's fallbacks."""
+        return self._compress(messages)[0]
+
+    def _compress(self, messages: Sequence[Message]) -> tuple[list[Message], int]:
+        """`compress`, and the characters cut from the newest unit (hard truncation only)."""
         ms = list(messages)
         if self.llm is None:
+            self._summarize(ms, HARD_TRUNCATION)  # reports the no-model fallback
             out = SlidingWindow(max_tokens=self.trigger_tokens, counter=self.counter, keep_system=True).apply(ms)
-            cut = 0
             if ms and ms[-1].role != "system" and ms[-1] not in out:  # the newest turn alone is over the trigger
-                out, cut = self._keep_newest_cut(ms, out)
-            self._fallback(NO_MODEL, None, "hard_truncation", len(ms), len(out), newest_cut_chars=cut)
-            return out
-        n, head = len(ms), leading_system(ms)
+                return self._keep_newest_cut(ms, out)
+            return out, 0
+        head = leading_system(ms)
         start = max(head, tail_start(ms, self.keep_last))
         middle = ms[head:start]
         if not middle:
-            return ms
-        folded = fold(
-            middle,
-            llm=self.llm,
-            counter=self.counter,
-            strategy=STAGE,
-            language=self.language,
-            max_conversation_chars=self.max_conversation_chars,
-            summary_tokens=self.summary_tokens,
-        )
-        summary = folded.message
+            return ms, 0
+        summary = self._summarize(middle, HEAD_TAIL_CHARS).message
         if summary is None:
             clipped = keep_head_and_tail(prompts.render_transcript(middle), self.keep_chars, self.language)
             summary = Message(role="system", content=prompts.CONTEXT_SUMMARY_PREFIX[self.language] + clipped)
-            self._fallback(folded.reason, folded.error, "head_tail_chars", n, n - len(middle) + 1)
-        return [*ms[:head], summary, *ms[start:]]
+        return [*ms[:head], summary, *ms[start:]], 0
 
     def _keep_newest_cut(self, ms: list[Message], kept: list[Message]) -> tuple[list[Message], int]:
         """The system messages SLIDING_WINDOW kept plus the newest unit, its longest texts cut to fit.
@@ -171,24 +169,17 @@ class SummarizationHook(Component):
             unit[i] = unit[i].with_content(shorter)
         return [*system_part, *unit], cut
 
-    def _fallback(
-        self,
-        reason: str | None,
-        error: str | None,
-        action: str,
-        messages_in: int,
-        messages_out: int,
-        **extra: object,
-    ) -> None:
-        emit(
-            FALLBACK,
+    def _summarize(self, messages: list[Message], fallback: str) -> Folded:
+        return write_summary(
+            messages,
+            llm=self.llm,
+            counter=self.counter,
+            layer=LAYER_CONTEXT,
             strategy=STAGE,
-            reason=reason,
-            error=error,
-            action=action,
-            messages_in=messages_in,
-            messages_out=messages_out,
-            **extra,
+            fallback=fallback,
+            language=self.language,
+            max_conversation_chars=self.max_conversation_chars,
+            summary_tokens=self.summary_tokens,
         )
 
     def __repr__(self) -> str:

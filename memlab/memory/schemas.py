@@ -35,6 +35,7 @@ class SummarizeConfig:
     language: str = "auto"  # auto | en | zh
     max_conversation_chars: int = MAX_CONVERSATION_CHARS
     max_tokens: int | None = None
+    counter: str = "${tokenizer}"
 
 
 @dataclass
@@ -119,6 +120,7 @@ class HybridConfig:
     llm: Any = "${llm}"
     language: str = "auto"
     max_tokens: int | None = None
+    counter: str = "${tokenizer}"
 
 
 @dataclass
@@ -129,6 +131,7 @@ class TaskSegmentedConfig:
     llm: Any = "${llm}"
     language: str = "auto"
     max_tokens: int | None = None
+    counter: str = "${tokenizer}"
 
 
 @dataclass
