@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 export HF_HUB_OFFLINE := 1
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: demo test lint bench install dev clean
+.PHONY: demo test lint bench profile install dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,9 @@ test: lint
 
 bench: dev
 	$(BIN)/pytest tests/benchmarks --benchmark-enable --benchmark-only --benchmark-json=reports/benchmarks.json
+
+profile: dev
+	$(BIN)/python experiments/profile_replay.py
 
 clean:
 	rm -rf $(VENV) reports/runs reports/sweeps .pytest_cache .mypy_cache .ruff_cache

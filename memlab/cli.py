@@ -13,6 +13,7 @@ import math
 import sys
 import traceback
 from pathlib import Path
+from typing import Any
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -190,6 +191,26 @@ def _recommend(argv: list[str]) -> int:
 COMMANDS = {"report": _report, "compare": _compare, "recommend": _recommend}
 
 
+def _list_groups_from_one_repository() -> None:
+    """Make Hydra's help list config groups from one copy of the config repository, not one copy per group.
+
+    Hydra deep-copies every stored config for each of the ~170 groups it lists (tens of seconds);
+    the listing only reads the repository, so one copy per (config, overrides) gives the same text.
+    """
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl
+
+    create = ConfigLoaderImpl._parse_overrides_and_create_caching_repo
+    made: dict[tuple[int, str | None, tuple[str, ...]], Any] = {}
+
+    def once(self: ConfigLoaderImpl, config_name: str | None, overrides: list[str]) -> Any:
+        key = (id(self), config_name, tuple(overrides))
+        if key not in made:
+            made[key] = create(self, config_name, overrides)
+        return made[key]
+
+    ConfigLoaderImpl._parse_overrides_and_create_caching_repo = once  # type: ignore[method-assign]
+
+
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help"):
@@ -198,6 +219,8 @@ def main(argv: list[str] | None = None) -> None:
     command, rest = args[0], args[1:]
     if command == "run":
         config.register()
+        if any(a in ("--help", "-h", "--hydra-help", "--info", "-i") for a in rest):
+            _list_groups_from_one_repository()
         sys.argv = ["memlab run", *rest]
         _run()
         return

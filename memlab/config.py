@@ -40,6 +40,7 @@ class SimConfig:
     )
     resume: bool = False  # carry on from the checkpoint of run `name` in `store`
     progress: bool | None = None  # None: a bar on a terminal, quiet otherwise (CI)
+    workers: int | None = None  # processes replaying dialogues; None: the machine's cores when there are several
 
 
 @dataclass
@@ -55,6 +56,8 @@ class EvalConfig:
 
     answers: bool = False
     judge: bool = True
+    # question categories left out of the overall retention and recall means (each still reported on its own)
+    overall_excludes: list[str] = field(default_factory=lambda: ["adversarial"])
     language: str = "en"
     max_tokens: int = 64
 
@@ -93,6 +96,7 @@ class RunConfig:
     eval: EvalConfig = field(default_factory=EvalConfig)
     objective: ObjectiveConfig = field(default_factory=ObjectiveConfig)
     output_dir: str | None = None  # None: Hydra's run directory
+    strict: bool = False  # a run whose every model call failed ends with an error (exit status 2), not a warning
 
 
 @dataclass

@@ -9,27 +9,41 @@ import math
 import os
 import random
 import sys
+<<<<<<< HEAD
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+=======
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+>>>>>>> main
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from hydra.errors import InstantiationException
+from hydra.utils import get_class
 from hydra.utils import instantiate as hydra_instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from memlab.dialogues.model import Dialogue
 from memlab.errors import MemlabError
+from memlab.llm.extractive import SUMMARY_MEMO
 from memlab.metrics import mean_by_category, probe_rows, registry
-from memlab.metrics.answers import ANSWER_METRICS, answer_rows
+from memlab.metrics.answers import ANSWER_METRICS, answer_rows, answerable
 from memlab.report import RunData, questions_table, run_files
+from memlab.report.health import measurement_warnings
 from memlab.rundir import data_hash, git_revision, publish, versions
 from memlab.runtime import Component, History, Runtime, SecurityContext
+<<<<<<< HEAD
 from memlab.sim import CallRecord, Cursor, ProbeRecord, Record, ReplayOptions, simulate
 from memlab.sim.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from memlab.stores import InMemoryStore, SessionStore
+=======
+from memlab.sim import ProbeRecord, Record, ReplayOptions, Shared, simulate, simulate_parallel
+>>>>>>> main
 from memlab.tokens import get_counter
+
+T = TypeVar("T")
 
 # Groups whose entry is a runtime `Component` (the plain Component is "none").
 COMPONENT_GROUPS = ("context", "memory", "longterm")
@@ -76,13 +90,13 @@ def load_dialogues(cfg: DictConfig) -> list[Dialogue]:
     return list(dialogues)
 
 
-def _progress(items: list[Dialogue], enabled: bool | None, desc: str = "replay") -> Any:
+def _progress(items: Iterable[T], enabled: bool | None, desc: str = "replay", total: int | None = None) -> Iterable[T]:
     show = enabled if enabled is not None else (sys.stderr.isatty() and not os.environ.get("CI"))
     if not show:
         return items
     from tqdm import tqdm
 
-    return tqdm(items, desc=desc, unit="dialogue", leave=False)
+    return tqdm(items, desc=desc, unit="dialogue", leave=False, total=total)
 
 
 def objective_value(metrics: dict[str, Any], objective: DictConfig | dict[str, Any]) -> float:
@@ -112,8 +126,60 @@ def _answer_evaluation(cfg: DictConfig, rows: list[dict[str, Any]], contexts: li
     for row, extra in zip(rows, scored, strict=True):
         row.update(extra)
     metrics = mean_by_category(rows, ANSWER_METRICS)
-    metrics["answer.failures"] = sum(1 for r in rows if r.get("answer") and r.get("generated") is None)
+    asked = [r for r in rows if answerable(r)]
+    metrics["answer.questions"] = len(asked)
+    metrics["answer.failures"] = sum(1 for r in asked if r.get("generated") is None)
     return metrics
+
+
+def runtime_factory(cfg: DictConfig) -> Callable[[Dialogue], Runtime]:
+    """A fresh `Runtime` per dialogue, over components built once from `cfg` (and the run's seed set)."""
+    random.seed(cfg.seed)
+    np.random.seed(cfg.seed)
+    counter = get_counter(cfg.tokenizer)
+    components = build_components(cfg)
+    history_factory: Callable[[str], History] = instantiate(cfg.agent_memory)
+
+    def make_runtime(d: Dialogue) -> Runtime:
+        return Runtime(
+            history=history_factory(d.id),
+            counter=counter,
+            security=SecurityContext(user_id=d.user_id, agent_id=cfg.agent_id),
+            components=components,
+            system_prompt=d.system_prompt if d.system_prompt is not None else cfg.system_prompt,
+        )
+
+    return make_runtime
+
+
+def replay_workers(cfg: DictConfig, dialogues: int) -> int:
+    """`sim.workers`, or the machine's cores when there are several dialogues; never more than dialogues."""
+    workers = cfg.sim.get("workers")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise MemlabError(f"sim.workers={workers!r}; expected an integer >= 1, or null for the machine's cores")
+    target = OmegaConf.select(cfg, "llm._target_")
+    if target and getattr(get_class(target), "run_wide_state", False):  # e.g. llm=faulty's one random sequence
+        if workers not in (None, 1):
+            raise MemlabError(f"sim.workers={workers}: llm={target} keeps state across dialogues; use sim.workers=1")
+        return 1
+    return max(1, min(workers or os.cpu_count() or 1, dialogues))
+
+
+def replay(cfg: DictConfig, dialogues: list[Dialogue]) -> list[Record]:
+    """Every dialogue's records in dialogue order, replayed in `replay_workers` processes."""
+    make_runtime = runtime_factory(cfg)  # built here too, so that a bad config fails before any worker starts
+    options = ReplayOptions(call_roles=tuple(cfg.sim.call_roles), probe_context=cfg.sim.probe_context)
+    workers = replay_workers(cfg, len(dialogues))
+    if workers == 1:
+        return list(simulate(_progress(dialogues, cfg.sim.progress, f"replay {cfg.name}"), make_runtime, options))
+    # Summaries the workers compute come back, so the next job of a sweep in this process reuses them.
+    memo = Shared(SUMMARY_MEMO.take_new, SUMMARY_MEMO.add)
+    per_dialogue = simulate_parallel(dialogues, runtime_factory, cfg, workers, options, memo)
+    return [
+        r
+        for records in _progress(per_dialogue, cfg.sim.progress, f"replay {cfg.name}", len(dialogues))
+        for r in records
+    ]
 
 
 def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[str] = ()) -> RunResult:
@@ -125,6 +191,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
     dialogues = load_dialogues(cfg)
+<<<<<<< HEAD
     counter = get_counter(cfg.tokenizer)
     components = build_components(cfg)
     history_factory: Callable[[str], History] = instantiate(cfg.agent_memory)
@@ -162,6 +229,9 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
     if cursor.stopped:  # a checkpoint, not a finished run: nothing is published
         save_checkpoint(store, cfg.name, Checkpoint(tuple(records), cursor, tuple(c.checkpoint() for c in components)))
         return RunResult(Path(run_dir), {"calls": sum(isinstance(r, CallRecord) for r in records)}, records, True)
+=======
+    records = replay(cfg, dialogues)
+>>>>>>> main
     manifest = {
         "name": cfg.name,
         "seed": cfg.seed,
@@ -178,6 +248,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
         context_window=cfg.context_window,
         manifest=manifest,
         config=OmegaConf.to_container(cfg, resolve=True),  # type: ignore[arg-type]
+        overall_excludes=tuple(cfg.eval.overall_excludes),
     )
     if cfg.eval.answers:
         rows = probe_rows(records)
@@ -187,4 +258,9 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
     # metrics.json consumers read each metric's unit and direction here (memlab.metrics.registry).
     run.manifest["metric_definitions"] = registry.describe(run.all_metrics())
     out = publish(Path(run_dir), {**run_files(run), "config.yaml": OmegaConf.to_yaml(cfg, resolve=True)})
+    warnings = measurement_warnings(run.metrics)
+    for warning in warnings:
+        print(f"memlab: WARNING: this run measured nothing here: {warning} (see {out / 'report.md'})", file=sys.stderr)
+    if warnings and cfg.strict:
+        raise MemlabError(f"strict=true and the run measured nothing: {warnings[0]} ({out})")
     return RunResult(out, run.metrics, records)

@@ -17,6 +17,7 @@ nearly the same (cosine >= `supersede_similarity`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import queue
 import re
@@ -115,6 +116,7 @@ def decayed_score(memory: Memory, now: datetime, policy: TypePolicy) -> float:
     return float(memory.relevance_score * policy.decay_factor**days)
 
 
+@functools.lru_cache(maxsize=1 << 16)  # every save compares against every stored memory
 def _normalized(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.casefold()))
 

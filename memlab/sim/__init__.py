@@ -1,5 +1,6 @@
 """The replay simulator: dialogues in, records out."""
 
+from memlab.sim.parallel import Shared, simulate_parallel
 from memlab.sim.records import CallRecord, LifecycleRecord, ProbeRecord, Record
 from memlab.sim.replay import CLOCK_TICK, Cursor, ReplayOptions, replay_dialogue, simulate
 
@@ -11,6 +12,8 @@ __all__ = [
     "ProbeRecord",
     "Record",
     "ReplayOptions",
+    "Shared",
     "replay_dialogue",
     "simulate",
+    "simulate_parallel",
 ]

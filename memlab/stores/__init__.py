@@ -6,12 +6,26 @@ records for long-term memories. Each is a `store=` entry in `conf/store/`.
 """
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from memlab.stores.base import Entry, SessionState, SessionStore, decode, encode, plan_rewrite
 from memlab.stores.kv import MAX_KEY_LENGTH, KeyValueStore, Record, ns_text
 from memlab.stores.memory import InMemoryStore
 from memlab.stores.redis_store import RedisStore
-from memlab.stores.sql import LATEST_VERSION, MIGRATIONS, SqlStore
+
+if TYPE_CHECKING:
+    from memlab.stores.sql import LATEST_VERSION, MIGRATIONS, SqlStore
+
+_SQL_NAMES = ("LATEST_VERSION", "MIGRATIONS", "SqlStore")
+
+
+def __getattr__(name: str) -> Any:
+    """The SQL names, imported on first use: sqlalchemy takes most of a second to import."""
+    if name in _SQL_NAMES:
+        from memlab.stores import sql
+
+        return getattr(sql, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass
