@@ -18,6 +18,7 @@ STORES = Path(__file__).resolve().parents[1] / "stores" / "conftest.py"
 RUN = (
     "dataset=synthetic", "dataset.dialogues=2", "dataset.sessions=3", "dataset.turns_per_session=6",
     "memory=trim", "memory.every_turns=5", "longterm=chat", "longterm.memory_tools=true", "sim.progress=false",
+    "sim.workers=1",  # a stopped and resumed replay runs in one process: compare it with one
 )  # fmt: skip
 
 
