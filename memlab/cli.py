@@ -64,10 +64,13 @@ def _run(cfg: DictConfig) -> float | None:
         return _worst(hc.sweeper) if math.isnan(value) else value
     try:
         result = run_experiment(cfg, run_dir, overrides=overrides)
-    except MemlabError as e:
+    except (MemlabError, InstantiationException) as e:
         _discard_if_empty(run_dir)
-        print(f"memlab: error: {e}", file=sys.stderr)
+        print(f"memlab: error: {_one_line(_root_cause(e))}", file=sys.stderr)
         sys.exit(2)
+    except BaseException:  # Ctrl-C or a bug: publishing is all or nothing, so only an empty folder can be left
+        _discard_if_empty(run_dir)
+        raise
     finally:
         if hydra_dir != run_dir:  # Hydra made its own run folder, unused when output_dir is set
             _discard_if_empty(hydra_dir)
@@ -85,6 +88,30 @@ def _worst(sweeper: DictConfig) -> float:
     if direction is None:
         return math.nan  # the basic sweeper ignores return values
     return -math.inf if "max" in str(direction).lower() else math.inf
+
+
+def _one_line(error: BaseException) -> str:
+    """A user error's message on one line (an instantiation error names the target that failed)."""
+    text = " ".join(str(error).split())
+    return text if isinstance(error, MemlabError) else f"{type(error).__name__}: {text}"
+
+
+def _sweep_status() -> int:
+    """The exit status of a finished `memlab run -m`: 1 if a job failed or never finished (unless allowed)."""
+    from memlab.report.callback import LAST_SWEEP
+
+    jobs = LAST_SWEEP.get("jobs")
+    if jobs is None or not (jobs.failed or jobs.missing):
+        return 0
+    parts = [f"job(s) {', '.join(map(str, jobs.failed))} failed"] if jobs.failed else []
+    if jobs.missing:
+        parts.append(f"job(s) {', '.join(map(str, jobs.missing))} never finished")
+    where = LAST_SWEEP["dir"]
+    if LAST_SWEEP.get("allow_failures"):
+        print(f"memlab: {'; '.join(parts)} in {where} (allowed by sweep.allow_failures)", file=sys.stderr)
+        return 0
+    print(f"memlab: error: {'; '.join(parts)} in {where}; sweep.allow_failures=true to accept", file=sys.stderr)
+    return 1
 
 
 def _root_cause(error: BaseException) -> BaseException:
@@ -111,12 +138,18 @@ def _discard_if_empty(run_dir: Path) -> None:
 def _report(argv: list[str]) -> int:
     from memlab.report import find_runs, load_run, run_files
     from memlab.report.comparison import write_comparison
+    from memlab.report.sweep import MULTIRUN_FILE, sweep_jobs
 
     parser = argparse.ArgumentParser(prog="memlab report", description="Rebuild reports from run directories.")
     parser.add_argument("dirs", nargs="+", type=Path, help="run directories or sweep directories")
     parser.add_argument("-o", "--out", type=Path, help="where to write comparison.* (default: the one DIR given)")
     args = parser.parse_args(argv)
     runs = [load_run(p) for p in find_runs(args.dirs)]
+    for folder in args.dirs:
+        if (folder / MULTIRUN_FILE).is_file():
+            missing = sweep_jobs(folder).missing
+            if missing:
+                print(f"memlab: {folder}: job(s) {', '.join(map(str, missing))} never finished", file=sys.stderr)
     if len(args.dirs) == 1 and len(runs) == 1 and runs[0].path == args.dirs[0] and not runs[0].failed:
         run = runs[0]
         for name in ("report.md", "report.html"):
@@ -222,8 +255,12 @@ def main(argv: list[str] | None = None) -> None:
         if any(a in ("--help", "-h", "--hydra-help", "--info", "-i") for a in rest):
             _list_groups_from_one_repository()
         sys.argv = ["memlab run", *rest]
-        _run()
-        return
+        try:
+            _run()
+        except KeyboardInterrupt:
+            print("memlab: interrupted; the run directory was not published", file=sys.stderr)
+            sys.exit(130)
+        sys.exit(_sweep_status())
     if command in COMMANDS:
         try:
             sys.exit(COMMANDS[command](rest))

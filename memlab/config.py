@@ -15,6 +15,8 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
+from memlab import ranges
+
 # Subpackages that contribute group entries (each exports SCHEMAS).
 SCHEMA_PACKAGES = (
     "memlab.dialogues",
@@ -40,7 +42,7 @@ class SimConfig:
     )
     resume: bool = False  # carry on from the checkpoint of run `name` in `store`
     progress: bool | None = None  # None: a bar on a terminal, quiet otherwise (CI)
-    workers: int | None = None  # processes replaying dialogues; None: the machine's cores when there are several
+    workers: int | None = ranges.ranged(None, ge=1, le=1_024)  # replay processes; None: the machine's cores
 
 
 @dataclass
@@ -59,7 +61,7 @@ class EvalConfig:
     # question categories left out of the overall retention and recall means (each still reported on its own)
     overall_excludes: list[str] = field(default_factory=lambda: ["adversarial"])
     language: str = "en"
-    max_tokens: int = 64
+    max_tokens: int = ranges.positive(64)
 
 
 @dataclass
@@ -67,8 +69,15 @@ class ObjectiveConfig:
     """What a run returns to a sweeper (optuna): `metric`, penalized above a token `budget`."""
 
     metric: str = "context.evidence_retention"
-    budget: float | None = None
+    budget: float | None = ranges.positive(None)
     budget_metric: str = "tokens.prompt.mean"
+
+
+@dataclass
+class SweepConfig:
+    """How `memlab run -m` ends: non-zero when a job failed or never finished, unless `allow_failures`."""
+
+    allow_failures: bool = False
 
 
 @dataclass
@@ -76,7 +85,7 @@ class RunConfig:
     """The whole experiment: one entry per group plus run-wide settings."""
 
     name: str = "default"
-    seed: int = 0
+    seed: int = ranges.seed(0)
     tokenizer: str = "cl100k_base"
     system_prompt: str | None = None
     agent_id: str = "default"
@@ -91,10 +100,11 @@ class RunConfig:
     store: Any = None
     hooks: dict[str, Any] = field(default_factory=dict)
     sim: SimConfig = field(default_factory=SimConfig)
-    context_window: int | None = None  # None: the pricing model's max input tokens
+    context_window: int | None = ranges.positive(None)  # None: the pricing model's max input tokens
     pricing: PricingConfig = field(default_factory=PricingConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
     objective: ObjectiveConfig = field(default_factory=ObjectiveConfig)
+    sweep: SweepConfig = field(default_factory=SweepConfig)
     output_dir: str | None = None  # None: Hydra's run directory
     strict: bool = False  # a run whose every model call failed ends with an error (exit status 2), not a warning
 

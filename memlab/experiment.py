@@ -25,8 +25,10 @@ from memlab.errors import MemlabError
 from memlab.llm.extractive import SUMMARY_MEMO
 from memlab.metrics import mean_by_category, probe_rows, registry
 from memlab.metrics.answers import ANSWER_METRICS, answer_rows, answerable
+from memlab.ranges import check_config
 from memlab.report import RunData, questions_table, run_files
 from memlab.report.health import measurement_warnings
+from memlab.report.rundata import ERROR_FILE
 from memlab.rundir import data_hash, git_revision, publish, versions
 from memlab.runtime import Component, History, Runtime, SecurityContext
 from memlab.sim import CallRecord, Cursor, ProbeRecord, Record, ReplayOptions, Shared, simulate, simulate_parallel
@@ -214,6 +216,8 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
     `overrides` (the command line's, when the CLI calls) are kept in the manifest so that a
     comparison can label each run of a sweep by what differs.
     """
+    check_config(cfg)  # before anything is read or written
+    get_counter(cfg.tokenizer)  # an unknown tokenizer fails before the dataset is read
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
     dialogues = load_dialogues(cfg)
@@ -248,7 +252,8 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
         run.questions = questions_table(rows)
     # metrics.json consumers read each metric's unit and direction here (memlab.metrics.registry).
     run.manifest["metric_definitions"] = registry.describe(run.all_metrics())
-    out = publish(Path(run_dir), {**run_files(run), "config.yaml": OmegaConf.to_yaml(cfg, resolve=True)})
+    files = {**run_files(run), "config.yaml": OmegaConf.to_yaml(cfg, resolve=True)}
+    out = publish(Path(run_dir), files, replace=(ERROR_FILE,))
     warnings = measurement_warnings(run.metrics)
     for warning in warnings:
         print(f"memlab: WARNING: this run measured nothing here: {warning} (see {out / 'report.md'})", file=sys.stderr)

@@ -258,7 +258,29 @@ def get_counter(spec: str) -> _CachedCounter:
     encoding = encoding_for_model(spec)
     if encoding is not None:
         return TiktokenCounter(encoding)
-    return LitellmCounter(spec)
+    if _litellm_knows(spec):
+        return LitellmCounter(spec)
+    from memlab.errors import MemlabError
+
+    raise MemlabError(
+        f"tokenizer={spec!r} is unknown; expected estimate, a tiktoken encoding ({', '.join(ENCODINGS)}), "
+        "an OpenAI model name (e.g. gpt-4o-mini), a model in litellm's price table (e.g. claude-sonnet-4-5) "
+        "or litellm/<model>"
+    )
+
+
+def _litellm_knows(model: str) -> bool:
+    """Whether litellm has `model` in its bundled table (else its token_counter would silently fall back)."""
+    from memlab.llm.litellm_import import import_litellm
+
+    litellm = import_litellm()
+    if model in litellm.model_cost:
+        return True
+    try:
+        litellm.get_llm_provider(model)  # "provider/model": a provider it can route to
+    except Exception:  # litellm raises its own BadRequestError for a name it cannot place
+        return False
+    return True
 
 
 def resolve_counter(counter: str | TokenCounter) -> TokenCounter:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from memlab import ranges
 from memlab.context import hook, sliding_window, summarize, summary, trim
 
 INTERCEPTOR = "memlab.context.ContextEditingInterceptor"
@@ -20,26 +21,26 @@ INTERCEPTOR = "memlab.context.ContextEditingInterceptor"
 @dataclass
 class TrimConfig:
     _target_: str = "memlab.context.Trim"
-    keep_first: int = trim.DEFAULT_KEEP_FIRST
-    keep_last: int = trim.DEFAULT_KEEP_LAST
+    keep_first: int = ranges.count(trim.DEFAULT_KEEP_FIRST)
+    keep_last: int = ranges.count(trim.DEFAULT_KEEP_LAST)
 
 
 @dataclass
 class SummarizeConfig:
     _target_: str = "memlab.context.Summarize"
     llm: Any = "${llm}"
-    threshold: int = summarize.DEFAULT_THRESHOLD
-    keep_last: int = summarize.DEFAULT_KEEP_LAST
-    max_conversation_chars: int = summary.MAX_CONVERSATION_CHARS
+    threshold: int = ranges.ranged(summarize.DEFAULT_THRESHOLD, ge=1)
+    keep_last: int = ranges.count(summarize.DEFAULT_KEEP_LAST)
+    max_conversation_chars: int = ranges.positive(summary.MAX_CONVERSATION_CHARS)
     language: str = "en"
-    summary_tokens: int | None = summary.DEFAULT_SUMMARY_TOKENS
+    summary_tokens: int | None = ranges.positive(summary.DEFAULT_SUMMARY_TOKENS)
     counter: str = "estimate"
 
 
 @dataclass
 class SlidingWindowConfig:
     _target_: str = "memlab.context.SlidingWindow"
-    max_tokens: int = sliding_window.DEFAULT_MAX_TOKENS
+    max_tokens: int = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
     counter: str = "estimate"
     keep_system: bool = True
 
@@ -88,13 +89,13 @@ class SummarizationHookConfig:
 
     _target_: str = "memlab.context.SummarizationHook"
     llm: Any = "${llm}"
-    trigger_tokens: int = hook.TRIGGER_TOKENS
+    trigger_tokens: int = ranges.positive(hook.TRIGGER_TOKENS)
     counter: str = "estimate"
-    keep_last: int = hook.DEFAULT_KEEP_LAST
-    keep_chars: int = hook.KEEP_CHARS
+    keep_last: int = ranges.count(hook.DEFAULT_KEEP_LAST)
+    keep_chars: int = ranges.count(hook.KEEP_CHARS)
     language: str = "en"
-    max_conversation_chars: int = summary.MAX_CONVERSATION_CHARS
-    summary_tokens: int | None = summary.DEFAULT_SUMMARY_TOKENS
+    max_conversation_chars: int = ranges.positive(summary.MAX_CONVERSATION_CHARS)
+    summary_tokens: int | None = ranges.positive(summary.DEFAULT_SUMMARY_TOKENS)
 
 
 SCHEMAS: dict[tuple[str, str], type] = {

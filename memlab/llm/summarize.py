@@ -214,10 +214,14 @@ class _Selection:
         self.tokens: dict[int, tuple[int, int]] = {}  # line -> line_tokens of its text
         self.with_newlines = 0  # sum of every kept line's tokens with its newline
         self.additive = True  # every kept line is separable
+        self.last = -1  # the last kept line
 
     def _text(self, line: int, i: int) -> str:
-        kept = sorted([*self.lines.get(line, []), i])
-        return _line(self.sentences[kept[0]].speaker, [self.sentences[k].text for k in kept])
+        kept = self.lines.get(line)
+        if not kept:  # the usual candidate: a sentence alone on its line
+            return _line(self.sentences[i].speaker, [self.sentences[i].text])
+        ordered = sorted([*kept, i])
+        return _line(self.sentences[ordered[0]].speaker, [self.sentences[k].text for k in ordered])
 
     def count_with(self, i: int) -> int:
         """Tokens of the summary if sentence `i` were kept too."""
@@ -227,7 +231,7 @@ class _Selection:
         if costs is None:
             texts = {**self.texts, line: text}
             return self.counter.count_lines([texts[ln] for ln in sorted(texts)])
-        last = max(line, *self.lines) if self.lines else line
+        last = max(line, self.last)
         total = self.with_newlines - self.tokens.get(line, (0, 0))[0] + costs[0]
         last_costs = costs if last == line else self.tokens[last]
         return total - last_costs[0] + last_costs[1]
@@ -237,6 +241,7 @@ class _Selection:
         text = self._text(line, i)
         self.lines[line] = sorted([*self.lines.get(line, []), i])
         self.texts[line] = text
+        self.last = max(self.last, line)
         costs = self.line_tokens(text) if self.line_tokens and self.additive else None
         if costs is None:
             self.additive = False

@@ -1,15 +1,16 @@
 """Where memories persist: in memory, SQL (SQLite, PostgreSQL, MySQL/MariaDB) and Redis.
 
 Every backend is a `SessionStore` (ordered entries plus a summary per session, with an atomic
-read-modify-write); the in-memory and SQL ones are also a `KeyValueStore` of namespaced JSON
-records for long-term memories. Each is a `store=` entry in `conf/store/`.
+read-modify-write); the in-memory and SQL ones also keep long-term memory rows (`MemoryRows`),
+so `store=` moves long-term memory too. Each is a `store=` entry in `conf/store/`.
 """
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from memlab import ranges
 from memlab.stores.base import Entry, SessionState, SessionStore, decode, encode, plan_rewrite
-from memlab.stores.kv import MAX_KEY_LENGTH, KeyValueStore, Record, ns_text
+from memlab.stores.memories import MAX_KEY_LENGTH, MemoryRow, MemoryRows, ns_text
 from memlab.stores.memory import InMemoryStore
 from memlab.stores.redis_store import RedisStore
 
@@ -42,7 +43,7 @@ class SqliteStoreConfig:
     _target_: str = "memlab.stores.SqlStore"
     path: str = "memlab.sqlite"
     run_dir: str | None = "${output_dir}"
-    pool_size: int = 10
+    pool_size: int = ranges.ranged(10, ge=1, le=1_000)
 
 
 @dataclass
@@ -52,7 +53,7 @@ class PostgresStoreConfig:
     _target_: str = "memlab.stores.SqlStore"
     url: str = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
     schema: str | None = None
-    pool_size: int = 10
+    pool_size: int = ranges.ranged(10, ge=1, le=1_000)
 
 
 @dataclass
@@ -61,7 +62,7 @@ class MysqlStoreConfig:
 
     _target_: str = "memlab.stores.SqlStore"
     url: str = "mysql+pymysql://root@127.0.0.1:3306/test"
-    pool_size: int = 10
+    pool_size: int = ranges.ranged(10, ge=1, le=1_000)
 
 
 @dataclass
@@ -88,8 +89,8 @@ __all__ = [
     "SCHEMAS",
     "Entry",
     "InMemoryStore",
-    "KeyValueStore",
-    "Record",
+    "MemoryRow",
+    "MemoryRows",
     "RedisStore",
     "SessionState",
     "SessionStore",

@@ -26,6 +26,7 @@ class OpenAIServer:
     base_url: str = ""
     requests: list[dict[str, Any]] = field(default_factory=list)
     fail_with: list[int] = field(default_factory=list)  # status codes for the next requests, in order
+    replies: list[tuple[int, dict[str, Any], dict[str, str]]] = field(default_factory=list)  # (status, body, headers)
     delay_s: float = 0.0
     forged_tool_args: dict[str, Any] = field(default_factory=dict)  # added to every tool call's arguments
 
@@ -71,9 +72,11 @@ def _handler(state: OpenAIServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args: Any) -> None:  # keep pytest output clean
             pass
 
-        def _send(self, status: int, payload: dict[str, Any]) -> None:
+        def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
             data = json.dumps(payload).encode()
             self.send_response(status)
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
@@ -85,7 +88,9 @@ def _handler(state: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             state.requests.append({"path": self.path, "body": body, "authorization": self.headers["Authorization"]})
             if state.delay_s:
                 time.sleep(state.delay_s)
-            if state.fail_with:
+            if state.replies:
+                self._send(*state.replies.pop(0))
+            elif state.fail_with:
                 status = state.fail_with.pop(0)
                 self._send(status, {"error": {"message": f"injected {status}", "type": "server_error", "code": status}})
             elif self.path == "/v1/chat/completions":
