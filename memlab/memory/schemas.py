@@ -138,10 +138,10 @@ class TaskSegmentedConfig:
 @dataclass
 class ToolRoundsConfig:
     _target_: str = "memlab.memory.ToolRoundsCompressor"
-    keep_rounds: int = DEFAULT_KEEP_ROUNDS
+    keep_rounds: int = ranges.count(DEFAULT_KEEP_ROUNDS)
     llm: Any = "${llm}"
     language: str = "auto"
-    max_tokens: int | None = None
+    max_tokens: int | None = ranges.positive(None)
 
 
 @dataclass
