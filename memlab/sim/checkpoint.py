@@ -3,7 +3,7 @@
 What a replay needs to carry on, saved at a session boundary: the records so far (metrics are
 computed over all of them), the `Cursor`, and each component's `checkpoint()` state. The
 histories themselves are already in the store (`agent_memory` on SQLite, PostgreSQL, MySQL or
-Redis), and so are long-term memories with a persistent `longterm.url`. The checkpoint is one
+Redis), and so are long-term memories (they live in the run's store). The checkpoint is one
 entry under the session id ``memlab-checkpoint:<name>``: the state pickled, base64 in JSON. A
 pickle is exact (datetimes, tuples, events) and only this memlab reads it back: a checkpoint
 is for resuming a run with the same code, not an archive format.

@@ -44,17 +44,14 @@ def memlab(*overrides: str) -> str:
 
 @pytest.mark.parametrize(("backend", "stop_after"), [("sqlite", 3), ("sqlite", 4), ("postgres", 4), ("mariadb", 2)])
 def test_a_resumed_replay_gives_the_uninterrupted_metrics(backend: str, stop_after: int, tmp_path: Path) -> None:
-    with _stores().isolated(backend, tmp_path) as db:
-        run = (*RUN, *db.overrides)
-
-        def longterm(tag: str) -> str:  # the long-term memories persist too, each run pair in its own file
-            return f"longterm.url='sqlite:///{tmp_path / tag}.sqlite'"
-
-        memlab(*run, longterm("whole"), "name=whole", f"output_dir={tmp_path / 'whole'}")
-        stopped = memlab(*run, longterm("parts"), "name=parts", f"sim.stop_after_session={stop_after}",
-                         f"output_dir={tmp_path / 'first'}")  # fmt: skip
+    stores = _stores()
+    # histories, long-term memories and the checkpoint all live in the run's store: one database per replay
+    with stores.isolated(backend, tmp_path / "a") as one, stores.isolated(backend, tmp_path / "b") as other:
+        memlab(*RUN, *one.overrides, "name=whole", f"output_dir={tmp_path / 'whole'}")
+        parts = (*RUN, *other.overrides, "name=parts")
+        stopped = memlab(*parts, f"sim.stop_after_session={stop_after}", f"output_dir={tmp_path / 'first'}")
         assert f"stopped after session {stop_after}" in stopped and not (tmp_path / "first").exists()
-        memlab(*run, longterm("parts"), "name=parts", "sim.resume=true", f"output_dir={tmp_path / 'resumed'}")
+        memlab(*parts, "sim.resume=true", f"output_dir={tmp_path / 'resumed'}")
     whole = (tmp_path / "whole" / "metrics.json").read_bytes()
     assert whole == (tmp_path / "resumed" / "metrics.json").read_bytes()
     assert (tmp_path / "whole" / "calls.csv").read_bytes() == (tmp_path / "resumed" / "calls.csv").read_bytes()
