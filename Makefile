@@ -15,7 +15,7 @@ install: $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 
 dev: $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev,optuna]'
+	$(BIN)/pip install --quiet -e '.[dev,optuna,peers]'
 
 demo: install
 	$(BIN)/memlab run experiment=demo

@@ -3,7 +3,8 @@
 Design document: ContextEditingInterceptor sits at order 30 of the interceptor chain, takes
 the current messages, calls ContextEngineeringService.apply() and replaces them with the
 cropped ones; the stored history is never touched. Each call reports one CONTEXT_APPLY event
-with what the strategy did (messages and tokens in and out, and its time in microseconds).
+with what the strategy did (messages and tokens in and out, the tool-call orphans it sends,
+and its time in microseconds).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memlab.context.base import STRATEGY_TARGETS, ContextStrategy
+from memlab.context.units import orphans
 from memlab.errors import MemlabError
 from memlab.messages import Message
 from memlab.runtime import ORDER_CONTEXT_EDITING, CallContext, Component, RequestStage
@@ -59,6 +61,7 @@ class ContextEditingInterceptor(Component):
             messages_out=len(out),
             tokens_in=_tokens(counter, messages),
             tokens_out=_tokens(counter, out),
+            tool_orphans=len(orphans(out)),
             latency_us=t["us"],
         )
         return out

@@ -9,11 +9,14 @@ and each element is checked when the pipeline is built (`memlab.context.Composit
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, make_dataclass
 from typing import Any
 
 from memlab import ranges
 from memlab.context import hook, sliding_window, summarize, summary, trim
+from memlab.context.peers import autogen
+
+PEERS = "memlab.context.peers"
 
 INTERCEPTOR = "memlab.context.ContextEditingInterceptor"
 
@@ -23,6 +26,7 @@ class TrimConfig:
     _target_: str = "memlab.context.Trim"
     keep_first: int = ranges.count(trim.DEFAULT_KEEP_FIRST)
     keep_last: int = ranges.count(trim.DEFAULT_KEEP_LAST)
+    placeholder: str | None = None
 
 
 @dataclass
@@ -43,6 +47,10 @@ class SlidingWindowConfig:
     max_tokens: int = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
     counter: str = "estimate"
     keep_system: bool = True
+    start_on: str | None = None
+    end_on: str | None = None
+    allow_partial: bool = False
+    text_splitter: str = "lines"
 
 
 @dataclass
@@ -84,6 +92,75 @@ class CompositeContextConfig:
 
 
 @dataclass
+class LangchainTrimConfig:
+    _target_: str = f"{PEERS}.LangchainTrim"
+    max_tokens: int = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
+    strategy: str = "last"
+    token_counter: str = "exact"
+    counter: str = "estimate"
+    include_system: bool = True
+    start_on: str | None = None
+    end_on: str | None = None
+    allow_partial: bool = False
+
+
+@dataclass
+class LlamaIndexBufferConfig:
+    _target_: str = f"{PEERS}.LlamaIndexBuffer"
+    max_tokens: int = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
+    counter: str = "estimate"
+    keep_system: bool = True
+
+
+@dataclass
+class LlamaIndexSummaryConfig:
+    _target_: str = f"{PEERS}.LlamaIndexSummary"
+    llm: Any = "${llm}"
+    max_tokens: int = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
+    counter: str = "estimate"
+    keep_system: bool = True
+    summary_tokens: int | None = ranges.positive(summary.DEFAULT_SUMMARY_TOKENS)
+
+
+@dataclass
+class AutogenHeadTailConfig:
+    _target_: str = f"{PEERS}.AutogenHeadTail"
+    head_size: int = ranges.positive(trim.DEFAULT_KEEP_FIRST)
+    tail_size: int = ranges.positive(trim.DEFAULT_KEEP_LAST)
+
+
+@dataclass
+class AutogenBufferedConfig:
+    _target_: str = f"{PEERS}.AutogenBuffered"
+    buffer_size: int = ranges.positive(autogen.DEFAULT_BUFFER_SIZE)
+
+
+@dataclass
+class AutogenTokenLimitedConfig:
+    _target_: str = f"{PEERS}.AutogenTokenLimited"
+    max_tokens: int = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
+    counter: str = "estimate"
+
+
+def _peer_entry(name: str, strategy: type) -> type:
+    """`context=<name>`: the interceptor around one peer strategy node."""
+    return make_dataclass(
+        f"{strategy.__name__.removesuffix('Config')}ContextConfig",
+        [("_target_", str, INTERCEPTOR), ("strategy", strategy, field(default_factory=strategy))],
+    )
+
+
+PEER_SCHEMAS: dict[str, type] = {
+    "langchain_trim": LangchainTrimConfig,
+    "llamaindex_buffer": LlamaIndexBufferConfig,
+    "llamaindex_summary": LlamaIndexSummaryConfig,
+    "autogen_head_tail": AutogenHeadTailConfig,
+    "autogen_buffered": AutogenBufferedConfig,
+    "autogen_token_limited": AutogenTokenLimitedConfig,
+}
+
+
+@dataclass
 class SummarizationHookConfig:
     """`+hooks@hooks.summarization=summarization`."""
 
@@ -104,4 +181,5 @@ SCHEMAS: dict[tuple[str, str], type] = {
     ("context", "sliding_window"): SlidingWindowContextConfig,
     ("context", "composite"): CompositeContextConfig,
     ("hooks", "summarization"): SummarizationHookConfig,
+    **{("context", name): _peer_entry(name, node) for name, node in PEER_SCHEMAS.items()},
 }

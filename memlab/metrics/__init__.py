@@ -18,6 +18,7 @@ from memlab.metrics.pricing import ModelPrice, cost_usd, model_price, price_tabl
 from memlab.metrics.retention import content_words, mean_by_category, probe_rows, retention_metrics
 from memlab.metrics.summaries import summary_metrics
 from memlab.metrics.tokens import aux_token_metrics, budget_violations, net_saved_ratio, token_metrics
+from memlab.metrics.tool_orphans import tool_orphan_metrics
 from memlab.sim.records import CallRecord, ProbeRecord, Record
 from memlab.trace import LLM_CALL, Event
 
@@ -67,6 +68,7 @@ def compute_metrics(
     metrics.update(summary_metrics(events))
     metrics.update(event_metrics(events))
     metrics.update(agent_metrics(records))
+    metrics.update(tool_orphan_metrics(events))
     return metrics
 
 
@@ -111,5 +113,6 @@ __all__ = [
     "retention_metrics",
     "summary_metrics",
     "token_metrics",
+    "tool_orphan_metrics",
     "tool_outcomes",
 ]

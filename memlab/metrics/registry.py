@@ -124,6 +124,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("cost.usd", USD, LOWER, S_TOKENS, "prompts and auxiliary calls priced at pricing.model", "cost"),
     Metric("cost.full_history_usd", USD, NONE, S_TOKENS, "sending the whole history at every call, priced at pricing.model"),
     # --- what the context keeps
+    Metric("context.tool_orphans", COUNT, LOWER, S_CONTEXT, "requests holding a tool result without its call or a call without all its results (a provider rejects them)", "tool orphans"),
     Metric("context.evidence_retention", SHARE, HIGHER, S_CONTEXT, "share of a probe's evidence ids sent verbatim", "evidence kept"),
     Metric("context.evidence_fed_to_summary", SHARE, NONE, S_CONTEXT, "share of a probe's evidence ids (not sent verbatim) fed to an accepted summary", "evidence fed to summaries"),
     Metric("context.evidence_in_summary", SHARE, HIGHER, S_CONTEXT, "share of the gold answer's content words in the accepted summaries sent with the question", "evidence in summaries"),
