@@ -85,7 +85,7 @@ class RunConfig:
 
     name: str = "default"
     seed: int = ranges.seed(0)
-    tokenizer: str = "cl100k_base"
+    tokenizer: str = "${pricing.model}"  # the pricing model's own tokenizer (memlab.metrics.check_tokenizer)
     system_prompt: str | None = None
     agent_id: str = "default"
     dataset: Any = MISSING

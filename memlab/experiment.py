@@ -23,7 +23,7 @@ from omegaconf import DictConfig, OmegaConf
 from memlab.dialogues.model import Dialogue
 from memlab.errors import MemlabError
 from memlab.llm.extractive import SUMMARY_MEMO
-from memlab.metrics import mean_by_category, probe_rows, registry
+from memlab.metrics import check_tokenizer, mean_by_category, probe_rows, registry
 from memlab.metrics.answers import ANSWER_METRICS, answer_rows, answerable
 from memlab.ranges import check_config
 from memlab.report import RunData, questions_table, run_files
@@ -134,6 +134,7 @@ def runtime_factory(
     """
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
+    check_tokenizer(cfg.tokenizer, cfg.pricing.model)
     counter = get_counter(cfg.tokenizer)
     parts = list(components) if components is not None else build_components(cfg)
     history_factory: Callable[..., History] = instantiate(cfg.agent_memory)

@@ -148,6 +148,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("longterm.tool.searches", COUNT, NONE, S_LONGTERM, "memory_search calls answered"),
     Metric("longterm.tool.dedup_rejected", COUNT, NONE, S_LONGTERM, "memory_save calls refused as a repeat of a stored memory"),
     Metric("longterm.tool.errors", COUNT, LOWER, S_LONGTERM, "memory tool calls refused (bad or forged arguments, tools off)"),
+    Metric("longterm.extract.failures", COUNT, LOWER, S_LONGTERM, "extractions that failed (in the reply path or a background worker)"),
     # --- summaries
     Metric("summary.count", COUNT, NONE, S_SUMMARIES, "summaries asked of a model, every layer (SUMMARY events)", "summaries"),
     Metric("summary.accepted", COUNT, NONE, S_SUMMARIES, "summaries used: non-empty and fewer tokens than their source"),
