@@ -36,6 +36,10 @@ class SimConfig:
 
     call_roles: list[str] = field(default_factory=lambda: ["assistant"])
     probe_context: bool = True
+    max_tool_rounds: int = ranges.count(3)  # tool rounds a ReAct iteration may run before the (recorded) reply
+    # stop after this many sessions and checkpoint in `store` (memlab.sim.checkpoint)
+    stop_after_session: int | None = ranges.ranged(None, ge=1)
+    resume: bool = False  # carry on from the checkpoint of run `name` in `store`
     progress: bool | None = None  # None: a bar on a terminal, quiet otherwise (CI)
     workers: int | None = ranges.ranged(None, ge=1, le=1_024)  # replay processes; None: the machine's cores
 
@@ -90,6 +94,7 @@ class RunConfig:
     agent_memory: Any = MISSING
     longterm: Any = MISSING
     llm: Any = None
+    policy: Any = None  # who decides tool calls when components offer tools (conf/policy)
     embedder: Any = None
     store: Any = None
     hooks: dict[str, Any] = field(default_factory=dict)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import itertools
 import queue
 import re
 import threading
@@ -192,8 +191,20 @@ class LongTermMemoryService:
         self._indexes: dict[str, _NamespaceIndex] = {}
         self._rows_cache: dict[str, list[Memory]] = {}
         self._recent: dict[str, deque[Message]] = {}
-        self._ids = itertools.count(1)
+        self._next_id = 1  # a sequence number in every new memory's id
         self._lock = threading.RLock()  # one service may serve the reply path and a background worker
+
+    def checkpoint_state(self) -> dict[str, Any]:
+        """The in-process state a resumed replay needs (memories themselves are in the store)."""
+        recent = {ns: list(turns) for ns, turns in self._recent.items()}
+        return {"next_id": self._next_id, "recent": recent, "counts": dict(self.counts)}
+
+    def restore_state(self, state: Mapping[str, Any]) -> None:
+        self._next_id = state["next_id"]
+        self._recent = {ns: deque(turns, maxlen=REPEAT_WINDOW) for ns, turns in state["recent"].items()}
+        self.counts = Counter(state["counts"])
+        self._indexes.clear()
+        self._rows_cache.clear()
 
     # --- who and where ----------------------------------------------------------------------
 
@@ -446,7 +457,8 @@ class LongTermMemoryService:
         return results
 
     def _new_id(self, ns: tuple[str, ...], content: str, now: datetime) -> str:
-        digest = hashlib.sha1(f"{namespace_key(ns)}\0{now.isoformat()}\0{next(self._ids)}\0{content}".encode())
+        seq, self._next_id = self._next_id, self._next_id + 1
+        digest = hashlib.sha1(f"{namespace_key(ns)}\0{now.isoformat()}\0{seq}\0{content}".encode())
         return f"ltm-{digest.hexdigest()[:24]}"
 
     def _supersede(self, ns: tuple[str, ...], existing: list[Memory], new: list[Memory]) -> None:

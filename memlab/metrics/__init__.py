@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from memlab.metrics import registry
+from memlab.metrics.agent import agent_metrics, channel_recall, tool_outcomes
 from memlab.metrics.events import event_metrics
 from memlab.metrics.latency import LATENCY_STAGES, latency_metrics, latency_samples, reference_latency_us
 from memlab.metrics.longterm import EXCLUDED_CATEGORIES, longterm_metrics, ndcg_at_k, recall_at_k
@@ -67,6 +68,7 @@ def compute_metrics(
     metrics.update(longterm_metrics([r for r in records if isinstance(r, ProbeRecord)], excluded=overall_excludes))
     metrics.update(summary_metrics(events))
     metrics.update(event_metrics(events))
+    metrics.update(agent_metrics(records))
     metrics.update(tool_orphan_metrics(events))
     return metrics
 
@@ -87,10 +89,12 @@ __all__ = [
     "EXCLUDED_CATEGORIES",
     "LATENCY_STAGES",
     "ModelPrice",
+    "agent_metrics",
     "all_events",
     "aux_cost_usd",
     "aux_token_metrics",
     "budget_violations",
+    "channel_recall",
     "check_tokenizer",
     "compute_latency",
     "compute_metrics",
@@ -113,4 +117,5 @@ __all__ = [
     "summary_metrics",
     "token_metrics",
     "tool_orphan_metrics",
+    "tool_outcomes",
 ]
