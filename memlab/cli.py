@@ -10,17 +10,21 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import traceback
 from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
-from hydra.errors import InstantiationException
+from hydra.experimental.callback import Callback
+from hydra.errors import ConfigCompositionException, InstantiationException
 from hydra.types import RunMode
 from omegaconf import DictConfig
+from omegaconf.errors import OmegaConfBaseException
 
 from memlab import config
+from memlab.config_keys import ConfigKeyProblem, check_keys, explain_error
 from memlab.errors import MemlabError
 
 CONFIG_PATH = "conf"
@@ -47,6 +51,7 @@ def _run(cfg: DictConfig) -> float | None:
     run_dir = Path(cfg.output_dir) if cfg.output_dir else hydra_dir
     overrides = list(hc.overrides.task)
     if hc.mode == RunMode.MULTIRUN:
+        check_keys(cfg)  # outside the job's error handling: a key no schema declares stops the sweep
         # One failing configuration must not stop the sweep: mark its job and carry on.
         try:
             result = run_experiment(cfg, run_dir, overrides=overrides)
@@ -102,6 +107,30 @@ def _discard_if_empty(run_dir: Path) -> None:
         path = path.parent
         if not under_cwd or path == cwd:
             return
+
+
+class SweepFolder(Callback):
+    """Remembers where the running sweep writes, so that one stopped at start leaves no folder behind."""
+
+    path: Path | None = None
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: object) -> None:
+        SweepFolder.path = Path(config.hydra.sweep.dir)
+
+
+def _discard_sweep_stub() -> None:
+    """After a sweep stopped at start, remove its folder if it holds only Hydra's multirun.yaml and empty job folders."""
+    sweep_dir = SweepFolder.path
+    if sweep_dir is None or not (sweep_dir / "multirun.yaml").is_file():
+        return
+    if any(p.is_file() and p.name != "multirun.yaml" for p in sweep_dir.iterdir()):
+        return
+    for job in sweep_dir.iterdir():
+        if job.is_dir():
+            _discard_if_empty(job)
+    if [p.name for p in sweep_dir.iterdir()] == ["multirun.yaml"]:
+        (sweep_dir / "multirun.yaml").unlink()
+        _discard_if_empty(sweep_dir)
 
 
 def _report(argv: list[str]) -> int:
@@ -196,7 +225,13 @@ def main(argv: list[str] | None = None) -> None:
     if command == "run":
         config.register()
         sys.argv = ["memlab run", *rest]
-        _run()
+        os.environ.setdefault("HYDRA_FULL_ERROR", "1")  # configuration errors come back here, to be explained
+        try:
+            _run()
+        except (ConfigCompositionException, OmegaConfBaseException, ConfigKeyProblem) as e:
+            _discard_sweep_stub()
+            print(f"memlab: error: {explain_error(e)}", file=sys.stderr)
+            sys.exit(2)
         return
     if command in COMMANDS:
         try:

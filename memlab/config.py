@@ -96,11 +96,18 @@ class NoneConfig:
     _target_: str = "memlab.runtime.Component"
 
 
+def schemas() -> dict[tuple[str, str], type]:
+    """Every group entry's schema, ``{(group, name): dataclass}``, from the subpackages' SCHEMAS."""
+    found: dict[tuple[str, str], type] = {}
+    for package in SCHEMA_PACKAGES:
+        found.update(importlib.import_module(package).SCHEMAS)
+    return found
+
+
 def register() -> ConfigStore:
     """Store the run schema and every subpackage's entry schemas in Hydra's ConfigStore."""
     cs = ConfigStore.instance()
     cs.store(name="run_schema", node=RunConfig)
-    for package in SCHEMA_PACKAGES:
-        for (group, name), node in importlib.import_module(package).SCHEMAS.items():
-            cs.store(group=f"schema/{group}", name=name, node=node)
+    for (group, name), node in schemas().items():
+        cs.store(group=f"schema/{group}", name=name, node=node)
     return cs

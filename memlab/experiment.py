@@ -19,6 +19,7 @@ from hydra.errors import InstantiationException
 from hydra.utils import instantiate as hydra_instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from memlab.config_keys import check_keys
 from memlab.dialogues.model import Dialogue
 from memlab.errors import MemlabError
 from memlab.metrics import mean_by_category, probe_rows
@@ -119,6 +120,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
     `overrides` (the command line's, when the CLI calls) are kept in the manifest so that a
     comparison can label each run of a sweep by what differs.
     """
+    check_keys(cfg)
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
     dialogues = load_dialogues(cfg)
@@ -141,6 +143,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
         "name": cfg.name,
         "seed": cfg.seed,
         "overrides": list(overrides),
+        "ignored": {k: v for c in components for k, v in getattr(c, "ignored", {}).items()},
         "data_sha256": data_hash(dialogues),
         "dialogues": len(dialogues),
         "git_revision": git_revision(Path(__file__).parent),

@@ -4,11 +4,17 @@ Design document: ContextEditingInterceptor sits at order 30 of the interceptor c
 the current messages, calls ContextEngineeringService.apply() and replaces them with the
 cropped ones; the stored history is never touched. Each call reports one CONTEXT_APPLY event
 with what the strategy did (messages and tokens in and out, and its time in microseconds).
+
+The interceptor also receives the entry's sweep knobs (`context.max_tokens`, ...; see
+`memlab.context.schemas`): the config has already passed them to the strategy, and those set
+for a strategy that has no such parameter are kept in `ignored` for the run's manifest.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
+from typing import Any
 
 from memlab.context.base import STRATEGY_TARGETS, ContextStrategy
 from memlab.errors import MemlabError
@@ -18,6 +24,7 @@ from memlab.tokens import TokenCounter, get_counter
 from memlab.trace import CONTEXT_APPLY, emit, timed
 
 STAGE = "context_editing"
+log = logging.getLogger(__name__)
 
 
 def request_counter(ctx: CallContext) -> TokenCounter:
@@ -30,13 +37,29 @@ class ContextEditingInterceptor(Component):
 
     order = ORDER_CONTEXT_EDITING
 
-    def __init__(self, strategy: ContextStrategy) -> None:
+    def __init__(
+        self,
+        strategy: ContextStrategy,
+        *,
+        max_tokens: int | None = None,
+        keep_first: int | None = None,
+        keep_last: int | None = None,
+        threshold: int | None = None,
+    ) -> None:
         if not isinstance(strategy, ContextStrategy):
             raise MemlabError(
                 f"context.strategy built {type(strategy).__name__!r}, which is not a context strategy; "
                 + STRATEGY_TARGETS
             )
         self.strategy = strategy
+        knobs = {"max_tokens": max_tokens, "keep_first": keep_first, "keep_last": keep_last, "threshold": threshold}
+        self.ignored = {
+            f"context.{name}": value
+            for name, value in knobs.items()
+            if value is not None and not _uses(strategy, name, value)
+        }
+        for key, value in self.ignored.items():
+            log.warning("%s=%s does not apply to %s; ignored", key, value, strategy.name)
 
     def stages(self) -> Sequence[RequestStage]:
         return [self]
@@ -59,3 +82,11 @@ class ContextEditingInterceptor(Component):
 
     def __repr__(self) -> str:
         return f"ContextEditingInterceptor({self.strategy!r})"
+
+
+def _uses(strategy: Any, name: str, value: int) -> bool:
+    """Whether `strategy` (or a step of a pipeline) runs with parameter `name` set to `value`."""
+    steps = getattr(strategy, "strategies", None)
+    if isinstance(steps, list):
+        return any(_uses(step, name, value) for step in steps)
+    return bool(getattr(strategy, name, None) == value)
