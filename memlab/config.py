@@ -35,6 +35,8 @@ class SimConfig:
     call_roles: list[str] = field(default_factory=lambda: ["assistant"])
     probe_context: bool = True
     progress: bool | None = None  # None: a bar on a terminal, quiet otherwise (CI)
+    max_dialogues: int | None = None  # replay only the first N dialogues (`debug=default` sets 1)
+    max_sessions: int | None = None  # ... and of each only the first N sessions, with their probes
 
 
 @dataclass
@@ -87,6 +89,7 @@ class RunConfig:
     eval: EvalConfig = field(default_factory=EvalConfig)
     objective: ObjectiveConfig = field(default_factory=ObjectiveConfig)
     output_dir: str | None = None  # None: Hydra's run directory
+    profile: bool = False  # cProfile the run; its 40 costliest functions go to profile.txt
 
 
 @dataclass

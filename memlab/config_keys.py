@@ -34,9 +34,9 @@ def _fields(schema: type) -> list[str]:
 
 def _paths(node: Any, name: str, prefix: str = "") -> Iterator[str]:
     """Every path below `node` whose last key is `name`."""
-    if isinstance(node, DictConfig):
+    if isinstance(node, DictConfig) and not node._is_none():
         items: Iterator[tuple[Any, Any]] = iter(node.items_ex(resolve=False))
-    elif isinstance(node, ListConfig):
+    elif isinstance(node, ListConfig) and not node._is_none():
         items = enumerate(node._iter_ex(resolve=False))
     else:
         return
@@ -115,9 +115,9 @@ def _unknown(node: DictConfig, prefix: str, skip: tuple[str, ...] = ()) -> Itera
             continue
         if known is not None and key not in known and schema is not None:
             yield path, schema, node
-        elif isinstance(child, DictConfig):
+        elif isinstance(child, DictConfig) and not child._is_none():
             yield from _unknown(child, f"{path}.")
-        elif isinstance(child, ListConfig):
+        elif isinstance(child, ListConfig) and not child._is_none():
             for i, item in enumerate(child._iter_ex(resolve=False)):
                 if isinstance(item, DictConfig):
                     yield from _unknown(item, f"{path}[{i}].")

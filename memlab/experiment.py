@@ -5,11 +5,15 @@ The CLI only wraps `run_experiment`; tests and notebooks call it directly with a
 
 from __future__ import annotations
 
+import cProfile
+import io
 import math
 import os
+import pstats
 import random
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +36,7 @@ from memlab.tokens import get_counter
 
 # Groups whose entry is a runtime `Component` (the plain Component is "none").
 COMPONENT_GROUPS = ("context", "memory", "longterm")
+PROFILE_LINES = 40  # functions listed in profile.txt (`debug=profile`)
 
 
 @dataclass(frozen=True)
@@ -70,8 +75,11 @@ def build_components(cfg: DictConfig) -> list[Component]:
 
 
 def load_dialogues(cfg: DictConfig) -> list[Dialogue]:
-    dialogues = instantiate(cfg.dataset)
-    return list(dialogues)
+    """The dataset's dialogues, cut to `sim.max_dialogues` and `sim.max_sessions` when set."""
+    dialogues = list(instantiate(cfg.dataset))[: cfg.sim.max_dialogues]
+    if cfg.sim.max_sessions is not None:
+        dialogues = [d.head(cfg.sim.max_sessions) for d in dialogues]
+    return dialogues
 
 
 def _progress(items: list[Dialogue], enabled: bool | None, desc: str = "replay") -> Any:
@@ -81,6 +89,21 @@ def _progress(items: list[Dialogue], enabled: bool | None, desc: str = "replay")
     from tqdm import tqdm
 
     return tqdm(items, desc=desc, unit="dialogue", leave=False)
+
+
+@contextmanager
+def _profiled(enabled: bool) -> Iterator[io.StringIO | None]:
+    """cProfile the block when `enabled`; the text holds its costliest functions by cumulative time."""
+    if not enabled:
+        yield None
+        return
+    profiler, text = cProfile.Profile(), io.StringIO()
+    profiler.enable()
+    try:
+        yield text
+    finally:
+        profiler.disable()
+        pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(PROFILE_LINES)
 
 
 def objective_value(metrics: dict[str, Any], objective: DictConfig | dict[str, Any]) -> float:
@@ -138,7 +161,8 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
             system_prompt=d.system_prompt if d.system_prompt is not None else cfg.system_prompt,
         )
 
-    records = list(simulate(_progress(dialogues, cfg.sim.progress, f"replay {cfg.name}"), make_runtime, options))
+    with _profiled(cfg.profile) as profile:
+        records = list(simulate(_progress(dialogues, cfg.sim.progress, f"replay {cfg.name}"), make_runtime, options))
     manifest = {
         "name": cfg.name,
         "seed": cfg.seed,
@@ -162,5 +186,8 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
         contexts = [r.context_text for r in records if isinstance(r, ProbeRecord)]
         run.metrics.update(_answer_evaluation(cfg, rows, contexts))
         run.questions = questions_table(rows)
-    out = publish(Path(run_dir), {**run_files(run), "config.yaml": OmegaConf.to_yaml(cfg, resolve=True)})
+    files = {**run_files(run), "config.yaml": OmegaConf.to_yaml(cfg, resolve=True)}
+    if profile is not None:
+        files["profile.txt"] = profile.getvalue()
+    out = publish(Path(run_dir), files)
     return RunResult(out, run.metrics, records)
