@@ -36,7 +36,35 @@ commands:
   compare BASELINE CANDIDATE         compare metric by metric; exit status 1 on a regression
   recommend DIR --budget N           the best configuration of a sweep under a token budget, and why
 
-`memlab COMMAND --help` describes each command's options.
+`memlab COMMAND --help` describes each command's options. Shell completion (bash, zsh, fish):
+  eval "$(memlab run -sc install=bash)"
+"""
+# The config groups a user picks from, one line each in `memlab run --help` (tests check every
+# folder of conf/ is here or in INTERNAL_GROUPS).
+GROUP_HELP = {
+    "dataset": "the dialogues to replay",
+    "context": "how each request is cropped (context.max_tokens, keep_first, keep_last, threshold)",
+    "memory": "what is done to the stored history, at session ends or every N turns",
+    "agent_memory": "the stored history: plain, or compressed (windowed, hybrid, per task)",
+    "longterm": "long-term memory: extraction, retrieval and injection",
+    "store": "where histories and long-term records live",
+    "llm": "the model behind summaries, extraction and answers",
+    "embedder": "the embeddings of long-term retrieval",
+    "hooks": "extra components, e.g. +hooks@hooks.summarization=summarization",
+    "experiment": "a named experiment (a preset sweep or comparison)",
+    "debug": "a tiny slice to try a command in seconds; profile adds cProfile",
+}
+INTERNAL_GROUPS = ("hydra", "compare", "schema")
+RUN_USAGE = """usage: memlab run [-m] [GROUP=ENTRY ...] [KEY=VALUE ...]
+
+Replay a dataset through the configured strategies and write a run directory under reports/.
+-m sweeps: comma-separated values run one job each (context=trim,sliding_window), compared at the end.
+
+config groups (GROUP=ENTRY; * marks the default):
+{groups}
+
+Any key of the composed config is a KEY=VALUE override (seed=1, context.max_tokens=2000); `--cfg job` prints
+the config without running, `--info` shows where it came from. Hydra's other flags: `--hydra-help`.
 """
 
 
@@ -216,15 +244,61 @@ def _recommend(argv: list[str]) -> int:
 COMMANDS = {"report": _report, "compare": _compare, "recommend": _recommend}
 
 
+def run_help() -> str:
+    """`memlab run --help`: the user-facing groups with their entries, one line each, from conf/."""
+    conf = Path(__file__).parent / CONFIG_PATH
+    defaults: dict[str, str] = {}
+    for line in (conf / "config.yaml").read_text(encoding="utf-8").splitlines():
+        key, sep, value = line.strip().removeprefix("- ").partition(":")
+        if sep and key in GROUP_HELP:
+            defaults[key] = value.strip()
+    lines = []
+    for group, about in GROUP_HELP.items():
+        entries = sorted(p.stem for p in (conf / group).glob("*.yaml"))
+        marked = [f"{e}*" if e == defaults.get(group) else e for e in entries]
+        lines.append(f"  {group:<13} {' | '.join(marked):<50} {about}")
+    return RUN_USAGE.format(groups="\n".join(lines))
+
+
+def _shell_completion(args: list[str]) -> None:
+    """`memlab -sc query=bash`, as the script of `memlab run -sc install=bash` calls it on TAB.
+
+    The command word completes to memlab's commands; after `run`, Hydra completes overrides
+    of the line without the `run` word, as it would for a plain Hydra app.
+    """
+    line = os.environ.get("COMP_LINE", "")
+    words = line.split()
+    if any(a.startswith("query=") for a in args) and (len(words) < 2 or (len(words) == 2 and not line.endswith(" "))):
+        print(" ".join(["run", *COMMANDS]))
+        return
+    if any(a.startswith("query=") for a in args):
+        if words[1] != "run":
+            return  # report / compare / recommend take paths: the shell's own completion
+        os.environ["COMP_LINE"] = " ".join([words[0], *words[2:]]) + (" " if line.endswith(" ") else "")
+    _hydra(args)
+    _run()
+
+
+def _hydra(args: list[str]) -> None:
+    """Hand `args` to the Hydra entry point as `memlab`'s own command line."""
+    config.register()
+    sys.argv = ["memlab", *args]  # Hydra's completion script registers itself for argv[0]
+
+
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help"):
         print(USAGE, end="")
         return
     command, rest = args[0], args[1:]
+    if command in ("-sc", "--shell-completion"):
+        _shell_completion(args)
+        return
+    if command == "run" and rest and rest[0] in ("-h", "--help"):
+        print(run_help(), end="")
+        return
     if command == "run":
-        config.register()
-        sys.argv = ["memlab run", *rest]
+        _hydra(rest)
         os.environ.setdefault("HYDRA_FULL_ERROR", "1")  # configuration errors come back here, to be explained
         try:
             _run()
