@@ -17,8 +17,8 @@ from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
-from hydra.experimental.callback import Callback
 from hydra.errors import ConfigCompositionException, InstantiationException
+from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
@@ -147,7 +147,7 @@ class SweepFolder(Callback):
 
 
 def _discard_sweep_stub() -> None:
-    """After a sweep stopped at start, remove its folder if it holds only Hydra's multirun.yaml and empty job folders."""
+    """After a sweep stopped at start, remove its folder if it holds only multirun.yaml and empty job folders."""
     sweep_dir = SweepFolder.path
     if sweep_dir is None or not (sweep_dir / "multirun.yaml").is_file():
         return

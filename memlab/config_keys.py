@@ -102,7 +102,7 @@ def explain_error(error: BaseException) -> str:
     return " ".join(lines) + (" " + ", ".join(options) if options else "")
 
 
-def _unknown(node: DictConfig, prefix: str, skip: tuple[str, ...] = ()) -> Iterator[tuple[str, type, DictConfig]]:
+def _unknown(node: DictConfig, prefix: str) -> Iterator[tuple[str, type, DictConfig]]:
     schema = OmegaConf.get_type(node)
     known = (
         {f.name for f in dataclasses.fields(schema)}
@@ -110,9 +110,7 @@ def _unknown(node: DictConfig, prefix: str, skip: tuple[str, ...] = ()) -> Itera
         else None
     )
     for key, child in node.items_ex(resolve=False):
-        path = f"{prefix}{key}"
-        if path in skip:
-            continue
+        path = prefix + str(key)
         if known is not None and key not in known and schema is not None:
             yield path, schema, node
         elif isinstance(child, DictConfig) and not child._is_none():
@@ -123,9 +121,8 @@ def _unknown(node: DictConfig, prefix: str, skip: tuple[str, ...] = ()) -> Itera
                     yield from _unknown(item, f"{path}[{i}].")
 
 
-def check_keys(cfg: DictConfig, skip: tuple[str, ...] = ()) -> None:
+def check_keys(cfg: DictConfig) -> None:
     """Fail on any key of a typed node that its schema does not declare (what ``+key=value`` adds)."""
-    problems = [explain(path, schema, node) for path, schema, node in _unknown(cfg, "", skip)]
+    problems = [explain(path, schema, node) for path, schema, node in _unknown(cfg, "")]
     if problems:
         raise ConfigKeyProblem("; ".join(problems) if len(problems) == 1 else "\n  ".join(["", *problems]).lstrip())
-

@@ -39,9 +39,10 @@ def _complete(line: str, tmp_path: Path) -> list[str]:
         [BIN / "memlab", "run", "-sc", "install=bash"], capture_output=True, text=True, check=True, cwd=tmp_path
     ).stdout
     words = line.split() + ([""] if line.endswith(" ") else [])
+    quoted = " ".join(f"'{w}'" for w in words)
     probe = f"""
 {script}
-COMP_LINE='{line}'; COMP_POINT={len(line)}; COMP_WORDS=({" ".join(f"'{w}'" for w in words)}); COMP_CWORD={len(words) - 1}
+COMP_LINE='{line}'; COMP_POINT={len(line)}; COMP_WORDS=({quoted}); COMP_CWORD={len(words) - 1}
 hydra_bash_completion
 printf '%s\\n' "${{COMPREPLY[@]}}"
 """

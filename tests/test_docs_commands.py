@@ -19,7 +19,6 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
 from conftest import LOCOMO, ROOT, TAU_BENCH
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

@@ -103,7 +103,7 @@ class SlidingWindowContextConfig(ContextKnobs):
 
 @dataclass
 class CompositeContextConfig(ContextKnobs):
-    """`context=composite`: SUMMARIZE's `context.threshold` and `context.keep_last`, the window's `context.max_tokens`."""
+    """`context=composite`: SUMMARIZE's `context.threshold`, `context.keep_last`; the window's `context.max_tokens`."""
 
     max_tokens: int | None = sliding_window.DEFAULT_MAX_TOKENS
     threshold: int | None = summarize.DEFAULT_THRESHOLD
