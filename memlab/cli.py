@@ -193,7 +193,7 @@ def _compare(argv: list[str]) -> int:
     parser.add_argument("baseline", type=Path, help="run dir, sweep dir, or baseline JSON")
     parser.add_argument("candidate", type=Path, help="run dir, sweep dir, or metrics JSON")
     parser.add_argument(
-        "--tolerances", type=Path, help="tolerances YAML (default: memlab/conf/compare/tolerances.yaml)"
+        "--tolerances", type=Path, help="YAML of rules overriding the metric registry's directions and tolerances"
     )
     parser.add_argument("--all", action="store_true", help="print every metric, not only those that moved")
     parser.add_argument(

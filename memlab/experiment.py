@@ -26,7 +26,7 @@ from omegaconf import DictConfig, OmegaConf
 from memlab.config_keys import check_keys
 from memlab.dialogues.model import Dialogue
 from memlab.errors import MemlabError
-from memlab.metrics import mean_by_category, probe_rows
+from memlab.metrics import mean_by_category, probe_rows, registry
 from memlab.metrics.answers import ANSWER_METRICS, answer_rows
 from memlab.report import RunData, questions_table, run_files
 from memlab.rundir import data_hash, git_revision, publish, versions
@@ -186,6 +186,8 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
         contexts = [r.context_text for r in records if isinstance(r, ProbeRecord)]
         run.metrics.update(_answer_evaluation(cfg, rows, contexts))
         run.questions = questions_table(rows)
+    # metrics.json consumers read each metric's unit and direction here (memlab.metrics.registry).
+    run.manifest["metric_definitions"] = registry.describe(run.all_metrics())
     files = {**run_files(run), "config.yaml": OmegaConf.to_yaml(cfg, resolve=True)}
     if profile is not None:
         files["profile.txt"] = profile.getvalue()

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from memlab.metrics import registry
 from memlab.metrics.events import event_metrics
 from memlab.metrics.latency import LATENCY_STAGES, latency_metrics, latency_samples, reference_latency_us
 from memlab.metrics.longterm import longterm_metrics, ndcg_at_k, recall_at_k
@@ -98,6 +99,7 @@ __all__ = [
     "probe_rows",
     "recall_at_k",
     "reference_latency_us",
+    "registry",
     "retention_metrics",
     "summary_metrics",
     "token_metrics",

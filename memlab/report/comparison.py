@@ -14,45 +14,14 @@ from typing import Any
 
 import pandas as pd
 
+from memlab.metrics.registry import comparison_columns
 from memlab.report import html, plots
 from memlab.report.fmt import fmt_value, is_missing
 from memlab.report.rundata import RunData
 
-# Columns of the human tables, in order (comparison.csv keeps every metric).
-SUMMARY_METRICS = (
-    "calls",
-    "tokens.prompt.mean",
-    "tokens.prompt.p95",
-    "tokens.saved_ratio",
-    "budget.violations",
-    "context.evidence_retention",
-    "context.evidence_in_summary",
-    "context.answer_coverage",
-    "longterm.recall@10",
-    "longterm.ndcg@10",
-    "summary.count",
-    "llm.calls",
-    "llm.fallbacks",
-    "cost.usd",
-    "latency.context.p50_us",
-)
-# Column titles of the HTML table (each header's tooltip keeps the metric's name).
-SHORT_NAMES = {
-    "tokens.prompt.mean": "prompt tokens",
-    "tokens.prompt.p95": "prompt p95",
-    "tokens.saved_ratio": "saved",
-    "budget.violations": "over window",
-    "context.evidence_retention": "evidence kept",
-    "context.evidence_in_summary": "evidence summarized",
-    "context.answer_coverage": "answer coverage",
-    "longterm.recall@10": "recall@10",
-    "longterm.ndcg@10": "nDCG@10",
-    "summary.count": "summaries",
-    "llm.calls": "LLM calls",
-    "llm.fallbacks": "fallbacks",
-    "cost.usd": "cost",
-    "latency.context.p50_us": "context p50",
-}
+# Columns of the human tables, in registry order, and their titles (comparison.csv keeps every metric).
+SUMMARY_METRICS = tuple(name for name, _ in comparison_columns())
+SHORT_NAMES = dict(comparison_columns())
 TOKENS = "tokens.prompt.mean"
 # Always shown; the other summary columns only where the configurations differ.
 PRIMARY = ("tokens.prompt.mean", "tokens.saved_ratio", "context.evidence_retention", "longterm.recall@10", "cost.usd")

@@ -1,4 +1,6 @@
-"""How numbers read in reports: counts with separators, shares as percentages, dollars, microseconds.
+"""How numbers read in reports, in the format the metric registry gives each metric.
+
+Shares and scores as percentages, dollars, microseconds, counts with separators.
 
 >>> fmt_value("context.evidence_retention", 0.4567), fmt_value("tokens.prompt.total", 1234567)
 ('45.7%', '1,234,567')
@@ -9,8 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-# Metrics that are shares in [0, 1]: shown as percentages.
-SHARE_PREFIXES = ("context.", "longterm.recall@", "longterm.ndcg@", "tokens.saved_ratio", "answer.", "summary.ratio")
+from memlab.metrics.registry import lookup
 
 
 def is_missing(value: Any) -> bool:
@@ -23,11 +24,13 @@ def fmt_value(name: str, value: Any) -> str:
         return "—"
     if isinstance(value, bool) or not isinstance(value, int | float):
         return str(value)
-    if name == "cost.usd":
+    metric = lookup(name)
+    fmt = metric.fmt if metric is not None else "number"
+    if fmt == "usd":
         return "$0" if value == 0 else f"${value:.6f}" if value < 0.01 else f"${value:,.4f}"
-    if name.endswith("_us"):
+    if fmt == "us":
         return f"{value:,.0f} µs"
-    if name.startswith(SHARE_PREFIXES) and not name.endswith((".count", ".failures")):
+    if fmt == "percent":
         return f"{100 * value:.1f}%"
     if isinstance(value, int) or (value.is_integer() and not name.endswith((".mean", ".p95"))):
         return f"{int(value):,}"  # counts read back from a CSV with gaps come as floats

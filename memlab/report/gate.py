@@ -2,9 +2,11 @@
 
 Each side is a run directory, a sweep directory (runs matched by label) or a baseline JSON file
 (`{"runs": {label: {metric: value}}}`, as `--update` writes it, or one flat metrics object).
-Deterministic metrics are compared exactly or within a small tolerance; latencies only as a
-ratio to the reference workload timed in the same run (`latency.reference_us`), since machines
-differ and are noisy. A regression, an unexpected change or a missing metric fails the gate.
+Directions and tolerances come from the metric registry (`memlab.metrics.registry`): a metric
+moves within tolerance when |candidate - baseline| <= abs + rel x |baseline| (numpy.isclose's
+rule). Latencies are compared only as a ratio to the reference workload timed in the same run
+(`latency.reference_us`), since machines differ and are noisy. A regression, an unexpected change
+or a missing metric fails the gate. A tolerances YAML (`--tolerances`) may override rules by glob.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ import fnmatch
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,14 +22,16 @@ import yaml
 from tabulate import tabulate
 
 from memlab.errors import MemlabError
+from memlab.metrics import registry
 from memlab.report.comparison import run_labels
 from memlab.report.fmt import fmt_value, is_missing
 from memlab.report.rundata import find_runs, load_run
-from memlab.rundir import FLOAT_DIGITS, canonical_json
+from memlab.rundir import canonical_json
 
 BASELINE_FORMAT = 1
-# Files keep floats to FLOAT_DIGITS decimals: a difference below half of the last digit is no change.
-ROUNDING = 0.5 * 10.0**-FLOAT_DIGITS
+REFERENCE = "latency.reference_us"
+LATENCY_MAX_INCREASE = 3.0  # a latency may grow up to 3x relative to the same run's reference
+LATENCY_MIN_US = 200.0  # latencies under this on both sides are timer noise: not compared
 Status = Literal["ok", "improved", "regression", "changed", "missing", "new"]
 FAILING: tuple[Status, ...] = ("regression", "changed", "missing")
 RULE_KEYS = {"pattern", "better", "abs", "rel", "skip", "ratio_to", "max_increase", "min_value"}
@@ -40,11 +43,11 @@ class Rule:
 
     pattern: str
     better: Literal["higher", "lower", "none"] = "none"
-    abs: float = 0.0
-    rel: float = 0.0
+    abs: float = registry.ABS_TOL
+    rel: float = registry.REL_TOL
     skip: bool = False
     ratio_to: str | None = None
-    max_increase: float = 2.0
+    max_increase: float = LATENCY_MAX_INCREASE
     min_value: float = 0.0  # ratios of values this small on both sides are timer noise: not compared
 
 
@@ -60,13 +63,14 @@ class Row:
     note: str = ""
 
 
-def default_tolerances() -> Path:
-    return Path(str(resources.files("memlab") / "conf" / "compare" / "tolerances.yaml"))
-
-
 def load_rules(path: Path | str | None = None) -> list[Rule]:
-    """The rules of a tolerances file (default: memlab's own), validated key by key."""
-    path = Path(path) if path is not None else default_tolerances()
+    """Override rules from a tolerances YAML (`{rules: [{pattern, better, abs, rel, ...}]}`); none by default.
+
+    The first override whose glob `pattern` matches a metric applies; other metrics follow the registry.
+    """
+    if path is None:
+        return []
+    path = Path(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as e:
@@ -86,8 +90,21 @@ def load_rules(path: Path | str | None = None) -> list[Rule]:
     return rules
 
 
-def rule_for(metric: str, rules: Sequence[Rule]) -> Rule:
-    return next((r for r in rules if fnmatch.fnmatchcase(metric, r.pattern)), Rule(pattern="*"))
+def registry_rule(metric: str) -> Rule:
+    """The rule the registry gives `metric`: its direction and tolerance; latencies as ratios."""
+    if metric == REFERENCE:
+        return Rule(pattern=metric, skip=True)
+    spec = registry.lookup(metric)
+    if spec is None:
+        return Rule(pattern=metric)
+    if spec.unit == registry.MICROSECONDS:
+        return Rule(pattern=metric, ratio_to=REFERENCE, min_value=LATENCY_MIN_US)
+    return Rule(pattern=metric, better=spec.better, abs=spec.abs_tol, rel=spec.rel_tol)
+
+
+def rule_for(metric: str, rules: Sequence[Rule] = ()) -> Rule:
+    """The first override in `rules` matching `metric`, else the registry's rule."""
+    return next((r for r in rules if fnmatch.fnmatchcase(metric, r.pattern)), None) or registry_rule(metric)
 
 
 def load_side(path: Path | str) -> dict[str, dict[str, Any]]:
@@ -112,8 +129,9 @@ def load_side(path: Path | str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _within(rule: Rule, base: float, cand: float) -> bool:
-    return abs(cand - base) <= max(rule.abs, rule.rel * abs(base), ROUNDING)
+def within(rule: Rule, base: float, cand: float) -> bool:
+    """Whether `cand` is within `rule`'s tolerance of `base`: |c - b| <= abs + rel x |b|."""
+    return abs(cand - base) <= rule.abs + rule.rel * abs(base)
 
 
 def compare_metric(rule: Rule, name: str, base: Mapping[str, Any], cand: Mapping[str, Any]) -> tuple[Status, str]:
@@ -134,7 +152,7 @@ def compare_metric(rule: Rule, name: str, base: Mapping[str, Any], cand: Mapping
         return "ok", ""
     if not isinstance(b, int | float) or not isinstance(c, int | float) or is_missing(b) or is_missing(c):
         return ("ok", "") if b == c else ("changed", "")
-    if _within(rule, float(b), float(c)):
+    if within(rule, float(b), float(c)):
         return "ok", ""
     delta = f"{c - b:+.6g}"
     if rule.better == "none":

@@ -8,20 +8,11 @@ from typing import Any
 
 import pandas as pd
 
+from memlab.metrics.registry import by_section
 from memlab.report import html, plots
 from memlab.report.fmt import fmt_value, is_missing
 from memlab.report.rundata import RunData
 
-# Sections of the metrics table: title, metric-name prefixes.
-METRIC_SECTIONS = (
-    ("Tokens and cost", ("calls", "tokens.", "budget.", "cost.")),
-    ("What the context keeps", ("context.",)),
-    ("Long-term memory", ("longterm.",)),
-    ("Summaries", ("summary.",)),
-    ("Model calls and memory", ("llm.", "memory.")),
-    ("Answers", ("answer.",)),
-    ("Latency (this machine)", ("latency.",)),
-)
 RETENTION = ("context.evidence_retention", "context.evidence_in_summary", "context.answer_coverage")
 HEADLINE = (
     ("calls", "calls", "simulated LLM calls"),
@@ -52,14 +43,11 @@ def category_table(metrics: dict[str, Any], names: Iterable[str] = PER_CATEGORY)
 
 
 def metric_sections(metrics: dict[str, Any]) -> list[tuple[str, pd.DataFrame]]:
-    """(title, table of metric/value) per section; per-category metrics go to their own table."""
+    """(title, table of metric/value) per registry section; per-category metrics go to their own table."""
     out = []
-    for title, prefixes in METRIC_SECTIONS:
-        rows = [
-            {"metric": k, "value": fmt_value(k, v)}
-            for k, v in sorted(metrics.items())
-            if k.startswith(prefixes) and not _CATEGORY.match(k)
-        ]
+    overall = {k: v for k, v in metrics.items() if not _CATEGORY.match(k)}
+    for title, names in by_section(overall).items():
+        rows = [{"metric": k, "value": fmt_value(k, overall[k])} for k in names]
         if rows and not all(r["value"] == "—" for r in rows):
             out.append((title, pd.DataFrame(rows)))
     return out

@@ -1,0 +1,230 @@
+"""The metric registry: the one place that says what each metric is.
+
+Every metric a run writes (`metrics.json`, `latency.json`) is declared here once, as a `Metric`:
+its name (exact, or a glob such as ``longterm.recall@*``), unit, which direction is better, how
+it reads in a report, a one-line description and the report section it belongs to. Reports,
+comparison columns, `memlab compare`'s directions and tolerances, the run manifest and the
+metric table of docs/evaluation.md all derive from `METRICS`; a test fails for any metric a
+real run computes that is not registered here.
+
+Adding a metric is one line in `METRICS`::
+
+    Metric("tokens.net_saved_ratio", SHARE, HIGHER, TOKENS, "1 - (prompt + aux) / full-history tokens"),
+
+Per-category variants (``<name>.cat_<category>``) need no entry: `lookup` strips the suffix.
+Exact names are found before patterns; among patterns the first declared that matches wins,
+so declare a specific pattern before a broader one.
+
+>>> lookup("longterm.recall@10.cat_temporal").unit
+'share'
+>>> spec("cost.usd").fmt, direction("tokens.prompt.mean")
+('usd', 'lower')
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Better = Literal["higher", "lower", "none"]
+HIGHER: Better = "higher"
+LOWER: Better = "lower"
+NONE: Better = "none"
+
+# Units, each with its display format.
+SHARE = "share"  # a fraction in [0, 1], shown as a percentage
+TOKENS = "tokens"
+COUNT = "count"
+USD = "usd"
+MICROSECONDS = "us"
+RATIO = "ratio"  # a ratio of two quantities, shown as a percentage (may exceed 100%)
+SCORE = "score"  # a score in [0, 1] (F1, BLEU, judge), shown as a percentage
+UNITS = (SHARE, TOKENS, COUNT, USD, MICROSECONDS, RATIO, SCORE)
+FORMATS = {SHARE: "percent", RATIO: "percent", SCORE: "percent", USD: "usd", MICROSECONDS: "us"}
+
+# Report sections, in the order reports show them.
+S_TOKENS = "Tokens and cost"
+S_CONTEXT = "What the context keeps"
+S_LONGTERM = "Long-term memory"
+S_SUMMARIES = "Summaries"
+S_CALLS = "Model calls and memory"
+S_ANSWERS = "Answers"
+S_LATENCY = "Latency (this machine)"
+SECTIONS = (S_TOKENS, S_CONTEXT, S_LONGTERM, S_SUMMARIES, S_CALLS, S_ANSWERS, S_LATENCY)
+
+# The gate's default tolerance, as numpy.isclose: |candidate - baseline| <= ABS_TOL + REL_TOL * |baseline|.
+# Files keep 6 decimals, so 1e-6 is rounding noise (5x margin); a 1% move is 100x REL_TOL, so it
+# always fails for any value of at least 5.1e-4 (smaller values: a 1% move is under the files’ resolution).
+ABS_TOL = 5e-6
+REL_TOL = 1e-4
+_CATEGORY = re.compile(r"\.cat_[^.]+$")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric (or a family, if `name` is a glob): what it measures and how to read it.
+
+    `short` is the column title in comparison tables (empty: not a comparison column);
+    `abs_tol`/`rel_tol` override the gate's default tolerance, for metrics that are noisy by nature.
+    """
+
+    name: str
+    unit: str
+    better: Better
+    section: str
+    description: str
+    short: str = ""
+    abs_tol: float = ABS_TOL
+    rel_tol: float = REL_TOL
+
+    def __post_init__(self) -> None:
+        if self.unit not in UNITS:
+            raise ValueError(f"metric {self.name!r}: unit {self.unit!r} not one of {UNITS}")
+        if self.section not in SECTIONS:
+            raise ValueError(f"metric {self.name!r}: section {self.section!r} not one of {SECTIONS}")
+
+    @property
+    def fmt(self) -> str:
+        """How the value reads: percent, usd, us, or number."""
+        return FORMATS.get(self.unit, "number")
+
+    @property
+    def is_pattern(self) -> bool:
+        return any(c in self.name for c in "*?[")
+
+
+_ANSWERS = "with eval.answers=true"
+# fmt: off
+METRICS: tuple[Metric, ...] = (
+    # --- tokens and cost
+    Metric("calls", COUNT, NONE, S_TOKENS, "simulated LLM calls (one per assistant turn by default)", "calls"),
+    Metric("tokens.prompt.mean", TOKENS, LOWER, S_TOKENS, "mean tokens of a request the strategies would send", "prompt tokens"),
+    Metric("tokens.prompt.p95", TOKENS, LOWER, S_TOKENS, "95th percentile of prompt tokens (linear interpolation)", "prompt p95"),
+    Metric("tokens.prompt.max", TOKENS, LOWER, S_TOKENS, "largest prompt of the run"),
+    Metric("tokens.prompt.total", TOKENS, LOWER, S_TOKENS, "prompt tokens summed over all calls"),
+    Metric("tokens.saved_ratio", SHARE, HIGHER, S_TOKENS, "prompt only: 1 - sent / full-history tokens over all calls", "saved"),
+    Metric("tokens.aux.prompt", TOKENS, LOWER, S_TOKENS, "prompt tokens of the strategies' own model calls"),
+    Metric("tokens.aux.completion", TOKENS, LOWER, S_TOKENS, "completion tokens of the strategies' own model calls"),
+    Metric("tokens.aux.total", TOKENS, LOWER, S_TOKENS, "tokens of the strategies' own model calls (summaries, extraction)"),
+    Metric("budget.violations", COUNT, LOWER, S_TOKENS, "calls whose prompt exceeds the context window", "over window"),
+    Metric("cost.usd", USD, LOWER, S_TOKENS, "prompts and auxiliary calls priced at pricing.model", "cost"),
+    # --- what the context keeps
+    Metric("context.evidence_retention", SHARE, HIGHER, S_CONTEXT, "share of a probe's evidence ids sent verbatim", "evidence kept"),
+    Metric("context.evidence_in_summary", SHARE, HIGHER, S_CONTEXT, "share of a probe's evidence ids folded into an accepted summary", "evidence summarized"),
+    Metric("context.answer_coverage", SHARE, HIGHER, S_CONTEXT, "share of the gold answer's content words in the request", "answer coverage"),
+    # --- long-term memory
+    Metric("longterm.questions", COUNT, NONE, S_LONGTERM, "questions with evidence that retrieval was measured on"),
+    Metric("longterm.recall@*", SHARE, HIGHER, S_LONGTERM, "share of the evidence turns cited by the top K memories (fractional)", "recall@10"),
+    Metric("longterm.recall_any@*", SHARE, HIGHER, S_LONGTERM, "1 if the top K memories cite any evidence turn (LongMemEval)"),
+    Metric("longterm.recall_all@*", SHARE, HIGHER, S_LONGTERM, "1 if the top K memories cite every evidence turn (LongMemEval)"),
+    Metric("longterm.ndcg_any@*", SHARE, HIGHER, S_LONGTERM, "nDCG@K over memories, relevant if citing any evidence turn (LongMemEval)"),
+    Metric("longterm.ndcg@*", SHARE, HIGHER, S_LONGTERM, "nDCG@K over evidence turns, each first citation a gain of 1", "nDCG@10"),
+    Metric("longterm.injected_tokens.mean", TOKENS, LOWER, S_LONGTERM, "tokens of the injected <long_term_memory> block per probe"),
+    Metric("longterm.memories", COUNT, NONE, S_LONGTERM, "memories saved by extraction"),
+    Metric("longterm.duplicates", COUNT, LOWER, S_LONGTERM, "saved memories that repeat a stored one"),
+    Metric("longterm.skipped", COUNT, NONE, S_LONGTERM, "turns extraction skipped before any model call"),
+    # --- summaries
+    Metric("summary.count", COUNT, NONE, S_SUMMARIES, "summaries made (SUMMARY events)", "summaries"),
+    Metric("summary.ratio.mean", RATIO, LOWER, S_SUMMARIES, "mean summary tokens / source tokens"),
+    Metric("summary.ratio.max", RATIO, LOWER, S_SUMMARIES, "largest summary tokens / source tokens"),
+    Metric("summary.violations", COUNT, LOWER, S_SUMMARIES, "summaries not shorter than their source"),
+    # --- model calls and memory
+    Metric("llm.calls", COUNT, NONE, S_CALLS, "model calls made by strategies (LLM_CALL events)", "LLM calls"),
+    Metric("llm.failures", COUNT, LOWER, S_CALLS, "model calls that failed"),
+    Metric("llm.fallbacks", COUNT, LOWER, S_CALLS, "fallbacks taken after a failed or rejected model output", "fallbacks"),
+    Metric("memory.items.before", COUNT, NONE, S_CALLS, "items held before every compression or cleanup, summed"),
+    Metric("memory.items.after", COUNT, NONE, S_CALLS, "items held after every compression or cleanup, summed"),
+    Metric("memory.archived", COUNT, NONE, S_CALLS, "items archived (kept, no longer served)"),
+    # --- answers (eval.answers=true)
+    Metric("answer.questions", COUNT, NONE, S_ANSWERS, f"questions answered and scored ({_ANSWERS})"),
+    Metric("answer.failures", COUNT, LOWER, S_ANSWERS, f"answer or judge calls that failed ({_ANSWERS})"),
+    Metric("answer.f1.locomo", SCORE, HIGHER, S_ANSWERS, f"LoCoMo evaluation.py F1 per category rules ({_ANSWERS})", "F1 (LoCoMo)"),
+    Metric("answer.f1.mem0", SCORE, HIGHER, S_ANSWERS, f"mem0 evaluation token-set F1, adversarial skipped ({_ANSWERS})"),
+    Metric("answer.bleu1.mem0", SCORE, HIGHER, S_ANSWERS, f"mem0 evaluation BLEU-1, adversarial skipped ({_ANSWERS})"),
+    Metric("answer.judge", SCORE, HIGHER, S_ANSWERS, f"share of answers the judge model calls CORRECT ({_ANSWERS})", abs_tol=0.01),
+    Metric("answer.f1", SCORE, HIGHER, S_ANSWERS, f"SQuAD token F1, no stemming ({_ANSWERS})"),
+    Metric("answer.bleu1", SCORE, HIGHER, S_ANSWERS, f"BLEU-1 of the SQuAD-normalized answer ({_ANSWERS})"),
+    # --- latency (latency.json; compared as ratios to latency.reference_us)
+    Metric("latency.reference_us", MICROSECONDS, NONE, S_LATENCY, "median time of a fixed workload in the same process"),
+    Metric("latency.*_us", MICROSECONDS, LOWER, S_LATENCY, "latency percentile of a step, this machine", "context p50"),
+)
+# fmt: on
+# The comparison table's column for a pattern that has one (its representative member).
+COLUMN_NAMES = {
+    "longterm.recall@*": "longterm.recall@10",
+    "longterm.ndcg@*": "longterm.ndcg@10",
+    "latency.*_us": "latency.context.p50_us",
+}
+
+
+@functools.lru_cache(maxsize=4096)
+def lookup(name: str) -> Metric | None:
+    """The registered metric `name` is (per-category suffix ignored), or None."""
+    base = _CATEGORY.sub("", name)
+    exact = _BY_NAME.get(base)
+    if exact is not None:
+        return exact
+    return next((m for m in _PATTERNS if fnmatch.fnmatchcase(base, m.name)), None)
+
+
+def spec(name: str) -> Metric:
+    """The registered metric `name` is; KeyError naming it when it is not registered."""
+    found = lookup(name)
+    if found is None:
+        raise KeyError(f"metric {name!r} is not registered in memlab/metrics/registry.py")
+    return found
+
+
+def unregistered(names: Iterable[str]) -> list[str]:
+    """The names among `names` that no registered metric covers, sorted."""
+    return sorted({n for n in names if lookup(n) is None})
+
+
+def direction(name: str) -> Better:
+    """Which way `name` is better ("none" for an unregistered metric)."""
+    found = lookup(name)
+    return found.better if found is not None else NONE
+
+
+def describe(names: Iterable[str]) -> dict[str, dict[str, str]]:
+    """For a run's manifest: each registered name's unit, direction, format and description."""
+    out = {}
+    for name in sorted(names):
+        m = lookup(name)
+        if m is not None:
+            out[name] = {"unit": m.unit, "better": m.better, "format": m.fmt, "description": m.description}
+    return out
+
+
+def comparison_columns() -> list[tuple[str, str]]:
+    """(metric name, short title) of the comparison table's columns, in registry order."""
+    return [(COLUMN_NAMES.get(m.name, m.name), m.short) for m in METRICS if m.short]
+
+
+def section_of(name: str) -> str | None:
+    found = lookup(name)
+    return found.section if found is not None else None
+
+
+def markdown_table(metrics: Iterable[Metric] = METRICS) -> str:
+    """The metric table of docs/evaluation.md (a test checks the file holds exactly this)."""
+    lines = ["| metric | unit | better | section | what |", "|---|---|---|---|---|"]
+    for m in metrics:
+        lines.append(f"| `{m.name}` | {m.unit} | {m.better} | {m.section} | {m.description} |")
+    return "\n".join(lines)
+
+
+def by_section(metrics: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The names of `metrics` per report section (in section order; unregistered names last, under "Other")."""
+    out: dict[str, list[str]] = {s: [] for s in (*SECTIONS, "Other")}
+    for name in sorted(metrics):
+        out[section_of(name) or "Other"].append(name)
+    return {s: names for s, names in out.items() if names}
+
+
+_BY_NAME = {m.name: m for m in METRICS if not m.is_pattern}
+_PATTERNS = tuple(m for m in METRICS if m.is_pattern)

@@ -1,0 +1,146 @@
+"""The metric registry: every metric real runs compute is registered, and everything derives from it."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from omegaconf import DictConfig
+
+from memlab.metrics import registry
+from memlab.metrics.registry import ABS_TOL, REL_TOL, Metric, lookup, spec, unregistered
+from memlab.report.comparison import SHORT_NAMES, SUMMARY_METRICS
+from memlab.report.gate import compare_metric, rule_for
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "evaluation.md"
+TABLE = re.compile(r"<!-- metric-registry:begin -->\n(.*?)\n<!-- metric-registry:end -->", re.S)
+
+# Runs that between them make every kind of metric: long-term retrieval and answer scoring on a LoCoMo
+# conversation; context, memory and compressor summaries on the synthetic set.
+RUNS = {
+    "locomo": (
+        "dataset=locomo",
+        "dataset.sample_ids=[conv-26]",
+        "longterm=locomo",
+        "eval.answers=true",
+    ),
+    "summaries": (
+        "dataset.dialogues=1",
+        "dataset.sessions=3",
+        "context=summarize",
+        "memory=summarize",
+        "agent_memory=hybrid",
+        "+hooks@hooks.summarization=summarization",
+        "hooks.summarization.trigger_tokens=1500",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def real_runs(tmp_path_factory: pytest.TempPathFactory, locomo_path: Path) -> dict[str, Path]:
+    from hydra import compose, initialize_config_module
+
+    from memlab import config
+    from memlab.experiment import run_experiment
+
+    config.register()
+    out = {}
+    for name, overrides in RUNS.items():
+        extra = [f"dataset.path={locomo_path}"] if name == "locomo" else []
+        with initialize_config_module(config_module="memlab.conf", version_base=None):
+            cfg: DictConfig = compose(config_name="config", overrides=[*overrides, *extra])
+        out[name] = run_experiment(cfg, tmp_path_factory.mktemp(name)).run_dir
+    return out
+
+
+def _metric_names(run_dir: Path) -> list[str]:
+    return [*json.loads((run_dir / "metrics.json").read_text()), *json.loads((run_dir / "latency.json").read_text())]
+
+
+@pytest.mark.parametrize("run", sorted(RUNS))
+def test_every_metric_a_real_run_computes_is_registered(real_runs: dict[str, Path], run: str) -> None:
+    names = _metric_names(real_runs[run])
+    assert len(names) > 40
+    assert unregistered(names) == [], "register these in memlab/metrics/registry.py"
+
+
+def test_the_real_runs_cover_every_section(real_runs: dict[str, Path]) -> None:
+    names = [n for run in real_runs.values() for n in _metric_names(run)]
+    assert {spec(n).section for n in names} == set(registry.SECTIONS)
+
+
+def test_the_manifest_carries_units_and_directions(real_runs: dict[str, Path]) -> None:
+    run = real_runs["locomo"]
+    manifest = json.loads((run / "manifest.json").read_text())
+    definitions = manifest["metric_definitions"]
+    assert set(definitions) == set(_metric_names(run))
+    assert definitions["tokens.prompt.mean"] == {
+        "unit": "tokens",
+        "better": "lower",
+        "format": "number",
+        "description": spec("tokens.prompt.mean").description,
+    }
+    assert definitions["longterm.recall@10"]["better"] == "higher"
+
+
+def test_lookup_strips_the_category_and_prefers_exact_names() -> None:
+    assert lookup("context.answer_coverage.cat_multi-hop") is lookup("context.answer_coverage")
+    assert spec("longterm.recall@5").name == "longterm.recall@*"
+    assert spec("longterm.recall_any@5").name == "longterm.recall_any@*"
+    assert spec("latency.reference_us").better == "none"
+    assert spec("latency.context.p95_us").better == "lower"
+    assert lookup("no.such.metric") is None
+    with pytest.raises(KeyError, match="not registered"):
+        spec("no.such.metric")
+
+
+def test_a_bad_declaration_names_the_metric() -> None:
+    with pytest.raises(ValueError, match=r"'x\.y': unit 'litres'"):
+        Metric("x.y", "litres", "higher", registry.S_TOKENS, "?")
+    with pytest.raises(ValueError, match="section 'Misc'"):
+        Metric("x.y", registry.COUNT, "higher", "Misc", "?")
+
+
+def test_docs_table_is_the_registry() -> None:
+    found = TABLE.search(DOC.read_text(encoding="utf-8"))
+    assert found, f"{DOC} lacks the metric-registry markers"
+    assert found.group(1) == registry.markdown_table(), "paste registry.markdown_table() between the markers"
+
+
+def test_comparison_columns_and_gate_directions_come_from_the_registry() -> None:
+    assert SUMMARY_METRICS[:2] == ("calls", "tokens.prompt.mean")
+    assert all(lookup(m) is not None for m in SUMMARY_METRICS)
+    assert SHORT_NAMES["longterm.recall@10"] == "recall@10"
+    for name in ("tokens.saved_ratio", "cost.usd", "context.evidence_retention", "calls", "answer.f1.locomo"):
+        assert rule_for(name).better == spec(name).better
+    assert rule_for("latency.context.p50_us").ratio_to == "latency.reference_us"
+    assert rule_for("latency.reference_us").skip
+
+
+def _status(name: str, base: float, cand: float) -> str:
+    return compare_metric(rule_for(name), name, {name: base}, {name: cand})[0]
+
+
+@given(st.floats(min_value=-1e6, max_value=1e6, allow_nan=False), st.sampled_from([-1e-6, 1e-6]))
+def test_rounding_noise_never_flips_the_verdict(base: float, noise: float) -> None:
+    for name in ("context.evidence_retention", "tokens.prompt.mean", "calls"):
+        assert _status(name, base, base + noise) == "ok"
+
+
+@given(st.floats(min_value=1e-3, max_value=1e6))
+def test_a_one_percent_drop_always_fails(base: float) -> None:
+    assert _status("context.evidence_retention", base, base * 0.99) == "regression"
+    assert _status("tokens.prompt.mean", base, base * 1.01) == "regression"
+    assert _status("calls", base, base * 0.99) == "changed"
+
+
+def test_the_tolerance_is_absolute_plus_relative() -> None:
+    base = 100.0
+    edge = ABS_TOL + REL_TOL * base
+    assert _status("context.evidence_retention", base, base - 0.999 * edge) == "ok"
+    assert _status("context.evidence_retention", base, base - 1.001 * edge) == "regression"
