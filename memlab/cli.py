@@ -54,7 +54,7 @@ GROUP_HELP = {
     "experiment": "a named experiment (a preset sweep or comparison)",
     "debug": "a tiny slice to try a command in seconds; profile adds cProfile",
 }
-INTERNAL_GROUPS = ("hydra", "compare", "schema")
+INTERNAL_GROUPS = ("hydra", "schema")
 RUN_USAGE = """usage: memlab run [-m] [GROUP=ENTRY ...] [KEY=VALUE ...]
 
 Replay a dataset through the configured strategies and write a run directory under reports/.
