@@ -15,6 +15,8 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
+from memlab.naming import register_resolver
+
 # Subpackages that contribute group entries (each exports SCHEMAS).
 SCHEMA_PACKAGES = (
     "memlab.dialogues",
@@ -109,6 +111,7 @@ def schemas() -> dict[tuple[str, str], type]:
 
 def register() -> ConfigStore:
     """Store the run schema and every subpackage's entry schemas in Hydra's ConfigStore."""
+    register_resolver()
     cs = ConfigStore.instance()
     cs.store(name="run_schema", node=RunConfig)
     for (group, name), node in schemas().items():

@@ -21,8 +21,10 @@ def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
             ["context=sliding_window", "context.counter=exact"],
             ["context.counter: no such key", "max_tokens, keep_first", "it is at context.strategy.counter"],
         ),
+        # A strategy's own parameter it does not have: its keys.
+        (["context=trim", "context.strategy.max_tokens=5"], ["context.strategy (TrimConfig); its keys are keep_first"]),
         # Right key, wrong entry: which entries have it.
-        (["context.max_tokens=2000"], ["context=composite|sliding_window|summarize|trim have context.max_tokens"]),
+        (["memory=delete", "memory.strategy.keep_last=5"], ["its keys are keep_latest"]),
         # What `+` lets past Hydra's struct check.
         (["+foo=1"], ["foo: no such key in the run config", "seed, tokenizer"]),
         (["+contxt=sliding_window"], ["contxt: no such key", "did you mean context"]),

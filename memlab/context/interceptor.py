@@ -84,6 +84,14 @@ class ContextEditingInterceptor(Component):
         return f"ContextEditingInterceptor({self.strategy!r})"
 
 
+class NoContext(Component):
+    """`context=none`: no context editing; takes the sweep knobs (all ignored) so that a sweep such as
+    ``-m context=none,trim context.keep_last=5`` composes for every entry."""
+
+    def __init__(self, **knobs: int | None) -> None:
+        self.ignored = {f"context.{name}": value for name, value in knobs.items() if value is not None}
+
+
 def _uses(strategy: Any, name: str, value: int) -> bool:
     """Whether `strategy` (or a step of a pipeline) runs with parameter `name` set to `value`."""
     steps = getattr(strategy, "strategies", None)

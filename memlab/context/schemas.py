@@ -69,6 +69,13 @@ class ContextKnobs:
 
 
 @dataclass
+class NoneContextConfig(ContextKnobs):
+    """`context=none`: no context component; a knob set for it is ignored."""
+
+    _target_: str = "memlab.context.interceptor.NoContext"
+
+
+@dataclass
 class TrimContextConfig(ContextKnobs):
     """`context=trim`: `context.keep_first`, `context.keep_last`."""
 
@@ -131,6 +138,7 @@ class SummarizationHookConfig:
 
 
 SCHEMAS: dict[tuple[str, str], type] = {
+    ("context", "none"): NoneContextConfig,
     ("context", "trim"): TrimContextConfig,
     ("context", "summarize"): SummarizeContextConfig,
     ("context", "sliding_window"): SlidingWindowContextConfig,

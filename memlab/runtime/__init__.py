@@ -13,7 +13,7 @@ from memlab.runtime.agent import (
     SecurityContext,
 )
 
-SCHEMAS = {(group, "none"): NoneConfig for group in ("context", "memory", "longterm")}
+SCHEMAS = {(group, "none"): NoneConfig for group in ("memory", "longterm")}  # context's none: memlab.context
 
 __all__ = [
     "ORDER_CONTEXT_EDITING",

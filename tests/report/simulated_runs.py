@@ -127,3 +127,9 @@ def write_run(
             "config.yaml": f"name: {name}\ncontext:\n  keep: {keep}\n  summarize: {str(summarize).lower()}\n",
         },
     )
+
+
+def job_dir(sweep: Path, n: int) -> Path:
+    """Job `n`'s folder in a sweep, named after its number and overrides (`1_path=missing.jsonl`)."""
+    (found,) = sweep.glob(f"{n}_*")
+    return found

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from simulated_runs import job_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "datasets" / "sample.jsonl"
@@ -37,6 +38,6 @@ def test_ray_sweep_runs_jobs_on_a_local_instance_and_marks_failures(tmp_path: Pa
     assert out.returncode == 0, out.stderr[-3000:]
     assert "Ray Launcher is launching 2 jobs" in out.stdout + out.stderr
     assert "Started a local Ray instance" in out.stderr
-    assert json.loads((sweep / "0" / "metrics.json").read_text())["calls"] == 4
-    assert json.loads((sweep / "1" / "error.json").read_text())["type"] == "DatasetError"
+    assert json.loads((job_dir(sweep, 0) / "metrics.json").read_text())["calls"] == 4
+    assert json.loads((job_dir(sweep, 1) / "error.json").read_text())["type"] == "DatasetError"
     assert pd.read_csv(sweep / "comparison.csv")["status"].tolist() == ["ok", "failed"]
