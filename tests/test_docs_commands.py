@@ -114,7 +114,8 @@ def test_documented_command_works(where: str, command: str, tmp_path_factory: py
                 for corpus in (LOCOMO, TAU_BENCH):
                     if str(corpus) in part and not corpus.exists():
                         pytest.skip(f"corpus not found at {corpus}")
-            args.append("debug=default")
+            if not any(a.startswith("debug=") for a in args):
+                args.append("debug=default")
         _memlab(args, scratch, env)
 
 
