@@ -16,7 +16,7 @@ import contextlib
 import time
 from collections.abc import Iterator
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 # Event kinds used across memlab; metrics count them by these names.
@@ -38,6 +38,42 @@ class Event:
 
     kind: str
     data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SummaryEvent:
+    """The SUMMARY event's fields: one per summary asked of a model, on every layer.
+
+    `layer` is ``context``, ``memory`` or ``compressor``; `summary_tokens` is None when the model
+    returned nothing usable (it failed); `fallback` names what the caller did instead of using the
+    summary (None when it was accepted); `text` is the summary as it is stored or sent.
+    """
+
+    layer: str
+    strategy: str
+    source_ids: tuple[str, ...]
+    source_messages: int
+    source_tokens: int
+    summary_tokens: int | None
+    counter: str
+    accepted: bool
+    reason: str | None = None
+    error: str | None = None
+    fallback: str | None = None
+    truncated: bool = False
+    text: str | None = None
+    latency_us: int = 0
+
+    def emit(self) -> None:
+        """Report this summary to the open recording (JSON-ready: the source ids as a list)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        emit(SUMMARY, **{**data, "source_ids": list(self.source_ids)})
+
+    @classmethod
+    def of(cls, event: Event) -> SummaryEvent:
+        """The typed view of a SUMMARY event."""
+        d = {**event.data, "source_ids": tuple(event.data.get("source_ids") or ())}
+        return cls(**{f.name: d[f.name] for f in fields(cls) if f.name in d})
 
 
 _sink: ContextVar[list[Event] | None] = ContextVar("memlab_trace_sink", default=None)

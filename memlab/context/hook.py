@@ -14,8 +14,8 @@ longer than the original. Beyond the document:
   whole messages and tool-call units rather than cutting text;
 - the transcript sent for the summary is cut to MAX_CONVERSATION_CHARS, as in SUMMARIZE (an
   80,000-token request would otherwise overflow the summary call itself);
-- a rejected summary (empty, or not shorter in tokens) takes fallback (2) and is counted as a
-  SUMMARY event with ``accepted=False``.
+- a rejected summary (empty, or not shorter in tokens) takes fallback (2); every summary and
+  fallback is reported by `memlab.context.summary.write_summary` (layer ``context``).
 """
 
 from __future__ import annotations
@@ -27,17 +27,18 @@ from memlab.context.interceptor import request_counter
 from memlab.context.sliding_window import SlidingWindow
 from memlab.context.summary import (
     DEFAULT_SUMMARY_TOKENS,
+    LAYER_CONTEXT,
     MAX_CONVERSATION_CHARS,
-    NO_MODEL,
+    Folded,
     check_summary_settings,
-    fold,
+    write_summary,
 )
 from memlab.context.units import tail_start
 from memlab.llm import ChatModel, prompts
 from memlab.messages import Message
 from memlab.runtime import ORDER_SUMMARIZATION_HOOK, CallContext, Component, RequestStage
 from memlab.tokens import TokenCounter, resolve_counter
-from memlab.trace import CONTEXT_APPLY, FALLBACK, emit, timed
+from memlab.trace import CONTEXT_APPLY, emit, timed
 
 # Design document, SummarizationHook: "token 数超过 80000 时自动触发压缩".
 TRIGGER_TOKENS = 80_000
@@ -48,6 +49,9 @@ OMISSION_MARKER = {"en": "\n[... {n} characters omitted ...]\n", "zh": "\n[…�
 DEFAULT_KEEP_LAST = 1
 
 STAGE = "summarization_hook"
+# The document's fallbacks 1 and 2, as named in FALLBACK events.
+HARD_TRUNCATION = "hard_truncation"
+HEAD_TAIL_CHARS = "head_tail_chars"
 
 
 def keep_head_and_tail(text: str, keep_chars: int = KEEP_CHARS, language: str = "en") -> str:
@@ -113,41 +117,30 @@ class SummarizationHook(Component):
         """The urgent compression, whatever the size: summary, or one of the document's fallbacks."""
         ms = list(messages)
         if self.llm is None:
-            out = SlidingWindow(max_tokens=self.trigger_tokens, counter=self.counter, keep_system=True).apply(ms)
-            self._fallback(NO_MODEL, None, "hard_truncation", len(ms), len(out))
-            return out
-        n, head = len(ms), leading_system(ms)
+            self._summarize(ms, HARD_TRUNCATION)  # reports the no-model fallback
+            return SlidingWindow(max_tokens=self.trigger_tokens, counter=self.counter, keep_system=True).apply(ms)
+        head = leading_system(ms)
         start = max(head, tail_start(ms, self.keep_last))
         middle = ms[head:start]
         if not middle:
             return ms
-        folded = fold(
-            middle,
-            llm=self.llm,
-            counter=self.counter,
-            strategy=STAGE,
-            language=self.language,
-            max_conversation_chars=self.max_conversation_chars,
-            summary_tokens=self.summary_tokens,
-        )
-        summary = folded.message
+        summary = self._summarize(middle, HEAD_TAIL_CHARS).message
         if summary is None:
             clipped = keep_head_and_tail(prompts.render_transcript(middle), self.keep_chars, self.language)
             summary = Message(role="system", content=prompts.CONTEXT_SUMMARY_PREFIX[self.language] + clipped)
-            self._fallback(folded.reason, folded.error, "head_tail_chars", n, n - len(middle) + 1)
         return [*ms[:head], summary, *ms[start:]]
 
-    def _fallback(
-        self, reason: str | None, error: str | None, action: str, messages_in: int, messages_out: int
-    ) -> None:
-        emit(
-            FALLBACK,
+    def _summarize(self, messages: list[Message], fallback: str) -> Folded:
+        return write_summary(
+            messages,
+            llm=self.llm,
+            counter=self.counter,
+            layer=LAYER_CONTEXT,
             strategy=STAGE,
-            reason=reason,
-            error=error,
-            action=action,
-            messages_in=messages_in,
-            messages_out=messages_out,
+            fallback=fallback,
+            language=self.language,
+            max_conversation_chars=self.max_conversation_chars,
+            summary_tokens=self.summary_tokens,
         )
 
     def __repr__(self) -> str:

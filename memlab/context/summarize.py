@@ -14,7 +14,7 @@ first 3 messages. Beyond the document:
 - cuts respect tool-call units: the kept tail grows back to the start of the unit it would
   split, and the first-3 fallback grows to the end of the unit it would split.
 
-Every fallback is reported as a FALLBACK event, every summary as a SUMMARY event.
+Every summary and fallback is reported by `memlab.context.summary.write_summary`.
 """
 
 from __future__ import annotations
@@ -22,17 +22,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memlab.context.base import check_count, leading_system
-from memlab.context.summary import DEFAULT_SUMMARY_TOKENS, MAX_CONVERSATION_CHARS, check_summary_settings, fold
+from memlab.context.summary import (
+    DEFAULT_SUMMARY_TOKENS,
+    LAYER_CONTEXT,
+    MAX_CONVERSATION_CHARS,
+    check_summary_settings,
+    write_summary,
+)
 from memlab.context.units import tail_start, unit_end_at
 from memlab.llm import ChatModel
 from memlab.messages import Message, MessageLike, as_messages
 from memlab.tokens import TokenCounter, resolve_counter
-from memlab.trace import FALLBACK, emit
 
 # Design document, SUMMARIZE: "1条摘要 + 5条最新" (one summary plus the 5 newest messages).
 DEFAULT_KEEP_LAST = 5
 # Design document, SUMMARIZE step 4: "降级: 只保留前 3 条消息".
 FALLBACK_KEEP_FIRST = 3
+FALLBACK_ACTION = "keep_first"
 # Ours: the document names the threshold but gives no value.
 DEFAULT_THRESHOLD = 20
 
@@ -70,28 +76,20 @@ class Summarize:
         start = max(head, tail_start(ms, self.keep_last))
         if start == head:
             return ms  # nothing between the instructions and the kept tail
-        folded = fold(
+        folded = write_summary(
             ms[head:start],
             llm=self.llm,
             counter=self.counter,
+            layer=LAYER_CONTEXT,
             strategy=self.name,
+            fallback=FALLBACK_ACTION,
             language=self.language,
             max_conversation_chars=self.max_conversation_chars,
             summary_tokens=self.summary_tokens,
         )
         if folded.message is not None:
             return [*ms[:head], folded.message, *ms[start:]]
-        out = ms[: unit_end_at(ms, min(FALLBACK_KEEP_FIRST, n) - 1)]
-        emit(
-            FALLBACK,
-            strategy=self.name,
-            reason=folded.reason,
-            error=folded.error,
-            action="keep_first",
-            messages_in=n,
-            messages_out=len(out),
-        )
-        return out
+        return ms[: unit_end_at(ms, min(FALLBACK_KEEP_FIRST, n) - 1)]
 
     def __repr__(self) -> str:
         model = getattr(self.llm, "name", None)

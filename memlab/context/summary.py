@@ -1,11 +1,16 @@
-"""Folding messages into one summary message with a chat model, and judging the result.
+"""One summarization path for every layer: ask the model, check the summary, report one SUMMARY event.
 
-Shared by SUMMARIZE and the SummarizationHook. The text to summarize is the transcript of
-the messages (`memlab.llm.prompts.render_transcript`), cut to `max_conversation_chars` so
-that the summary call itself cannot overflow (design document: MAX_CONVERSATION_CHARS).
-A summary is accepted only if it is non-empty and has fewer tokens than the messages it
-replaces (design document, SummarizationHook: "不应比原文更长"); every summary that comes
-back is reported as a SUMMARY event, accepted or not.
+Context SUMMARIZE, the SummarizationHook, memory SUMMARIZE and the AgentMemory compressors all
+summarize through `write_summary`. The text to summarize is the transcript of the source
+messages (`memlab.llm.prompts.render_transcript`), cut to `max_conversation_chars` so that the
+summary call itself cannot overflow (design document: MAX_CONVERSATION_CHARS). A summary is
+accepted only if it is non-empty and has fewer tokens than the messages it replaces (design
+document, SummarizationHook: "生成后检查摘要长度是否合理（不应比原文更长）"), counted with the
+caller's counter, the same check on every layer. Each attempt is one typed `SummaryEvent`; when
+the summary is not used, a FALLBACK event names the caller's documented fallback (`fallback`),
+which the caller then takes: the context layer keeps the first 3 messages, the hook keeps the
+head and tail characters, the memory layer keeps the history unchanged, a compressor writes the
+document's counting line.
 """
 
 from __future__ import annotations
@@ -17,12 +22,18 @@ from memlab.errors import MemlabError
 from memlab.llm import TASK_CONTEXT_SUMMARY, ChatModel, LLMError, prompts
 from memlab.messages import Message
 from memlab.tokens import TokenCounter
-from memlab.trace import SUMMARY, emit, timed
+from memlab.trace import FALLBACK, SummaryEvent, emit, timed
 
 # Design document, SUMMARIZE step 1: "总字符数 > MAX_CONVERSATION_CHARS(50000) → 截断到前 50000 字符".
 MAX_CONVERSATION_CHARS = 50_000
 # Ours: the document sets no length for a summary; this caps what the model may write.
 DEFAULT_SUMMARY_TOKENS = 256
+
+# Layers of a SummaryEvent (the `summary.<layer>.*` metrics).
+LAYER_CONTEXT = "context"
+LAYER_MEMORY = "memory"
+LAYER_COMPRESSOR = "compressor"
+LAYERS = (LAYER_CONTEXT, LAYER_MEMORY, LAYER_COMPRESSOR)
 
 # Why a summary was not used (the `reason` of a FALLBACK event).
 NO_MODEL = "no_model"
@@ -33,11 +44,15 @@ NOT_SHORTER = "summary_not_shorter"
 
 @dataclass(frozen=True)
 class Folded:
-    """The summary message, or why there is none (`reason`, and the error's class name if one was raised)."""
+    """The summary message, or why there is none (`reason`, and the error's class name if one was raised).
+
+    `text` is the model's summary without the prefix (None when there is no usable one).
+    """
 
     message: Message | None
     reason: str | None = None
     error: str | None = None
+    text: str | None = None
 
 
 def check_summary_settings(language: str, max_conversation_chars: int, summary_tokens: int | None) -> None:
@@ -56,41 +71,80 @@ def check_summary_settings(language: str, max_conversation_chars: int, summary_t
         raise MemlabError(f"context: summary_tokens={summary_tokens!r}; expected an integer >= 1 or null")
 
 
-def fold(
-    messages: Sequence[Message],
+def write_summary(
+    source: Sequence[Message],
     *,
     llm: ChatModel | None,
     counter: TokenCounter,
+    layer: str,
     strategy: str,
+    fallback: str,
+    task: str = TASK_CONTEXT_SUMMARY,
     language: str = "en",
+    prefix: str | None = None,
+    transcript: str | None = None,
     max_conversation_chars: int = MAX_CONVERSATION_CHARS,
     summary_tokens: int | None = DEFAULT_SUMMARY_TOKENS,
 ) -> Folded:
-    """Summarize `messages` into one system message; emits SUMMARY for any summary the model returns."""
+    """Summarize `source` into one system message ``prefix + summary``, or say why not.
+
+    `prefix` defaults to the context summary's (``[Conversation summary] ``); `transcript`
+    replaces the rendered transcript of `source` (a compressor adds its previous summary's lines).
+    `fallback` is the action the caller takes when the summary is not used; it is reported, not taken.
+    """
+    if layer not in LAYERS:
+        raise ValueError(f"unknown summary layer {layer!r}; expected one of {', '.join(LAYERS)}")
     if llm is None:
-        return Folded(None, NO_MODEL)
-    transcript = prompts.render_transcript(messages)
-    truncated = len(transcript) > max_conversation_chars
-    request = prompts.build(TASK_CONTEXT_SUMMARY, transcript[:max_conversation_chars], language)
+        return _fallback(Folded(None, NO_MODEL), layer, strategy, fallback, len(source))
+    text_in = prompts.render_transcript(source) if transcript is None else transcript
+    request = prompts.build(task, text_in[:max_conversation_chars], language)
+    source_tokens = sum(map(counter.count, source))
+    error: str | None = None
+    text = ""
+    summary: Message | None = None
+    made_tokens: int | None = None
     with timed() as t:
         try:
-            completion = llm.complete(request, task=TASK_CONTEXT_SUMMARY, max_tokens=summary_tokens)
+            text = llm.complete(request, task=task, max_tokens=summary_tokens).text.strip()
         except LLMError as e:
-            return Folded(None, LLM_ERROR, type(e).__name__)
-    text = completion.text.strip()
-    summary = Message(role="system", content=prompts.CONTEXT_SUMMARY_PREFIX[language] + text)
-    source_tokens = sum(map(counter.count, messages))
-    made_tokens = counter.count(summary)
-    reason = EMPTY_SUMMARY if not text else NOT_SHORTER if made_tokens >= source_tokens else None
-    emit(
-        SUMMARY,
+            error = type(e).__name__
+    if error is not None:
+        reason: str | None = LLM_ERROR
+    else:
+        head = prompts.CONTEXT_SUMMARY_PREFIX[language] if prefix is None else prefix
+        summary = Message(role="system", content=head + text)
+        made_tokens = counter.count(summary)
+        reason = EMPTY_SUMMARY if not text else NOT_SHORTER if made_tokens >= source_tokens else None
+    SummaryEvent(
+        layer=layer,
         strategy=strategy,
-        source_ids=[m.id for m in messages if m.id is not None],
-        source_messages=len(messages),
+        source_ids=tuple(m.id for m in source if m.id is not None),
+        source_messages=len(source),
         source_tokens=source_tokens,
         summary_tokens=made_tokens,
-        truncated=truncated,
+        counter=counter.name,
         accepted=reason is None,
+        reason=reason,
+        error=error,
+        fallback=None if reason is None else fallback,
+        truncated=len(text_in) > max_conversation_chars,
+        text=summary.text if summary is not None else None,
         latency_us=t["us"],
+    ).emit()
+    if reason is not None:
+        return _fallback(Folded(None, reason, error), layer, strategy, fallback, len(source))
+    return Folded(summary, None, None, text)
+
+
+def _fallback(folded: Folded, layer: str, strategy: str, action: str, source_messages: int) -> Folded:
+    """Report that the caller takes its fallback `action` instead of a summary (counted in `llm.fallbacks`)."""
+    emit(
+        FALLBACK,
+        layer=layer,
+        strategy=strategy,
+        reason=folded.reason,
+        error=folded.error,
+        action=action,
+        source_messages=source_messages,
     )
-    return Folded(summary if reason is None else None, reason)
+    return folded

@@ -24,9 +24,12 @@ from typing import Any, Protocol, runtime_checkable
 from memlab.messages import FunctionCall, FunctionCallOutput, Item, MessageItem, item_from_dict, item_to_dict
 from memlab.stores.base import SessionState, SessionStore
 from memlab.stores.memory import InMemoryStore
+from memlab.tokens import get_counter
 from memlab.trace import MEMORY_COMPRESS, emit, timed
 
 ItemLike = Item | Mapping[str, Any]
+# Counts a compression's summary when the compressor has no counter of its own (the windowed one).
+SUMMARY_COUNTER = "cl100k_base"
 
 
 @dataclass(frozen=True)
@@ -171,13 +174,17 @@ class StoreAgentMemory:
 
         result = _snapshot(self.store.update(self.session_id, step))
         if seen and seen["after"] != seen["edited"]:  # reported once, after the commit
+            counter = getattr(compressor, "counter", None) or get_counter(SUMMARY_COUNTER)
+            summary = seen["after"].summary
             emit(
                 MEMORY_COMPRESS,
                 compressor=type(compressor).__name__,
                 session_id=self.session_id,
                 before_items=len(seen["edited"].items),
                 after_items=len(seen["after"].items),
-                summary_length=len(seen["after"].summary or ""),
+                summary_length=len(summary or ""),
+                summary_tokens=counter.count_text(summary) if summary else 0,
+                counter=counter.name,
                 latency_us=seen["us"],
             )
         return result

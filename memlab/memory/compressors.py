@@ -17,13 +17,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memlab.llm.base import TASK_CONTEXT_SUMMARY, ChatModel, LLMError
-from memlab.llm.prompts import build, check_language, render_transcript
+from memlab.context.summary import LAYER_COMPRESSOR, write_summary
+from memlab.llm.base import ChatModel
+from memlab.llm.prompts import check_language, render_transcript
 from memlab.memory.agent import MemorySnapshot
 from memlab.memory.pairing import item_units
-from memlab.memory.strategies import MAX_CONVERSATION_CHARS, detect_language
-from memlab.messages import Item, MessageItem, items_to_messages
-from memlab.trace import FALLBACK, emit
+from memlab.memory.strategies import DEFAULT_SUMMARY_COUNTER, MAX_CONVERSATION_CHARS, detect_language
+from memlab.messages import Item, MessageItem, items_to_messages, system
+from memlab.tokens import TokenCounter, resolve_counter
 
 # `WindowedMemoryCompressor(20)` in every example of the design document.
 DEFAULT_MAX_ITEMS = 20
@@ -32,6 +33,8 @@ COUNT_SUMMARY_LINE = "[压缩] 历史片段条数={count}"
 COUNT_SUMMARY = re.compile(r"\[压缩\] 历史片段条数=(\d+)")
 TASK_LABEL = {"zh": "[子任务 {n}] ", "en": "[Sub-task {n}] "}
 _TASK_PREFIXES = tuple(label.split("{")[0] for label in TASK_LABEL.values())
+# A compressor's fallback: the document's counting line instead of the summary.
+FALLBACK_COUNT = "count"
 
 
 def split_window(items: Sequence[Item], max_items: int) -> tuple[list[Item], list[Item]]:
@@ -62,12 +65,17 @@ def fold_summary(
     llm: ChatModel | None,
     language: str = "auto",
     max_tokens: int | None = None,
+    counter: str | TokenCounter = DEFAULT_SUMMARY_COUNTER,
+    strategy: str = "hybrid",
 ) -> str:
     """A new summary covering `previous` and the `dropped` items.
 
     With a chat model: the context-summary prompt (keep the conversation coherent) over the
-    previous summary and the dropped items. With no model, or when the model fails (a FALLBACK
-    event says so): the document's counting sample, ``[压缩] 历史片段条数=N`` appended.
+    previous summary and the dropped items, through `write_summary` (layer ``compressor``), so
+    the summary must be non-empty and hold fewer `counter` tokens than the previous summary and
+    the dropped items together. With no model, or when the model fails or its summary is rejected
+    (a FALLBACK event with action ``count`` says so): the document's counting sample,
+    ``[压缩] 历史片段条数=N`` appended.
     """
     if llm is None:
         return counted_summary(previous, len(dropped))
@@ -77,18 +85,20 @@ def fold_summary(
         if language == "auto"
         else check_language(language)
     )
-    transcript = "\n".join([*_summary_lines(previous), render_transcript(messages)])[:MAX_CONVERSATION_CHARS]
-    try:
-        reply = llm.complete(
-            build(TASK_CONTEXT_SUMMARY, transcript, lang), task=TASK_CONTEXT_SUMMARY, max_tokens=max_tokens
-        )
-        text = reply.text.strip()
-        if not text:
-            raise LLMError("the model returned an empty summary")
-    except LLMError as e:
-        emit(FALLBACK, layer="agent_memory", strategy="summary", reason=type(e).__name__, fallback="count")
-        return counted_summary(previous, len(dropped))
-    return text
+    folded = write_summary(
+        ([system(previous)] if previous else []) + messages,
+        llm=llm,
+        counter=resolve_counter(counter),
+        layer=LAYER_COMPRESSOR,
+        strategy=strategy,
+        fallback=FALLBACK_COUNT,
+        language=lang,
+        prefix="",
+        transcript="\n".join([*_summary_lines(previous), render_transcript(messages)]),
+        max_conversation_chars=MAX_CONVERSATION_CHARS,
+        summary_tokens=max_tokens,
+    )
+    return counted_summary(previous, len(dropped)) if folded.text is None else folded.text
 
 
 def _summary_lines(summary: str | None) -> list[str]:
@@ -128,11 +138,13 @@ class HybridMemoryCompressor:
         llm: ChatModel | None = None,
         language: str = "auto",
         max_tokens: int | None = None,
+        counter: str | TokenCounter = DEFAULT_SUMMARY_COUNTER,
     ) -> None:
         self.max_items = max_items
         self.llm = llm
         self.language = language
         self.max_tokens = max_tokens
+        self.counter = resolve_counter(counter)
 
     def compress(self, snapshot: MemorySnapshot) -> MemorySnapshot:
         if len(snapshot.items) <= self.max_items:
@@ -140,7 +152,9 @@ class HybridMemoryCompressor:
         dropped, kept = split_window(snapshot.items, self.max_items)
         if not dropped:
             return snapshot
-        summary = fold_summary(snapshot.summary, dropped, self.llm, self.language, self.max_tokens)
+        summary = fold_summary(
+            snapshot.summary, dropped, self.llm, self.language, self.max_tokens, self.counter, "hybrid"
+        )
         return MemorySnapshot.of(kept, summary)
 
 
@@ -160,6 +174,7 @@ class TaskSegmentedCompressor:
         llm: ChatModel | None = None,
         language: str = "auto",
         max_tokens: int | None = None,
+        counter: str | TokenCounter = DEFAULT_SUMMARY_COUNTER,
     ) -> None:
         if keep_tasks < 1:
             raise ValueError(f"keep_tasks must be at least 1 (the live sub-task), not {keep_tasks}")
@@ -168,6 +183,7 @@ class TaskSegmentedCompressor:
         self.llm = llm
         self.language = language
         self.max_tokens = max_tokens
+        self.counter = resolve_counter(counter)
 
     def segments(self, items: Sequence[Item]) -> list[list[Item]]:
         """The items cut into sub-tasks, only between units."""
@@ -188,7 +204,7 @@ class TaskSegmentedCompressor:
         number = sum(1 for line in (snapshot.summary or "").splitlines() if line.startswith(_TASK_PREFIXES))
         for task in done:
             number += 1
-            text = fold_summary(None, task, self.llm, self.language, self.max_tokens)
+            text = fold_summary(None, task, self.llm, self.language, self.max_tokens, self.counter, "per_task")
             lang = (
                 detect_language(m.text for m in items_to_messages(task)) if self.language == "auto" else self.language
             )

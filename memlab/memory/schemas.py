@@ -34,6 +34,7 @@ class SummarizeConfig:
     language: str = "auto"  # auto | en | zh
     max_conversation_chars: int = MAX_CONVERSATION_CHARS
     max_tokens: int | None = None
+    counter: str = "${tokenizer}"
 
 
 @dataclass
@@ -118,6 +119,7 @@ class HybridConfig:
     llm: Any = "${llm}"
     language: str = "auto"
     max_tokens: int | None = None
+    counter: str = "${tokenizer}"
 
 
 @dataclass
@@ -128,6 +130,7 @@ class TaskSegmentedConfig:
     llm: Any = "${llm}"
     language: str = "auto"
     max_tokens: int | None = None
+    counter: str = "${tokenizer}"
 
 
 @dataclass

@@ -21,12 +21,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from memlab.context.summary import LAYER_MEMORY, write_summary
 from memlab.errors import MemlabError
-from memlab.llm.base import TASK_MEMORY_SUMMARY, ChatModel, LLMError
-from memlab.llm.prompts import MEMORY_SUMMARY_PREFIX, build, check_language, render_transcript
+from memlab.llm.base import TASK_MEMORY_SUMMARY, ChatModel
+from memlab.llm.prompts import MEMORY_SUMMARY_PREFIX, check_language
 from memlab.memory.pairing import message_units
-from memlab.messages import Message, MessageLike, as_messages, system
-from memlab.trace import FALLBACK, SUMMARY, emit
+from memlab.messages import Message, MessageLike, as_messages
+from memlab.tokens import TokenCounter, resolve_counter
 
 # Design document defaults: TRIM keepFirst=2/keepLast=3, DELETE keepLatest=5 (its worked examples),
 # SUMMARIZE truncates what it summarizes to MAX_CONVERSATION_CHARS(50000).
@@ -38,6 +39,10 @@ MAX_CONVERSATION_CHARS = 50_000
 # ("1 条摘要 + 5 条最新" in its COMPOSITE example).
 DEFAULT_SUMMARY_THRESHOLD = 20
 DEFAULT_SUMMARY_KEEP_LAST = 5
+# Ours: the counter that checks a summary is shorter than its source (config: the run's tokenizer).
+DEFAULT_SUMMARY_COUNTER = "cl100k_base"
+# The memory layer's fallback: keep the stored history as it is.
+FALLBACK_UNCHANGED = "unchanged"
 
 Predicate = Callable[[Message], bool]
 
@@ -155,14 +160,17 @@ def summarize(
     language: str = "auto",
     max_conversation_chars: int = MAX_CONVERSATION_CHARS,
     max_tokens: int | None = None,
+    counter: str | TokenCounter = DEFAULT_SUMMARY_COUNTER,
 ) -> list[Message]:
     """Past `threshold` messages, replace all but the last `keep_last` by one persistent-memory summary.
 
     The summary is a system message prefixed ``[持久化记忆摘要] `` (Chinese prompt) or
     ``[Persistent memory summary] `` (English), written with the persistent-memory prompt
-    (preferences, habits, durable facts). The text summarized is cut to `max_conversation_chars`.
-    If the model fails or returns nothing, the history is returned unchanged and a FALLBACK event
-    says so: the Context layer's "first 3 messages" fallback would here delete the rest for good.
+    (preferences, habits, durable facts) through `write_summary`, which cuts the text summarized
+    to `max_conversation_chars` and checks the summary as on every layer (non-empty, fewer
+    `counter` tokens than the messages it replaces). If the model fails or the summary is
+    rejected, the history is returned unchanged and a FALLBACK event (action ``unchanged``) says
+    so: the Context layer's "first 3 messages" fallback would here delete the rest for good.
     """
     ms = as_messages(messages)
     if len(ms) <= threshold:
@@ -175,19 +183,20 @@ def summarize(
     if not head:
         return ms
     lang = detect_language(m.text for m in head) if language == "auto" else check_language(language)
-    transcript = render_transcript(head)[:max_conversation_chars]
-    try:
-        text = model.complete(
-            build(TASK_MEMORY_SUMMARY, transcript, lang), task=TASK_MEMORY_SUMMARY, max_tokens=max_tokens
-        ).text.strip()
-        if not text:
-            raise LLMError("the model returned an empty summary")
-    except LLMError as e:
-        emit(FALLBACK, layer="memory", strategy="summarize", reason=type(e).__name__, fallback="unchanged")
-        return ms
-    summary = system(MEMORY_SUMMARY_PREFIX[lang] + text)
-    emit(SUMMARY, layer="memory", source_messages=len(head), source_chars=len(transcript), summary_chars=len(text))
-    return [summary, *tail]
+    folded = write_summary(
+        head,
+        llm=model,
+        counter=resolve_counter(counter),
+        layer=LAYER_MEMORY,
+        strategy="summarize",
+        fallback=FALLBACK_UNCHANGED,
+        task=TASK_MEMORY_SUMMARY,
+        language=lang,
+        prefix=MEMORY_SUMMARY_PREFIX[lang],
+        max_conversation_chars=max_conversation_chars,
+        summary_tokens=max_tokens,
+    )
+    return ms if folded.message is None else [folded.message, *tail]
 
 
 @dataclass(frozen=True)
@@ -243,6 +252,7 @@ class SummarizeStrategy:
         language: str = "auto",
         max_conversation_chars: int = MAX_CONVERSATION_CHARS,
         max_tokens: int | None = None,
+        counter: str | TokenCounter = DEFAULT_SUMMARY_COUNTER,
     ) -> None:
         if llm is None:
             raise MemlabError("memory=summarize needs a chat model: set llm (e.g. llm=extractive)")
@@ -254,6 +264,7 @@ class SummarizeStrategy:
         self.language = language
         self.max_conversation_chars = max_conversation_chars
         self.max_tokens = max_tokens
+        self.counter = resolve_counter(counter)
 
     def apply(self, messages: Sequence[MessageLike]) -> list[Message]:
         return summarize(
@@ -264,4 +275,5 @@ class SummarizeStrategy:
             language=self.language,
             max_conversation_chars=self.max_conversation_chars,
             max_tokens=self.max_tokens,
+            counter=self.counter,
         )

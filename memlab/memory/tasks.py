@@ -50,7 +50,9 @@ class TaskMemory:
         """Summarize the sub-task from its own pool only, release the pool, and return the summary."""
         memory = self._pools.pop(task)
         snap = memory.snapshot()
-        self._summaries[task] = fold_summary(snap.summary, snap.items, self.llm, self.language, self.max_tokens)
+        self._summaries[task] = fold_summary(
+            snap.summary, snap.items, self.llm, self.language, self.max_tokens, strategy="task_memory"
+        )
         memory.clear()
         return self._summaries[task]
 

@@ -17,7 +17,7 @@ from memlab.metrics.longterm import longterm_metrics, ndcg_at_k, recall_at_k
 from memlab.metrics.pricing import ModelPrice, cost_usd, model_price, price_table
 from memlab.metrics.retention import content_words, mean_by_category, probe_rows, retention_metrics
 from memlab.metrics.summaries import summary_metrics
-from memlab.metrics.tokens import aux_token_metrics, budget_violations, token_metrics
+from memlab.metrics.tokens import aux_token_metrics, budget_violations, net_saved_ratio, token_metrics
 from memlab.sim.records import CallRecord, ProbeRecord, Record
 from memlab.trace import Event
 
@@ -41,7 +41,8 @@ def compute_metrics(
     """Every deterministic metric of a run, flat and keyed by its stable name.
 
     `context_window` (None: the pricing model's max input tokens) bounds `budget.violations`;
-    `cost.usd` prices the simulated prompts and the auxiliary calls at `pricing_model`.
+    `cost.usd` prices the simulated prompts and the auxiliary calls at `pricing_model`;
+    `cost.full_history_usd` what sending the whole history at every call would have cost.
     `probe_table` reuses rows already built by `probe_rows` (questions.csv).
     """
     records = list(records)
@@ -54,7 +55,10 @@ def compute_metrics(
     aux = aux_token_metrics(events)
     metrics.update(aux)
     prompt_total = int(metrics["tokens.prompt.total"])
+    full_total = int(metrics["tokens.full_history.total"])
+    metrics["tokens.net_saved_ratio"] = net_saved_ratio(prompt_total, aux["tokens.aux.total"], full_total)
     metrics["cost.usd"] = cost_usd(price, prompt_total + aux["tokens.aux.prompt"], aux["tokens.aux.completion"])
+    metrics["cost.full_history_usd"] = cost_usd(price, full_total, 0)
     metrics.update(retention_metrics(probe_table if probe_table is not None else probe_rows(records)))
     metrics.update(_longterm_metrics([r for r in records if isinstance(r, ProbeRecord)]))
     metrics.update(summary_metrics(events))
@@ -95,6 +99,7 @@ __all__ = [
     "mean_by_category",
     "model_price",
     "ndcg_at_k",
+    "net_saved_ratio",
     "price_table",
     "probe_rows",
     "recall_at_k",

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Iterable
 
 from memlab.trace import (
@@ -22,12 +23,17 @@ from memlab.trace import (
 MEMORY_EDITS = (MEMORY_COMPRESS, MEMORY_CLEANUP)
 
 
-def event_metrics(events: Iterable[Event]) -> dict[str, int]:
-    """Counts: `llm.*`, `memory.items.before|after`, `memory.archived`, `longterm.memories|duplicates|skipped`.
+def event_metrics(events: Iterable[Event]) -> dict[str, int | float | None]:
+    """Counts: `llm.*`, `memory.cleanup.*`, `memory.compress.*`, `memory.archived`, `longterm.*`.
 
     - `llm.calls|failures|fallbacks`: LLM_CALL events, those that failed, FALLBACK events;
-
-    - `memory.items.before|after`: items held before and after every compression or cleanup, summed;
+    - `memory.cleanup.count|items.before|items.after`: runs of the Memory layer's cleanup service
+      (MEMORY_CLEANUP) and the stored messages before and after them, summed;
+    - `memory.compress.count|items.before|items.after`: AgentMemory compressions that changed the
+      memory (MEMORY_COMPRESS) and the items before and after them, summed; kept apart from the
+      cleanup's, so that `memory=...` and `agent_memory=hybrid` in one run are reported separately;
+    - `memory.compress.summary_tokens.mean`: tokens of the summary each compression left (None
+      without compressions);
     - `memory.archived`: items archived (kept, no longer served) by any event that reports `archived`;
     - `longterm.memories` / `longterm.duplicates`: memories saved by extraction and how many of
       them repeat one already stored (LONGTERM_EXTRACT `memories` / `duplicates`);
@@ -38,8 +44,12 @@ def event_metrics(events: Iterable[Event]) -> dict[str, int]:
             "llm.calls",
             "llm.failures",
             "llm.fallbacks",
-            "memory.items.before",
-            "memory.items.after",
+            "memory.cleanup.count",
+            "memory.cleanup.items.before",
+            "memory.cleanup.items.after",
+            "memory.compress.count",
+            "memory.compress.items.before",
+            "memory.compress.items.after",
             "memory.archived",
             "longterm.memories",
             "longterm.duplicates",
@@ -47,6 +57,7 @@ def event_metrics(events: Iterable[Event]) -> dict[str, int]:
         ),
         0,
     )
+    summary_tokens: list[int] = []
     for e in events:
         d = e.data
         if e.kind == LLM_CALL:
@@ -55,12 +66,18 @@ def event_metrics(events: Iterable[Event]) -> dict[str, int]:
         elif e.kind == FALLBACK:
             out["llm.fallbacks"] += 1
         elif e.kind in MEMORY_EDITS:
-            out["memory.items.before"] += int(d.get("before_items") or 0)
-            out["memory.items.after"] += int(d.get("after_items") or 0)
+            edit = "compress" if e.kind == MEMORY_COMPRESS else "cleanup"
+            out[f"memory.{edit}.count"] += 1
+            out[f"memory.{edit}.items.before"] += int(d.get("before_items") or 0)
+            out[f"memory.{edit}.items.after"] += int(d.get("after_items") or 0)
+            if e.kind == MEMORY_COMPRESS:
+                summary_tokens.append(int(d.get("summary_tokens") or 0))
         elif e.kind == LONGTERM_EXTRACT:
             out["longterm.memories"] += int(d.get("memories") or 0)
             out["longterm.duplicates"] += int(d.get("duplicates") or 0)
         elif e.kind == LONGTERM_SKIP:
             out["longterm.skipped"] += 1
         out["memory.archived"] += int(d.get("archived") or 0)
-    return out
+    result: dict[str, int | float | None] = dict(out)
+    result["memory.compress.summary_tokens.mean"] = statistics.fmean(summary_tokens) if summary_tokens else None
+    return result

@@ -1,12 +1,22 @@
 """What survives: for each probe question, how much of its evidence the context would still carry.
 
-Three shares per probe, averaged over the probes where they are defined (and per category):
+Four shares per probe, averaged over the probes where they are defined (and per category):
 
 - `context.evidence_retention`: evidence ids sent verbatim (in the probe's `kept_ids`);
-- `context.evidence_in_summary`: evidence ids not sent verbatim but folded into an accepted
+- `context.evidence_fed_to_summary`: evidence ids not sent verbatim but fed to an accepted
   summary (the `source_ids` of SUMMARY events made for this request, or made by the memory
-  layer earlier in the same dialogue, since those summaries replace the stored history);
+  layer or a compressor earlier in the same dialogue). It says what a summarizer was given,
+  not what it kept, nor whether its summary reached the request;
+- `context.evidence_in_summary`: content words of the gold answer (the question's evidence
+  content) found in the text of the accepted summaries that are actually in the request sent
+  with the question. A summary a later step dropped (COMPOSITE's window, a newer memory
+  summary that folded it in) keeps nothing. Defined when the probe has evidence and an answer;
 - `context.answer_coverage`: content words of the gold answer found in the context's text.
+
+The gold answer stands for the evidence content, rather than the evidence turns' words: it is
+what the question needs (a summary that drops an evidence turn's greeting loses nothing), it
+exists for every dataset's probes, and it makes `evidence_in_summary` the part of
+`answer_coverage` that summaries carry (never above it). docs/evaluation.md has a worked example.
 
 >>> content_words("The trip to Lisbon, in May 2023!")
 ['trip', 'lisbon', 'may', '2023']
@@ -16,7 +26,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -26,7 +36,12 @@ from memlab.metrics.longterm import ndcg_at_k, recall_at_k
 from memlab.sim.records import LifecycleRecord, ProbeRecord, Record
 from memlab.trace import SUMMARY, Event
 
-RETENTION_METRICS = ("context.evidence_retention", "context.evidence_in_summary", "context.answer_coverage")
+RETENTION_METRICS = (
+    "context.evidence_retention",
+    "context.evidence_fed_to_summary",
+    "context.evidence_in_summary",
+    "context.answer_coverage",
+)
 # Function words that carry no answer content: articles, pronouns, auxiliaries, prepositions,
 # conjunctions. Deliberately short (scikit-learn's list also drops "may", "two", "first", which answers need).
 FUNCTION_WORDS = frozenset(
@@ -128,25 +143,58 @@ def _word_set(text: str) -> frozenset[str]:
     return frozenset(content_words(text))
 
 
+def _accepted(events: Iterable[Event]) -> Iterator[Event]:
+    return (e for e in events if e.kind == SUMMARY and e.data.get("accepted", True))
+
+
 def summarized_ids(events: Iterable[Event]) -> set[str]:
     """Source ids of every accepted summary among `events` (a rejected summary is not sent)."""
-    ids: set[str] = set()
-    for e in events:
-        if e.kind == SUMMARY and e.data.get("accepted", True):
-            ids.update(str(i) for i in e.data.get("source_ids") or ())
-    return ids
+    return {str(i) for e in _accepted(events) for i in e.data.get("source_ids") or ()}
 
 
-def probe_retention(probe: ProbeRecord, persisted_summary_ids: Iterable[str] = ()) -> dict[str, float | None]:
-    """The three shares for one probe; None where the probe has no evidence or no gold answer."""
+def summary_texts(events: Iterable[Event]) -> list[str]:
+    """The text of every accepted summary among `events`, as it was stored or sent."""
+    return [str(e.data["text"]) for e in _accepted(events) if e.data.get("text")]
+
+
+def _flat(text: str) -> str:
+    """Whitespace folded to single spaces (a compressor may re-flow a summary into one line)."""
+    return " ".join(text.split())
+
+
+def words_in_sent_summaries(context_text: str, summaries: Iterable[str]) -> frozenset[str]:
+    """Content words of the `summaries` whose text is in `context_text` (the request sent)."""
+    sent = _flat(context_text)
+    words: set[str] = set()
+    for text in dict.fromkeys(summaries):
+        flat = _flat(text)
+        if flat and flat in sent:
+            words.update(content_words(flat))
+    return frozenset(words)
+
+
+def probe_retention(
+    probe: ProbeRecord, persisted_summary_ids: Iterable[str] = (), persisted_summaries: Iterable[str] = ()
+) -> dict[str, float | None]:
+    """The four shares for one probe; None where the probe has no evidence or no gold answer.
+
+    `persisted_*` are the ids fed to, and the texts of, the summaries the memory layer and the
+    compressors made earlier in the probe's dialogue.
+    """
     evidence = set(probe.probe.evidence)
     kept = set(probe.kept_ids)
     folded = (summarized_ids(probe.events) | set(persisted_summary_ids)) - kept
     answer_words = set(content_words(probe.probe.answer or ""))
     context_words = _word_set(probe.context_text) if answer_words else frozenset()
+    in_summary: float | None = None
+    if evidence and answer_words:
+        texts = [*summary_texts(probe.events), *persisted_summaries]
+        found = words_in_sent_summaries(probe.context_text, texts) if texts else frozenset()
+        in_summary = len(answer_words & found) / len(answer_words)
     return {
         "context.evidence_retention": len(evidence & kept) / len(evidence) if evidence else None,
-        "context.evidence_in_summary": len(evidence & folded) / len(evidence) if evidence else None,
+        "context.evidence_fed_to_summary": len(evidence & folded) / len(evidence) if evidence else None,
+        "context.evidence_in_summary": in_summary,
         "context.answer_coverage": len(answer_words & context_words) / len(answer_words) if answer_words else None,
     }
 
@@ -154,10 +202,12 @@ def probe_retention(probe: ProbeRecord, persisted_summary_ids: Iterable[str] = (
 def probe_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
     """One row per probe: its identity, prompt tokens and retention shares (the questions.csv rows)."""
     persisted: dict[str, set[str]] = {}
+    persisted_texts: dict[str, list[str]] = {}
     rows = []
     for r in records:
         if isinstance(r, LifecycleRecord):
             persisted.setdefault(r.dialogue_id, set()).update(summarized_ids(r.events))
+            persisted_texts.setdefault(r.dialogue_id, []).extend(summary_texts(r.events))
         elif isinstance(r, ProbeRecord):
             rows.append(
                 {
@@ -168,7 +218,7 @@ def probe_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
                     "answer": r.probe.answer,
                     "evidence": ";".join(r.probe.evidence),
                     "prompt_tokens": r.prompt_tokens,
-                    **probe_retention(r, persisted.get(r.dialogue_id, ())),
+                    **probe_retention(r, persisted.get(r.dialogue_id, ()), persisted_texts.get(r.dialogue_id, ())),
                     **{k: v for k, v in r.results.items() if isinstance(v, int | float | str)},
                     **_retrieval_scores(r),
                 }

@@ -18,10 +18,12 @@ from memlab.trace import LLM_CALL, Event
 
 
 def token_metrics(calls: Sequence[CallRecord]) -> dict[str, float | int]:
-    """`calls`, `tokens.prompt.mean|p95|max|total` (p95 by linear interpolation) and `tokens.saved_ratio`.
+    """`calls`, `tokens.prompt.mean|p95|max|total` (p95 by linear interpolation), `tokens.full_history.total`
+    and `tokens.saved_ratio`.
 
-    `tokens.saved_ratio` = 1 - sent / full-history tokens over all calls: the share of the
-    tokens that sending the whole history every time would have cost and the strategy saved.
+    `tokens.full_history.total` is what sending the whole history at every call would have sent;
+    `tokens.saved_ratio` = 1 - prompt / full-history tokens over all calls: the prompt tokens the
+    strategy saved, not counting what its own model calls spent (`net_saved_ratio` does).
     """
     prompt = np.array([c.prompt_tokens for c in calls], dtype=np.int64)
     full = np.array([c.full_tokens for c in calls], dtype=np.int64)
@@ -32,6 +34,7 @@ def token_metrics(calls: Sequence[CallRecord]) -> dict[str, float | int]:
             "tokens.prompt.p95": 0.0,
             "tokens.prompt.max": 0,
             "tokens.prompt.total": 0,
+            "tokens.full_history.total": 0,
             "tokens.saved_ratio": 0.0,
         }
     full_total = int(full.sum())
@@ -41,6 +44,7 @@ def token_metrics(calls: Sequence[CallRecord]) -> dict[str, float | int]:
         "tokens.prompt.p95": float(np.percentile(prompt, 95)),
         "tokens.prompt.max": int(prompt.max()),
         "tokens.prompt.total": int(prompt.sum()),
+        "tokens.full_history.total": full_total,
         "tokens.saved_ratio": 1.0 - int(prompt.sum()) / full_total if full_total else 0.0,
     }
 
@@ -62,3 +66,15 @@ def aux_token_metrics(events: Iterable[Event]) -> dict[str, int]:
             prompt += int(e.data.get("prompt_tokens") or 0)
             completion += int(e.data.get("completion_tokens") or 0)
     return {"tokens.aux.prompt": prompt, "tokens.aux.completion": completion, "tokens.aux.total": prompt + completion}
+
+
+def net_saved_ratio(prompt_total: int, aux_total: int, full_total: int) -> float:
+    """`tokens.net_saved_ratio` = 1 - (prompt + auxiliary tokens) / full-history tokens.
+
+    What the strategy saved once the tokens its own model calls read and wrote (summaries,
+    extraction) are paid for; negative when it spent more than sending the whole history would.
+
+    >>> net_saved_ratio(prompt_total=100, aux_total=250, full_total=200)
+    -0.75
+    """
+    return 1.0 - (prompt_total + aux_total) / full_total if full_total else 0.0

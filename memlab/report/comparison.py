@@ -25,7 +25,13 @@ SUMMARY_METRICS = tuple(name for name, _ in comparison_columns())
 SHORT_NAMES = dict(comparison_columns())
 TOKENS = "tokens.prompt.mean"
 # Always shown; the other summary columns only where the configurations differ.
-PRIMARY = ("tokens.prompt.mean", "tokens.saved_ratio", "context.evidence_retention", "longterm.recall@10", "cost.usd")
+PRIMARY = (
+    "tokens.prompt.mean",
+    "tokens.net_saved_ratio",
+    "context.evidence_retention",
+    "longterm.recall@10",
+    "cost.usd",
+)
 QUALITY = ("context.evidence_retention", "longterm.recall@10")
 IGNORED_CONFIG_KEYS = ("output_dir", "hydra")
 KEY_CHARS = 28  # the longest label a figure shows; the table's row number identifies the rest

@@ -1,20 +1,30 @@
 """`memlab recommend`: the best configuration of a sweep under a token budget, and why.
 
-Among the runs that finished and whose `budget_metric` (default `tokens.prompt.mean`) is at
-most the budget, the best is the one with the highest `by` metric (default: evidence retention),
-ties broken by long-term recall@10, then answer coverage, then fewer tokens.
+Among the runs that finished and whose `budget_metric` (default `tokens.prompt.mean`, the
+prompt a call sends) is at most the budget, configurations that cost more than sending the
+whole history (`tokens.net_saved_ratio` below 0, or `cost.usd` above `cost.full_history_usd`:
+their summarizers read more than they save) are set aside whenever one that does not meets the
+budget. The best of the rest has the highest `by` metric (default: evidence retention; the
+lowest for a metric the registry says is better lower), ties broken by long-term recall@10, then answer
+coverage, then lower cost, then fewer net tokens.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
+from memlab.errors import MemlabError
+from memlab.metrics.registry import LOWER, NONE, direction
 from memlab.report.fmt import fmt_value, is_missing
 
 TIE_BREAKERS = ("longterm.recall@10", "context.answer_coverage")
+NET = "tokens.net_saved_ratio"
+COST = "cost.usd"
+FULL_COST = "cost.full_history_usd"
 
 
 @dataclass(frozen=True)
@@ -29,6 +39,28 @@ def _num(value: Any) -> float:
     return float("-inf") if is_missing(value) else float(value)
 
 
+def metric_columns(frame: pd.DataFrame) -> list[str]:
+    """The comparison table's metrics that have a better direction (what `by` and `budget_metric` may name)."""
+    return sorted(str(c) for c in frame.columns if direction(str(c)) != NONE)
+
+
+def check_metric(frame: pd.DataFrame, option: str, name: str) -> None:
+    """A user error naming the valid metrics when `name` is not one of the table's."""
+    valid = metric_columns(frame)
+    if name not in valid:
+        raise MemlabError(f"{option} {name!r} is not a metric of these runs; valid metrics: {', '.join(valid)}")
+
+
+def wasteful(row: dict[str, Any]) -> bool:
+    """Spends more than sending the full history would: net tokens or cost above the full history's."""
+    net, cost, full = _num(row.get(NET)), _num(row.get(COST)), _num(row.get(FULL_COST))
+    return (net != float("-inf") and net < 0) or (full != float("-inf") and cost > full)
+
+
+def _describe(row: dict[str, Any], names: Sequence[str]) -> str:
+    return ", ".join(f"{n} {fmt_value(n, row.get(n))}" for n in names if not is_missing(row.get(n)))
+
+
 def recommend(
     frame: pd.DataFrame,
     budget: float,
@@ -37,6 +69,8 @@ def recommend(
     by: str = "context.evidence_retention",
 ) -> Recommendation:
     """Pick from a comparison table (`comparison_table`) the best configuration within `budget`."""
+    check_metric(frame, "--by", by)
+    check_metric(frame, "--budget-metric", budget_metric)
     rows: list[dict[str, Any]] = [{str(k): v for k, v in r.items()} for r in frame.to_dict("records")]
     ok = [r for r in rows if r["status"] == "ok" and not is_missing(r.get(budget_metric))]
     if not ok:
@@ -45,26 +79,38 @@ def recommend(
     over = [r for r in ok if float(r[budget_metric]) > budget]
     if not within:
         cheapest = min(ok, key=lambda r: float(r[budget_metric]))
-        reasons = [f"no configuration keeps {budget_metric} <= {budget:g}"]
-        if cheapest is not None:
-            reasons.append(
-                f"the cheapest is {cheapest['label']} at {fmt_value(budget_metric, cheapest[budget_metric])}"
-            )
-        return Recommendation(None, reasons)
-    keys = [by, *[t for t in TIE_BREAKERS if t != by]]
+        return Recommendation(
+            None,
+            [
+                f"no configuration keeps {budget_metric} <= {budget:g}",
+                f"the cheapest is {cheapest['label']} at {fmt_value(budget_metric, cheapest[budget_metric])}",
+            ],
+        )
+    costly = [r for r in within if wasteful(r)]
+    pool = [r for r in within if not wasteful(r)] or within
+    sign = 1.0 if direction(by) == LOWER else -1.0
+    keys = [t for t in TIE_BREAKERS if t != by]
     ranked = sorted(
-        within,
-        key=lambda r: (*(-_num(r.get(k)) for k in keys), _num(r.get(budget_metric)), str(r["label"])),
+        pool,
+        key=lambda r: (
+            sign * _num(r.get(by)) if not is_missing(r.get(by)) else float("inf"),
+            *(-_num(r.get(k)) for k in keys),
+            _num(r.get(COST)),
+            -_num(r.get(NET)),
+            str(r["label"]),
+        ),
     )
     best = ranked[0]
-    reasons = [
-        f"{best['label']}: {by} {fmt_value(by, best.get(by))} at {budget_metric} "
-        f"{fmt_value(budget_metric, best.get(budget_metric))} (budget {budget:g})"
-    ]
-    reasons += [
-        f"  then {r['label']}: {by} {fmt_value(by, r.get(by))} at {fmt_value(budget_metric, r.get(budget_metric))}"
-        for r in ranked[1:3]
-    ]
+    shown = (budget_metric, NET, COST)
+    reasons = [f"{best['label']}: {by} {fmt_value(by, best.get(by))} at {_describe(best, shown)} (budget {budget:g})"]
+    reasons += [f"  then {r['label']}: {by} {fmt_value(by, r.get(by))} at {_describe(r, shown)}" for r in ranked[1:3]]
+    if costly and pool is not within:
+        reasons.append(
+            "set aside, costing more than sending the full history: "
+            + ", ".join(f"{r['label']} ({_describe(r, (NET, COST))})" for r in costly)
+        )
+    elif costly:
+        reasons.append("warning: every configuration within budget costs more than sending the full history")
     if over:
         reasons.append(
             "over budget: " + ", ".join(f"{r['label']} ({fmt_value(budget_metric, r[budget_metric])})" for r in over)

@@ -8,21 +8,28 @@ from typing import Any
 
 import pandas as pd
 
+from memlab.metrics import DEFAULT_PRICING_MODEL
 from memlab.metrics.registry import by_section
 from memlab.report import html, plots
 from memlab.report.fmt import fmt_value, is_missing
 from memlab.report.rundata import RunData
 
-RETENTION = ("context.evidence_retention", "context.evidence_in_summary", "context.answer_coverage")
+RETENTION = (
+    "context.evidence_retention",
+    "context.evidence_fed_to_summary",
+    "context.evidence_in_summary",
+    "context.answer_coverage",
+)
+COST_NOTE = "prompts + the strategies' own model calls, at {model} prices"
 HEADLINE = (
     ("calls", "calls", "simulated LLM calls"),
     ("tokens.prompt.mean", "prompt tokens", "mean per call"),
-    ("tokens.saved_ratio", "tokens saved", "vs sending the full history"),
+    ("tokens.net_saved_ratio", "tokens saved (net)", "prompts + the strategies' own model calls, vs the full history"),
     ("context.evidence_retention", "evidence kept", "sent verbatim with the question"),
-    ("context.evidence_in_summary", "evidence summarized", "folded into a summary"),
+    ("context.evidence_in_summary", "evidence in summaries", "answer words in the summaries sent"),
     ("context.answer_coverage", "answer coverage", "gold answer words in context"),
     ("longterm.recall@10", "recall@10", "evidence in top-10 memories"),
-    ("cost.usd", "cost", "prompts + auxiliary calls"),
+    ("cost.usd", "cost", COST_NOTE),
     ("latency.context.p50_us", "context latency", "median, this machine"),
 )
 PER_CATEGORY = (*RETENTION, "longterm.recall@10", "longterm.ndcg@10", "answer.f1", "answer.judge")
@@ -82,12 +89,19 @@ def _subtitle(run: RunData) -> list[str]:
     return lines
 
 
+def pricing_model(run: RunData) -> str:
+    """The model whose prices `cost.usd` uses (the run's `pricing.model`)."""
+    pricing = run.config.get("pricing") or {}
+    return str(pricing.get("model") or DEFAULT_PRICING_MODEL) if isinstance(pricing, dict) else DEFAULT_PRICING_MODEL
+
+
 def run_report_md(run: RunData) -> str:
     """Markdown: headline, every metric by section, per category, the questions that lost most."""
     out = [f"# memlab run: {run.name}", ""]
     if run.manifest.get("overrides"):
         out += ["Overrides: " + " ".join(f"`{o}`" for o in run.manifest["overrides"]), ""]
     out += [f"Run directory: `{run.path}` · figures in `report.html`", ""]
+    out += [f"Costs are priced at {pricing_model(run)} (litellm's bundled price table).", ""]
     metrics = run.all_metrics()
     for title, frame in metric_sections(metrics):
         out += [f"## {title}", "", frame.to_markdown(index=False), ""]
@@ -111,7 +125,7 @@ def run_report_html(run: RunData) -> str:
     metrics = run.all_metrics()
     body = [
         html.cards(
-            (label, fmt_value(name, metrics.get(name)), note)
+            (label, fmt_value(name, metrics.get(name)), note.format(model=pricing_model(run)))
             for name, label, note in HEADLINE
             if not is_missing(metrics.get(name))
         )

@@ -75,7 +75,7 @@ def test_no_model_truncates_hard() -> None:
     assert out[0] == ms[0] and ESTIMATE.count_messages(out) <= 500
     (fallback,) = events_of(events, FALLBACK)
     assert fallback["reason"] == "no_model" and fallback["action"] == "hard_truncation"
-    assert fallback["messages_out"] == len(out)
+    assert (fallback["layer"], fallback["source_messages"]) == ("context", len(ms))
     assert [e.kind for e in events] == [FALLBACK, CONTEXT_APPLY]
 
 
@@ -96,7 +96,8 @@ def test_a_failing_model_keeps_the_first_and_last_1000_characters(faulty_model, 
     with recording() as events:
         out = SummarizationHook(faulty_model(mode), trigger_tokens=500).process(ms, ctx())
     _head_tail_checks(out, ms, events, "llm_error", error)
-    assert events_of(events, SUMMARY) == []
+    (summary,) = events_of(events, SUMMARY)
+    assert (summary["summary_tokens"], summary["accepted"], summary["fallback"]) == (None, False, "head_tail_chars")
 
 
 @pytest.mark.parametrize(("mode", "reason"), [("long", "summary_not_shorter"), ("empty", "empty_summary")])

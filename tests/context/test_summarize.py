@@ -51,7 +51,8 @@ def test_summary_replaces_all_but_the_last_keep_last() -> None:
     assert out[2:] == ms[-5:]
     summary = next(e for e in events if e.kind == SUMMARY).data
     assert summary["source_ids"] == [m.id for m in ms[1:-5]]
-    assert summary["accepted"] is True and summary["truncated"] is False
+    assert summary["accepted"] is True and summary["truncated"] is False and summary["fallback"] is None
+    assert (summary["layer"], summary["counter"], summary["text"]) == ("context", "estimate", out[1].text)
     assert summary["source_tokens"] == get_counter("estimate").count_messages(ms[1:-5])
     assert summary["summary_tokens"] == get_counter("estimate").count(out[1]) < summary["source_tokens"]
     assert FALLBACK not in kinds(events)
@@ -74,12 +75,12 @@ def _fallback_checks(out: list[Message], ms: list[Message], events, reason: str,
     assert out == ms[:FALLBACK_KEEP_FIRST]
     fallback = next(e for e in events if e.kind == FALLBACK).data
     assert fallback == {
+        "layer": "context",
         "strategy": "summarize",
         "reason": reason,
         "error": error,
         "action": "keep_first",
-        "messages_in": len(ms),
-        "messages_out": FALLBACK_KEEP_FIRST,
+        "source_messages": len(ms) - 1 - 5,  # all but the instructions and the kept tail
     }
 
 
@@ -90,7 +91,8 @@ def test_a_failing_model_degrades_to_the_first_three_messages(faulty_model, mode
         out = Summarize(faulty_model(mode), threshold=20).apply(ms)
     assert [e.data["failed"] for e in events if e.kind == LLM_CALL] == [True]
     _fallback_checks(out, ms, events, "llm_error", error)
-    assert SUMMARY not in kinds(events)
+    (summary,) = [e.data for e in events if e.kind == SUMMARY]  # the attempt, with no summary and its fallback
+    assert (summary["summary_tokens"], summary["accepted"], summary["fallback"]) == (None, False, "keep_first")
 
 
 def test_no_model_degrades_to_the_first_three_messages() -> None:
@@ -107,7 +109,7 @@ def test_a_summary_that_is_not_shorter_or_empty_is_rejected_and_counted(faulty_m
         out = Summarize(faulty_model(mode), threshold=20).apply(ms)
     assert kinds(events) == [SUMMARY, FALLBACK]
     summary = next(e.data for e in events if e.kind == SUMMARY)
-    assert summary["accepted"] is False
+    assert summary["accepted"] is False and (summary["reason"], summary["fallback"]) == (reason, "keep_first")
     if reason == "summary_not_shorter":
         assert summary["summary_tokens"] >= summary["source_tokens"]
     _fallback_checks(out, ms, events, reason, None)

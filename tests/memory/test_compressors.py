@@ -21,7 +21,8 @@ from memlab.memory import (
     summarized_count,
 )
 from memlab.messages import FunctionCall, FunctionCallOutput, Item, MessageItem
-from memlab.trace import FALLBACK, LLM_CALL, MEMORY_COMPRESS, recording
+from memlab.tokens import get_counter
+from memlab.trace import FALLBACK, LLM_CALL, MEMORY_COMPRESS, SUMMARY, recording
 
 
 def users(n: int, start: int = 1) -> list[Item]:
@@ -44,14 +45,24 @@ def test_hybrid_without_a_model_is_the_documents_sample() -> None:
 
 def test_hybrid_with_a_model_summarizes_what_it_drops(scripted: Any) -> None:
     dropped = [
-        MessageItem("user", "My name is Ada and I fly from Oslo every Monday"),
-        MessageItem("assistant", "Noted, Ada."),
+        MessageItem("user", "My name is Ada and I fly from Oslo every Monday. Hi! How are you today? Fine, thanks."),
+        MessageItem("assistant", "Noted, Ada. Great to hear. Anything else? Have a lovely day, and thanks again!"),
     ]
     snap = MemorySnapshot.of([*dropped, *users(3)], "The user wants aisle seats")
+    model = ExtractiveChatModel(counter="estimate")
     with recording() as events:
-        out = HybridMemoryCompressor(max_items=3, llm=ExtractiveChatModel(counter="estimate")).compress(snap)
-    assert out.items == tuple(users(3)) and "Oslo" in (out.summary or "") and "aisle" in (out.summary or "")
+        out = HybridMemoryCompressor(max_items=3, llm=model, max_tokens=20, counter="estimate").compress(snap)
+    assert out.items == tuple(users(3)) and out.summary
     assert [e.data["task"] for e in events if e.kind == LLM_CALL] == [TASK_CONTEXT_SUMMARY]
+    (summary,) = [e.data for e in events if e.kind == SUMMARY]
+    assert (summary["layer"], summary["strategy"], summary["accepted"], summary["text"]) == (
+        "compressor",
+        "hybrid",
+        True,
+        out.summary,
+    )
+    assert summary["source_messages"] == 3  # the previous summary and the two dropped items
+    assert summary["summary_tokens"] == get_counter("estimate").count_text(out.summary) + 4 < summary["source_tokens"]
     model = scripted("Ada flies from Oslo on Mondays.")
     HybridMemoryCompressor(max_items=3, llm=model).compress(snap)
     sent = model.asked[0][0][1].text
@@ -62,7 +73,8 @@ def test_hybrid_falls_back_to_counting_when_the_model_fails(scripted: Any) -> No
     with recording() as events:
         out = HybridMemoryCompressor(max_items=2, llm=scripted(None)).compress(MemorySnapshot.of(users(5)))
     assert out.summary == "[压缩] 历史片段条数=3"
-    assert [(e.kind, e.data["fallback"]) for e in events] == [(FALLBACK, "count")]
+    assert [(e.kind, e.data["fallback"]) for e in events if e.kind == SUMMARY] == [(SUMMARY, "count")]
+    assert [(e.kind, e.data["action"]) for e in events if e.kind == FALLBACK] == [(FALLBACK, "count")]
 
 
 def exchange(cid: str, parallel: int = 1) -> list[Item]:

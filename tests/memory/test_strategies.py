@@ -133,7 +133,11 @@ def test_summarize_below_threshold_and_on_failure_leaves_the_history(scripted: A
     with recording() as events:
         assert summarize(ms, scripted(None)) == ms
         assert summarize(ms, scripted("  ")) == ms  # an empty summary would delete the history for nothing
-    assert [(e.kind, e.data["fallback"]) for e in events] == [(FALLBACK, "unchanged")] * 2
+    assert [(e.kind, e.data["action"]) for e in events if e.kind == FALLBACK] == [(FALLBACK, "unchanged")] * 2
+    assert [(e.data["reason"], e.data["fallback"]) for e in events if e.kind == SUMMARY] == [
+        ("llm_error", "unchanged"),
+        ("empty_summary", "unchanged"),
+    ]
 
 
 def test_summarize_with_the_offline_model_and_without_one() -> None:
@@ -196,9 +200,11 @@ def test_strategies_keep_inputs_and_tool_pairs(ms: list[Message], a: int, b: int
 @settings(max_examples=40, deadline=None)
 @given(histories(), st.integers(0, 4))
 def test_summarize_keeps_a_well_formed_suffix(scripted: Any, ms: list[Message], keep: int) -> None:
-    out = summarize(ms, scripted("s"), threshold=3, keep_last=keep)
-    if out == ms:  # at most `threshold` messages, or the newest `keep_last` already span every unit
-        assert len(ms) <= 3 or len(flatten_tail(ms, keep)) == len(ms)
+    with recording() as events:
+        out = summarize(ms, scripted("s"), threshold=3, keep_last=keep)
+    rejected = [e for e in events if e.kind == SUMMARY and not e.data["accepted"]]
+    if out == ms:  # at most `threshold` messages, the newest `keep_last` span every unit, or not shorter
+        assert len(ms) <= 3 or len(flatten_tail(ms, keep)) == len(ms) or rejected
         return
     assert out[0] == Message(role="system", content="[Persistent memory summary] s")
     assert orphans(out[1:]) == [] and out[1:] == ms[len(ms) - len(out) + 1 :]

@@ -7,11 +7,27 @@ from hand_made import lifecycle, probe
 
 from memlab.metrics import content_words, probe_rows, retention_metrics
 from memlab.metrics.retention import probe_retention
-from memlab.trace import SUMMARY, Event
+from memlab.trace import Event, SummaryEvent, recording
 
 
-def summary(*ids: str, accepted: bool = True) -> Event:
-    return Event(SUMMARY, {"source_ids": list(ids), "source_tokens": 100, "summary_tokens": 20, "accepted": accepted})
+def summary(*ids: str, accepted: bool = True, text: str = "[Conversation summary] Ann: flew to Lisbon.") -> Event:
+    """A SUMMARY event in the one shape `write_summary` emits."""
+    event = SummaryEvent(
+        layer="context",
+        strategy="summarize",
+        source_ids=ids,
+        source_messages=len(ids),
+        source_tokens=100,
+        summary_tokens=20,
+        counter="estimate",
+        accepted=accepted,
+        reason=None if accepted else "summary_not_shorter",
+        fallback=None if accepted else "keep_first",
+        text=text,
+    )
+    with recording() as events:
+        event.emit()
+    return events[0]
 
 
 def test_shares_of_one_probe() -> None:
@@ -20,27 +36,39 @@ def test_shares_of_one_probe() -> None:
         ("D1:1", "D1:2", "D1:9"),
         summary("D1:3", "D1:1"),  # D1:1 is also kept verbatim: counts as retained, not summarized
         answer="Lisbon in May 2023",
-        context="We flew to lisbon; it was 2023.",
+        context="You help.\n[Conversation summary] Ann:   flew to Lisbon.\nAnn: it was 2023.",
     )
     shares = probe_retention(p)
     assert shares["context.evidence_retention"] == 0.5
-    assert shares["context.evidence_in_summary"] == 0.25
+    assert shares["context.evidence_fed_to_summary"] == 0.25
+    assert shares["context.evidence_in_summary"] == pytest.approx(1 / 3)  # lisbon (in the summary sent)
     assert shares["context.answer_coverage"] == pytest.approx(2 / 3)  # lisbon, 2023 of lisbon, may, 2023
 
 
+def test_a_summary_not_in_the_request_keeps_nothing() -> None:
+    dropped = probe(("a",), (), summary("a"), answer="Lisbon", context="Ann: something else about Lisbon")
+    shares = probe_retention(dropped)
+    assert shares["context.evidence_fed_to_summary"] == 1.0  # it was fed to a summary ...
+    assert shares["context.evidence_in_summary"] == 0.0  # ... that a later step dropped
+    assert shares["context.answer_coverage"] == 1.0
+
+
 def test_rejected_summaries_fold_nothing() -> None:
-    p = probe(("a", "b"), (), summary("a", "b", accepted=False))
-    assert probe_retention(p)["context.evidence_in_summary"] == 0.0
+    text = "[Conversation summary] Lisbon"
+    p = probe(("a", "b"), (), summary("a", "b", accepted=False, text=text), answer="Lisbon", context=text)
+    shares = probe_retention(p)
+    assert shares["context.evidence_fed_to_summary"] == shares["context.evidence_in_summary"] == 0.0
 
 
 def test_memory_layer_summaries_earlier_in_the_dialogue_count() -> None:
     rows = probe_rows(
         [
-            lifecycle(summary("a"), dialogue="d1"),
-            lifecycle(summary("b"), dialogue="d2"),  # another dialogue's summary must not count
-            probe(("a", "b"), (), dialogue="d1"),
+            lifecycle(summary("a", text="Ann likes Oslo"), dialogue="d1"),
+            lifecycle(summary("b", text="Ann likes Lisbon"), dialogue="d2"),  # another dialogue's: never counts
+            probe(("a", "b"), (), dialogue="d1", answer="Oslo Lisbon", context="Ann likes Oslo Ann likes Lisbon"),
         ]
     )
+    assert rows[0]["context.evidence_fed_to_summary"] == 0.5
     assert rows[0]["context.evidence_in_summary"] == 0.5
 
 

@@ -1,4 +1,4 @@
-"""Summary, event-count and latency metrics on hand-made events."""
+"""Summary, event-count and latency metrics on hand-made events of the shapes the producers emit."""
 
 from __future__ import annotations
 
@@ -14,32 +14,61 @@ from memlab.trace import (
     LONGTERM_SKIP,
     MEMORY_CLEANUP,
     MEMORY_COMPRESS,
-    SUMMARY,
     Event,
+    SummaryEvent,
+    recording,
 )
 
 
-def test_summary_ratios_and_violations() -> None:
+def made(layer: str, source: int, summary: int | None, reason: str | None = None) -> Event:
+    """A SUMMARY event in the one shape `write_summary` emits (`SummaryEvent`)."""
+    event = SummaryEvent(
+        layer=layer,
+        strategy="s",
+        source_ids=("a",),
+        source_messages=1,
+        source_tokens=source,
+        summary_tokens=summary,
+        counter="cl100k_base",
+        accepted=reason is None,
+        reason=reason,
+        fallback=None if reason is None else "f",
+    )
+    with recording() as events:
+        event.emit()
+    return events[0]
+
+
+def test_summary_ratios_and_violations_per_layer() -> None:
     events = [
-        Event(SUMMARY, {"source_tokens": 200, "summary_tokens": 50, "accepted": True}),
-        Event(SUMMARY, {"source_tokens": 100, "summary_tokens": 100, "accepted": False}),  # not shorter
-        Event(SUMMARY, {"source_tokens": 40, "summary_tokens": 60, "accepted": False}),  # longer
+        made("context", 200, 50),
+        made("context", 100, 100, "summary_not_shorter"),  # not shorter
+        made("memory", 40, 60, "summary_not_shorter"),  # longer
+        made("memory", 40, 10),
+        made("compressor", 30, None, "llm_error"),  # the model failed: no summary, no ratio
+        made("compressor", 30, 4, "empty_summary"),
         Event(LLM_CALL, {"prompt_tokens": 5}),
     ]
     m = summary_metrics(events)
-    assert m["summary.count"] == 3
-    assert m["summary.ratio.mean"] == pytest.approx((0.25 + 1.0 + 1.5) / 3)
+    assert (m["summary.count"], m["summary.accepted"], m["summary.fallbacks"]) == (6, 2, 4)
+    assert (m["summary.violations"], m["summary.empty"], m["summary.failed"]) == (2, 1, 1)
+    assert m["summary.ratio.mean"] == pytest.approx((0.25 + 1.0 + 1.5 + 0.25 + 4 / 30) / 5)
     assert m["summary.ratio.max"] == 1.5
-    assert m["summary.violations"] == 2
+    assert (m["summary.context.count"], m["summary.context.violations"]) == (2, 1)
+    assert m["summary.context.ratio.mean"] == pytest.approx((0.25 + 1.0) / 2)
+    assert (m["summary.memory.violations"], m["summary.memory.ratio.max"]) == (1, 1.5)
+    assert (m["summary.compressor.failed"], m["summary.compressor.empty"], m["summary.compressor.accepted"]) == (
+        1,
+        1,
+        0,
+    )
+    assert m["summary.compressor.ratio.mean"] == pytest.approx(4 / 30)
 
 
 def test_no_summaries() -> None:
-    assert summary_metrics([]) == {
-        "summary.count": 0,
-        "summary.ratio.mean": None,
-        "summary.ratio.max": None,
-        "summary.violations": 0,
-    }
+    m = summary_metrics([])
+    assert m["summary.count"] == m["summary.memory.count"] == m["summary.violations"] == 0
+    assert m["summary.ratio.mean"] is None and m["summary.compressor.ratio.max"] is None
 
 
 def test_event_counts() -> None:
@@ -48,7 +77,7 @@ def test_event_counts() -> None:
         Event(LLM_CALL, {"failed": True, "error": "LLMTimeout"}),
         Event(LLM_CALL, {"failed": True, "error": "LLMError"}),
         Event(FALLBACK, {"strategy": "summarize", "reason": "llm failed"}),
-        Event(MEMORY_COMPRESS, {"before_items": 30, "after_items": 12, "summary_length": 400}),
+        Event(MEMORY_COMPRESS, {"before_items": 30, "after_items": 12, "summary_length": 400, "summary_tokens": 90}),
         Event(MEMORY_CLEANUP, {"before_items": 50, "after_items": 20, "summary_length": 0, "archived": 0}),
         Event(LONGTERM_EXTRACT, {"memories": 3, "duplicates": 1, "latency_us": 10}),
         Event(LONGTERM_EXTRACT, {"memories": 2, "duplicates": 0, "latency_us": 10}),
@@ -58,7 +87,13 @@ def test_event_counts() -> None:
     ]
     m = event_metrics(events)
     assert (m["llm.calls"], m["llm.failures"], m["llm.fallbacks"]) == (3, 2, 1)
-    assert (m["memory.items.before"], m["memory.items.after"], m["memory.archived"]) == (80, 32, 4)
+    assert (m["memory.compress.count"], m["memory.compress.items.before"], m["memory.compress.items.after"]) == (
+        1,
+        30,
+        12,
+    )
+    assert (m["memory.cleanup.count"], m["memory.cleanup.items.before"], m["memory.cleanup.items.after"]) == (1, 50, 20)
+    assert (m["memory.archived"], m["memory.compress.summary_tokens.mean"]) == (4, 90.0)
     assert (m["longterm.memories"], m["longterm.duplicates"], m["longterm.skipped"]) == (5, 1, 2)
 
 

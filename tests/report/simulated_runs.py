@@ -18,7 +18,7 @@ from memlab.rundir import publish
 from memlab.runtime import CallContext, Component, Runtime, SecurityContext
 from memlab.sim import simulate
 from memlab.tokens import get_counter
-from memlab.trace import CONTEXT_APPLY, SUMMARY, emit, timed
+from memlab.trace import CONTEXT_APPLY, SummaryEvent, emit, timed
 
 TOPICS = ["Lisbon", "Oslo", "guitar", "sourdough", "marathon", "Kyoto", "chess", "violin"]
 
@@ -69,13 +69,17 @@ class KeepLast(Component):
                 line = "Summary: " + " ".join(m.text.split(":")[0] for m in dropped[-4:])
                 out = [*head, Message(role="system", content=line), *kept]
                 counter = ctx.counter or get_counter("cl100k_base")
-                emit(
-                    SUMMARY,
-                    source_ids=[m.id for m in dropped],
+                SummaryEvent(
+                    layer="context",
+                    strategy="keep_last",
+                    source_ids=tuple(m.id for m in dropped if m.id is not None),
+                    source_messages=len(dropped),
                     source_tokens=counter.count_messages(dropped),
-                    summary_tokens=counter.count_text(line),
+                    summary_tokens=counter.count(out[1]),
+                    counter=counter.name,
                     accepted=True,
-                )
+                    text=line,
+                ).emit()
         emit(CONTEXT_APPLY, strategy="keep_last", messages_in=len(messages), messages_out=len(out), latency_us=t["us"])
         return out
 

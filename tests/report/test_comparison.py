@@ -73,7 +73,9 @@ def test_comparison_of_a_sweep_marks_the_front_and_the_failure(sweep_dir: Path) 
     assert not front["context.keep=12 context.summarize=False"]
     failed = by_label.loc["context.keep=99 context.summarize=False"]
     assert failed["error"] == "FileNotFoundError: no such file: /nonexistent.json"
-    assert by_label.loc["context.keep=6 context.summarize=True", "context.evidence_in_summary"] > 0
+    summarized = by_label.loc["context.keep=6 context.summarize=True"]
+    # its summary line names the dropped turns ("Turn 3 of talk 0") but keeps none of their content
+    assert summarized["context.evidence_fed_to_summary"] > 0 == summarized["context.evidence_in_summary"]
 
 
 def test_write_comparison_files(sweep_dir: Path) -> None:

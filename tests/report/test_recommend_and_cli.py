@@ -68,3 +68,53 @@ def test_report_of_several_dirs_needs_an_output(sweep_dir: Path, capsys) -> None
         main(["report", str(sweep_dir / "0"), str(sweep_dir / "1")])
     assert exit_info.value.code == 2
     assert "needs -o OUT" in capsys.readouterr().err
+
+
+def test_recommend_rejects_an_unknown_metric_naming_the_valid_ones(sweep_dir: Path, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["recommend", str(sweep_dir), "--budget", "1e9", "--by", "context.evidence_retension"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2
+    assert "--by 'context.evidence_retension' is not a metric" in err and "context.evidence_retention," in err
+
+
+@pytest.fixture(scope="module")
+def strategy_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Real runs of none / sliding_window / summarize / composite on one synthetic dialogue, laid out as a sweep."""
+    from hydra import compose, initialize_config_module
+
+    from memlab import config
+    from memlab.experiment import run_experiment
+
+    config.register()
+    root = tmp_path_factory.mktemp("strategies")
+    for i, name in enumerate(("none", "sliding_window", "summarize", "composite")):
+        overrides = ["dataset.dialogues=1", "dataset.sessions=3", f"context={name}"]
+        with initialize_config_module(config_module="memlab.conf", version_base=None):
+            cfg = compose(config_name="config", overrides=overrides)
+        run_experiment(cfg, root / str(i), overrides=[f"context={name}"])
+    return root
+
+
+def test_recommend_never_picks_a_configuration_that_costs_more_than_the_full_history(strategy_sweep: Path) -> None:
+    frame = comparison_table([load_run(p) for p in find_runs([strategy_sweep])])
+    rows = frame.set_index("label")
+    full = rows.loc["context=none"]
+    # Independently: net savings from the run's own totals, and which configurations spend more than the history.
+    for label, r in rows.iterrows():
+        spent = r["tokens.prompt.total"] + r["tokens.aux.total"]
+        assert r["tokens.net_saved_ratio"] == pytest.approx(1 - spent / r["tokens.full_history.total"]), label
+        assert r["tokens.full_history.total"] == full["tokens.full_history.total"]
+    costly = {
+        str(label)
+        for label, r in rows.iterrows()
+        if r["tokens.net_saved_ratio"] < 0 or r["cost.usd"] > r["cost.full_history_usd"]
+    }
+    assert costly, "the sweep must hold a configuration whose summarizer reads more than it saves"
+    for budget in sorted(rows["tokens.prompt.mean"]):
+        rec = recommend(frame, budget + 1e-9)
+        cheaper = [
+            lbl for lbl in rows.index if lbl not in costly and rows.loc[lbl, "tokens.prompt.mean"] <= budget + 1e-9
+        ]
+        if cheaper:
+            assert rec.best is not None and rec.best["label"] not in costly, (budget, rec.reasons)
