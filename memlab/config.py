@@ -92,6 +92,7 @@ class RunConfig:
     objective: ObjectiveConfig = field(default_factory=ObjectiveConfig)
     output_dir: str | None = None  # None: Hydra's run directory
     profile: bool = False  # cProfile the run; its 40 costliest functions go to profile.txt
+    verbose: bool = False  # third-party loggers (litellm, httpx) at INFO instead of WARNING
 
 
 @dataclass

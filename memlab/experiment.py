@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import cProfile
 import io
+import logging
 import math
-import os
 import pstats
 import random
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from memlab.dialogues.model import Dialogue
 from memlab.errors import MemlabError
 from memlab.metrics import mean_by_category, probe_rows, registry
 from memlab.metrics.answers import ANSWER_METRICS, answer_rows
+from memlab.progress import expected_calls, track
 from memlab.report import RunData, questions_table, run_files
 from memlab.rundir import data_hash, git_revision, publish, versions
 from memlab.runtime import Component, History, Runtime, SecurityContext
@@ -37,6 +37,8 @@ from memlab.tokens import get_counter
 # Groups whose entry is a runtime `Component` (the plain Component is "none").
 COMPONENT_GROUPS = ("context", "memory", "longterm")
 PROFILE_LINES = 40  # functions listed in profile.txt (`debug=profile`)
+# Libraries that log every request at INFO (litellm: ~6 lines per call): warnings only, unless `verbose=true`.
+QUIET_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx", "httpcore", "openai")
 
 
 @dataclass(frozen=True)
@@ -82,13 +84,26 @@ def load_dialogues(cfg: DictConfig) -> list[Dialogue]:
     return dialogues
 
 
-def _progress(items: list[Dialogue], enabled: bool | None, desc: str = "replay") -> Any:
-    show = enabled if enabled is not None else (sys.stderr.isatty() and not os.environ.get("CI"))
-    if not show:
-        return items
-    from tqdm import tqdm
-
-    return tqdm(items, desc=desc, unit="dialogue", leave=False)
+@contextmanager
+def _run_log(verbose: bool) -> Iterator[io.StringIO]:
+    """Collect the run's log lines (for run.log), with third-party loggers at WARNING unless `verbose`."""
+    text = io.StringIO()
+    handler = logging.StreamHandler(text)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    levels = {name: logging.getLogger(name).level for name in QUIET_LOGGERS}
+    previous = root.level
+    root.addHandler(handler)
+    root.setLevel(min(previous or logging.INFO, logging.INFO))
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.INFO if verbose else logging.WARNING)
+    try:
+        yield text
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(previous)
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)
 
 
 @contextmanager
@@ -144,6 +159,14 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
     comparison can label each run of a sweep by what differs.
     """
     check_keys(cfg)
+    with _run_log(cfg.verbose) as log_text:
+        run, records, files = _measure(cfg, Path(run_dir), overrides)
+    out = publish(Path(run_dir), {**files, "run.log": log_text.getvalue()})
+    return RunResult(out, run.metrics, records)
+
+
+def _measure(cfg: DictConfig, run_dir: Path, overrides: Sequence[str]) -> tuple[RunData, list[Record], dict[str, str]]:
+    """Replay and measure: the run's data, its records and the files of its directory."""
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
     dialogues = load_dialogues(cfg)
@@ -162,7 +185,9 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
         )
 
     with _profiled(cfg.profile) as profile:
-        records = list(simulate(_progress(dialogues, cfg.sim.progress, f"replay {cfg.name}"), make_runtime, options))
+        replay = simulate(dialogues, make_runtime, options)
+        total = expected_calls(dialogues, options)
+        records = list(track(replay, total, f"replay {cfg.name}", cfg.sim.progress))
     manifest = {
         "name": cfg.name,
         "seed": cfg.seed,
@@ -191,5 +216,4 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
     files = {**run_files(run), "config.yaml": OmegaConf.to_yaml(cfg, resolve=True)}
     if profile is not None:
         files["profile.txt"] = profile.getvalue()
-    out = publish(Path(run_dir), files)
-    return RunResult(out, run.metrics, records)
+    return run, records, files
