@@ -53,6 +53,8 @@ GROUP_HELP = {
     "hooks": "extra components, e.g. +hooks@hooks.summarization=summarization",
     "experiment": "a named experiment (a preset sweep or comparison)",
     "debug": "a tiny slice to try a command in seconds; profile adds cProfile",
+    "hparams_search": "an optuna search over the context knobs (extra optuna)",
+    "local": "this machine's settings, from conf/local/default.yaml when present",
 }
 INTERNAL_GROUPS = ("hydra", "schema")
 RUN_USAGE = """usage: memlab run [-m] [GROUP=ENTRY ...] [KEY=VALUE ...]
@@ -197,6 +199,9 @@ def _compare(argv: list[str]) -> int:
     )
     parser.add_argument("--all", action="store_true", help="print every metric, not only those that moved")
     parser.add_argument(
+        "--format", choices=("table", "json", "junit"), default="table", help="table (default), json, or JUnit XML"
+    )
+    parser.add_argument(
         "--update", action="store_true", help="accept the candidate: write it to BASELINE (a .json path)"
     )
     args = parser.parse_args(argv)
@@ -210,7 +215,12 @@ def _compare(argv: list[str]) -> int:
         print(f"memlab: baseline {args.baseline} updated from {args.candidate}")
         return 0
     rows = compare_sides(load_side(args.baseline), candidate, rules)
-    print(format_rows(rows, show_all=args.all))
+    if args.format == "table":
+        print(format_rows(rows, show_all=args.all))
+    else:
+        from memlab.report.gate_formats import rows_json, rows_junit
+
+        print((rows_json if args.format == "json" else rows_junit)(rows), end="")
     return 1 if failed(rows) else 0
 
 
@@ -256,7 +266,7 @@ def run_help() -> str:
     for group, about in GROUP_HELP.items():
         entries = sorted(p.stem for p in (conf / group).glob("*.yaml"))
         marked = [f"{e}*" if e == defaults.get(group) else e for e in entries]
-        lines.append(f"  {group:<13} {' | '.join(marked):<50} {about}")
+        lines.append(f"  {group:<15} {' | '.join(marked):<50} {about}")
     return RUN_USAGE.format(groups="\n".join(lines))
 
 

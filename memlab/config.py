@@ -72,6 +72,7 @@ class RunConfig:
     """The whole experiment: one entry per group plus run-wide settings."""
 
     name: str = "default"
+    tags: list[str] = field(default_factory=list)  # free labels kept in the manifest: tags=[baseline,gpt4o]
     seed: int = 0
     tokenizer: str = "cl100k_base"
     system_prompt: str | None = None

@@ -190,6 +190,7 @@ def _measure(cfg: DictConfig, run_dir: Path, overrides: Sequence[str]) -> tuple[
         records = list(track(replay, total, f"replay {cfg.name}", cfg.sim.progress))
     manifest = {
         "name": cfg.name,
+        "tags": list(cfg.tags),
         "seed": cfg.seed,
         "overrides": list(overrides),
         "ignored": {k: v for c in components for k, v in getattr(c, "ignored", {}).items()},
