@@ -17,7 +17,7 @@ import numpy as np
 from rank_bm25 import BM25Okapi
 
 from memlab.embed import HashingEmbedder, MiniLMEmbedder
-from memlab.embed.retrieval_eval import RECALL_AT, evaluate_locomo, locomo_conversations
+from memlab.embed.retrieval_eval import HIT_AT, evaluate_locomo, locomo_conversations
 
 SHARED = Path(os.environ.get("MEMLAB_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 DEFAULT = SHARED / "datasets" / "locomo" / "locomo_dev7.json"
@@ -33,7 +33,7 @@ def bm25_reference(path: Path) -> dict[str, float]:
             order = np.argsort(-index.get_scores(words(question)), kind="stable")
             hits = [r for r, j in enumerate(order) if ids[j] in evidence]
             ranks.extend(hits[:1])
-    out = {f"recall@{k}": sum(r < k for r in ranks) / len(ranks) for k in RECALL_AT}
+    out = {f"hit@{k}": sum(r < k for r in ranks) / len(ranks) for k in HIT_AT}
     return {"questions": len(ranks), **out, "mrr": sum(1 / (1 + r) for r in ranks) / len(ranks)}
 
 
@@ -47,10 +47,10 @@ if __name__ == "__main__":
         model = MiniLMEmbedder()
         rows["minilm"] = evaluate_locomo(path, lambda: model)
     rows["BM25 reference"] = bm25_reference(path)
-    print("| embedder | questions | recall@1 | recall@5 | recall@10 | MRR |")
+    print("| embedder | questions | hit@1 | hit@5 | hit@10 | MRR |")
     print("|---|---|---|---|---|---|")
     for name, f in rows.items():
         print(
-            f"| {name} | {f['questions']:.0f} | {f['recall@1']:.3f} | {f['recall@5']:.3f} "
-            f"| {f['recall@10']:.3f} | {f['mrr']:.3f} |"
+            f"| {name} | {f['questions']:.0f} | {f['hit@1']:.3f} | {f['hit@5']:.3f} "
+            f"| {f['hit@10']:.3f} | {f['mrr']:.3f} |"
         )

@@ -54,6 +54,8 @@ class EvalConfig:
 
     answers: bool = False
     judge: bool = True
+    # question categories left out of the overall retention and recall means (each still reported on its own)
+    overall_excludes: list[str] = field(default_factory=lambda: ["adversarial"])
     language: str = "en"
     max_tokens: int = 64
 
@@ -94,6 +96,7 @@ class RunConfig:
     output_dir: str | None = None  # None: Hydra's run directory
     profile: bool = False  # cProfile the run; its 40 costliest functions go to profile.txt
     verbose: bool = False  # third-party loggers (litellm, httpx) at INFO instead of WARNING
+    strict: bool = False  # a run whose every model call failed ends with an error (exit status 2), not a warning
 
 
 @dataclass

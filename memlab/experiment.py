@@ -11,6 +11,7 @@ import logging
 import math
 import pstats
 import random
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,9 +27,10 @@ from memlab.config_keys import check_keys
 from memlab.dialogues.model import Dialogue
 from memlab.errors import MemlabError
 from memlab.metrics import mean_by_category, probe_rows, registry
-from memlab.metrics.answers import ANSWER_METRICS, answer_rows
+from memlab.metrics.answers import ANSWER_METRICS, answer_rows, answerable
 from memlab.progress import expected_calls, track
 from memlab.report import RunData, questions_table, run_files
+from memlab.report.health import measurement_warnings
 from memlab.rundir import data_hash, git_revision, publish, versions
 from memlab.runtime import Component, History, Runtime, SecurityContext
 from memlab.sim import ProbeRecord, Record, ReplayOptions, simulate
@@ -148,7 +150,9 @@ def _answer_evaluation(cfg: DictConfig, rows: list[dict[str, Any]], contexts: li
     for row, extra in zip(rows, scored, strict=True):
         row.update(extra)
     metrics = mean_by_category(rows, ANSWER_METRICS)
-    metrics["answer.failures"] = sum(1 for r in rows if r.get("answer") and r.get("generated") is None)
+    asked = [r for r in rows if answerable(r)]
+    metrics["answer.questions"] = len(asked)
+    metrics["answer.failures"] = sum(1 for r in asked if r.get("generated") is None)
     return metrics
 
 
@@ -162,6 +166,11 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
     with _run_log(cfg.verbose) as log_text:
         run, records, files = _measure(cfg, Path(run_dir), overrides)
     out = publish(Path(run_dir), {**files, "run.log": log_text.getvalue()})
+    warnings = measurement_warnings(run.metrics)
+    for warning in warnings:
+        print(f"memlab: WARNING: this run measured nothing here: {warning} (see {out / 'report.md'})", file=sys.stderr)
+    if warnings and cfg.strict:
+        raise MemlabError(f"strict=true and the run measured nothing: {warnings[0]} ({out})")
     return RunResult(out, run.metrics, records)
 
 
@@ -206,6 +215,7 @@ def _measure(cfg: DictConfig, run_dir: Path, overrides: Sequence[str]) -> tuple[
         context_window=cfg.context_window,
         manifest=manifest,
         config=OmegaConf.to_container(cfg, resolve=True),  # type: ignore[arg-type]
+        overall_excludes=tuple(cfg.eval.overall_excludes),
     )
     if cfg.eval.answers:
         rows = probe_rows(records)

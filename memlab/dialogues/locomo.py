@@ -10,9 +10,16 @@ https://github.com/snap-research/locomo (``data/locomo10.json``). Each sample be
   user and an agent; the simulator calls the model at every assistant turn, i.e. at speaker_b's);
   `name` and `speaker` keep the person's name, `id` the ``dia_id``;
 - a shared image becomes text: its BLIP caption is appended as ``[shares an image: <caption>]``;
-- each ``qa`` item becomes a `Probe` (category the LoCoMo integer as a string: 1 multi-hop,
-  2 temporal, 3 open-domain, 4 single-hop, 5 adversarial). Its answer is ``answer``, or for the
-  adversarial category, which mostly has none, ``adversarial_answer`` (kept in probe metadata too).
+- each ``qa`` item becomes a `Probe` whose category is the name of LoCoMo's integer
+  (`LOCOMO_CATEGORIES`: 1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial; the
+  integer stays in metadata as ``locomo_category``). Its gold answer is ``answer``; an adversarial
+  question mostly has none: its ``adversarial_answer`` is the trap a model should not give, kept
+  in metadata only, never as gold (LoCoMo's evaluation scores it by whether the answer says the
+  information is not available; mem0's skips it).
+
+The category numbering is checked against the data (tests/dialogues/test_locomo.py): 97% of
+category 1 questions cite several turns (multi-hop), 78% of category 2 ask "When" (temporal),
+category 3 asks what someone would "likely" do (open-domain), 96% of category 4 cite one turn.
 
 Real evidence lists are untidy: several ids in one string (``"D8:6; D9:17"``), ids that do not
 exist (``"D"``, ``"D:11:26"``, or a turn the conversation lacks). Valid ids are kept, the rest
@@ -36,7 +43,8 @@ LOCOMO_SOURCE = "get locomo10.json from https://github.com/snap-research/locomo 
 # The source has session times only; turns within a session are this far apart.
 TURN_INTERVAL = timedelta(seconds=30)
 IMAGE_NOTE = "[shares an image: {caption}]"
-ADVERSARIAL = "5"
+LOCOMO_CATEGORIES = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop", "5": "adversarial"}
+ADVERSARIAL = LOCOMO_CATEGORIES["5"]
 
 _SESSION_KEY = re.compile(r"session_(\d+)")
 _OBSERVATION_KEY = re.compile(r"(session_\d+)_observation")
@@ -99,7 +107,7 @@ class LocomoConfig:
     path: str = "datasets/locomo10.json"
     max_dialogues: int | None = None
     sample_ids: list[str] | None = None
-    categories: list[str] | None = None  # keep only probes of these categories ("1".."5")
+    categories: list[str] | None = None  # keep only probes of these categories (names or "1".."5")
 
 
 def parse_session_time(text: str) -> datetime | None:
@@ -158,7 +166,7 @@ def load_locomo(
     file = resolve_path(path, hint=LOCOMO_SOURCE)
     reader = JsonReader(file)
     samples = reader.expect(read_json(file), list, "")
-    wanted = None if categories is None else {str(c) for c in categories}
+    wanted = None if categories is None else {LOCOMO_CATEGORIES.get(str(c), str(c)) for c in categories}
     indexed = [(i, reader.expect(s, dict, child("", i))) for i, s in enumerate(samples)]
     if sample_ids is not None:
         present = {str(s.get("sample_id")): i for i, s in indexed}
@@ -258,18 +266,19 @@ def _session(
 
 def _probe(reader: JsonReader, qa: Any, where: str, probe_id: str, evidence: _Evidence) -> Probe:
     reader.expect(qa, dict, where)
-    category = str(reader.get(qa, "category", int, where))
+    number = str(reader.get(qa, "category", int, where))
     answer = reader.optional(qa, "answer", (str, int, float), where)
     adversarial = reader.optional(qa, "adversarial_answer", (str, int, float), where)
-    if answer is None and category == ADVERSARIAL:
-        answer = adversarial
+    metadata = {"locomo_category": number}
+    if adversarial is not None:
+        metadata["adversarial_answer"] = str(adversarial)
     return Probe(
         id=probe_id,
         question=reader.get(qa, "question", str, where),
         answer=None if answer is None else str(answer),
         evidence=evidence.clean(reader.get(qa, "evidence", list, where)),
-        category=category,
-        metadata={} if adversarial is None else {"adversarial_answer": str(adversarial)},
+        category=LOCOMO_CATEGORIES.get(number, number),
+        metadata=metadata,
     )
 
 

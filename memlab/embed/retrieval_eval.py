@@ -1,8 +1,9 @@
 """How well an embedder retrieves: LoCoMo questions against the turns of their own conversation.
 
 Each question with evidence (categories 1-4; category 5 is adversarial and has none) ranks
-every turn of its conversation by cosine similarity; recall@k is the share of questions with
-an evidence turn in the top k, MRR the mean reciprocal rank of the first one.
+every turn of its conversation by cosine similarity; hit@k is the share of questions with an
+evidence turn in the top k (a hit rate, LongMemEval's recall_any@k; not the fractional
+``longterm.recall@k``), MRR the mean reciprocal rank of the first one.
 `python experiments/embed_retrieval.py` prints the figures for each embedder.
 """
 
@@ -17,7 +18,7 @@ import numpy as np
 from memlab.embed.base import Embedder
 
 ADVERSARIAL_CATEGORY = 5
-RECALL_AT = (1, 5, 10)
+HIT_AT = (1, 5, 10)
 
 
 def turn_text(turn: dict) -> str:
@@ -57,9 +58,9 @@ def evidence_ranks(
 
 
 def evaluate_locomo(path: Path, make_embedder: Callable[[], Embedder]) -> dict[str, float]:
-    """recall@1/5/10 and MRR over all conversations, a fresh embedder per conversation."""
+    """hit@1/5/10 and MRR over all conversations, a fresh embedder per conversation."""
     ranks = [
         r for ids, texts, qs in locomo_conversations(path) for r in evidence_ranks(make_embedder(), ids, texts, qs)
     ]
-    out = {f"recall@{k}": sum(r < k for r in ranks) / len(ranks) for k in RECALL_AT}
+    out = {f"hit@{k}": sum(r < k for r in ranks) / len(ranks) for k in HIT_AT}
     return {"questions": len(ranks), **out, "mrr": sum(1 / (1 + r) for r in ranks) / len(ranks)}

@@ -6,14 +6,13 @@ config and seed); `compute_latency` the machine-dependent ones (`latency.json`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from memlab.metrics import registry
 from memlab.metrics.events import event_metrics
 from memlab.metrics.latency import LATENCY_STAGES, latency_metrics, latency_samples, reference_latency_us
-from memlab.metrics.longterm import longterm_metrics, ndcg_at_k, recall_at_k
+from memlab.metrics.longterm import EXCLUDED_CATEGORIES, longterm_metrics, ndcg_at_k, recall_at_k
 from memlab.metrics.pricing import ModelPrice, cost_usd, model_price, price_table
 from memlab.metrics.retention import content_words, mean_by_category, probe_rows, retention_metrics
 from memlab.metrics.summaries import summary_metrics
@@ -22,7 +21,6 @@ from memlab.sim.records import CallRecord, ProbeRecord, Record
 from memlab.trace import Event
 
 DEFAULT_PRICING_MODEL = "gpt-4o-mini"
-_CATEGORY_SUFFIX = re.compile(r"\.category\.([^.]+)$")
 
 
 def all_events(records: Iterable[Record]) -> Iterator[Event]:
@@ -37,13 +35,16 @@ def compute_metrics(
     pricing_model: str = DEFAULT_PRICING_MODEL,
     context_window: int | None = None,
     probe_table: Sequence[dict[str, Any]] | None = None,
+    overall_excludes: Sequence[str] = EXCLUDED_CATEGORIES,
 ) -> dict[str, Any]:
     """Every deterministic metric of a run, flat and keyed by its stable name.
 
     `context_window` (None: the pricing model's max input tokens) bounds `budget.violations`;
     `cost.usd` prices the simulated prompts and the auxiliary calls at `pricing_model`;
     `cost.full_history_usd` what sending the whole history at every call would have cost.
-    `probe_table` reuses rows already built by `probe_rows` (questions.csv).
+    `probe_table` reuses rows already built by `probe_rows` (questions.csv). Question categories in
+    `overall_excludes` (default: adversarial) stay out of the overall retention and recall means
+    and are reported on their own.
     """
     records = list(records)
     calls = [r for r in records if isinstance(r, CallRecord)]
@@ -59,19 +60,12 @@ def compute_metrics(
     metrics["tokens.net_saved_ratio"] = net_saved_ratio(prompt_total, aux["tokens.aux.total"], full_total)
     metrics["cost.usd"] = cost_usd(price, prompt_total + aux["tokens.aux.prompt"], aux["tokens.aux.completion"])
     metrics["cost.full_history_usd"] = cost_usd(price, full_total, 0)
-    metrics.update(retention_metrics(probe_table if probe_table is not None else probe_rows(records)))
-    metrics.update(_longterm_metrics([r for r in records if isinstance(r, ProbeRecord)]))
+    rows = probe_table if probe_table is not None else probe_rows(records)
+    metrics.update(retention_metrics(rows, excluded=overall_excludes))
+    metrics.update(longterm_metrics([r for r in records if isinstance(r, ProbeRecord)], excluded=overall_excludes))
     metrics.update(summary_metrics(events))
     metrics.update(event_metrics(events))
     return metrics
-
-
-def _longterm_metrics(probes: Sequence[ProbeRecord]) -> dict[str, Any]:
-    """`longterm.recall@K`, `longterm.ndcg@10`, `longterm.injected_tokens.mean` (memlab.metrics.longterm).
-
-    Per-category names are given the `.cat_<c>` form every other metric uses.
-    """
-    return {_CATEGORY_SUFFIX.sub(r".cat_\1", k): v for k, v in longterm_metrics(probes).items()}
 
 
 def compute_latency(records: Iterable[Record]) -> dict[str, float | None]:
@@ -83,6 +77,7 @@ def compute_latency(records: Iterable[Record]) -> dict[str, float | None]:
 
 __all__ = [
     "DEFAULT_PRICING_MODEL",
+    "EXCLUDED_CATEGORIES",
     "LATENCY_STAGES",
     "ModelPrice",
     "all_events",

@@ -1,19 +1,37 @@
-"""Answer scores as the LoCoMo and mem0 evaluations compute them: token F1, BLEU-1, an LLM judge.
+"""Answer scores as the two reference evaluations compute them, and an LLM judge.
 
-Both normalize an answer as SQuAD does (lower case, punctuation and the articles a/an/the
-removed), then F1 = harmonic mean of token precision and recall over the multiset overlap,
-and BLEU-1 = brevity penalty x clipped unigram precision (NLTK's `sentence_bleu` with weights
-(1, 0, 0, 0), as mem0 calls it; its smoothing never applies to unigrams, and no match gives 0). LoCoMo also
-stems with Porter; memlab does not, so that no NLTK is needed (scores can be slightly lower).
+Two named scorers, each a re-expression of a published evaluation (checked against a transcription
+of it on real answers by tests/metrics/test_answer_scorers.py):
 
->>> round(token_f1("in May 2023", "May of 2023"), 3)
+- **LoCoMo** (snap-research/locomo, ``task_eval/evaluation.py``, ``eval_question_answering``):
+  normalize (drop commas, lower case, drop punctuation, drop the words a/an/the/and), Porter-stem
+  each word, token F1 over the multiset overlap. Per category: multi-hop splits both answers on
+  commas and averages, over the gold parts, the best F1 of any predicted part; open-domain scores
+  against the gold's first ``;`` part; adversarial scores 1 if the answer contains "no information
+  available" or "not mentioned", else 0 (the gold answer is not used); the others plain F1.
+- **mem0** (mem0ai/mem0, ``evaluation/metrics/utils.py``, as ``evaluation/evals.py`` calls it):
+  F1 over the *sets* of tokens from lower-casing and splitting on whitespace after turning
+  ``. , ! ?`` into spaces; BLEU-1 = brevity penalty x clipped unigram precision over NLTK word
+  tokens of the lower-cased texts (``sentence_bleu`` with weights (1, 0, 0, 0): its smoothing
+  never reaches unigrams and no match scores 0). The adversarial category is skipped (None).
+
+One deviation, both sides of the differential test share it: NLTK's ``word_tokenize`` splits
+sentences with the trained Punkt model, a data download memlab never makes; memlab uses Punkt's
+untrained defaults, which differ only around abbreviations ("p.m. on" stays one sentence there).
+
+>>> locomo_f1("Paris, Rome", "Rome, Paris", "multi-hop")
+1.0
+>>> round(locomo_f1("Paris and Rome", "Rome, Paris", "multi-hop"), 3)  # one predicted part: F1 2/3 per gold part
 0.667
->>> bleu1("the cat sat", "the cat sat on the mat") < 1.0
-True
+>>> locomo_f1("That is not mentioned in the conversation.", None, "adversarial")
+1.0
+>>> round(mem0_f1("in May 2023", "May of 2023"), 3), mem0_f1("anything", "x", "adversarial")
+(0.667, None)
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import string
@@ -21,40 +39,110 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from memlab.dialogues.locomo import ADVERSARIAL
 from memlab.llm.base import TASK_ANSWER, TASK_JUDGE, ChatModel, LLMError
 from memlab.llm.prompts import build, judge_prompt, render_transcript
 from memlab.messages import Message
 
-ANSWER_METRICS = ("answer.f1", "answer.bleu1", "answer.judge")
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
+MULTI_HOP, OPEN_DOMAIN = "multi-hop", "open-domain"
+ABSTENTION_PHRASES = ("no information available", "not mentioned")  # LoCoMo's adversarial check
+ANSWER_METRICS = ("answer.f1.locomo", "answer.f1.mem0", "answer.bleu1.mem0", "answer.judge")
+_LOCOMO_DROPPED_WORDS = re.compile(r"\b(a|an|the|and)\b")
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
+_MEM0_SEPARATORS = str.maketrans(".,!?", "    ")
 
 
-def normalize_answer(text: str) -> list[str]:
-    """SQuAD normalization: lower case, no punctuation, no articles, split on whitespace."""
-    return _ARTICLES.sub(" ", text.lower().translate(_PUNCTUATION)).split()
+@functools.cache
+def _stem() -> Any:
+    from nltk.stem import PorterStemmer
+
+    return PorterStemmer().stem
 
 
-def token_f1(prediction: str, gold: str) -> float:
-    """Token F1 between a generated and a gold answer (0.0 when either is empty)."""
-    pred, ref = normalize_answer(prediction), normalize_answer(gold)
-    common = sum((Counter(pred) & Counter(ref)).values())
+def locomo_tokens(text: str) -> list[str]:
+    """LoCoMo's normalized, Porter-stemmed words of `text`."""
+    text = text.replace(",", "").lower().translate(_PUNCTUATION)
+    stem = _stem()
+    return [stem(w) for w in _LOCOMO_DROPPED_WORDS.sub(" ", text).split()]
+
+
+def _multiset_f1(pred: Sequence[str], gold: Sequence[str]) -> float:
+    common = sum((Counter(pred) & Counter(gold)).values())
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(pred), common / len(gold)
+    return 2 * precision * recall / (precision + recall)
+
+
+def locomo_f1(prediction: str, gold: str | None, category: str) -> float | None:
+    """LoCoMo's score of `prediction` for a question of `category` (None: no gold to score against)."""
+    if category == ADVERSARIAL:
+        said = prediction.lower()
+        return 1.0 if any(p in said for p in ABSTENTION_PHRASES) else 0.0
+    if gold is None:
+        return None
+    if category == OPEN_DOMAIN:
+        gold = gold.split(";")[0].strip()
+    if category == MULTI_HOP:
+        parts = [locomo_tokens(p.strip()) for p in prediction.split(",")]
+        golds = [locomo_tokens(g.strip()) for g in gold.split(",")]
+        return sum(max(_multiset_f1(p, g) for p in parts) for g in golds) / len(golds)
+    return _multiset_f1(locomo_tokens(prediction), locomo_tokens(gold))
+
+
+def mem0_tokens(text: str) -> list[str]:
+    """mem0's simple tokenizer: lower case, ``. , ! ?`` as spaces, split on whitespace."""
+    return text.lower().translate(_MEM0_SEPARATORS).split()
+
+
+def mem0_f1(prediction: str, gold: str | None, category: str = "") -> float | None:
+    """mem0's token-set F1 (None for the skipped adversarial category or without gold)."""
+    if category == ADVERSARIAL or gold is None:
+        return None
+    if not prediction or not gold:
+        return 0.0
+    pred, ref = set(mem0_tokens(prediction.strip())), set(mem0_tokens(gold.strip()))
+    common = len(pred & ref)
     if not pred or not ref or common == 0:
         return 0.0
     precision, recall = common / len(pred), common / len(ref)
     return 2 * precision * recall / (precision + recall)
 
 
-def bleu1(prediction: str, gold: str) -> float:
-    """Sentence BLEU-1 of `prediction` against the single reference `gold`."""
-    pred, ref = normalize_answer(prediction), normalize_answer(gold)
-    if not pred or not ref:
-        return 0.0
+@functools.cache
+def _word_tokenizers() -> tuple[Any, Any]:
+    from nltk.tokenize import NLTKWordTokenizer
+    from nltk.tokenize.punkt import PunktSentenceTokenizer
+
+    return PunktSentenceTokenizer(), NLTKWordTokenizer()
+
+
+def word_tokens(text: str) -> list[str]:
+    """NLTK word tokens (Treebank rules per Punkt sentence; untrained Punkt, see the module docstring)."""
+    sentences, words = _word_tokenizers()
+    return [w for sentence in sentences.tokenize(text) for w in words.tokenize(sentence)]
+
+
+def mem0_bleu1(prediction: str, gold: str | None, category: str = "") -> float | None:
+    """mem0's BLEU-1 of `prediction` against the single reference `gold` (None where skipped)."""
+    if category == ADVERSARIAL or gold is None:
+        return None
+    pred, ref = word_tokens(prediction.lower()), word_tokens(gold.lower())
     ref_counts = Counter(ref)
     clipped = sum(min(n, ref_counts[w]) for w, n in Counter(pred).items())
-    precision = clipped / len(pred)
+    if not pred or clipped == 0:
+        return 0.0
     brevity = 1.0 if len(pred) > len(ref) else math.exp(1 - len(ref) / len(pred))
-    return brevity * precision
+    return brevity * clipped / len(pred)
+
+
+def answer_scores(prediction: str, gold: str | None, category: str) -> dict[str, float | None]:
+    """Every scorer's value for one answer: `answer.f1.locomo`, `answer.f1.mem0`, `answer.bleu1.mem0`."""
+    return {
+        "answer.f1.locomo": locomo_f1(prediction, gold, category),
+        "answer.f1.mem0": mem0_f1(prediction, gold, category),
+        "answer.bleu1.mem0": mem0_bleu1(prediction, gold, category),
+    }
 
 
 def context_transcript(context: str) -> str:
@@ -98,24 +186,34 @@ def answer_rows(
     language: str = "en",
     max_tokens: int = 64,
 ) -> list[dict[str, Any]]:
-    """Per probe (aligned with `rows`): the generated answer and its `answer.f1|bleu1|judge` scores."""
+    """Per probe (aligned with `rows`): the generated answer, its scores and the judge's verdict.
+
+    A probe is answered when it has a gold answer or is adversarial (scored without one); the
+    judge needs a gold answer.
+    """
     out: list[dict[str, Any]] = []
     for row, context in zip(rows, contexts, strict=True):
-        gold = str(row.get("answer") or "")
-        if not gold:
-            out.append({"generated": None, "answer.f1": None, "answer.bleu1": None, "answer.judge": None})
+        gold = None if _missing(row.get("answer")) else str(row["answer"])
+        category = str(row.get("category") or "")
+        empty: dict[str, Any] = {"generated": None, **dict.fromkeys(ANSWER_METRICS)}
+        if not answerable(row):
+            out.append(empty)
             continue
         generated = answer_question(model, context, str(row["question"]), language=language, max_tokens=max_tokens)
         if generated is None:
-            out.append({"generated": None, "answer.f1": None, "answer.bleu1": None, "answer.judge": None})
+            out.append(empty)
             continue
-        verdict = judge_answer(model, str(row["question"]), gold, generated, language=language) if judge else None
-        out.append(
-            {
-                "generated": generated,
-                "answer.f1": token_f1(generated, gold),
-                "answer.bleu1": bleu1(generated, gold),
-                "answer.judge": verdict,
-            }
-        )
+        verdict = None
+        if judge and gold is not None:
+            verdict = judge_answer(model, str(row["question"]), gold, generated, language=language)
+        out.append({"generated": generated, **answer_scores(generated, gold, category), "answer.judge": verdict})
     return out
+
+
+def answerable(row: dict[str, Any]) -> bool:
+    """Whether a probe is answered and scored: it has a gold answer, or is adversarial (scored without one)."""
+    return not _missing(row.get("answer")) or str(row.get("category") or "") == ADVERSARIAL
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or value == ""

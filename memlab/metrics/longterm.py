@@ -1,103 +1,155 @@
 """Long-term retrieval metrics: pure functions of the evidence ids and the retrieved memories.
 
-A question's relevant units are its evidence turns; a retrieved memory cites the turns it
-came from. BEIR's definitions over those units:
+A question's relevant units are its evidence turns; each retrieved memory cites the turns it
+came from. Two families, named for what they count:
 
-- ``recall@k``: share of the question's evidence ids cited by the top k memories;
-- ``ndcg@k``: each memory gains the evidence ids it cites that no better-ranked memory cited
-  (so a repeat earns nothing), the ideal ranking cites one new evidence id per position;
-  computed with `sklearn.metrics.ndcg_score`.
+- memory units, K counting memories (BEIR's definitions over turns):
+  ``recall@k``: share of the evidence turns cited by the top k memories (fractional);
+  ``ndcg@k``: a memory's gain is the number of evidence turns it is first to cite (a repeat earns
+  nothing); the ideal DCG sorts every gain, the evidence turns no memory cited counting 1 each, in
+  decreasing order (graded relevance, linear gain, log2 discount: ranx's and trec_eval's ndcg).
+- turn units, K counting turns (LongMemEval, ``src/retrieval/eval_utils.py``): the ranking is the
+  cited turns in the order the memories first cite them;
+  ``recall_any@k`` / ``recall_all@k``: 1 if any / every evidence turn is among the top k turns;
+  ``ndcg_any@k``: binary nDCG over that turn ranking, the ideal placing every evidence turn first,
+  with LongMemEval's discount (rank 1 and 2 undiscounted, rank i > 1 divided by log2 i), which
+  differs from the log2(i + 1) of ``ndcg@k``.
 
-Questions without evidence, and LoCoMo's category 5 (adversarial: no answer in the
-conversation), are left out, as the issue defines the measurement.
+With one turn per memory the two families agree on K. Overall means leave out the categories in
+`excluded` (by default LoCoMo's adversarial questions, as the references report them); each
+category, excluded ones included, is also reported on its own as ``<name>.cat_<category>``.
 
 >>> recall_at_k(["D1:3", "D2:1"], [["D2:1"], ["D9:9"], ["D1:3"]], 2)
 0.5
+>>> round(ndcg_at_k(["a", "b"], [["x"], ["a", "b"]], 10), 4)  # gains [0, 2]; ideal [2]
+0.6309
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from sklearn.metrics import ndcg_score
+
+from memlab.dialogues.locomo import ADVERSARIAL
 
 K_VALUES = (1, 5, 10, 20)
 NDCG_K = 10
-EXCLUDED_CATEGORIES = ("5",)  # LoCoMo adversarial questions have no evidence to retrieve
+EXCLUDED_CATEGORIES = (ADVERSARIAL,)  # left out of the overall means, reported on their own
 EVIDENCE_KEY = "longterm.retrieved_evidence"
 INJECTED_TOKENS_KEY = "longterm.injected_tokens"
 
 
-def recall_at_k(evidence: Iterable[str], retrieved: Sequence[Sequence[str]], k: int) -> float:
-    """Share of `evidence` cited by the first `k` retrieved memories (each a list of turn ids)."""
+def _wanted(evidence: Iterable[str]) -> set[str]:
     wanted = set(evidence)
     if not wanted:
-        raise ValueError("recall is undefined for a question without evidence")
+        raise ValueError("retrieval metrics are undefined for a question without evidence")
+    return wanted
+
+
+def _dcg(gains: Sequence[float], k: int) -> float:
+    """DCG with the log2(rank + 1) discount (ranx, trec_eval, sklearn)."""
+    return sum(g / math.log2(rank + 2) for rank, g in enumerate(gains[:k]))
+
+
+def _dcg_longmemeval(gains: Sequence[float], k: int) -> float:
+    """DCG as LongMemEval computes it: the first gain whole, the one at rank i > 1 over log2(i)."""
+    return sum(g / math.log2(rank + 1) if rank else g for rank, g in enumerate(gains[:k]))
+
+
+def recall_at_k(evidence: Iterable[str], retrieved: Sequence[Sequence[str]], k: int) -> float:
+    """Share of `evidence` cited by the first `k` retrieved memories (each a list of turn ids)."""
+    wanted = _wanted(evidence)
     cited = {e for memory in retrieved[:k] for e in memory}
     return len(wanted & cited) / len(wanted)
 
 
 def ndcg_at_k(evidence: Iterable[str], retrieved: Sequence[Sequence[str]], k: int = NDCG_K) -> float:
-    """nDCG@k with novel evidence ids as gains (see the module docstring)."""
-    wanted = set(evidence)
-    if not wanted:
-        raise ValueError("nDCG is undefined for a question without evidence")
+    """nDCG@k over memories, each gaining the evidence turns it is first to cite (module docstring)."""
+    wanted = _wanted(evidence)
     seen: set[str] = set()
     gains = []
     for memory in retrieved:
         new = (wanted & set(memory)) - seen
         seen |= new
         gains.append(float(len(new)))
-    # Evidence no memory cited stays in the ideal ranking: one unit each, ranked below the cut-off
-    # (after zero-gain fillers), so it raises the ideal DCG but never earns DCG itself.
-    gains += [0.0] * max(k - len(gains), 0) + [1.0] * len(wanted - seen)
-    if len(gains) < 2:  # sklearn needs two documents; one relevant document at rank one is perfect
-        return 1.0 if gains and gains[0] > 0 else 0.0
-    scores = -np.arange(len(gains), dtype=float)
-    return float(ndcg_score(np.asarray([gains]), np.asarray([scores]), k=k))
+    ideal = sorted([g for g in gains if g > 0] + [1.0] * len(wanted - seen), reverse=True)
+    return _dcg(gains, k) / _dcg(ideal, k)
+
+
+def turn_ranking(retrieved: Sequence[Sequence[str]]) -> list[str]:
+    """The turns the memories cite, in the order they are first cited."""
+    return list(dict.fromkeys(t for memory in retrieved for t in memory))
+
+
+def recall_any_at_k(evidence: Iterable[str], retrieved: Sequence[Sequence[str]], k: int) -> float:
+    """1.0 if any evidence turn is among the first `k` cited turns (LongMemEval's recall_any)."""
+    return float(bool(_wanted(evidence) & set(turn_ranking(retrieved)[:k])))
+
+
+def recall_all_at_k(evidence: Iterable[str], retrieved: Sequence[Sequence[str]], k: int) -> float:
+    """1.0 if every evidence turn is among the first `k` cited turns (LongMemEval's recall_all)."""
+    return float(_wanted(evidence) <= set(turn_ranking(retrieved)[:k]))
+
+
+def ndcg_any_at_k(evidence: Iterable[str], retrieved: Sequence[Sequence[str]], k: int = NDCG_K) -> float:
+    """Binary nDCG@k over the cited turns, the ideal ranking every evidence turn first (LongMemEval's ndcg)."""
+    wanted = _wanted(evidence)
+    gains = [1.0 if t in wanted else 0.0 for t in turn_ranking(retrieved)]
+    return _dcg_longmemeval(gains, k) / _dcg_longmemeval([1.0] * len(wanted), k)
+
+
+def retrieval_scores(
+    evidence: Sequence[str], retrieved: Sequence[Sequence[str]], k_values: Sequence[int] = K_VALUES
+) -> dict[str, float]:
+    """Every retrieval metric of one question (names without the ``longterm.`` prefix)."""
+    row: dict[str, float] = {}
+    for k in k_values:
+        row[f"recall@{k}"] = recall_at_k(evidence, retrieved, k)
+        row[f"recall_any@{k}"] = recall_any_at_k(evidence, retrieved, k)
+        row[f"recall_all@{k}"] = recall_all_at_k(evidence, retrieved, k)
+    row[f"ndcg@{NDCG_K}"] = ndcg_at_k(evidence, retrieved, NDCG_K)
+    row[f"ndcg_any@{NDCG_K}"] = ndcg_any_at_k(evidence, retrieved, NDCG_K)
+    return row
 
 
 def longterm_metrics(
     probes: Iterable[Any],
     k_values: Sequence[int] = K_VALUES,
-    ndcg_k: int = NDCG_K,
-    excluded_categories: Sequence[str] = EXCLUDED_CATEGORIES,
+    excluded: Sequence[str] = EXCLUDED_CATEGORIES,
 ) -> dict[str, float]:
-    """``longterm.recall@K``, ``longterm.ndcg@10``, ``longterm.injected_tokens.mean`` and each per category.
+    """``longterm.recall@K`` and the rest, ``longterm.injected_tokens.mean``, overall and per category.
 
     `probes` are `ProbeRecord`s (anything with ``probe.evidence``, ``probe.category`` and a
-    ``results`` mapping). Per-category names end in ``.category.<c>``; ``longterm.questions``
-    counts what was measured. Empty when no probe carries long-term results.
+    ``results`` mapping). ``longterm.questions`` counts what the overall means cover. Empty when no
+    probe carries long-term results.
     """
     rows: list[tuple[str, dict[str, float]]] = []
     for record in probes:
         results: Mapping[str, Any] = record.results
-        if EVIDENCE_KEY not in results:
-            continue
-        category = str(record.probe.category)
         evidence = [e for e in record.probe.evidence if e]
-        if category in excluded_categories or not evidence:
+        if EVIDENCE_KEY not in results or not evidence:
             continue
-        retrieved = [list(m) for m in results[EVIDENCE_KEY]]
-        row = {f"recall@{k}": recall_at_k(evidence, retrieved, k) for k in k_values}
-        row[f"ndcg@{ndcg_k}"] = ndcg_at_k(evidence, retrieved, ndcg_k)
+        row = retrieval_scores(evidence, [list(m) for m in results[EVIDENCE_KEY]], k_values)
         row["injected_tokens.mean"] = float(results.get(INJECTED_TOKENS_KEY, 0))
-        rows.append((category, row))
+        rows.append((str(record.probe.category), row))
     if not rows:
         return {}
-    out = {"longterm.questions": float(len(rows))}
-    out.update(_means("longterm.", "", [r for _, r in rows]))
+    overall = [r for c, r in rows if c not in excluded]
+    out = {"longterm.questions": float(len(overall))}
+    if overall:
+        out.update(_means("", overall))
     by_category: dict[str, list[dict[str, float]]] = defaultdict(list)
     for category, row in rows:
         by_category[category].append(row)
     for category in sorted(by_category):
-        out[f"longterm.questions.category.{category}"] = float(len(by_category[category]))
-        out.update(_means("longterm.", f".category.{category}", by_category[category]))
+        out[f"longterm.questions.cat_{category}"] = float(len(by_category[category]))
+        out.update(_means(f".cat_{category}", by_category[category]))
     return out
 
 
-def _means(prefix: str, suffix: str, rows: list[dict[str, float]]) -> dict[str, float]:
-    return {f"{prefix}{name}{suffix}": float(np.mean([r[name] for r in rows])) for name in rows[0]}
+def _means(suffix: str, rows: list[dict[str, float]]) -> dict[str, float]:
+    return {f"longterm.{name}{suffix}": float(np.mean([r[name] for r in rows])) for name in rows[0]}

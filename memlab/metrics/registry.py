@@ -15,6 +15,12 @@ Per-category variants (``<name>.cat_<category>``) need no entry: `lookup` strips
 Exact names are found before patterns; among patterns the first declared that matches wins,
 so declare a specific pattern before a broader one.
 
+The API: `lookup(name)` (the `Metric`, or None), `spec(name)` (or KeyError), `direction(name)`,
+`unregistered(names)`, `describe(names)` (unit, direction, format, description: what the manifest
+holds under ``metric_definitions``), `by_section(metrics)` (report sections), `comparison_columns()`
+and `markdown_table()` (the table in docs/evaluation.md). `ABS_TOL`/`REL_TOL` are the gate's default
+tolerance; a `Metric` may set its own.
+
 >>> lookup("longterm.recall@10.cat_temporal").unit
 'share'
 >>> spec("cost.usd").fmt, direction("tokens.prompt.mean")
@@ -123,10 +129,10 @@ METRICS: tuple[Metric, ...] = (
     # --- long-term memory
     Metric("longterm.questions", COUNT, NONE, S_LONGTERM, "questions with evidence that retrieval was measured on"),
     Metric("longterm.recall@*", SHARE, HIGHER, S_LONGTERM, "share of the evidence turns cited by the top K memories (fractional)", "recall@10"),
-    Metric("longterm.recall_any@*", SHARE, HIGHER, S_LONGTERM, "1 if the top K memories cite any evidence turn (LongMemEval)"),
-    Metric("longterm.recall_all@*", SHARE, HIGHER, S_LONGTERM, "1 if the top K memories cite every evidence turn (LongMemEval)"),
-    Metric("longterm.ndcg_any@*", SHARE, HIGHER, S_LONGTERM, "nDCG@K over memories, relevant if citing any evidence turn (LongMemEval)"),
-    Metric("longterm.ndcg@*", SHARE, HIGHER, S_LONGTERM, "nDCG@K over evidence turns, each first citation a gain of 1", "nDCG@10"),
+    Metric("longterm.recall_any@*", SHARE, HIGHER, S_LONGTERM, "1 if any evidence turn is among the first K turns the memories cite (LongMemEval)"),
+    Metric("longterm.recall_all@*", SHARE, HIGHER, S_LONGTERM, "1 if every evidence turn is among the first K turns the memories cite (LongMemEval)"),
+    Metric("longterm.ndcg_any@*", SHARE, HIGHER, S_LONGTERM, "binary nDCG@K over the cited turns, LongMemEval's ideal and discount"),
+    Metric("longterm.ndcg@*", SHARE, HIGHER, S_LONGTERM, "nDCG@K over memories, gain = evidence turns first cited (ranx's ndcg@K)", "nDCG@10"),
     Metric("longterm.injected_tokens.mean", TOKENS, LOWER, S_LONGTERM, "tokens of the injected <long_term_memory> block per probe"),
     Metric("longterm.memories", COUNT, NONE, S_LONGTERM, "memories saved by extraction"),
     Metric("longterm.duplicates", COUNT, LOWER, S_LONGTERM, "saved memories that repeat a stored one"),
@@ -161,14 +167,12 @@ METRICS: tuple[Metric, ...] = (
     Metric("memory.compress.summary_tokens.mean", TOKENS, NONE, S_CALLS, "tokens of the summary each compression left"),
     Metric("memory.archived", COUNT, NONE, S_CALLS, "items archived (kept, no longer served)"),
     # --- answers (eval.answers=true)
-    Metric("answer.questions", COUNT, NONE, S_ANSWERS, f"questions answered and scored ({_ANSWERS})"),
+    Metric("answer.questions", COUNT, NONE, S_ANSWERS, f"questions answered: those with a gold answer, and adversarial ones ({_ANSWERS})"),
     Metric("answer.failures", COUNT, LOWER, S_ANSWERS, f"answer or judge calls that failed ({_ANSWERS})"),
-    Metric("answer.f1.locomo", SCORE, HIGHER, S_ANSWERS, f"LoCoMo evaluation.py F1 per category rules ({_ANSWERS})", "F1 (LoCoMo)"),
+    Metric("answer.f1.locomo", SCORE, HIGHER, S_ANSWERS, f"LoCoMo evaluation.py: stemmed F1 with per-category rules, adversarial by abstention ({_ANSWERS})", "F1 (LoCoMo)"),
     Metric("answer.f1.mem0", SCORE, HIGHER, S_ANSWERS, f"mem0 evaluation token-set F1, adversarial skipped ({_ANSWERS})"),
     Metric("answer.bleu1.mem0", SCORE, HIGHER, S_ANSWERS, f"mem0 evaluation BLEU-1, adversarial skipped ({_ANSWERS})"),
-    Metric("answer.judge", SCORE, HIGHER, S_ANSWERS, f"share of answers the judge model calls CORRECT ({_ANSWERS})", abs_tol=0.01),
-    Metric("answer.f1", SCORE, HIGHER, S_ANSWERS, f"SQuAD token F1, no stemming ({_ANSWERS})"),
-    Metric("answer.bleu1", SCORE, HIGHER, S_ANSWERS, f"BLEU-1 of the SQuAD-normalized answer ({_ANSWERS})"),
+    Metric("answer.judge", SCORE, HIGHER, S_ANSWERS, f"share of answers with a gold answer the judge model calls CORRECT ({_ANSWERS})", abs_tol=0.01),
     # --- latency (latency.json; compared as ratios to latency.reference_us)
     Metric("latency.reference_us", MICROSECONDS, NONE, S_LATENCY, "median time of a fixed workload in the same process"),
     Metric("latency.*_us", MICROSECONDS, LOWER, S_LATENCY, "latency percentile of a step, this machine", "context p50"),

@@ -32,7 +32,7 @@ from typing import Any
 import pandas as pd
 
 from memlab.metrics.longterm import EVIDENCE_KEY as RETRIEVED_EVIDENCE
-from memlab.metrics.longterm import ndcg_at_k, recall_at_k
+from memlab.metrics.longterm import EXCLUDED_CATEGORIES, retrieval_scores
 from memlab.sim.records import LifecycleRecord, ProbeRecord, Record
 from memlab.trace import SUMMARY, Event
 
@@ -227,35 +227,41 @@ def probe_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
 
 
 def _retrieval_scores(probe: ProbeRecord) -> dict[str, float]:
-    """This probe's recall@10 and nDCG@10 over the memories a long-term component retrieved, if any."""
+    """This probe's retrieval metrics at K = 10 over the memories a long-term component retrieved, if any."""
     retrieved = probe.results.get(RETRIEVED_EVIDENCE)
     evidence = [e for e in probe.probe.evidence if e]
     if retrieved is None or not evidence:
         return {}
-    ranked = [list(m) for m in retrieved]
-    return {
-        "longterm.recall@10": recall_at_k(evidence, ranked, 10),
-        "longterm.ndcg@10": ndcg_at_k(evidence, ranked, 10),
-    }
+    scores = retrieval_scores(evidence, [list(m) for m in retrieved], (10,))
+    return {f"longterm.{name}": value for name, value in scores.items()}
 
 
 def mean_by_category(
-    rows: Sequence[Mapping[str, Any]], names: Sequence[str], category: str = "category"
+    rows: Sequence[Mapping[str, Any]],
+    names: Sequence[str],
+    category: str = "category",
+    excluded: Sequence[str] = (),
 ) -> dict[str, float | None]:
-    """Mean of each column in `names` over the rows where it is defined, overall and as `<name>.cat_<c>`."""
+    """Mean of each column in `names` over the rows where it is defined, overall and as `<name>.cat_<c>`.
+
+    Rows of the categories in `excluded` count in their own category only, not in the overall mean.
+    """
     out: dict[str, float | None] = {}
     frame = pd.DataFrame(list(rows), columns=[category, *names])
+    counted = ~frame[category].astype(str).isin([str(c) for c in excluded])
     for name in names:
         values = pd.to_numeric(frame[name], errors="coerce")
-        out[name] = _mean(values)
+        out[name] = _mean(values[counted])
         for cat, group in values.groupby(frame[category].astype(str), sort=True):
             out[f"{name}.cat_{cat}"] = _mean(group)
     return out
 
 
-def retention_metrics(rows: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
-    """The retention shares averaged over probes, overall and per question category."""
-    return mean_by_category(rows, RETENTION_METRICS)
+def retention_metrics(
+    rows: Sequence[Mapping[str, Any]], excluded: Sequence[str] = EXCLUDED_CATEGORIES
+) -> dict[str, float | None]:
+    """The retention shares averaged over probes, per question category and overall (minus `excluded`)."""
+    return mean_by_category(rows, RETENTION_METRICS, excluded=excluded)
 
 
 def _mean(values: pd.Series) -> float | None:

@@ -14,7 +14,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from memlab.errors import MemlabError
-from memlab.report.comparison import write_comparison
+from memlab.report.comparison import inert_note, inert_parameters, write_comparison
 from memlab.report.rundata import find_runs, load_run
 
 
@@ -34,3 +34,6 @@ class ComparisonCallback(Callback):
         print(
             f"memlab: compared {len(runs)} configurations{note}; report in {paths['comparison.html']}", file=sys.stderr
         )
+        inert = inert_parameters(runs)
+        if inert:
+            print(f"memlab: WARNING: {inert_note(inert)}", file=sys.stderr)

@@ -19,6 +19,7 @@ from memlab.report import html, plots
 from memlab.report.findings import findings
 from memlab.report.fmt import fmt_value, is_missing
 from memlab.report.rundata import RunData
+from memlab.rundir import canonical_json
 
 # Columns of the human tables, in registry order, and their titles (comparison.csv keeps every metric).
 SUMMARY_METRICS = tuple(name for name, _ in comparison_columns())
@@ -106,6 +107,26 @@ def run_labels(runs: Sequence[RunData]) -> list[str]:
     if len(set(labels)) < len(runs):
         labels = [f"{lbl} [{r.path.name}]" for lbl, r in zip(labels, runs, strict=True)]
     return labels
+
+
+def inert_parameters(runs: Sequence[RunData]) -> list[str]:
+    """Swept keys that changed no metric: every set of runs differing only in that key has identical metrics.
+
+    Read from the finished runs' overrides and `metrics.json` (latencies aside). A key that no pair of runs
+    isolates (it always changes together with another) is not judged.
+    """
+    done = [r for r in runs if not r.failed]
+    overrides = [dict(_parse_override(o) for o in r.manifest.get("overrides") or []) for r in done]
+    inert = []
+    for key in _differing(overrides):
+        groups: dict[str, list[int]] = {}
+        for i, o in enumerate(overrides):
+            rest = sorted((k, v) for k, v in o.items() if k != key)
+            groups.setdefault(repr(rest), []).append(i)
+        isolated = [g for g in groups.values() if len({overrides[i].get(key) for i in g}) > 1]
+        if isolated and all(len({canonical_json(done[i].metrics) for i in g}) == 1 for g in isolated):
+            inert.append(key)
+    return inert
 
 
 def pareto_front(cost: Sequence[float], quality: Sequence[float]) -> list[bool]:
@@ -208,8 +229,21 @@ def glossary(frame: pd.DataFrame) -> list[tuple[str, str, str]]:
     return out
 
 
-def comparison_md(frame: pd.DataFrame, title: str) -> str:
+def inert_note(keys: Sequence[str]) -> str:
+    """The comparison's flag for swept parameters that changed nothing ("" when there are none)."""
+    if not keys:
+        return ""
+    names = ", ".join(keys)
+    return (
+        f"Swept but changed no metric: {names} (runs differing only in it have identical metrics.json; "
+        "check that the key reaches the strategy)"
+    )
+
+
+def comparison_md(frame: pd.DataFrame, title: str, inert: Sequence[str] = ()) -> str:
     out = [f"# {title}", "", f"{len(frame)} configurations, {int((frame['status'] == 'failed').sum())} failed.", ""]
+    if inert:
+        out += [f"> **{inert_note(inert)}.**", ""]
     out += [_display(frame).to_markdown(index=False), ""]
     shows = findings(frame)
     if shows:
@@ -232,7 +266,9 @@ def comparison_html(frame: pd.DataFrame, runs: Sequence[RunData], title: str, su
     ok = [(key, run) for key, run in zip(plot_keys(frame), runs, strict=True) if not run.failed]
     shows = findings(frame)
     text_columns = ("label", *[c.removeprefix("param.") for c in frame.columns if c.startswith("param.")])
+    inert = inert_parameters(runs)
     body = [
+        *([f'<div class="banner">{html.esc(inert_note(inert))}.</div>'] if inert else []),
         html.cards(
             [
                 ("configurations", str(len(frame)), "rows below"),
@@ -317,7 +353,7 @@ def write_comparison(out_dir: Path, runs: Sequence[RunData], title: str | None =
     out_dir.mkdir(parents=True, exist_ok=True)
     files = {
         "comparison.csv": csv.getvalue(),
-        "comparison.md": comparison_md(frame, title),
+        "comparison.md": comparison_md(frame, title, inert_parameters(runs)),
         "comparison.html": comparison_html(frame, runs, title, subtitle),
     }
     paths = {}

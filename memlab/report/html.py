@@ -49,6 +49,8 @@ tr:hover td { background: #fafbfe; }
 .badge.ok { background: #e6f4ea; color: var(--good); } .badge.failed { background: #fdecea; color: var(--bad); }
 .badge.pareto { background: #e8f0fe; color: var(--accent); }
 .muted { color: var(--muted); }
+.banner { margin: 18px 0 6px; padding: 12px 16px; border-radius: 10px; background: #fdecea; color: var(--bad);
+          border: 1px solid var(--bad); font-weight: 650; }
 footer { color: var(--muted); font-size: 12.5px; padding: 18px 40px; border-top: 1px solid var(--line); }
 """
 

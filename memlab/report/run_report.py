@@ -12,6 +12,7 @@ from memlab.metrics import DEFAULT_PRICING_MODEL
 from memlab.metrics.registry import by_section
 from memlab.report import html, plots
 from memlab.report.fmt import fmt_value, is_missing
+from memlab.report.health import measurement_warnings
 from memlab.report.rundata import RunData
 
 RETENTION = (
@@ -32,7 +33,14 @@ HEADLINE = (
     ("cost.usd", "cost", COST_NOTE),
     ("latency.context.p50_us", "context latency", "median, this machine"),
 )
-PER_CATEGORY = (*RETENTION, "longterm.recall@10", "longterm.ndcg@10", "answer.f1", "answer.judge")
+PER_CATEGORY = (
+    *RETENTION,
+    "longterm.recall@10",
+    "longterm.ndcg@10",
+    "answer.f1.locomo",
+    "answer.f1.mem0",
+    "answer.judge",
+)
 _CATEGORY = re.compile(r"^(?P<metric>.+)\.cat_(?P<cat>.+)$")
 WORST_QUESTIONS = 10
 
@@ -98,6 +106,8 @@ def pricing_model(run: RunData) -> str:
 def run_report_md(run: RunData) -> str:
     """Markdown: headline, every metric by section, per category, the questions that lost most."""
     out = [f"# memlab run: {run.name}", ""]
+    for warning in measurement_warnings(run.metrics):
+        out += [f"> **WARNING: this run measured nothing here: {warning}.**", ""]
     if run.manifest.get("overrides"):
         out += ["Overrides: " + " ".join(f"`{o}`" for o in run.manifest["overrides"]), ""]
     out += [f"Run directory: `{run.path}` · figures in `report.html`", ""]
@@ -124,11 +134,15 @@ def run_report_html(run: RunData) -> str:
     """HTML: headline cards, the per-turn prompt curve, retention per category, latency, all metrics."""
     metrics = run.all_metrics()
     body = [
+        *(
+            f'<div class="banner">WARNING: this run measured nothing here: {html.esc(w)}.</div>'
+            for w in measurement_warnings(run.metrics)
+        ),
         html.cards(
             (label, fmt_value(name, metrics.get(name)), note.format(model=pricing_model(run)))
             for name, label, note in HEADLINE
             if not is_missing(metrics.get(name))
-        )
+        ),
     ]
     figures = []
     if not run.calls.empty:

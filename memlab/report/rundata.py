@@ -26,6 +26,7 @@ import yaml
 from memlab.errors import MemlabError
 from memlab.metrics import (
     DEFAULT_PRICING_MODEL,
+    EXCLUDED_CATEGORIES,
     all_events,
     compute_latency,
     compute_metrics,
@@ -83,13 +84,18 @@ class RunData:
         context_window: int | None = None,
         manifest: dict[str, Any] | None = None,
         config: dict[str, Any] | None = None,
+        overall_excludes: Sequence[str] = EXCLUDED_CATEGORIES,
     ) -> RunData:
         """Measure a replay's records: metrics, latencies and the per-call, per-question, per-step tables."""
         questions = probe_rows(records)
         return cls(
             path=path,
             metrics=compute_metrics(
-                records, pricing_model=pricing_model, context_window=context_window, probe_table=questions
+                records,
+                pricing_model=pricing_model,
+                context_window=context_window,
+                probe_table=questions,
+                overall_excludes=overall_excludes,
             ),
             latency=compute_latency(records),
             calls=calls_table(records),

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 
-from memlab.dialogues import Observation, load_locomo
-from memlab.dialogues.locomo import TURN_INTERVAL, parse_session_time
+from memlab.dialogues import Observation, Probe, load_locomo
+from memlab.dialogues.locomo import LOCOMO_CATEGORIES, TURN_INTERVAL, parse_session_time
 from memlab.errors import DatasetError
 
 DIA_ID = re.compile(r"D\d+:\d+")
@@ -82,12 +83,29 @@ def test_probes_answers_and_categories(raw, dialogues) -> None:
     for sample, d in zip(raw, dialogues, strict=True):
         for i, (qa, probe) in enumerate(zip(sample["qa"], d.probes, strict=True)):
             assert probe.id == f"{d.id}:q{i}"
-            assert probe.category == str(qa["category"])
-            expected = qa.get("answer", qa.get("adversarial_answer"))
-            assert probe.answer == str(expected)
+            assert probe.category == LOCOMO_CATEGORIES[str(qa["category"])]
+            assert probe.metadata["locomo_category"] == str(qa["category"])
+            assert probe.answer == (str(qa["answer"]) if "answer" in qa else None)  # never the adversarial trap
             assert probe.metadata.get("adversarial_answer") == qa.get("adversarial_answer")
-    adversarial = [p for d in dialogues for p in d.probes if p.category == "5"]
-    assert len(adversarial) == 312 and all(p.answer for p in adversarial)
+    adversarial = [p for d in dialogues for p in d.probes if p.category == "adversarial"]
+    assert len(adversarial) == 312 and sum(p.answer is None for p in adversarial) == 310
+
+
+def test_category_names_fit_the_questions(dialogues) -> None:
+    """LoCoMo's numbering, checked on the data: multi-hop cites several turns, temporal asks when."""
+    probes = [p for d in dialogues for p in d.probes]
+
+    def share(category: str, test: Callable[[Probe], bool]) -> float:
+        chosen = [p for p in probes if p.category == category]
+        return sum(map(test, chosen)) / len(chosen)
+
+    assert share("multi-hop", lambda p: len(p.evidence) > 1) > 0.9
+    assert share("single-hop", lambda p: len(p.evidence) == 1) > 0.9
+    assert share("temporal", lambda p: p.question.lower().startswith("when")) > 0.7
+    guess = ("would", "likely", "might", "probably")  # open-domain asks for inference, nothing else does
+    speculative = lambda p: any(w in f"{p.question} {p.answer}".lower().split() for w in guess)  # noqa: E731
+    assert share("open-domain", speculative) > 0.5
+    assert all(share(c, speculative) == 0 for c in ("multi-hop", "temporal", "single-hop"))
 
 
 def test_annotations_are_typed_metadata(raw, dialogues) -> None:
@@ -110,7 +128,9 @@ def test_options_select_dialogues_and_probes(locomo_path: Path) -> None:
     assert [d.id for d in load_locomo(locomo_path, max_dialogues=2)] == ["conv-26", "conv-30"]
     assert [d.id for d in load_locomo(locomo_path, sample_ids=["conv-47", "conv-26"])] == ["conv-47", "conv-26"]
     [d] = load_locomo(locomo_path, sample_ids=["conv-26"], categories=[2, "4"])
-    assert d.probes and {p.category for p in d.probes} == {"2", "4"}
+    assert d.probes and {p.category for p in d.probes} == {"temporal", "single-hop"}
+    [by_name] = load_locomo(locomo_path, sample_ids=["conv-26"], categories=["temporal", "single-hop"])
+    assert by_name.probes == d.probes
     with pytest.raises(DatasetError, match=r"no sample_id 'conv-99'; the file has conv-26, conv-30"):
         load_locomo(locomo_path, sample_ids=["conv-99"])
 

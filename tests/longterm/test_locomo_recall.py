@@ -36,7 +36,8 @@ def test_offline_default_beats_the_rrf_reference_on_locomo(make_config, locomo_p
     metrics = longterm_metrics([r for r in records if isinstance(r, ProbeRecord)])
     names = ["recall@1", "recall@5", "recall@10", "recall@20", "ndcg@10", "injected_tokens.mean"]
     print("\ncategory | questions | " + " | ".join(names))
-    for suffix, label in [("", "all")] + [(f".category.{c}", c) for c in "1234"]:
+    categories = ("multi-hop", "temporal", "open-domain", "single-hop", "adversarial")
+    for suffix, label in [("", "all")] + [(f".cat_{c}", c) for c in categories]:
         cells = [f"{metrics[f'longterm.{n}{suffix}']:.3f}" for n in names]
         print(f"{label} | {metrics[f'longterm.questions{suffix}']:.0f} | " + " | ".join(cells))
     print(

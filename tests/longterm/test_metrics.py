@@ -42,14 +42,15 @@ def test_metrics_average_over_questions_with_evidence_and_by_category() -> None:
     records = [
         rec(["a"], "1", [["a"]], 100),
         rec(["b", "c"], "2", [["x"], ["b"]], 300),
-        rec(["z"], "5", [["z"]]),  # adversarial: left out
+        rec(["z"], "adversarial", [["z"]]),  # adversarial: out of the overall means, reported on its own
         rec([], "4", [["a"]]),  # no evidence: left out
         _Record(Probe("q", "?", None, ("a",), "1")),  # no long-term results: left out
     ]
     m = longterm_metrics(records)
     assert m["longterm.questions"] == 2
     assert m["longterm.recall@1"] == 0.5 and m["longterm.recall@5"] == 0.75
-    assert m["longterm.recall@1.category.1"] == 1.0 and m["longterm.recall@5.category.2"] == 0.5
+    assert m["longterm.recall@1.cat_1"] == 1.0 and m["longterm.recall@5.cat_2"] == 0.5
+    assert m["longterm.recall@1.cat_adversarial"] == 1.0 and m["longterm.questions.cat_adversarial"] == 1
     assert m["longterm.injected_tokens.mean"] == 200.0
-    assert m["longterm.ndcg@10.category.1"] == 1.0
+    assert m["longterm.ndcg@10.cat_1"] == 1.0
     assert longterm_metrics([]) == {}

@@ -1,15 +1,17 @@
-"""Long-term retrieval metrics in metrics.json: recall@K and nDCG@10 against an independent computation."""
+"""Long-term retrieval metrics: recall@K and nDCG@10 in metrics.json, checked against ranx and LongMemEval."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hand_made import probe
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memlab.metrics import compute_metrics, probe_rows
+from memlab.metrics.longterm import ndcg_any_at_k, ndcg_at_k, recall_all_at_k, recall_any_at_k
 
 EVIDENCE = "longterm.retrieved_evidence"
 
@@ -43,8 +45,8 @@ def test_hand_made_case() -> None:
         ),
         probe(("c",), (), pid="q2", category="2", results={EVIDENCE: [["c"]], "longterm.injected_tokens": 20}),
         probe(
-            ("d",), (), pid="q3", category="5", results={EVIDENCE: [], "longterm.injected_tokens": 0}
-        ),  # adversarial: excluded
+            ("d",), (), pid="q3", category="adversarial", results={EVIDENCE: [["d"]], "longterm.injected_tokens": 0}
+        ),  # adversarial: out of the overall means, reported on its own
     ]
     m = compute_metrics(records)
     assert m["longterm.recall@1"] == (0.0 + 1.0) / 2
@@ -53,7 +55,8 @@ def test_hand_made_case() -> None:
     q1 = (1 / math.log2(3) + 1 / math.log2(5)) / (1 + 1 / math.log2(3))
     assert m["longterm.ndcg@10"] == pytest.approx((q1 + 1.0) / 2)
     assert m["longterm.injected_tokens.mean"] == 30.0
-    assert m["longterm.recall@1.cat_2"] == 1.0 and "longterm.recall@1.cat_5" not in m
+    assert m["longterm.recall@1.cat_2"] == 1.0 and m["longterm.recall@1.cat_adversarial"] == 1.0
+    assert m["longterm.questions"] == 2 and m["longterm.questions.cat_adversarial"] == 1
     rows = probe_rows(records)
     assert rows[0]["longterm.recall@10"] == 1.0 and rows[0]["longterm.ndcg@10"] == pytest.approx(q1)
 
@@ -71,3 +74,84 @@ def test_matches_the_independent_computation(evidence: list[str], retrieved: lis
     for k in (1, 5, 10, 20):
         assert m[f"longterm.recall@{k}"] == pytest.approx(independent_recall(evidence, retrieved, k))
     assert m["longterm.ndcg@10"] == pytest.approx(independent_ndcg(evidence, retrieved, 10))
+
+
+# ---- against ranx and LongMemEval's eval_utils.py, on hand cases where one memory cites several turns
+CASES = [
+    # (evidence, retrieved memories)
+    (["a", "b"], [["x"], ["a", "b"]]),  # one memory cites both evidence turns, at rank 2
+    (["a", "b", "c"], [["a", "b"], ["y"], ["c", "a"], ["b"]]),  # repeats earn nothing
+    (["a", "b", "c"], [["z", "a"], ["b", "c", "q"]]),
+    (["a"], [["q"], ["r"], ["s"]]),  # nothing found
+    (["a", "b"], [["a", "x", "y", "z"], ["w", "v"], ["b"]]),  # turn units: b is the 7th turn
+]
+
+
+def ranx_ndcg(qrels: dict[str, int], run: list[str], k: int) -> float:
+    ranx = pytest.importorskip("ranx")
+    scores = {doc: float(len(run) - i) for i, doc in enumerate(run)}
+    if not scores:
+        return 0.0
+    return float(ranx.evaluate(ranx.Qrels({"q": qrels}), ranx.Run({"q": scores}), f"ndcg@{k}"))
+
+
+def longmemeval_ndcg(rankings: list[int], correct_docs: list[str], corpus_ids: list[str], k: int) -> float:
+    """LongMemEval src/retrieval/eval_utils.py `ndcg` (np.asfarray spelled for numpy 2)."""
+
+    def dcg(relevances: list[int], k: int) -> float:
+        rel = np.asarray(relevances, dtype=float)[:k]
+        return float(rel[0] + np.sum(rel[1:] / np.log2(np.arange(2, rel.size + 1)))) if rel.size else 0.0
+
+    relevances = [1 if doc_id in correct_docs else 0 for doc_id in corpus_ids]
+    sorted_relevances = [relevances[idx] for idx in rankings[:k]]
+    ideal_dcg = dcg(sorted(relevances, reverse=True), k)
+    return 0.0 if ideal_dcg == 0 else dcg(sorted_relevances, k) / ideal_dcg
+
+
+def longmemeval(evidence: list[str], retrieved: list[list[str]], k: int) -> tuple[float, float, float]:
+    """`evaluate_retrieval` with turns as the corpus: the cited turns ranked first, the rest not retrieved."""
+    ranked = list(dict.fromkeys(t for m in retrieved for t in m))
+    corpus_ids = ranked + [e for e in evidence if e not in ranked] + ["never-cited"]
+    rankings = list(range(len(ranked)))
+    recalled = {corpus_ids[i] for i in rankings[:k]}
+    return (
+        float(any(d in recalled for d in evidence)),
+        float(all(d in recalled for d in evidence)),
+        longmemeval_ndcg(rankings, evidence, corpus_ids, k),
+    )
+
+
+@pytest.mark.parametrize(("evidence", "retrieved"), CASES)
+@pytest.mark.parametrize("k", [1, 2, 3, 10])
+def test_ndcg_matches_ranx(evidence: list[str], retrieved: list[list[str]], k: int) -> None:
+    # memory units: each memory judged by the evidence turns it is first to cite; missed turns judged 1 each
+    seen: set[str] = set()
+    qrels: dict[str, int] = {}
+    for i, memory in enumerate(retrieved):
+        new = set(memory) & set(evidence) - seen
+        seen |= new
+        if new:
+            qrels[f"m{i}"] = len(new)
+    qrels.update({f"missed-{e}": 1 for e in set(evidence) - seen})
+    expected = ranx_ndcg(qrels, [f"m{i}" for i in range(len(retrieved))], k)
+    assert ndcg_at_k(evidence, retrieved, k) == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize(("evidence", "retrieved"), CASES)
+@pytest.mark.parametrize("k", [1, 2, 3, 10])
+def test_turn_unit_metrics_match_longmemeval(evidence: list[str], retrieved: list[list[str]], k: int) -> None:
+    any_, all_, ndcg = longmemeval(evidence, retrieved, k)
+    assert recall_any_at_k(evidence, retrieved, k) == any_
+    assert recall_all_at_k(evidence, retrieved, k) == all_
+    assert ndcg_any_at_k(evidence, retrieved, k) == pytest.approx(ndcg, abs=1e-12)
+
+
+def test_a_memory_citing_two_evidence_turns_known_values() -> None:
+    # gains [0, 2]; the ideal ranking puts the 2-gain memory first: (2/log2 3) / (2/log2 2)
+    assert ndcg_at_k(["a", "b"], [["x"], ["a", "b"]], 10) == pytest.approx(1 / math.log2(3))
+    # turn units, LongMemEval's discount (1, 1, 1/log2 3, ...): ranking x, a, b -> DCG 1 + 1/log2 3; ideal 1 + 1
+    expected = (1 + 1 / math.log2(3)) / 2
+    assert ndcg_any_at_k(["a", "b"], [["x"], ["a", "b"]], 10) == pytest.approx(expected)
+    assert recall_any_at_k(["a", "b"], [["x"], ["a", "b"]], 2) == 1.0
+    assert recall_all_at_k(["a", "b"], [["x"], ["a", "b"]], 2) == 0.0
+    assert recall_all_at_k(["a", "b"], [["x"], ["a", "b"]], 3) == 1.0

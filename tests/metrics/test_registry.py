@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -42,19 +43,15 @@ RUNS = {
 
 
 @pytest.fixture(scope="module")
-def real_runs(tmp_path_factory: pytest.TempPathFactory, locomo_path: Path) -> dict[str, Path]:
-    from hydra import compose, initialize_config_module
-
-    from memlab import config
+def real_runs(
+    tmp_path_factory: pytest.TempPathFactory, locomo_path: Path, compose_config: Callable[..., DictConfig]
+) -> dict[str, Path]:
     from memlab.experiment import run_experiment
 
-    config.register()
     out = {}
     for name, overrides in RUNS.items():
         extra = [f"dataset.path={locomo_path}"] if name == "locomo" else []
-        with initialize_config_module(config_module="memlab.conf", version_base=None):
-            cfg: DictConfig = compose(config_name="config", overrides=[*overrides, *extra])
-        out[name] = run_experiment(cfg, tmp_path_factory.mktemp(name)).run_dir
+        out[name] = run_experiment(compose_config(*overrides, *extra), tmp_path_factory.mktemp(name)).run_dir
     return out
 
 

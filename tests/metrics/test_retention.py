@@ -94,3 +94,16 @@ def test_undefined_shares_are_none_and_skipped_in_means() -> None:
 def test_content_words_drop_function_words_and_split_chinese() -> None:
     assert content_words("She moved to the city of Oslo in 2019.") == ["moved", "city", "oslo", "2019"]
     assert content_words("我住在北京") == ["我", "住", "在", "北", "京"]
+
+
+def test_adversarial_questions_are_reported_apart_from_the_overall_mean() -> None:
+    rows = probe_rows(
+        [
+            probe(("a",), ("a",), answer="blue", context="blue", category="single-hop", pid="q1"),
+            probe(("b",), (), answer=None, context="", category="adversarial", pid="q2"),
+        ]
+    )
+    m = retention_metrics(rows)
+    assert m["context.evidence_retention"] == 1.0  # the adversarial probe's 0.0 is not in it
+    assert m["context.evidence_retention.cat_adversarial"] == 0.0
+    assert retention_metrics(rows, excluded=())["context.evidence_retention"] == 0.5

@@ -78,10 +78,10 @@ def test_answer_evaluation_scores_or_counts_every_answerable_question(make_confi
     result = run_experiment(cfg, tmp_path / "run")
     questions = pd.read_csv(result.run_dir / "questions.csv")
     answerable = questions["answer"].notna()
-    assert answerable.sum() > 0
-    scored = questions["answer.f1"].notna()
-    # every answerable question is either scored (F1, BLEU-1, judge) or counted as a failed answer call
+    assert answerable.sum() > 0 and result.metrics["answer.questions"] == int(answerable.sum())
+    scored = questions["answer.f1.locomo"].notna()
+    # every answerable question is either scored (both scorers, judge) or counted as a failed answer call
     assert int(scored.sum()) + result.metrics["answer.failures"] == int(answerable.sum())
-    assert questions.loc[scored, "answer.bleu1"].between(0, 1).all()
+    assert questions.loc[scored, "answer.bleu1.mem0"].between(0, 1).all()
     if scored.any():
-        assert result.metrics["answer.f1"] == questions.loc[scored, "answer.f1"].mean()
+        assert result.metrics["answer.f1.locomo"] == questions.loc[scored, "answer.f1.locomo"].mean()

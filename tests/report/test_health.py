@@ -1,0 +1,89 @@
+"""A run that measured nothing says so: stderr warning, report banner, `strict=true` exits non-zero.
+
+Also: a swept parameter that changed no metric is flagged in the comparison.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memlab.report import find_runs, load_run
+from memlab.report.comparison import inert_parameters
+
+ROOT = Path(__file__).resolve().parents[2]
+SMALL = ("dataset.dialogues=1", "dataset.sessions=2", "context=summarize", "eval.answers=true")
+# No server listens on port 9 (discard) here: every call fails as with a provider that is down.
+SERVER_DOWN = (
+    "llm=litellm",
+    "llm.api_base=http://127.0.0.1:9/v1",
+    "llm.api_key_env=MEMLAB_TEST_KEY",
+    "llm.num_retries=0",
+    "llm.timeout=2",
+)
+
+
+def memlab(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "CI": "1",
+        "MEMLAB_TEST_KEY": "sk-test",
+        "MEMLAB_CACHE": str(tmp_path / "cache"),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "memlab", "run", *args], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+
+
+@pytest.mark.parametrize(
+    "llm",
+    [
+        pytest.param(("llm=faulty", "llm.rate=1.0", "llm.modes=[error,timeout]"), id="faulty"),
+        pytest.param(SERVER_DOWN, id="server-down"),
+    ],
+)
+def test_every_call_failed_warns_and_strict_fails(tmp_path: Path, llm: tuple[str, ...]) -> None:
+    run = memlab(tmp_path, *SMALL, *llm, f"hydra.run.dir={tmp_path / 'run'}")
+    assert run.returncode == 0, run.stderr
+    assert "memlab: WARNING: this run measured nothing here: every one of the" in run.stderr
+    assert "answer calls failed" in run.stderr
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert report.splitlines()[2].startswith("> **WARNING: this run measured nothing here: every one of the")
+    assert 'class="banner">WARNING' in (tmp_path / "run" / "report.html").read_text()
+    strict = memlab(tmp_path, *SMALL, *llm, "strict=true", f"hydra.run.dir={tmp_path / 'strict'}")
+    assert strict.returncode == 2
+    assert "memlab: error: strict=true and the run measured nothing" in strict.stderr
+
+
+def test_a_run_that_measured_something_has_no_warning(tmp_path: Path) -> None:
+    run = memlab(tmp_path, *SMALL, "strict=true", f"hydra.run.dir={tmp_path / 'run'}")
+    assert run.returncode == 0, run.stderr
+    assert "WARNING" not in run.stderr and "WARNING" not in (tmp_path / "run" / "report.md").read_text()
+
+
+def test_a_swept_parameter_that_changed_nothing_is_flagged(tmp_path: Path) -> None:
+    # a window far larger than the history changes nothing; the data's seed does
+    sweep = tmp_path / "sweep"
+    run = memlab(
+        tmp_path,
+        "-m",
+        "dataset.dialogues=1",
+        "dataset.sessions=2",
+        "dataset.seed=1,2",
+        "context=sliding_window",
+        "context.strategy.max_tokens=900000,1000000",
+        f"hydra.sweep.dir={sweep}",
+    )
+    assert run.returncode == 0, run.stderr
+    runs = [load_run(p) for p in find_runs([sweep])]
+    assert len(runs) == 4
+    assert inert_parameters(runs) == ["context.strategy.max_tokens"]
+    text = (sweep / "comparison.md").read_text()
+    assert "Swept but changed no metric: context.strategy.max_tokens" in text
+    assert "Swept but changed no metric" in (sweep / "comparison.html").read_text()
+    assert "memlab: WARNING: Swept but changed no metric: context.strategy.max_tokens" in run.stderr
