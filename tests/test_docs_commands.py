@@ -19,8 +19,10 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from conftest import LOCOMO, ROOT, TAU_BENCH
 
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("MEMLAB_SHARED", ROOT.parent / "shared")) / "datasets"  # as tests/conftest.py
+LOCOMO, TAU_BENCH = SHARED / "locomo" / "locomo_dev7.json", SHARED / "tau_bench" / "airline_gpt4o_dev150.json"
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 PROGRAMS = ("memlab", "make", "pip", "pytest", "python")
