@@ -134,7 +134,7 @@ Apply = Callable[[S, Sequence[MessageLike]], list[Message]]
 def dicts_in_dicts_out(apply: Apply[S]) -> Apply[S]:
     """Let a strategy's `apply` answer OpenAI dicts with OpenAI dicts.
 
-    Given only dicts, the strategy runs on `Message`s as usual and returns the caller's own
+    Given dicts (the first message decides), the strategy runs on `Message`s as usual and returns the caller's own
     dicts for the messages it kept (extra keys and multi-part content such as an ``image_url``
     part untouched) and `to_openai()` of those it made (a summary). Otherwise it returns
     `Message`s. (Typed as returning `Message`s; at run time the list holds dicts then.)
@@ -142,12 +142,10 @@ def dicts_in_dicts_out(apply: Apply[S]) -> Apply[S]:
 
     @functools.wraps(apply)
     def wrapper(self: S, messages: Sequence[MessageLike]) -> list[Message]:
-        items = list(messages)
-        dicts = [m for m in items if isinstance(m, Mapping)]
-        if not items or len(dicts) < len(items):
-            return apply(self, items)
-        converted = [Message.from_openai(m) for m in dicts]
-        originals = {id(m): raw for m, raw in zip(converted, dicts, strict=True)}
+        if not messages or not isinstance(messages[0], Mapping):
+            return apply(self, messages)  # Messages: untouched, so a strategy may read only what it keeps
+        converted = [as_message(m) for m in messages]
+        originals = {id(m): raw for m, raw in zip(converted, messages, strict=True) if isinstance(raw, Mapping)}
         out = apply(self, converted)
         return [originals.get(id(m), m.to_openai()) for m in out]  # type: ignore[misc]
 
