@@ -7,7 +7,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 
 RAY_VENV := .venv-ray
 
-.PHONY: demo test lint bench install dev ray-env clean
+.PHONY: demo test lint bench profile install dev ray-env clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +19,7 @@ $(VENV)/.install.stamp: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.dev.stamp: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev,optuna]'
+	$(BIN)/pip install --quiet -e '.[dev,optuna,peers]'
 	touch $@
 
 install: $(VENV)/.install.stamp
@@ -49,6 +49,9 @@ test: lint
 
 bench: dev
 	$(BIN)/pytest tests/benchmarks --benchmark-enable --benchmark-only --benchmark-json=reports/benchmarks.json
+
+profile: dev
+	$(BIN)/python experiments/profile_replay.py
 
 clean:
 	rm -rf $(VENV) $(RAY_VENV) reports/runs reports/sweeps .pytest_cache .mypy_cache .ruff_cache

@@ -14,6 +14,7 @@ import os
 import sys
 import traceback
 from pathlib import Path
+from typing import Any
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -98,10 +99,13 @@ def _run(cfg: DictConfig) -> float | None:
         return _worst(hc.sweeper) if math.isnan(value) else value
     try:
         result = run_experiment(cfg, run_dir, overrides=overrides)
-    except MemlabError as e:
+    except (MemlabError, InstantiationException) as e:
         _discard_if_empty(run_dir)
-        print(f"memlab: error: {e}", file=sys.stderr)
+        print(f"memlab: error: {_one_line(_root_cause(e))}", file=sys.stderr)
         sys.exit(2)
+    except BaseException:  # Ctrl-C or a bug: publishing is all or nothing, so only an empty folder can be left
+        _discard_if_empty(run_dir)
+        raise
     finally:
         if hydra_dir != run_dir:  # Hydra made its own run folder, unused when output_dir is set
             _discard_if_empty(hydra_dir)
@@ -116,6 +120,30 @@ def _worst(sweeper: DictConfig) -> float:
     if direction is None:
         return math.nan  # the basic sweeper ignores return values
     return -math.inf if "max" in str(direction).lower() else math.inf
+
+
+def _one_line(error: BaseException) -> str:
+    """A user error's message on one line (an instantiation error names the target that failed)."""
+    text = " ".join(str(error).split())
+    return text if isinstance(error, MemlabError) else f"{type(error).__name__}: {text}"
+
+
+def _sweep_status() -> int:
+    """The exit status of a finished `memlab run -m`: 1 if a job failed or never finished (unless allowed)."""
+    from memlab.report.callback import LAST_SWEEP
+
+    jobs = LAST_SWEEP.get("jobs")
+    if jobs is None or not (jobs.failed or jobs.missing):
+        return 0
+    parts = [f"job(s) {', '.join(map(str, jobs.failed))} failed"] if jobs.failed else []
+    if jobs.missing:
+        parts.append(f"job(s) {', '.join(map(str, jobs.missing))} never finished")
+    where = LAST_SWEEP["dir"]
+    if LAST_SWEEP.get("allow_failures"):
+        print(f"memlab: {'; '.join(parts)} in {where} (allowed by sweep.allow_failures)", file=sys.stderr)
+        return 0
+    print(f"memlab: error: {'; '.join(parts)} in {where}; sweep.allow_failures=true to accept", file=sys.stderr)
+    return 1
 
 
 def _root_cause(error: BaseException) -> BaseException:
@@ -166,12 +194,18 @@ def _discard_sweep_stub() -> None:
 def _report(argv: list[str]) -> int:
     from memlab.report import find_runs, load_run, run_files
     from memlab.report.comparison import write_comparison
+    from memlab.report.sweep import MULTIRUN_FILE, sweep_jobs
 
     parser = argparse.ArgumentParser(prog="memlab report", description="Rebuild reports from run directories.")
     parser.add_argument("dirs", nargs="+", type=Path, help="run directories or sweep directories")
     parser.add_argument("-o", "--out", type=Path, help="where to write comparison.* (default: the one DIR given)")
     args = parser.parse_args(argv)
     runs = [load_run(p) for p in find_runs(args.dirs)]
+    for folder in args.dirs:
+        if (folder / MULTIRUN_FILE).is_file():
+            missing = sweep_jobs(folder).missing
+            if missing:
+                print(f"memlab: {folder}: job(s) {', '.join(map(str, missing))} never finished", file=sys.stderr)
     if len(args.dirs) == 1 and len(runs) == 1 and runs[0].path == args.dirs[0] and not runs[0].failed:
         run = runs[0]
         for name in ("report.md", "report.html"):
@@ -295,6 +329,26 @@ def _hydra(args: list[str]) -> None:
     sys.argv = ["memlab", *args]  # Hydra's completion script registers itself for argv[0]
 
 
+def _list_groups_from_one_repository() -> None:
+    """Make Hydra's help list config groups from one copy of the config repository, not one copy per group.
+
+    Hydra deep-copies every stored config for each of the ~170 groups it lists (tens of seconds);
+    the listing only reads the repository, so one copy per (config, overrides) gives the same text.
+    """
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl
+
+    create = ConfigLoaderImpl._parse_overrides_and_create_caching_repo
+    made: dict[tuple[int, str | None, tuple[str, ...]], Any] = {}
+
+    def once(self: ConfigLoaderImpl, config_name: str | None, overrides: list[str]) -> Any:
+        key = (id(self), config_name, tuple(overrides))
+        if key not in made:
+            made[key] = create(self, config_name, overrides)
+        return made[key]
+
+    ConfigLoaderImpl._parse_overrides_and_create_caching_repo = once  # type: ignore[method-assign]
+
+
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help"):
@@ -317,6 +371,16 @@ def main(argv: list[str] | None = None) -> None:
             print(f"memlab: error: {explain_error(e)}", file=sys.stderr)
             sys.exit(2)
         return
+        config.register()
+        if any(a in ("--help", "-h", "--hydra-help", "--info", "-i") for a in rest):
+            _list_groups_from_one_repository()
+        sys.argv = ["memlab run", *rest]
+        try:
+            _run()
+        except KeyboardInterrupt:
+            print("memlab: interrupted; the run directory was not published", file=sys.stderr)
+            sys.exit(130)
+        sys.exit(_sweep_status())
     if command in COMMANDS:
         try:
             sys.exit(COMMANDS[command](rest))

@@ -15,6 +15,7 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
+from memlab import ranges
 from memlab.naming import register_resolver
 
 # Subpackages that contribute group entries (each exports SCHEMAS).
@@ -37,8 +38,9 @@ class SimConfig:
     call_roles: list[str] = field(default_factory=lambda: ["assistant"])
     probe_context: bool = True
     progress: bool | None = None  # None: a bar on a terminal, quiet otherwise (CI)
-    max_dialogues: int | None = None  # replay only the first N dialogues (`debug=default` sets 1)
-    max_sessions: int | None = None  # ... and of each only the first N sessions, with their probes
+    max_dialogues: int | None = ranges.positive(None)  # replay only the first N dialogues (`debug=default` sets 1)
+    max_sessions: int | None = ranges.positive(None)  # ... and of each only the first N sessions, with their probes
+    workers: int | None = ranges.ranged(None, ge=1, le=1_024)  # replay processes; None: the machine's cores
 
 
 @dataclass
@@ -57,7 +59,7 @@ class EvalConfig:
     # question categories left out of the overall retention and recall means (each still reported on its own)
     overall_excludes: list[str] = field(default_factory=lambda: ["adversarial"])
     language: str = "en"
-    max_tokens: int = 64
+    max_tokens: int = ranges.positive(64)
 
 
 @dataclass
@@ -65,8 +67,15 @@ class ObjectiveConfig:
     """What a run returns to a sweeper (optuna): `metric`, penalized above a token `budget`."""
 
     metric: str = "context.evidence_retention"
-    budget: float | None = None
+    budget: float | None = ranges.positive(None)
     budget_metric: str = "tokens.prompt.mean"
+
+
+@dataclass
+class SweepConfig:
+    """How `memlab run -m` ends: non-zero when a job failed or never finished, unless `allow_failures`."""
+
+    allow_failures: bool = False
 
 
 @dataclass
@@ -75,7 +84,7 @@ class RunConfig:
 
     name: str = "default"
     tags: list[str] = field(default_factory=list)  # free labels kept in the manifest: tags=[baseline,gpt4o]
-    seed: int = 0
+    seed: int = ranges.seed(0)
     tokenizer: str = "cl100k_base"
     system_prompt: str | None = None
     agent_id: str = "default"
@@ -89,10 +98,11 @@ class RunConfig:
     store: Any = None
     hooks: dict[str, Any] = field(default_factory=dict)
     sim: SimConfig = field(default_factory=SimConfig)
-    context_window: int | None = None  # None: the pricing model's max input tokens
+    context_window: int | None = ranges.positive(None)  # None: the pricing model's max input tokens
     pricing: PricingConfig = field(default_factory=PricingConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
     objective: ObjectiveConfig = field(default_factory=ObjectiveConfig)
+    sweep: SweepConfig = field(default_factory=SweepConfig)
     output_dir: str | None = None  # None: Hydra's run directory
     profile: bool = False  # cProfile the run; its 40 costliest functions go to profile.txt
     verbose: bool = False  # third-party loggers (litellm, httpx) at INFO instead of WARNING

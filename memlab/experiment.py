@@ -9,32 +9,38 @@ import cProfile
 import io
 import logging
 import math
+import os
 import pstats
 import random
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from hydra.errors import InstantiationException
+from hydra.utils import get_class
 from hydra.utils import instantiate as hydra_instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from memlab.config_keys import check_keys
 from memlab.dialogues.model import Dialogue
 from memlab.errors import MemlabError
+from memlab.llm.extractive import SUMMARY_MEMO
 from memlab.metrics import mean_by_category, probe_rows, registry
 from memlab.metrics.answers import ANSWER_METRICS, answer_rows, answerable
-from memlab.progress import expected_calls, track
+from memlab.ranges import check_config
 from memlab.report import RunData, questions_table, run_files
 from memlab.report.health import measurement_warnings
+from memlab.report.rundata import ERROR_FILE
 from memlab.rundir import data_hash, git_revision, publish, versions
 from memlab.runtime import Component, History, Runtime, SecurityContext
-from memlab.sim import ProbeRecord, Record, ReplayOptions, simulate
+from memlab.sim import ProbeRecord, Record, ReplayOptions, Shared, simulate, simulate_parallel
 from memlab.tokens import get_counter
+
+T = TypeVar("T")
 
 # Groups whose entry is a runtime `Component` (the plain Component is "none").
 COMPONENT_GROUPS = ("context", "memory", "longterm")
@@ -123,6 +129,15 @@ def _profiled(enabled: bool) -> Iterator[io.StringIO | None]:
         pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(PROFILE_LINES)
 
 
+def _progress(items: Iterable[T], enabled: bool | None, desc: str = "replay", total: int | None = None) -> Iterable[T]:
+    show = enabled if enabled is not None else (sys.stderr.isatty() and not os.environ.get("CI"))
+    if not show:
+        return items
+    from tqdm import tqdm
+
+    return tqdm(items, desc=desc, unit="dialogue", leave=False, total=total)
+
+
 def objective_value(metrics: dict[str, Any], objective: DictConfig | dict[str, Any]) -> float:
     """The number a sweeper optimizes: `objective.metric`, minus the share by which it exceeds `budget`.
 
@@ -156,33 +171,13 @@ def _answer_evaluation(cfg: DictConfig, rows: list[dict[str, Any]], contexts: li
     return metrics
 
 
-def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[str] = ()) -> RunResult:
-    """Replay `cfg.dataset` through the configured runtime and publish the run directory.
-
-    `overrides` (the command line's, when the CLI calls) are kept in the manifest so that a
-    comparison can label each run of a sweep by what differs.
-    """
-    check_keys(cfg)
-    with _run_log(cfg.verbose) as log_text:
-        run, records, files = _measure(cfg, Path(run_dir), overrides)
-    out = publish(Path(run_dir), {**files, "run.log": log_text.getvalue()})
-    warnings = measurement_warnings(run.metrics)
-    for warning in warnings:
-        print(f"memlab: WARNING: this run measured nothing here: {warning} (see {out / 'report.md'})", file=sys.stderr)
-    if warnings and cfg.strict:
-        raise MemlabError(f"strict=true and the run measured nothing: {warnings[0]} ({out})")
-    return RunResult(out, run.metrics, records)
-
-
-def _measure(cfg: DictConfig, run_dir: Path, overrides: Sequence[str]) -> tuple[RunData, list[Record], dict[str, str]]:
-    """Replay and measure: the run's data, its records and the files of its directory."""
+def runtime_factory(cfg: DictConfig) -> Callable[[Dialogue], Runtime]:
+    """A fresh `Runtime` per dialogue, over components built once from `cfg` (and the run's seed set)."""
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
-    dialogues = load_dialogues(cfg)
     counter = get_counter(cfg.tokenizer)
     components = build_components(cfg)
     history_factory: Callable[[str], History] = instantiate(cfg.agent_memory)
-    options = ReplayOptions(call_roles=tuple(cfg.sim.call_roles), probe_context=cfg.sim.probe_context)
 
     def make_runtime(d: Dialogue) -> Runtime:
         return Runtime(
@@ -193,16 +188,58 @@ def _measure(cfg: DictConfig, run_dir: Path, overrides: Sequence[str]) -> tuple[
             system_prompt=d.system_prompt if d.system_prompt is not None else cfg.system_prompt,
         )
 
-    with _profiled(cfg.profile) as profile:
-        replay = simulate(dialogues, make_runtime, options)
-        total = expected_calls(dialogues, options)
-        records = list(track(replay, total, f"replay {cfg.name}", cfg.sim.progress))
+    return make_runtime
+
+
+def replay_workers(cfg: DictConfig, dialogues: int) -> int:
+    """`sim.workers`, or the machine's cores when there are several dialogues; never more than dialogues."""
+    workers = cfg.sim.get("workers")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise MemlabError(f"sim.workers={workers!r}; expected an integer >= 1, or null for the machine's cores")
+    target = OmegaConf.select(cfg, "llm._target_")
+    if target and getattr(get_class(target), "run_wide_state", False):  # e.g. llm=faulty's one random sequence
+        if workers not in (None, 1):
+            raise MemlabError(f"sim.workers={workers}: llm={target} keeps state across dialogues; use sim.workers=1")
+        return 1
+    return max(1, min(workers or os.cpu_count() or 1, dialogues))
+
+
+def replay(cfg: DictConfig, dialogues: list[Dialogue]) -> list[Record]:
+    """Every dialogue's records in dialogue order, replayed in `replay_workers` processes."""
+    make_runtime = runtime_factory(cfg)  # built here too, so that a bad config fails before any worker starts
+    options = ReplayOptions(call_roles=tuple(cfg.sim.call_roles), probe_context=cfg.sim.probe_context)
+    workers = replay_workers(cfg, len(dialogues))
+    if workers == 1:
+        return list(simulate(_progress(dialogues, cfg.sim.progress, f"replay {cfg.name}"), make_runtime, options))
+    # Summaries the workers compute come back, so the next job of a sweep in this process reuses them.
+    memo = Shared(SUMMARY_MEMO.take_new, SUMMARY_MEMO.add)
+    per_dialogue = simulate_parallel(dialogues, runtime_factory, cfg, workers, options, memo)
+    return [
+        r
+        for records in _progress(per_dialogue, cfg.sim.progress, f"replay {cfg.name}", len(dialogues))
+        for r in records
+    ]
+
+
+def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[str] = ()) -> RunResult:
+    """Replay `cfg.dataset` through the configured runtime and publish the run directory.
+
+    `overrides` (the command line's, when the CLI calls) are kept in the manifest so that a
+    comparison can label each run of a sweep by what differs.
+    """
+    check_keys(cfg)
+    check_config(cfg)  # before anything is read or written
+    get_counter(cfg.tokenizer)  # an unknown tokenizer fails before the dataset is read
+    random.seed(cfg.seed)
+    np.random.seed(cfg.seed)
+    dialogues = load_dialogues(cfg)
+    with _run_log(cfg.verbose) as log_text, _profiled(cfg.profile) as profile:
+        records = replay(cfg, dialogues)
     manifest = {
         "name": cfg.name,
         "tags": list(cfg.tags),
         "seed": cfg.seed,
         "overrides": list(overrides),
-        "ignored": {k: v for c in components for k, v in getattr(c, "ignored", {}).items()},
         "data_sha256": data_hash(dialogues),
         "dialogues": len(dialogues),
         "git_revision": git_revision(Path(__file__).parent),
@@ -225,6 +262,13 @@ def _measure(cfg: DictConfig, run_dir: Path, overrides: Sequence[str]) -> tuple[
     # metrics.json consumers read each metric's unit and direction here (memlab.metrics.registry).
     run.manifest["metric_definitions"] = registry.describe(run.all_metrics())
     files = {**run_files(run), "config.yaml": OmegaConf.to_yaml(cfg, resolve=True)}
+    files["run.log"] = log_text.getvalue()
     if profile is not None:
         files["profile.txt"] = profile.getvalue()
-    return run, records, files
+    out = publish(Path(run_dir), files, replace=(ERROR_FILE,))
+    warnings = measurement_warnings(run.metrics)
+    for warning in warnings:
+        print(f"memlab: WARNING: this run measured nothing here: {warning} (see {out / 'report.md'})", file=sys.stderr)
+    if warnings and cfg.strict:
+        raise MemlabError(f"strict=true and the run measured nothing: {warnings[0]} ({out})")
+    return RunResult(out, run.metrics, records)

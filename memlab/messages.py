@@ -120,7 +120,8 @@ def as_message(m: MessageLike) -> Message:
 
 
 def as_messages(ms: Iterable[MessageLike]) -> list[Message]:
-    return [as_message(m) for m in ms]
+    # Strategies call this on every request: skip the per-item call for the usual list of Messages.
+    return [m if type(m) is Message else as_message(m) for m in ms]
 
 
 def to_openai(ms: Iterable[Message]) -> list[dict[str, Any]]:

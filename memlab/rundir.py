@@ -1,10 +1,19 @@
-"""A run directory, published whole: results are staged beside it and moved in at the end.
+"""A run directory, published whole: results are staged beside it and renamed into place at the end.
 
-A run that fails never leaves a half-written `metrics.json`: either every file is there or none.
+`publish` writes every file into a staging directory next to the target, fsyncs them, and
+makes it the run directory with one rename (an empty target, such as the folder Hydra made,
+is replaced; a reused `output_dir` is swapped with ``renameat2(RENAME_EXCHANGE)``). A reader,
+or a publisher killed at any step, sees the old directory or the new one, never a mix: a new
+`metrics.json` never sits beside another run's files. What else the old directory held (a
+SQLite store of the run) is carried over by hard links. Staging folders of killed publishers
+are removed by the next publish in the same folder.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import errno
 import hashlib
 import importlib.metadata
 import json
@@ -70,20 +79,100 @@ def versions() -> dict[str, str | None]:
     return found
 
 
-def publish(run_dir: Path, files: Mapping[str, str | bytes]) -> Path:
-    """Write `files` into a staging folder next to `run_dir`, then move them in together."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=".staging-", dir=run_dir.parent))
+STAGING_PREFIX = ".staging-"
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def publish(run_dir: Path, files: Mapping[str, str | bytes], *, replace: Iterable[str] = ()) -> Path:
+    """Make `run_dir` hold exactly `files` plus what it held before that is not a result, in one rename.
+
+    `replace` names further entries of an old `run_dir` that belong to a previous run and must not
+    be carried over (e.g. a failed run's error marker).
+    """
+    parent = run_dir.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_stages(parent)
+    stage = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=parent))
     try:
         for name, content in files.items():
-            target = stage / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(content, bytes):
-                target.write_bytes(content)
-            else:
-                target.write_text(content, encoding="utf-8")
-        for entry in sorted(stage.iterdir()):
-            os.replace(entry, run_dir / entry.name)
+            _write_synced(stage / name, content.encode("utf-8") if isinstance(content, str) else content)
+        dropped = set(files) | set(replace)
+        if run_dir.is_dir():
+            for entry in sorted(run_dir.iterdir()):
+                if entry.name not in dropped:
+                    _link_tree(entry, stage / entry.name)
+        _fsync_dir(stage)
+        if not run_dir.exists() or (run_dir.is_dir() and not any(run_dir.iterdir())):
+            os.rename(stage, run_dir)  # replaces an empty directory atomically
+        else:
+            _exchange(stage, run_dir)  # stage now holds the old run
+        _fsync_dir(parent)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
     return run_dir
+
+
+def _write_synced(target: Path, data: bytes) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _link_tree(source: Path, target: Path) -> None:
+    """Hard-link `source` (a file or a folder's files) at `target`; copy where links are impossible."""
+    if source.is_dir() and not source.is_symlink():
+        shutil.copytree(source, target, symlinks=True, copy_function=_link_or_copy)
+    else:
+        _link_or_copy(str(source), str(target))
+
+
+def _link_or_copy(source: str, target: str) -> None:
+    try:
+        os.link(source, target, follow_symlinks=False)
+    except OSError:
+        shutil.copy2(source, target, follow_symlinks=False)
+
+
+def _exchange(a: Path, b: Path) -> None:
+    """Swap two directories atomically (Linux ``renameat2``); elsewhere, two renames in a row."""
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    renameat2 = getattr(libc, "renameat2", None)
+    if renameat2 is not None:
+        if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+            return
+        if ctypes.get_errno() not in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+            code = ctypes.get_errno()
+            raise OSError(code, os.strerror(code), str(b))
+    aside = a.with_name(a.name + ".old")
+    os.rename(b, aside)
+    os.rename(a, b)
+    os.rename(aside, a)
+
+
+def _remove_stale_stages(parent: Path) -> None:
+    """Remove the staging folders that publishers killed mid-way left in `parent` (their process is gone)."""
+    for entry in parent.glob(f"{STAGING_PREFIX}*"):
+        pid = entry.name.removeprefix(STAGING_PREFIX).split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -14,7 +14,7 @@ import contextlib
 import functools
 import importlib.util
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -79,11 +79,21 @@ class _CachedCounter:
 
     def count_messages(self, messages: Iterable[Message]) -> int:
         """Sum of per-message counts (additive, as SLIDING_WINDOW assumes)."""
-        return sum(map(self.count, messages))
+        messages = list(messages)
+        counts = list(map(self._cache.get, messages))  # C speed: in a replay most are counted already
+        missing = counts.index(None) if None in counts else -1
+        while missing >= 0:  # usually only the newest message
+            counts[missing] = self.count(messages[missing])
+            missing = counts.index(None, missing) if None in counts[missing:] else -1
+        return sum(counts)  # type: ignore[arg-type]
 
     def count_request(self, messages: Iterable[Message]) -> int:
         """Tokens a provider bills for the request: messages plus reply priming."""
         return self.count_messages(messages) + self.priming
+
+    def count_lines(self, lines: Sequence[str]) -> int:
+        """``count_text("\\n".join(lines))``; counters that can add up cached per-line counts do."""
+        return self.count_text("\n".join(lines))
 
     def cache_size(self) -> int:
         return len(self._cache)
@@ -99,6 +109,9 @@ class EstimateCounter(_CachedCounter):
 
     def count_text(self, text: str) -> int:
         return int(len(text) / ESTIMATE_CHARS_PER_TOKEN)
+
+    def count_lines(self, lines: Sequence[str]) -> int:
+        return int((sum(map(len, lines)) + max(len(lines) - 1, 0)) / ESTIMATE_CHARS_PER_TOKEN)
 
     def _count_uncached(self, m: Message) -> int:
         return self.count_text(message_text(m)) + ESTIMATE_MESSAGE_OVERHEAD
@@ -140,8 +153,26 @@ def load_encoding(name: str) -> tiktoken.Encoding:
         return tiktoken.get_encoding(name)
 
 
+def _separable(line: str) -> bool:
+    """Whether a line's tokens are the same alone as between newlines in a longer text.
+
+    tiktoken splits text with a regex before BPE, and no piece of that split crosses a newline
+    between two such lines except punctuation absorbing the newline after it (o200k also absorbs
+    a "/" after that newline), so the count of ``"\\n".join(lines)`` is the sum of each line's count
+    with its newline, the last without. tests/test_token_lines.py checks it on all three encodings.
+    """
+    return bool(line) and not line[0].isspace() and not line[-1].isspace() and line[0] != "/"
+
+
 class TiktokenCounter(_CachedCounter):
-    """Exact OpenAI counts: tiktoken tokens plus the chat format's per-message framing."""
+    """Exact OpenAI counts: tiktoken tokens plus the chat format's per-message framing.
+
+    Long multi-line texts (transcripts, the summarizer's prompts) are counted from cached per-line
+    counts (see `_separable`), so a transcript that grew by one line costs one line's tokenization.
+    """
+
+    LINE_CACHE_SIZE = 1 << 17
+    LONG_TEXT = 2048  # shorter texts are tokenized whole, which is as fast as looking lines up
 
     priming = CHAT_REPLY_PRIMING
 
@@ -153,9 +184,30 @@ class TiktokenCounter(_CachedCounter):
         self._encode: Callable[[str], list[int]] = functools.partial(
             load_encoding(encoding).encode, disallowed_special=()
         )
+        self._lines: dict[str, int] = {}
 
     def count_text(self, text: str) -> int:
+        if len(text) >= self.LONG_TEXT and "\n" in text:
+            return self.count_lines(text.split("\n"))
         return len(self._encode(text))
+
+    def count_lines(self, lines: Sequence[str]) -> int:
+        if not lines or not all(map(_separable, lines)):
+            return len(self._encode("\n".join(lines)))
+        *body, last = lines
+        return sum(self._line(line + "\n") for line in body) + self._line(last)
+
+    def line_tokens(self, line: str) -> tuple[int, int] | None:
+        """(tokens of the line with a newline after it, tokens of the line alone), None if it is not separable."""
+        return (self._line(line + "\n"), self._line(line)) if _separable(line) else None
+
+    def _line(self, text: str) -> int:
+        n = self._lines.get(text)
+        if n is None:
+            if len(self._lines) >= self.LINE_CACHE_SIZE:
+                self._lines.clear()
+            n = self._lines[text] = len(self._encode(text))
+        return n
 
     def _count_uncached(self, m: Message) -> int:
         n = CHAT_TOKENS_PER_MESSAGE + self.count_text(m.role) + self.count_text(message_text(m))
@@ -206,7 +258,29 @@ def get_counter(spec: str) -> _CachedCounter:
     encoding = encoding_for_model(spec)
     if encoding is not None:
         return TiktokenCounter(encoding)
-    return LitellmCounter(spec)
+    if _litellm_knows(spec):
+        return LitellmCounter(spec)
+    from memlab.errors import MemlabError
+
+    raise MemlabError(
+        f"tokenizer={spec!r} is unknown; expected estimate, a tiktoken encoding ({', '.join(ENCODINGS)}), "
+        "an OpenAI model name (e.g. gpt-4o-mini), a model in litellm's price table (e.g. claude-sonnet-4-5) "
+        "or litellm/<model>"
+    )
+
+
+def _litellm_knows(model: str) -> bool:
+    """Whether litellm has `model` in its bundled table (else its token_counter would silently fall back)."""
+    from memlab.llm.litellm_import import import_litellm
+
+    litellm = import_litellm()
+    if model in litellm.model_cost:
+        return True
+    try:
+        litellm.get_llm_provider(model)  # "provider/model": a provider it can route to
+    except Exception:  # litellm raises its own BadRequestError for a name it cannot place
+        return False
+    return True
 
 
 def resolve_counter(counter: str | TokenCounter) -> TokenCounter:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from hydra import compose, initialize_config_module
@@ -32,6 +35,17 @@ def locomo_path() -> Path:
 @pytest.fixture(scope="session")
 def tau_bench_path() -> Path:
     return _require(TAU_BENCH)
+
+
+@pytest.fixture(scope="session")
+def openai_server_module() -> ModuleType:
+    """tests/llm/openai_server.py (the local OpenAI-compatible server) for tests outside tests/llm."""
+    spec = importlib.util.spec_from_file_location("memlab_test_openai_server", ROOT / "tests/llm/openai_server.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture

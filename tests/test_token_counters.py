@@ -12,6 +12,7 @@ import pytest
 import memlab.messages
 import memlab.tokens
 import memlab.trace
+from memlab.errors import MemlabError
 from memlab.messages import Message, ToolCall
 from memlab.tokens import CHAT_TOKENS_PER_MESSAGE, EstimateCounter, TiktokenCounter, get_counter
 
@@ -51,7 +52,14 @@ def test_model_names_choose_the_encoding(spec: str, name: str) -> None:
 
 
 def test_other_providers_go_through_litellm() -> None:
-    assert get_counter("claude-3-5-sonnet-20241022").name == "litellm/claude-3-5-sonnet-20241022"
+    assert get_counter("claude-sonnet-4-5").name == "litellm/claude-sonnet-4-5"  # in litellm's bundled table
+    assert get_counter("anthropic/claude-x").name == "litellm/anthropic/claude-x"  # a provider it routes to
+
+
+def test_an_unknown_tokenizer_is_a_user_error_listing_the_known_ones() -> None:
+    """The defect: `tokenizer=nonexistent` counted silently with litellm's fallback tokenizer."""
+    with pytest.raises(MemlabError, match=r"tokenizer='nonexistent' is unknown; expected estimate, .*cl100k_base"):
+        get_counter("nonexistent")
 
 
 def test_each_distinct_message_is_tokenized_once() -> None:

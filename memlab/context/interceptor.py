@@ -3,7 +3,9 @@
 Design document: ContextEditingInterceptor sits at order 30 of the interceptor chain, takes
 the current messages, calls ContextEngineeringService.apply() and replaces them with the
 cropped ones; the stored history is never touched. Each call reports one CONTEXT_APPLY event
-with what the strategy did (messages and tokens in and out, and its time in microseconds).
+with what the strategy did (messages and tokens in and out, the tool-call orphans it sends,
+and its time in microseconds).
+
 
 The interceptor also receives the entry's sweep knobs (`context.max_tokens`, ...; see
 `memlab.context.schemas`): the config has already passed them to the strategy, and those set
@@ -17,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memlab.context.base import STRATEGY_TARGETS, ContextStrategy
+from memlab.context.units import orphans
 from memlab.errors import MemlabError
 from memlab.messages import Message
 from memlab.runtime import ORDER_CONTEXT_EDITING, CallContext, Component, RequestStage
@@ -30,6 +33,12 @@ log = logging.getLogger(__name__)
 def request_counter(ctx: CallContext) -> TokenCounter:
     """The run's counter, or the design document's estimate when the caller gave none."""
     return ctx.counter if ctx.counter is not None else get_counter("estimate")
+
+
+def _tokens(counter: TokenCounter, messages: list[Message]) -> int:
+    """Sum of per-message counts; memlab's counters add cached counts at C speed (`count_messages`)."""
+    total = getattr(counter, "count_messages", None)
+    return int(total(messages)) if total is not None else sum(map(counter.count, messages))
 
 
 class ContextEditingInterceptor(Component):
@@ -74,8 +83,9 @@ class ContextEditingInterceptor(Component):
             strategy=self.strategy.name,
             messages_in=len(messages),
             messages_out=len(out),
-            tokens_in=sum(map(counter.count, messages)),
-            tokens_out=sum(map(counter.count, out)),
+            tokens_in=_tokens(counter, messages),
+            tokens_out=_tokens(counter, out),
+            tool_orphans=len(orphans(out)),
             latency_us=t["us"],
         )
         return out

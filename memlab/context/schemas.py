@@ -14,12 +14,16 @@ built (`memlab.context.Composite`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, make_dataclass
 from typing import Any
 
 from omegaconf import II
 
+from memlab import ranges
 from memlab.context import hook, sliding_window, summarize, summary, trim
+from memlab.context.peers import autogen
+
+PEERS = "memlab.context.peers"
 
 INTERCEPTOR = "memlab.context.ContextEditingInterceptor"
 
@@ -27,28 +31,33 @@ INTERCEPTOR = "memlab.context.ContextEditingInterceptor"
 @dataclass
 class TrimConfig:
     _target_: str = "memlab.context.Trim"
-    keep_first: int = trim.DEFAULT_KEEP_FIRST
-    keep_last: int = trim.DEFAULT_KEEP_LAST
+    keep_first: int = ranges.count(trim.DEFAULT_KEEP_FIRST)
+    keep_last: int = ranges.count(trim.DEFAULT_KEEP_LAST)
+    placeholder: str | None = None
 
 
 @dataclass
 class SummarizeConfig:
     _target_: str = "memlab.context.Summarize"
     llm: Any = "${llm}"
-    threshold: int = summarize.DEFAULT_THRESHOLD
-    keep_last: int = summarize.DEFAULT_KEEP_LAST
-    max_conversation_chars: int = summary.MAX_CONVERSATION_CHARS
+    threshold: int = ranges.ranged(summarize.DEFAULT_THRESHOLD, ge=1)
+    keep_last: int = ranges.count(summarize.DEFAULT_KEEP_LAST)
+    max_conversation_chars: int = ranges.positive(summary.MAX_CONVERSATION_CHARS)
     language: str = "en"
-    summary_tokens: int | None = summary.DEFAULT_SUMMARY_TOKENS
+    summary_tokens: int | None = ranges.positive(summary.DEFAULT_SUMMARY_TOKENS)
     counter: str = "estimate"
 
 
 @dataclass
 class SlidingWindowConfig:
     _target_: str = "memlab.context.SlidingWindow"
-    max_tokens: int = sliding_window.DEFAULT_MAX_TOKENS
+    max_tokens: int = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
     counter: str = "estimate"
     keep_system: bool = True
+    start_on: str | None = None
+    end_on: str | None = None
+    allow_partial: bool = False
+    text_splitter: str = "lines"
 
 
 @dataclass
@@ -62,10 +71,10 @@ class ContextKnobs:
     """The knobs a sweep varies, at the same path whatever the strategy (None: no use for it)."""
 
     _target_: str = INTERCEPTOR
-    max_tokens: int | None = None
-    keep_first: int | None = None
-    keep_last: int | None = None
-    threshold: int | None = None
+    max_tokens: int | None = ranges.positive(None)
+    keep_first: int | None = ranges.count(None)
+    keep_last: int | None = ranges.count(None)
+    threshold: int | None = ranges.positive(None)
 
 
 @dataclass
@@ -79,8 +88,8 @@ class NoneContextConfig(ContextKnobs):
 class TrimContextConfig(ContextKnobs):
     """`context=trim`: `context.keep_first`, `context.keep_last`."""
 
-    keep_first: int | None = trim.DEFAULT_KEEP_FIRST
-    keep_last: int | None = trim.DEFAULT_KEEP_LAST
+    keep_first: int | None = ranges.count(trim.DEFAULT_KEEP_FIRST)
+    keep_last: int | None = ranges.count(trim.DEFAULT_KEEP_LAST)
     strategy: TrimConfig = field(
         default_factory=lambda: TrimConfig(keep_first=II("..keep_first"), keep_last=II("..keep_last"))
     )
@@ -95,8 +104,8 @@ def _summarize_node(up: str) -> SummarizeConfig:
 class SummarizeContextConfig(ContextKnobs):
     """`context=summarize`: `context.threshold`, `context.keep_last`."""
 
-    threshold: int | None = summarize.DEFAULT_THRESHOLD
-    keep_last: int | None = summarize.DEFAULT_KEEP_LAST
+    threshold: int | None = ranges.positive(summarize.DEFAULT_THRESHOLD)
+    keep_last: int | None = ranges.count(summarize.DEFAULT_KEEP_LAST)
     strategy: SummarizeConfig = field(default_factory=lambda: _summarize_node(".."))
 
 
@@ -104,7 +113,7 @@ class SummarizeContextConfig(ContextKnobs):
 class SlidingWindowContextConfig(ContextKnobs):
     """`context=sliding_window`: `context.max_tokens`."""
 
-    max_tokens: int | None = sliding_window.DEFAULT_MAX_TOKENS
+    max_tokens: int | None = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
     strategy: SlidingWindowConfig = field(default_factory=lambda: SlidingWindowConfig(max_tokens=II("..max_tokens")))
 
 
@@ -112,9 +121,9 @@ class SlidingWindowContextConfig(ContextKnobs):
 class CompositeContextConfig(ContextKnobs):
     """`context=composite`: SUMMARIZE's `context.threshold`, `context.keep_last`; the window's `context.max_tokens`."""
 
-    max_tokens: int | None = sliding_window.DEFAULT_MAX_TOKENS
-    threshold: int | None = summarize.DEFAULT_THRESHOLD
-    keep_last: int | None = summarize.DEFAULT_KEEP_LAST
+    max_tokens: int | None = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
+    threshold: int | None = ranges.positive(summarize.DEFAULT_THRESHOLD)
+    keep_last: int | None = ranges.count(summarize.DEFAULT_KEEP_LAST)
     strategy: CompositeConfig = field(
         default_factory=lambda: CompositeConfig(
             strategies=[_summarize_node("...."), SlidingWindowConfig(max_tokens=II("....max_tokens"))]
@@ -123,18 +132,87 @@ class CompositeContextConfig(ContextKnobs):
 
 
 @dataclass
+class LangchainTrimConfig:
+    _target_: str = f"{PEERS}.LangchainTrim"
+    max_tokens: int = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
+    strategy: str = "last"
+    token_counter: str = "exact"
+    counter: str = "estimate"
+    include_system: bool = True
+    start_on: str | None = None
+    end_on: str | None = None
+    allow_partial: bool = False
+
+
+@dataclass
+class LlamaIndexBufferConfig:
+    _target_: str = f"{PEERS}.LlamaIndexBuffer"
+    max_tokens: int = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
+    counter: str = "estimate"
+    keep_system: bool = True
+
+
+@dataclass
+class LlamaIndexSummaryConfig:
+    _target_: str = f"{PEERS}.LlamaIndexSummary"
+    llm: Any = "${llm}"
+    max_tokens: int = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
+    counter: str = "estimate"
+    keep_system: bool = True
+    summary_tokens: int | None = ranges.positive(summary.DEFAULT_SUMMARY_TOKENS)
+
+
+@dataclass
+class AutogenHeadTailConfig:
+    _target_: str = f"{PEERS}.AutogenHeadTail"
+    head_size: int = ranges.positive(trim.DEFAULT_KEEP_FIRST)
+    tail_size: int = ranges.positive(trim.DEFAULT_KEEP_LAST)
+
+
+@dataclass
+class AutogenBufferedConfig:
+    _target_: str = f"{PEERS}.AutogenBuffered"
+    buffer_size: int = ranges.positive(autogen.DEFAULT_BUFFER_SIZE)
+
+
+@dataclass
+class AutogenTokenLimitedConfig:
+    _target_: str = f"{PEERS}.AutogenTokenLimited"
+    max_tokens: int = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
+    counter: str = "estimate"
+
+
+def _peer_entry(name: str, strategy: type) -> type:
+    """`context=<name>`: the interceptor around one peer strategy node."""
+    return make_dataclass(
+        f"{strategy.__name__.removesuffix('Config')}ContextConfig",
+        [("_target_", str, INTERCEPTOR), ("strategy", strategy, field(default_factory=strategy))],
+    )
+
+
+PEER_SCHEMAS: dict[str, type] = {
+    "langchain_trim": LangchainTrimConfig,
+    "llamaindex_buffer": LlamaIndexBufferConfig,
+    "llamaindex_summary": LlamaIndexSummaryConfig,
+    "autogen_head_tail": AutogenHeadTailConfig,
+    "autogen_buffered": AutogenBufferedConfig,
+    "autogen_token_limited": AutogenTokenLimitedConfig,
+}
+
+
+@dataclass
 class SummarizationHookConfig:
     """`+hooks@hooks.summarization=summarization`."""
 
     _target_: str = "memlab.context.SummarizationHook"
     llm: Any = "${llm}"
-    trigger_tokens: int = hook.TRIGGER_TOKENS
+    trigger_tokens: int = ranges.positive(hook.TRIGGER_TOKENS)
     counter: str = "estimate"
-    keep_last: int = hook.DEFAULT_KEEP_LAST
-    keep_chars: int = hook.KEEP_CHARS
+    keep_last: int = ranges.count(hook.DEFAULT_KEEP_LAST)
+    keep_chars: int = ranges.count(hook.KEEP_CHARS)
     language: str = "en"
-    max_conversation_chars: int = summary.MAX_CONVERSATION_CHARS
-    summary_tokens: int | None = summary.DEFAULT_SUMMARY_TOKENS
+    max_conversation_chars: int = ranges.positive(summary.MAX_CONVERSATION_CHARS)
+    summary_tokens: int | None = ranges.positive(summary.DEFAULT_SUMMARY_TOKENS)
 
 
 SCHEMAS: dict[tuple[str, str], type] = {
@@ -144,4 +222,5 @@ SCHEMAS: dict[tuple[str, str], type] = {
     ("context", "sliding_window"): SlidingWindowContextConfig,
     ("context", "composite"): CompositeContextConfig,
     ("hooks", "summarization"): SummarizationHookConfig,
+    **{("context", name): _peer_entry(name, node) for name, node in PEER_SCHEMAS.items()},
 }

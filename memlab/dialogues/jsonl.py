@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from memlab import ranges
 from memlab.dialogues.model import Dialogue, Session
 from memlab.dialogues.openai_format import check_tool_results, parse_message
 from memlab.dialogues.source import JsonReader, child, parse_json, read_text, resolve_path
@@ -28,7 +29,7 @@ class JsonlConfig:
 
     _target_: str = "memlab.dialogues.load_jsonl"
     path: str = "datasets/sample.jsonl"
-    max_dialogues: int | None = None
+    max_dialogues: int | None = ranges.ranged(None, ge=1)
 
 
 def load_jsonl(path: str | Path, max_dialogues: int | None = None) -> list[Dialogue]:

@@ -35,6 +35,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypedDict
 
+from memlab import ranges
 from memlab.dialogues.model import Dialogue, Probe, Session
 from memlab.dialogues.source import JsonReader, child, read_json, resolve_path
 from memlab.messages import Message
@@ -105,7 +106,7 @@ class LocomoConfig:
 
     _target_: str = "memlab.dialogues.load_locomo"
     path: str = "datasets/locomo10.json"
-    max_dialogues: int | None = None
+    max_dialogues: int | None = ranges.ranged(None, ge=1)
     sample_ids: list[str] | None = None
     categories: list[str] | None = None  # keep only probes of these categories (names or "1".."5")
 
@@ -166,6 +167,8 @@ def load_locomo(
     file = resolve_path(path, hint=LOCOMO_SOURCE)
     reader = JsonReader(file)
     samples = reader.expect(read_json(file), list, "")
+    if not samples:
+        raise reader.error("", "no samples (the file is []); expected a list of LoCoMo conversations")
     wanted = None if categories is None else {LOCOMO_CATEGORIES.get(str(c), str(c)) for c in categories}
     indexed = [(i, reader.expect(s, dict, child("", i))) for i, s in enumerate(samples)]
     if sample_ids is not None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from memlab import ranges
 from memlab.dialogues import synthetic_text as text
 from memlab.dialogues.model import Dialogue, Probe, Session
 from memlab.errors import MemlabError
@@ -61,18 +62,18 @@ class SyntheticConfig:
     """`dataset=synthetic`: the seeded generator (sizes chosen so the default run takes a second)."""
 
     _target_: str = "memlab.dialogues.generate_synthetic"
-    seed: int = 0
-    dialogues: int = 4
-    sessions: int = 6
-    turns_per_session: int = 10
-    facts: int = 8
-    update_rate: float = 0.3
-    message_chars_mean: float = 160.0
-    message_chars_sigma: float = 0.6
-    tool_call_rate: float = 0.15
-    tool_output_chars: float = 3000.0
-    tool_output_sigma: float = 0.4
-    session_gap_days: float = 7.0
+    seed: int = ranges.count(0)  # any non-negative integer: it only names a random stream
+    dialogues: int = ranges.ranged(4, ge=1, le=100_000)
+    sessions: int = ranges.ranged(6, ge=1, le=1_000)
+    turns_per_session: int = ranges.ranged(10, ge=1, le=10_000)
+    facts: int = ranges.count(8, le=10_000)
+    update_rate: float = ranges.rate(0.3)
+    message_chars_mean: float = ranges.ranged(160.0, ge=1, le=100_000)
+    message_chars_sigma: float = ranges.ranged(0.6, ge=0, le=5)
+    tool_call_rate: float = ranges.rate(0.15)
+    tool_output_chars: float = ranges.ranged(3000.0, ge=1, le=1_000_000)
+    tool_output_sigma: float = ranges.ranged(0.4, ge=0, le=5)
+    session_gap_days: float = ranges.ranged(7.0, ge=0, le=3_650)
     start: str = "2024-01-08T09:00:00"
 
 
@@ -105,10 +106,8 @@ def generate_synthetic(
     start: str = "2024-01-08T09:00:00",
 ) -> list[Dialogue]:
     """`dialogues` synthetic dialogues of `sessions` x `turns_per_session` user turns, deterministic in `seed`."""
-    _check(dialogues=dialogues, sessions=sessions, turns_per_session=turns_per_session, facts=facts)
-    for name, rate in (("update_rate", update_rate), ("tool_call_rate", tool_call_rate)):
-        if not 0.0 <= rate <= 1.0:
-            raise MemlabError(f"synthetic: {name}={rate} must be between 0 and 1")
+    settings = {k: v for k, v in locals().items() if k != "start"}  # the parameters, before anything else
+    ranges.check_values(SyntheticConfig, "synthetic", **settings)
     if facts > len(text.SLOTS):
         raise MemlabError(f"synthetic: facts={facts} is more than the {len(text.SLOTS)} distinct facts it can plant")
     try:
@@ -124,12 +123,6 @@ def generate_synthetic(
             _dialogue(rng, writer, k, seed, plans, sessions, turns_per_session, tool_call_rate, session_gap_days, first)
         )
     return out
-
-
-def _check(**counts: int) -> None:
-    for name, value in counts.items():
-        if value < (0 if name == "facts" else 1):
-            raise MemlabError(f"synthetic: {name}={value} must be at least {0 if name == 'facts' else 1}")
 
 
 def _plan(rng: random.Random, facts: int, sessions: int, turns: int, update_rate: float) -> list[_Plan]:

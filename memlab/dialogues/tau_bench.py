@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memlab import ranges
 from memlab.dialogues.model import Dialogue, Session
 from memlab.dialogues.openai_format import check_tool_results, parse_message
 from memlab.dialogues.source import JsonReader, child, read_json, resolve_path
@@ -32,7 +33,7 @@ class TauBenchConfig:
 
     _target_: str = "memlab.dialogues.load_tau_bench"
     path: str = "datasets/gpt-4o-airline.json"
-    max_dialogues: int | None = None
+    max_dialogues: int | None = ranges.ranged(None, ge=1)
 
 
 def load_tau_bench(path: str | Path, max_dialogues: int | None = None) -> list[Dialogue]:
@@ -40,6 +41,8 @@ def load_tau_bench(path: str | Path, max_dialogues: int | None = None) -> list[D
     file = resolve_path(path, hint=TAU_BENCH_SOURCE)
     reader = JsonReader(file)
     runs = reader.expect(read_json(file), list, "")
+    if not runs:
+        raise reader.error("", "no trajectories (the file is []); expected a list of tau-bench results")
     if max_dialogues is not None:
         runs = runs[:max_dialogues]
     return [_dialogue(reader, raw, child("", i)) for i, raw in enumerate(runs)]

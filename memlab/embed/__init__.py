@@ -3,6 +3,7 @@
 from dataclasses import dataclass, field
 from typing import Any
 
+from memlab import ranges
 from memlab.embed.base import CachedEmbedder, Embedder, l2_normalize
 from memlab.embed.hashing import DEFAULT_DIM, HashingEmbedder
 from memlab.embed.litellm_embed import DEFAULT_EMBEDDING_DIM, LitellmEmbedder
@@ -14,7 +15,7 @@ class HashingConfig:
     """`embedder=hashing`: offline, deterministic, no fitting."""
 
     _target_: str = "memlab.embed.HashingEmbedder"
-    dim: int = DEFAULT_DIM
+    dim: int = ranges.ranged(DEFAULT_DIM, ge=1, le=65_536)
 
 
 @dataclass
@@ -23,7 +24,7 @@ class MiniLMConfig:
 
     _target_: str = "memlab.embed.MiniLMEmbedder"
     device: str = "cpu"
-    batch_size: int = 64
+    batch_size: int = ranges.ranged(64, ge=1, le=100_000)
 
 
 @dataclass
@@ -32,13 +33,13 @@ class LitellmEmbedConfig:
 
     _target_: str = "memlab.embed.LitellmEmbedder"
     model: str = "text-embedding-3-small"
-    dim: int = DEFAULT_EMBEDDING_DIM
+    dim: int = ranges.ranged(DEFAULT_EMBEDDING_DIM, ge=1, le=65_536)
     api_base: str | None = None
     api_key_env: str | None = None
-    timeout: float = 60.0
-    num_retries: int = 2
-    retry_backoff_s: float = 1.0
-    batch_size: int = 128
+    timeout: float = ranges.positive(60.0)
+    num_retries: int = ranges.count(2, le=100)
+    retry_backoff_s: float = ranges.ranged(1.0, ge=0, le=3_600)
+    batch_size: int = ranges.ranged(128, ge=1, le=100_000)
     cache_dir: str | None = "${oc.env:MEMLAB_CACHE,.memlab-cache}/embed"
     extra_params: dict[str, Any] = field(default_factory=dict)
 

@@ -11,7 +11,6 @@ a large hashed space at random (whose sparse projection drops most features at 3
 from __future__ import annotations
 
 import numpy as np
-from sklearn.feature_extraction.text import HashingVectorizer
 
 from memlab.embed.base import CachedEmbedder
 
@@ -30,6 +29,8 @@ class HashingEmbedder(CachedEmbedder):
         if dim < 1:
             raise ValueError(f"embedder dim must be positive, got {dim}")
         self.dim = dim
+        from sklearn.feature_extraction.text import HashingVectorizer  # imported on use: it takes a second
+
         self._vectorizer = HashingVectorizer(
             n_features=dim, analyzer="char_wb", ngram_range=CHAR_NGRAMS, alternate_sign=True, norm="l2"
         )

@@ -3,6 +3,7 @@
 from dataclasses import dataclass, field
 from typing import Any
 
+from memlab import ranges
 from memlab.llm import prompts
 from memlab.llm.base import (
     TASK_ANSWER,
@@ -14,6 +15,7 @@ from memlab.llm.base import (
     TASKS,
     ChatModel,
     Completion,
+    LLMAuthError,
     LLMError,
     LLMTimeout,
     RecordedChatModel,
@@ -30,7 +32,7 @@ class ExtractiveConfig:
 
     _target_: str = "memlab.llm.ExtractiveChatModel"
     counter: str = "${tokenizer}"
-    summary_tokens: int = DEFAULT_SUMMARY_TOKENS
+    summary_tokens: int = ranges.positive(DEFAULT_SUMMARY_TOKENS)
 
 
 @dataclass
@@ -41,11 +43,12 @@ class LitellmConfig:
     model: str = "openai/gpt-4o-mini"
     api_base: str | None = None
     api_key_env: str | None = None
-    temperature: float = 0.0
-    max_tokens: int = 512
-    timeout: float = 60.0
-    num_retries: int = 2
-    retry_backoff_s: float = 1.0
+    temperature: float = ranges.ranged(0.0, ge=0, le=2)
+    max_tokens: int = ranges.positive(512)
+    timeout: float = ranges.positive(60.0)
+    num_retries: int = ranges.count(2, le=100)
+    retry_backoff_s: float = ranges.ranged(1.0, ge=0, le=3_600)
+    max_retry_after_s: float = ranges.ranged(60.0, ge=0, le=3_600)  # the longest Retry-After honoured
     cache_dir: str | None = "${oc.env:MEMLAB_CACHE,.memlab-cache}/llm"
     counter: str = "${tokenizer}"
     extra_params: dict[str, Any] = field(default_factory=dict)
@@ -57,9 +60,9 @@ class FaultyConfig:
 
     _target_: str = "memlab.llm.FaultyChatModel"
     inner: Any = None
-    rate: float = DEFAULT_FAULT_RATE
+    rate: float = ranges.rate(DEFAULT_FAULT_RATE)
     modes: list[str] = field(default_factory=lambda: list(FAULT_MODES))
-    seed: int = "${seed}"  # type: ignore[assignment]  # resolved by OmegaConf
+    seed: int = ranges.seed("${seed}")  # resolved by OmegaConf
     counter: str = "${tokenizer}"
 
 
@@ -83,6 +86,7 @@ __all__ = [
     "Completion",
     "ExtractiveChatModel",
     "FaultyChatModel",
+    "LLMAuthError",
     "LLMError",
     "LLMTimeout",
     "LitellmChatModel",

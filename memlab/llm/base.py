@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from memlab.errors import MemlabError
 from memlab.messages import MessageLike
 from memlab.trace import LLM_CALL, emit, timed
 
@@ -29,6 +30,10 @@ class LLMError(RuntimeError):
 
 class LLMTimeout(LLMError):
     """A model call took longer than its timeout."""
+
+
+class LLMAuthError(MemlabError):
+    """The provider refused or lacks the credentials: no call can succeed, so the run stops (not a fallback)."""
 
 
 @dataclass(frozen=True)

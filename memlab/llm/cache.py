@@ -2,7 +2,9 @@
 
 A request is keyed by the sha256 of its canonical JSON (model, messages or inputs, parameters,
 api_base; never the API key), and its response is stored as one small JSON file under
-``<dir>/<key[:2]>/<key>.json``, written atomically, so parallel runs can share the folder.
+``<dir>/<key[:2]>/<key>.json``, written atomically, so parallel runs can share the folder;
+`lock(key)` is an exclusive file lock on the key's shard (``<key[:2]>/.lock``) that a backend
+holds while it asks for a missing response, so concurrent runs pay once for it.
 The configs' default folder is ``$MEMLAB_CACHE/<llm|embed>``, else ``.memlab-cache/<llm|embed>`` in the
 working directory; in Python, no folder (the default) caches nothing.
 
@@ -12,10 +14,13 @@ True
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +40,21 @@ class ResponseCache:
     def _path(self, key: str) -> Path:
         assert self.folder is not None
         return self.folder / key[:2] / f"{key}.json"
+
+    @contextlib.contextmanager
+    def lock(self, key: str) -> Iterator[None]:
+        """Hold the exclusive lock of `key`'s shard (shared with other processes); nothing without a folder."""
+        if self.folder is None:
+            yield
+            return
+        shard = self._path(key).parent
+        shard.mkdir(parents=True, exist_ok=True)
+        with open(shard / ".lock", "a+b") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
     def get(self, key: str) -> dict[str, Any] | None:
         if self.folder is None:

@@ -3,7 +3,9 @@
 It does each task from the same messages a real model would get (`memlab.llm.prompts`):
 
 - context and memory summaries: the best transcript sentences within the output budget
-  (`memlab.llm.summarize`), never longer than the transcript;
+  (`memlab.llm.summarize`), never longer than the transcript; a request the process has summarized
+  before is answered from memory (`SummaryMemo`, reported as `Completion.cached`), since probes and
+  every call past the 50,000-character guard send the same one;
 - memory extraction: the transparent rules of `memlab.llm.extract_rules`, as a JSON array;
 - answers: the transcript sentence that best matches the question (BM25; an extractive QA baseline),
   "" when no sentence shares a content term with it;
@@ -16,8 +18,10 @@ It does each task from the same messages a real model would get (`memlab.llm.pro
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -94,6 +98,59 @@ def _sentences(transcript: str) -> list[tuple[str, str]]:
     return [(speaker, s) for speaker, line in lines for s in split_sentences(line)]
 
 
+class SummaryMemo:
+    """Summaries by the sha256 of the summarizer's exact input, shared by every extractive model of a process.
+
+    The summarizer is deterministic, so a repeat is the same bytes; only the digest and the summary
+    are kept (`max_entries` of them, least recently used dropped).
+    """
+
+    def __init__(self, max_entries: int = 1 << 16) -> None:
+        self.max_entries = max_entries
+        self._summaries: OrderedDict[bytes, str] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+        self._new: list[bytes] = []  # keys added since the last `take_new`
+
+    def summarize(self, transcript: str, max_tokens: int, counter: str, personal: bool) -> tuple[str, bool]:
+        """The summary and whether it was remembered."""
+        key = hashlib.sha256(f"{max_tokens}\0{counter}\0{personal:d}\0{transcript}".encode()).digest()
+        text = self._summaries.get(key)
+        if text is not None:
+            self._summaries.move_to_end(key)
+            self.hits += 1
+            return text, True
+        self.misses += 1
+        text = self._summaries[key] = summarize(transcript, max_tokens, counter, personal)
+        self._new.append(key)
+        self._trim()
+        return text, False
+
+    def take_new(self) -> list[tuple[bytes, str]]:
+        """The entries added since the last call (a replay worker sends them back to the parent process)."""
+        new = [(k, self._summaries[k]) for k in self._new if k in self._summaries]
+        self._new.clear()
+        return new
+
+    def add(self, entries: list[tuple[bytes, str]]) -> None:
+        """Remember entries another process computed (so the next job of a sweep finds them)."""
+        self._summaries.update(entries)
+        self._trim()
+
+    def _trim(self) -> None:
+        while len(self._summaries) > self.max_entries:
+            self._summaries.popitem(last=False)
+        del self._new[: -self.max_entries]  # nobody takes them in a one-process run
+
+    def clear(self) -> None:
+        self._summaries.clear()
+        self._new.clear()
+        self.hits = self.misses = 0
+
+
+SUMMARY_MEMO = SummaryMemo()
+
+
 def _extract_memories(transcript: str) -> str:
     try:
         from memlab.llm.extract_rules import extract_memories
@@ -117,9 +174,11 @@ class ExtractiveChatModel(RecordedChatModel):
         msgs = as_messages(messages)
         if not msgs:
             raise LLMError("the extractive backend got no messages")
+        cached = False
         if task in (TASK_CONTEXT_SUMMARY, TASK_MEMORY_SUMMARY):
             source = source_text(msgs)
-            text = summarize(source, max_tokens or self.summary_tokens, self.counter, task == TASK_MEMORY_SUMMARY)
+            budget = max_tokens or self.summary_tokens
+            text, cached = SUMMARY_MEMO.summarize(source, budget, self.counter, task == TASK_MEMORY_SUMMARY)
         elif task == TASK_EXTRACT_MEMORIES:
             text = _extract_memories(transcript_of(msgs))
         elif task == TASK_JUDGE:
@@ -135,6 +194,7 @@ class ExtractiveChatModel(RecordedChatModel):
             prompt_tokens=counter.count_request(msgs),
             completion_tokens=counter.count_text(text),
             model=self.name,
+            cached=cached,
         )
 
     def _answer(self, msgs: list[Message], task: str) -> str:

@@ -33,6 +33,8 @@ class FaultyChatModel(RecordedChatModel):
     """`inner` (default: the extractive model), except that a share `rate` of calls fail in one of `modes`."""
 
     name = "faulty"
+    # Failures follow one random sequence through the whole run, so its dialogues replay in one process.
+    run_wide_state = True
 
     def __init__(
         self,

@@ -2,7 +2,10 @@
 
 Each distinct request (model, messages, sampling parameters, api_base) is answered once and
 kept in the on-disk `ResponseCache`; a repeat is served from disk with `Completion.cached`
-set, so a sweep never pays twice. The API key is read from the environment variable named by
+set, so a sweep never pays twice; runs sharing the folder take the request's lock first, so two
+concurrent runs pay once too. An empty answer is not kept (a retry may do better), and a
+response without a usable first choice is an `LLMError` (a fallback, counted), never a crash.
+The API key is read from the environment variable named by
 `api_key_env` at call time (or litellm's provider default, e.g. ``OPENAI_API_KEY``), so it never
 lands in a resolved config or a run directory, and it is not part of the cache key.
 """
@@ -12,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memlab.llm.base import Completion, RecordedChatModel
+from memlab.llm.base import Completion, LLMError, RecordedChatModel
 from memlab.llm.cache import ResponseCache, request_key
-from memlab.llm.litellm_import import Provider
-from memlab.messages import MessageLike, as_messages, to_openai
+from memlab.llm.litellm_import import DEFAULT_MAX_RETRY_AFTER_S, Provider
+from memlab.messages import Message, MessageLike, as_messages, to_openai
 from memlab.tokens import get_counter
 
 
@@ -35,11 +38,14 @@ class LitellmChatModel(RecordedChatModel):
         timeout: float = 60.0,
         num_retries: int = 2,
         retry_backoff_s: float = 1.0,
+        max_retry_after_s: float = DEFAULT_MAX_RETRY_AFTER_S,
         cache_dir: str | None = None,
         counter: str = "cl100k_base",
         extra_params: dict[str, Any] | None = None,
     ) -> None:
-        self.provider = Provider(model, api_base, api_key, api_key_env, timeout, num_retries, retry_backoff_s)
+        self.provider = Provider(
+            model, api_base, api_key, api_key_env, timeout, num_retries, retry_backoff_s, max_retry_after_s
+        )
         self.model = model
         self.temperature = temperature
         self.max_tokens = max_tokens
@@ -57,10 +63,24 @@ class LitellmChatModel(RecordedChatModel):
         request = {"model": self.model, "api_base": self.provider.api_base, "messages": wire, "params": sampling}
         key = request_key(request)
         hit = self.cache.get(key)
-        if hit is not None:
-            return Completion(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], hit["model"], cached=True)
+        if hit is None:
+            with self.cache.lock(key):  # another run may be asking the same right now: wait, then reuse its answer
+                hit = self.cache.get(key)
+                if hit is None:
+                    return self._ask(key, request, msgs, wire, task, sampling)
+        return Completion(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], hit["model"], cached=True)
+
+    def _ask(
+        self,
+        key: str,
+        request: dict[str, Any],
+        msgs: Sequence[Message],
+        wire: list[dict[str, Any]],
+        task: str,
+        sampling: dict[str, Any],
+    ) -> Completion:
         response = self.provider.request("completion", task, messages=wire, **sampling)
-        text = response.choices[0].message.content or ""
+        text = answer_text(response, self.model)
         usage = getattr(response, "usage", None)
         counter = get_counter(self.counter)
         completion = Completion(
@@ -69,6 +89,18 @@ class LitellmChatModel(RecordedChatModel):
             completion_tokens=int(getattr(usage, "completion_tokens", 0) or counter.count_text(text)),
             model=str(getattr(response, "model", None) or self.model),
         )
-        stored = {k: getattr(completion, k) for k in ("text", "prompt_tokens", "completion_tokens", "model")}
-        self.cache.put(key, request, stored)
+        if text.strip():  # an empty answer is not kept: the next run asks again
+            stored = {k: getattr(completion, k) for k in ("text", "prompt_tokens", "completion_tokens", "model")}
+            self.cache.put(key, request, stored)
         return completion
+
+
+def answer_text(response: Any, model: str) -> str:
+    """The first choice's text; a response without one (``choices: []``, no message) is an `LLMError`."""
+    try:
+        content = response.choices[0].message.content
+    except (AttributeError, IndexError, KeyError, TypeError):
+        raise LLMError(f"{model}: malformed response without a first choice's message") from None
+    if content is not None and not isinstance(content, str):
+        raise LLMError(f"{model}: malformed response: message content is {type(content).__name__}, not text")
+    return content or ""

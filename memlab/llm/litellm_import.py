@@ -3,7 +3,10 @@
 litellm takes seconds to import and otherwise fetches a price map from the network, so it is
 imported on first use with its bundled map. `call` retries what a provider may get right on
 a second try (timeouts, connection errors, 408/409/429 and 5xx answers) with exponential
-backoff, and turns every provider error into `LLMError` (a timeout into `LLMTimeout`).
+backoff, or after the server's ``Retry-After`` when it sends one (at most `max_retry_after_s`),
+and turns every provider error into `LLMError` (a timeout into `LLMTimeout`). Missing or refused
+credentials are never retried: they raise `LLMAuthError`, which stops the run with one line
+naming the environment variable to set, instead of failing every call of a long run.
 """
 
 from __future__ import annotations
@@ -13,12 +16,16 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
 from types import ModuleType
 from typing import Any
 
-from memlab.llm.base import LLMError, LLMTimeout
+from memlab.llm.base import LLMAuthError, LLMError, LLMTimeout
 
 RETRY_STATUS = frozenset({408, 409, 429})  # and every 5xx
+DEFAULT_MAX_RETRY_AFTER_S = 60.0
+# What providers (through litellm) say when no key reached them; litellm reports it as a 500.
+_MISSING_KEY = ("missing credentials", "api_key client option must be set", "no api key", "api key not found")
 
 
 @functools.cache
@@ -40,10 +47,49 @@ def _retryable(error: Exception, litellm: ModuleType) -> bool:
     return isinstance(status, int) and (status in RETRY_STATUS or status >= 500)
 
 
-def call(function: Callable[[ModuleType], Any], *, num_retries: int, retry_backoff_s: float, what: str) -> Any:
+def retry_after(error: Exception) -> float | None:
+    """The server's ``Retry-After`` in seconds (a number or an HTTP date), None when it sent none."""
+    response = getattr(error, "response", None)
+    headers = getattr(response, "headers", None) or getattr(error, "litellm_response_headers", None)
+    value = headers.get("retry-after") if headers is not None else None
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
+
+
+def _auth_failure(error: Exception, litellm: ModuleType) -> bool:
+    if isinstance(error, litellm.exceptions.AuthenticationError) or getattr(error, "status_code", None) == 401:
+        return True
+    text = str(error).lower()
+    return any(phrase in text for phrase in _MISSING_KEY)
+
+
+def _one_line(error: Exception, limit: int = 200) -> str:
+    text = " ".join(str(error).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def call(
+    function: Callable[[ModuleType], Any],
+    *,
+    num_retries: int,
+    retry_backoff_s: float,
+    what: str,
+    max_retry_after_s: float = DEFAULT_MAX_RETRY_AFTER_S,
+    on_auth_error: Callable[[Exception], LLMAuthError] | None = None,
+) -> Any:
     """`function(litellm)`, retried up to `num_retries` times; provider errors become `LLMError`.
 
-    The n-th retry waits ``retry_backoff_s * 2**(n-1)`` seconds. `what` names the request in errors.
+    The n-th retry waits ``retry_backoff_s * 2**(n-1)`` seconds, or the server's ``Retry-After``
+    when longer (capped at `max_retry_after_s`). `what` names the request in errors. A credentials
+    failure is not retried: it raises `on_auth_error(error)` (default: an `LLMAuthError`).
     """
     litellm = import_litellm()
     import openai  # litellm's dependency; its OpenAIError is the base of every litellm provider exception
@@ -53,8 +99,14 @@ def call(function: Callable[[ModuleType], Any], *, num_retries: int, retry_backo
         try:
             return function(litellm)
         except openai.OpenAIError as e:
+            if _auth_failure(e, litellm):
+                if on_auth_error is not None:
+                    raise on_auth_error(e) from None
+                raise LLMAuthError(f"{what}: the provider refused the credentials ({_one_line(e)})") from None
             if attempt < num_retries and _retryable(e, litellm):
-                time.sleep(retry_backoff_s * 2**attempt)
+                hint = retry_after(e)
+                wait = retry_backoff_s * 2**attempt
+                time.sleep(min(max(wait, hint), max_retry_after_s) if hint is not None else wait)
                 attempt += 1
                 continue
             tries = f"after {attempt + 1} attempt{'s' if attempt else ''}"
@@ -78,6 +130,27 @@ class Provider:
     timeout: float = 60.0
     num_retries: int = 2
     retry_backoff_s: float = 1.0
+    max_retry_after_s: float = DEFAULT_MAX_RETRY_AFTER_S
+
+    def key_variables(self) -> list[str]:
+        """The environment variables that would give this provider its key (for error messages)."""
+        if self.api_key_env is not None:
+            return [self.api_key_env]
+        try:
+            found = import_litellm().validate_environment(model=self.model).get("missing_keys") or []
+        except Exception:  # an unknown provider: litellm cannot tell
+            found = []
+        return [str(k) for k in found]
+
+    def auth_error(self, error: Exception) -> LLMAuthError:
+        """One line: which model refused the credentials and which variable to set."""
+        names = self.key_variables()
+        fix = (
+            f"set {' or '.join(names)}" if names else "set the provider's API key (llm.api_key_env names the variable)"
+        )
+        if self.api_key is not None:
+            fix = "check llm.api_key"
+        return LLMAuthError(f"llm: {self.model}: authentication failed; {fix} ({_one_line(error)})")
 
     def resolved_api_key(self) -> str | None:
         """An explicit key, else the named environment variable's value (an unset variable is an error)."""
@@ -85,8 +158,9 @@ class Provider:
             return self.api_key
         value = os.environ.get(self.api_key_env)
         if value is None:
-            raise LLMError(
-                f"api_key_env names {self.api_key_env!r}, which is not set; export it or set api_key_env: null"
+            raise LLMAuthError(
+                f"llm: {self.model}: api_key_env names {self.api_key_env}, which is not set; "
+                "export it or set api_key_env: null"
             )
         return value
 
@@ -105,4 +179,6 @@ class Provider:
             num_retries=self.num_retries,
             retry_backoff_s=self.retry_backoff_s,
             what=f"{self.model} ({what})",
+            max_retry_after_s=self.max_retry_after_s,
+            on_auth_error=self.auth_error,
         )

@@ -14,6 +14,7 @@ Conversations are rendered as a transcript, one ``[id] speaker: text`` line per 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -98,14 +99,16 @@ def check_language(language: str) -> str:
 
 def render_transcript(messages: Sequence[MessageLike]) -> str:
     """``[id] speaker: text`` per message; newlines inside a message are folded to spaces."""
-    lines = []
-    for raw in messages:
-        m = as_message(raw)
-        text = m.text
-        if m.tool_calls:
-            text = (text + " " if text else "") + " ".join(f"<call {c.name} {c.arguments}>" for c in m.tool_calls)
-        lines.append(f"[{m.id or ''}] {m.speaker or m.name or m.role}: {' '.join(text.split())}")
-    return "\n".join(lines)
+    return "\n".join(_transcript_line(as_message(raw)) for raw in messages)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _transcript_line(m: Message) -> str:
+    """One message's transcript line, memoized: a replay renders the same messages on every call."""
+    text = m.text
+    if m.tool_calls:
+        text = (text + " " if text else "") + " ".join(f"<call {c.name} {c.arguments}>" for c in m.tool_calls)
+    return f"[{m.id or ''}] {m.speaker or m.name or m.role}: {' '.join(text.split())}"
 
 
 def parse_transcript(text: str) -> list[TranscriptLine]:

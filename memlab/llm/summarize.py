@@ -14,17 +14,26 @@ order, so it is never longer than what it was given.
 
 from __future__ import annotations
 
+import functools
 import heapq
+import re
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
-from sklearn.feature_extraction.text import TfidfVectorizer
 
 from memlab.llm.prompts import parse_transcript
-from memlab.llm.text import content_terms, is_date_or_number, proper_names, split_sentences, terms, word_set
-from memlab.tokens import get_counter
+from memlab.llm.text import (
+    content_term_tuple,
+    is_date_or_number,
+    proper_names,
+    sentence_tuple,
+    term_tuple,
+    word_set,
+)
+from memlab.tokens import TiktokenCounter, _CachedCounter, get_counter
 
+_NOT_TIKTOKEN_SPACE = re.compile("[\x1c-\x1f]")
 TEXTRANK_DAMPING = 0.85  # Mihalcea & Tarau (2004), after PageRank
 TEXTRANK_ITERATIONS = 50
 MMR_REDUNDANCY = 0.5  # weight of the similarity to what is already kept
@@ -58,30 +67,73 @@ class _Sentence:
     text: str
 
 
+@dataclass(frozen=True)
+class _Analysis:
+    """What scoring needs of one sentence that does not depend on the rest of the transcript."""
+
+    content: tuple[str, ...]  # content terms, the TF-IDF analyzer's output
+    non_filler: frozenset[str]  # content terms that are not filler words
+    names: frozenset[str]  # proper names (`proper_names`)
+    date_numbers: int  # distinct date words and numbers
+    other_words: tuple[str, ...]  # the other distinct terms, which count as facts when they are names
+    length: float  # min(1, content terms / MIN_CONTENT_TERMS)
+    cues: int  # first person + personal cue, 0 to 2 (memory summaries)
+    question: bool
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _analyze(text: str) -> _Analysis:
+    """Per-sentence analysis, memoized: a replay summarizes mostly the same sentences on every call."""
+    words = term_tuple(text)
+    distinct = set(words)
+    content = content_term_tuple(text)
+    return _Analysis(
+        content=content,
+        non_filler=frozenset(t for t in content if t not in _FILLER_WORDS),
+        names=frozenset(proper_names(text)),
+        date_numbers=sum(1 for w in distinct if is_date_or_number(w)),
+        other_words=tuple(w for w in distinct if not is_date_or_number(w)),
+        length=min(1.0, len(content) / MIN_CONTENT_TERMS),
+        cues=any(w in _FIRST_PERSON for w in words) + any(w in _PERSONAL_CUES for w in words),
+        question=text.rstrip().endswith(("?", "？")),
+    )
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _parse_line(line: str) -> tuple[str, tuple[str, ...]] | None:
+    """A transcript line's speaker and sentences (None if it is not a transcript line), memoized."""
+    parsed = parse_transcript(line)
+    return (parsed[0].speaker, sentence_tuple(parsed[0].text)) if len(parsed) == 1 else None
+
+
 def _units(transcript: str) -> tuple[list[str], list[_Sentence]]:
     """Speakers per line and the sentences of a transcript (raw lines when it is not one)."""
-    parsed = parse_transcript(transcript)
-    if parsed:
-        speakers, texts = [ln.speaker for ln in parsed], [ln.text for ln in parsed]
-    else:
-        texts = [ln for ln in transcript.splitlines() if ln.strip()]
-        speakers = [""] * len(texts)
-    sentences = [_Sentence(i, speakers[i], s) for i, text in enumerate(texts) for s in split_sentences(text)]
+    parsed = [p for p in map(_parse_line, transcript.splitlines()) if p is not None]
+    if not parsed:
+        parsed = [("", sentence_tuple(ln)) for ln in transcript.splitlines() if ln.strip()]
+    speakers = [speaker for speaker, _ in parsed]
+    sentences = [_Sentence(i, speaker, s) for i, (speaker, texts) in enumerate(parsed) for s in texts]
     return speakers, sentences
+
+
+def _speaker_terms(speakers: list[str]) -> set[str]:
+    return {t for s in set(speakers) for t in term_tuple(s)}
 
 
 def _names(sentences: list[_Sentence], speakers: list[str]) -> set[str]:
     """Proper names other than the speakers' (whom every line names already), lower-cased."""
-    found: set[str] = set().union(*(proper_names(s.text) for s in sentences))
-    return found - {t for s in speakers for t in terms(s)}
+    found: set[str] = set().union(*(_analyze(s.text).names for s in sentences))
+    return found - _speaker_terms(speakers)
 
 
 def _textrank(similarity: sparse.csr_matrix) -> np.ndarray:
     """PageRank over a weighted undirected graph (power iteration; isolated nodes keep the base rank)."""
     n = similarity.shape[0]
-    graph = similarity.tolil()
-    graph.setdiag(0.0)
-    graph = graph.tocsr()
+    # The graph without self-loops, its columns sorted per row (what setdiag(0) on a LIL copy gives, faster).
+    coo = similarity.tocoo()
+    off = coo.row != coo.col
+    graph = sparse.csr_matrix((coo.data[off], (coo.row[off], coo.col[off])), shape=similarity.shape)
+    graph.sort_indices()
     out_weight = np.asarray(graph.sum(axis=1)).ravel()
     inverse = np.divide(1.0, out_weight, out=np.zeros_like(out_weight), where=out_weight > 0)
     transition_t = (sparse.diags(inverse) @ graph).T.tocsr()
@@ -100,31 +152,28 @@ def score_sentences(
     sentences: list[str], names: set[str], personal: bool = False
 ) -> tuple[np.ndarray, sparse.csr_matrix]:
     """Each sentence's score and the sentences' cosine similarity matrix (sparse)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer  # imported here: it takes a second
+
     try:
-        vectors = TfidfVectorizer(analyzer=content_terms, sublinear_tf=True).fit_transform(sentences)
+        vectors = TfidfVectorizer(analyzer=content_term_tuple, sublinear_tf=True).fit_transform(sentences)
         similarity = sparse.csr_matrix(vectors @ vectors.T)
     except ValueError:  # no content terms at all (only stop words or punctuation)
         similarity = sparse.csr_matrix((len(sentences), len(sentences)))
     centrality = _normalized(_textrank(similarity))
-    facts = np.zeros(len(sentences))
-    cues = np.zeros(len(sentences))
-    length = np.ones(len(sentences))
-    for i, text in enumerate(sentences):
-        words = terms(text)
-        facts[i] = sum(1 for w in set(words) if w in names or is_date_or_number(w))
-        length[i] = min(1.0, len(content_terms(text)) / MIN_CONTENT_TERMS)
-        if personal:
-            cues[i] = any(w in _FIRST_PERSON for w in words) + any(w in _PERSONAL_CUES for w in words)
+    analyses = [_analyze(text) for text in sentences]
+    facts = np.array([a.date_numbers + sum(1 for w in a.other_words if w in names) for a in analyses], dtype=float)
+    length = np.array([a.length for a in analyses], dtype=float)
     score = WEIGHT_CENTRALITY * centrality + WEIGHT_FACTS * _normalized(facts)
     if personal:
+        cues = np.array([a.cues for a in analyses], dtype=float)
         score = score + WEIGHT_PERSONAL * cues / 2
-        score = score * np.array([QUESTION_FACTOR if s.rstrip().endswith(("?", "？")) else 1.0 for s in sentences])
+        score = score * np.array([QUESTION_FACTOR if a.question else 1.0 for a in analyses])
     return score * length, similarity
 
 
 def _is_filler(sentence: str, speaker_terms: set[str]) -> bool:
     """Greetings, thanks and interjections ("Good, thanks!", "Wow, Ann!"): nothing but filler words and names."""
-    return all(t in _FILLER_WORDS or t in speaker_terms for t in content_terms(sentence))
+    return _analyze(sentence).non_filler <= speaker_terms
 
 
 def _render(sentences: list[_Sentence], chosen: set[int]) -> str:
@@ -133,9 +182,12 @@ def _render(sentences: list[_Sentence], chosen: set[int]) -> str:
     for i in sorted(chosen):
         lines.setdefault(sentences[i].line, []).append(sentences[i].text)
         speakers[sentences[i].line] = sentences[i].speaker
-    return "\n".join(
-        (f"{speakers[ln]}: " if speakers[ln] else "") + _join(parts) for ln, parts in sorted(lines.items())
-    )
+    return "\n".join(_line(speakers[ln], parts) for ln, parts in sorted(lines.items()))
+
+
+def _line(speaker: str, parts: list[str]) -> str:
+    """One summary line: ``speaker: kept sentences`` (no prefix without a speaker)."""
+    return (f"{speaker}: " if speaker else "") + _join(parts)
 
 
 def _join(sentences: list[str]) -> str:
@@ -146,6 +198,74 @@ def _join(sentences: list[str]) -> str:
     return out
 
 
+class _Selection:
+    """The kept sentences by line, and the token count of their rendering with one more sentence.
+
+    With a tiktoken counter the count is the sum of per-line counts (`TiktokenCounter.line_tokens`),
+    so trying a candidate costs the tokens of the one line it changes, not of the whole summary.
+    """
+
+    def __init__(self, sentences: list[_Sentence], counter: _CachedCounter) -> None:
+        self.sentences = sentences
+        self.counter = counter
+        self.line_tokens = counter.line_tokens if isinstance(counter, TiktokenCounter) else None
+        self.lines: dict[int, list[int]] = {}  # line -> kept sentence indexes, in order
+        self.texts: dict[int, str] = {}
+        self.tokens: dict[int, tuple[int, int]] = {}  # line -> line_tokens of its text
+        self.with_newlines = 0  # sum of every kept line's tokens with its newline
+        self.additive = True  # every kept line is separable
+        self.last = -1  # the last kept line
+
+    def _text(self, line: int, i: int) -> str:
+        kept = self.lines.get(line)
+        if not kept:  # the usual candidate: a sentence alone on its line
+            return _line(self.sentences[i].speaker, [self.sentences[i].text])
+        ordered = sorted([*kept, i])
+        return _line(self.sentences[ordered[0]].speaker, [self.sentences[k].text for k in ordered])
+
+    def count_with(self, i: int) -> int:
+        """Tokens of the summary if sentence `i` were kept too."""
+        line = self.sentences[i].line
+        text = self._text(line, i)
+        costs = self.line_tokens(text) if self.line_tokens and self.additive else None
+        if costs is None:
+            texts = {**self.texts, line: text}
+            return self.counter.count_lines([texts[ln] for ln in sorted(texts)])
+        last = max(line, self.last)
+        total = self.with_newlines - self.tokens.get(line, (0, 0))[0] + costs[0]
+        last_costs = costs if last == line else self.tokens[last]
+        return total - last_costs[0] + last_costs[1]
+
+    def add(self, i: int) -> None:
+        line = self.sentences[i].line
+        text = self._text(line, i)
+        self.lines[line] = sorted([*self.lines.get(line, []), i])
+        self.texts[line] = text
+        self.last = max(self.last, line)
+        costs = self.line_tokens(text) if self.line_tokens and self.additive else None
+        if costs is None:
+            self.additive = False
+            return
+        self.with_newlines += costs[0] - self.tokens.get(line, (0, 0))[0]
+        self.tokens[line] = costs
+
+
+def _capped_count(transcript: str, max_tokens: int, counter: _CachedCounter) -> int:
+    """``min(max_tokens, count(transcript))``: every word holds at least one token, so a long text is not counted.
+
+    tiktoken splits text into pieces that never join two whitespace-separated words, and each piece
+    is at least one token; other counters are asked. (U+001C..U+001F separate words for Python but
+    are not whitespace for tiktoken, so a text with one is counted.)
+    """
+    if (
+        isinstance(counter, TiktokenCounter)
+        and not _NOT_TIKTOKEN_SPACE.search(transcript)
+        and len(transcript.split()) >= max_tokens
+    ):
+        return max_tokens
+    return min(max_tokens, counter.count_text(transcript))
+
+
 def summarize(transcript: str, max_tokens: int, counter: str = "cl100k_base", personal: bool = False) -> str:
     """The best sentences of `transcript` within `max_tokens`, never longer than the transcript itself.
 
@@ -154,13 +274,14 @@ def summarize(transcript: str, max_tokens: int, counter: str = "cl100k_base", pe
     speakers, sentences = _units(transcript)
     if not sentences or max_tokens <= 0:
         return ""
-    count = get_counter(counter).count_text
-    limit = min(max_tokens, count(transcript))
+    tokens = get_counter(counter)
+    count = tokens.count_text
+    limit = _capped_count(transcript, max_tokens, tokens)
     score, similarity = score_sentences([s.text for s in sentences], _names(sentences, speakers), personal)
-    chosen: set[int] = set()
+    selection = _Selection(sentences, tokens)
     redundancy = np.zeros(len(sentences))
     # Lazy greedy MMR: a sentence's value only falls as redundancy grows, so a stale heap entry is an upper bound.
-    speaker_terms = {t for s in speakers for t in terms(s)}
+    speaker_terms = _speaker_terms(speakers)
     content = [i for i, s in enumerate(sentences) if not _is_filler(s.text, speaker_terms)]
     heap = [(-score[i], i) for i in content]
     heapq.heapify(heap)
@@ -170,9 +291,10 @@ def summarize(transcript: str, max_tokens: int, counter: str = "cl100k_base", pe
         if heap and -value > heap[0][0] and -value != stale:
             heapq.heappush(heap, (-value, i))  # another sentence may be better now
             continue
-        if count(_render(sentences, chosen | {i})) <= limit:
-            chosen.add(i)
+        if selection.count_with(i) <= limit:
+            selection.add(i)
             redundancy = np.maximum(redundancy, similarity[i].toarray().ravel())
+    chosen = {i for kept in selection.lines.values() for i in kept}
     if not chosen:  # no sentence fits: the best one's first words, as a provider would cut at max_tokens
         top = sentences[max(content or range(len(sentences)), key=lambda i: (score[i], -i))]
         words = top.text.split()

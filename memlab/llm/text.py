@@ -12,10 +12,10 @@ numbers, dates and proper names (capitalized words that do not start a sentence)
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
-
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+from importlib import resources
 
 # A sentence ends at . ! ? (followed by space) or at a CJK full stop, exclamation or question mark.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
@@ -35,16 +35,36 @@ DATE_WORDS = word_set(
     "monday tuesday wednesday thursday friday saturday sunday "
     "yesterday today tomorrow tonight weekend week month year ago last next"
 )
-STOP_WORDS = ENGLISH_STOP_WORDS
+
+
+def _stop_words() -> frozenset[str]:
+    """scikit-learn's English stop words, shipped as data so that importing memlab does not import sklearn."""
+    text = resources.files("memlab.llm").joinpath("english_stop_words.txt").read_text(encoding="utf-8")
+    return frozenset(w for w in text.split("\n") if w and not w.startswith("#"))
+
+
+STOP_WORDS = _stop_words()
 
 
 def split_sentences(text: str) -> list[str]:
     """The sentences of `text`, stripped, in order; text without an end mark is one sentence."""
-    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+    return list(sentence_tuple(text))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def sentence_tuple(text: str) -> tuple[str, ...]:
+    """`split_sentences`, memoized: a replay splits the same messages on every call."""
+    return tuple(s.strip() for s in _SENTENCE_END.split(text) if s.strip())
 
 
 def terms(text: str) -> list[str]:
     """Lower-cased word terms and CJK character unigrams+bigrams, in order (the TF-IDF analyzer)."""
+    return list(term_tuple(text))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def term_tuple(text: str) -> tuple[str, ...]:
+    """`terms`, memoized (read-only)."""
     out: list[str] = []
     for match in _TERM.finditer(text):
         token = match.group(0)
@@ -54,12 +74,18 @@ def terms(text: str) -> list[str]:
             out.extend(a + b for a, b in itertools.pairwise(chars))
         else:
             out.append(token.lower())
-    return out
+    return tuple(out)
 
 
 def content_terms(text: str) -> list[str]:
     """`terms` without English stop words (what two texts must share to be about the same thing)."""
-    return [t for t in terms(text) if t not in STOP_WORDS]
+    return list(content_term_tuple(text))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def content_term_tuple(text: str) -> tuple[str, ...]:
+    """`content_terms`, memoized (read-only)."""
+    return tuple(t for t in term_tuple(text) if t not in STOP_WORDS)
 
 
 def proper_names(sentence: str) -> set[str]:

@@ -3,6 +3,7 @@
 from dataclasses import dataclass, field
 from typing import Any
 
+from memlab import ranges
 from memlab.longterm.component import RESULT_EVIDENCE, RESULT_INJECTED_TOKENS, LongTermMemoryComponent
 from memlab.longterm.extraction import SKIP_LAYERS, should_skip_extraction
 from memlab.longterm.index import ExactIndex, HnswIndex, HybridIndex, IndexSpec, make_index
@@ -24,7 +25,7 @@ from memlab.longterm.service import (
     SaveResult,
     decayed_score,
 )
-from memlab.longterm.store import MemoryStore, SqlMemoryStore
+from memlab.longterm.store import MemoryStore
 from memlab.longterm.tools import MEMORY_SAVE, MEMORY_SEARCH, MemoryToolProvider
 
 
@@ -34,10 +35,10 @@ class AgentOverrides:
 
     enabled: bool | None = None
     namespace: str | None = None
-    max_items: int | None = None
+    max_items: int | None = ranges.count(None)
     auto_extract: bool | None = None
     auto_load: bool | None = None
-    load_max_items: int | None = None
+    load_max_items: int | None = ranges.count(None)
     memory_tools: bool | None = None
 
 
@@ -45,9 +46,9 @@ class AgentOverrides:
 class TypeSpec:
     """`types.<TYPE>`: retrieval weight, half-life in days without access, optional expiry in days."""
 
-    weight: float = 1.0
-    half_life_days: float | None = None
-    ttl_days: float | None = None
+    weight: float = ranges.ranged(1.0, ge=0)
+    half_life_days: float | None = ranges.positive(None)
+    ttl_days: float | None = ranges.positive(None)
 
 
 def _default_types() -> dict[str, TypeSpec]:
@@ -62,23 +63,23 @@ class LongTermConfig:
     embedder: Any = "${embedder}"
     llm: Any = "${llm}"
     counter: str = "${tokenizer}"
-    url: str = "sqlite://"
+    store: Any = "${store}"  # long-term memories live in the run's store (store=memory|sqlite|postgres|mysql)
     enabled: bool = False
     namespace: str = "default"
-    max_items: int = 100
+    max_items: int = ranges.count(100)
     auto_extract: bool = True
     auto_load: bool = True
-    load_max_items: int = 10
+    load_max_items: int = ranges.count(10)
     memory_tools: bool = False
     agents: dict[str, AgentOverrides] = field(default_factory=dict)
     types: dict[str, TypeSpec] = field(default_factory=_default_types)
     index: IndexSpec = field(default_factory=IndexSpec)
     language: str = "en"
     dedup_auto_extract: bool = False
-    archive_threshold: float = 0.05
-    archive_min_access: int = 3
-    supersede_similarity: float | None = 0.9
-    probe_k: int = 20
+    archive_threshold: float = ranges.ranged(0.05, ge=0)
+    archive_min_access: int = ranges.count(3)
+    supersede_similarity: float | None = ranges.ranged(0.9, ge=-1, le=1)
+    probe_k: int = ranges.ranged(20, ge=1)
     background: bool = False
     cleanup_at_session_end: bool = True
 
@@ -111,7 +112,6 @@ __all__ = [
     "MemoryType",
     "Retrieved",
     "SaveResult",
-    "SqlMemoryStore",
     "TypePolicy",
     "TypeSpec",
     "decayed_score",

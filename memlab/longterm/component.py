@@ -36,7 +36,7 @@ from memlab.longterm.service import (
     LongTermMemoryService,
     LongTermSettings,
 )
-from memlab.longterm.store import SqlMemoryStore
+from memlab.longterm.store import MemoryStore
 from memlab.longterm.tools import MemoryToolProvider
 from memlab.messages import Message
 from memlab.runtime.agent import ORDER_LONGTERM_INJECT, Component, RequestStage, Runtime
@@ -72,7 +72,7 @@ class LongTermMemoryComponent(Component):
         embedder: Embedder,
         llm: ChatModel | None = None,
         counter: str = "cl100k_base",
-        url: str = "sqlite://",
+        store: Any = None,
         enabled: bool = DEFAULT_ENABLED,
         namespace: str = DEFAULT_NAMESPACE,
         max_items: int = DEFAULT_MAX_ITEMS,
@@ -96,7 +96,7 @@ class LongTermMemoryComponent(Component):
             enabled, namespace, max_items, auto_extract, auto_load, load_max_items, memory_tools
         )
         self.service = LongTermMemoryService(
-            SqlMemoryStore(url),
+            MemoryStore(store),
             embedder,
             llm,
             defaults=defaults,

@@ -24,6 +24,7 @@ from typing import Protocol
 
 import numpy as np
 
+from memlab import ranges
 from memlab.longterm.text import search_terms
 
 INDEX_KINDS = ("exact", "hnsw", "hybrid")
@@ -41,14 +42,14 @@ class IndexSpec:
     """
 
     kind: str = "hybrid"
-    hnsw_m: int = 16
-    ef_construction: int = 64
-    ef_search: int = 64
-    bm25_weight: float = 1.0
-    dense_weight: float = 0.05
-    rrf_k: int = RRF_K
-    bm25_k1: float = 0.9
-    bm25_b: float = 0.4
+    hnsw_m: int = ranges.ranged(16, ge=2, le=1_024)
+    ef_construction: int = ranges.ranged(64, ge=1)
+    ef_search: int = ranges.ranged(64, ge=1)
+    bm25_weight: float = ranges.ranged(1.0, ge=0)
+    dense_weight: float = ranges.ranged(0.05, ge=0)
+    rrf_k: int = ranges.count(RRF_K)
+    bm25_k1: float = ranges.ranged(0.9, ge=0)
+    bm25_b: float = ranges.rate(0.4)
 
 
 class MemoryIndex(Protocol):

@@ -17,6 +17,7 @@ nearly the same (cosine >= `supersede_similarity`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import queue
@@ -116,6 +117,7 @@ def decayed_score(memory: Memory, now: datetime, policy: TypePolicy) -> float:
     return float(memory.relevance_score * policy.decay_factor**days)
 
 
+@functools.lru_cache(maxsize=1 << 16)  # every save compares against every stored memory
 def _normalized(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.casefold()))
 
@@ -230,16 +232,12 @@ class LongTermMemoryService:
         return hits
 
     def _touch(self, hits: Sequence[Retrieved], now: datetime) -> None:
-        touched = [
-            replace(
-                h.memory,
-                relevance_score=decayed_score(h.memory, now, self.types[h.memory.type]),
-                last_accessed_at=max(now, h.memory.last_accessed_at),
-                access_count=h.memory.access_count + 1,
-            )
-            for h in hits
-        ]
-        self._write(touched)
+        ns = hits[0].memory.namespace
+        ids = [h.memory.id for h in hits]
+        touched = self.store.touch(ns, ids, now, lambda m: decayed_score(m, now, self.types[m.type]))
+        if len(touched) < len(set(ids)):  # another service archived one meanwhile: read the store afresh
+            self._rows_cache.pop(namespace_key(ns), None)
+        self._remember(touched)
 
     def _active(self, ns: tuple[str, ...], now: datetime) -> list[Memory]:
         """The namespace's retrievable memories: not archived, not expired."""
@@ -369,7 +367,7 @@ class LongTermMemoryService:
             return
         sims = self.embedder.embed([m.content for m in prefs]) @ self.embedder.embed([m.content for m in older]).T
         stale = sorted({older[j].id for j in np.flatnonzero(sims.max(axis=0) >= self.supersede_similarity)})
-        self.counts["superseded"] += self._archive(ns, stale, True)
+        self.counts["superseded"] += self._archive(ns, stale)
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -382,7 +380,7 @@ class LongTermMemoryService:
             return []
         ranked = sorted(active, key=lambda m: (decayed_score(m, now, self.types[m.type]), m.last_accessed_at))
         ids = [m.id for m in ranked[: len(active) - limit]]
-        self.counts["archived.max_items"] += self._archive(ns, ids, True)
+        self.counts["archived.max_items"] += self._archive(ns, ids)
         return ids
 
     def cleanup(self, ctx: CallContext) -> list[str]:
@@ -399,7 +397,7 @@ class LongTermMemoryService:
                     and m.access_count < self.archive_min_access
                 )
             ]
-            self.counts["archived.cleanup"] += self._archive(ns, ids, True)
+            self.counts["archived.cleanup"] += self._archive(ns, ids)
         return ids
 
     def archived(self, ctx: CallContext) -> list[Memory]:
@@ -410,11 +408,9 @@ class LongTermMemoryService:
         """Bring archived memories back; a restore counts as an access (score 1, clock restarted)."""
         ns, now = self.namespace(ctx), naive_utc(ctx.now)
         with self._lock:
-            wanted = set(ids)
-            chosen = [m for m in self.store.list(ns, archived=True) if m.id in wanted]
-            self.store.put([replace(m, archived=False, relevance_score=1.0, last_accessed_at=now) for m in chosen])
+            restored = self.store.restore(ns, ids, now)
             self._rows_cache.pop(namespace_key(ns), None)
-        return len(chosen)
+        return restored
 
     def memories(self, ctx: CallContext) -> list[Memory]:
         """The caller's active memories, oldest first."""
@@ -435,7 +431,11 @@ class LongTermMemoryService:
         return rows
 
     def _write(self, memories: Sequence[Memory]) -> None:
-        self.store.put(memories)
+        self.store.add(memories)
+        self._remember(memories)
+
+    def _remember(self, memories: Sequence[Memory]) -> None:
+        """Bring this service's copy of the rows up to date with what was just stored."""
         for m in memories:
             rows = self._rows_cache.get(namespace_key(m.namespace))
             if rows is None:
@@ -446,8 +446,8 @@ class LongTermMemoryService:
             else:
                 rows[at] = m
 
-    def _archive(self, ns: tuple[str, ...], ids: Sequence[str], archived: bool) -> int:
-        changed = self.store.set_archived(ns, ids, archived)
+    def _archive(self, ns: tuple[str, ...], ids: Sequence[str]) -> int:
+        changed = self.store.archive(ns, ids)
         self._rows_cache.pop(namespace_key(ns), None)
         return changed
 

@@ -17,7 +17,8 @@ import re
 import threading
 
 import snowballstemmer
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+from memlab.llm.text import STOP_WORDS as ENGLISH_STOP_WORDS
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _WORD = re.compile(r"[^\W_]+")

@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from memlab.errors import MemlabError
 from memlab.longterm.model import SOURCE_AGENT_TOOL, MemoryType
 from memlab.longterm.service import LongTermMemoryService
 from memlab.messages import Message, ToolCall
@@ -115,6 +116,10 @@ class MemoryToolProvider:
             raise ToolArgumentError(f"unknown tool {name!r}; expected {MEMORY_SAVE} or {MEMORY_SEARCH}")
         if not (settings.enabled and settings.memory_tools):
             raise ToolArgumentError(f"memory tools are off for agent {ctx.security.agent_id!r}")
+        try:
+            self.service.namespace(ctx)  # ids too long for the store's 255-character namespace
+        except MemlabError as e:
+            raise ToolArgumentError(f"{name}: {e}") from None
         if isinstance(arguments, str):
             try:
                 arguments = json.loads(arguments or "{}")

@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 
 from memlab.memory.codec import message_from_entry, message_to_entry
 from memlab.messages import Message
-from memlab.stores.base import SessionState, SessionStore
+from memlab.stores.base import SessionState, SessionStore, decode, encode
 
 Edit = Callable[[list[Message]], Iterable[Message]]
 
@@ -73,21 +73,44 @@ class InMemoryChatMemory:
 
 
 class StoreChatMemory:
-    """ChatMemory in a `SessionStore` under `session_id`: every write is one transaction."""
+    """ChatMemory in a `SessionStore` under `session_id`: every write is one transaction.
+
+    The history as the store returns it is also kept decoded in memory: a replay reads it on every
+    call, and decoding every stored entry each time made a replay quadratic. Writes through this
+    object keep it current; it is dropped when a write fails and re-read when the store holds a
+    different number of entries (another writer appended or cleaned the session).
+    """
 
     def __init__(self, store: SessionStore, session_id: str) -> None:
         self.store = store
         self.session_id = session_id
+        self._lock = threading.Lock()
+        self._decoded: list[Message] | None = None
 
     def append(self, message: Message) -> None:
-        self.store.append(self.session_id, [message_to_entry(message)])
+        entry = message_to_entry(message)
+        with self._lock:
+            cached, self._decoded = self._decoded, None  # unknown if the write fails
+            self.store.append(self.session_id, [entry])
+            if cached is not None:  # the entry as the store gives it back: through its canonical JSON
+                stored = message_from_entry(decode(encode(entry)))
+                # The caller's object when equal, so caches keyed by message (token counts) hit by identity.
+                same = stored == message and stored.timestamp == message.timestamp
+                cached.append(message if same else stored)
+                self._decoded = cached
 
     def messages(self) -> list[Message]:
-        return [message_from_entry(e) for e in self.store.load(self.session_id).entries]
+        with self._lock:
+            if self._decoded is None or self.store.count(self.session_id) != len(self._decoded):
+                self._decoded = [message_from_entry(e) for e in self.store.load(self.session_id).entries]
+            return list(self._decoded)
 
     def replace(self, messages: Iterable[Message]) -> None:
         entries = tuple(message_to_entry(m) for m in messages)
-        self.store.update(self.session_id, lambda s: SessionState(entries, s.summary))
+        with self._lock:
+            self._decoded = None
+            state = self.store.update(self.session_id, lambda s: SessionState(entries, s.summary))
+            self._decoded = [message_from_entry(e) for e in state.entries]
 
     def update(self, edit: Edit) -> list[Message]:
         """`edit(messages)` becomes the history in one transaction; if it raises, nothing is written."""
@@ -96,10 +119,16 @@ class StoreChatMemory:
             new = edit([message_from_entry(e) for e in state.entries])
             return SessionState(tuple(message_to_entry(m) for m in new), state.summary)
 
-        return [message_from_entry(e) for e in self.store.update(self.session_id, step).entries]
+        with self._lock:
+            self._decoded = None
+            self._decoded = [message_from_entry(e) for e in self.store.update(self.session_id, step).entries]
+            return list(self._decoded)
 
     def clear(self) -> None:
-        self.store.delete_session(self.session_id)
+        with self._lock:
+            self._decoded = None
+            self.store.delete_session(self.session_id)
+            self._decoded = []
 
     def __len__(self) -> int:
         return self.store.count(self.session_id)

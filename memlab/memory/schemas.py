@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from memlab import ranges
 from memlab.memory.compressors import DEFAULT_MAX_ITEMS
 from memlab.memory.strategies import (
     DEFAULT_KEEP_FIRST,
@@ -21,26 +22,26 @@ from memlab.memory.strategies import (
 @dataclass
 class TrimConfig:
     _target_: str = "memlab.memory.TrimStrategy"
-    keep_first: int = DEFAULT_KEEP_FIRST
-    keep_last: int = DEFAULT_KEEP_LAST
+    keep_first: int = ranges.count(DEFAULT_KEEP_FIRST)
+    keep_last: int = ranges.count(DEFAULT_KEEP_LAST)
 
 
 @dataclass
 class SummarizeConfig:
     _target_: str = "memlab.memory.SummarizeStrategy"
     llm: Any = "${llm}"
-    threshold: int = DEFAULT_SUMMARY_THRESHOLD
-    keep_last: int = DEFAULT_SUMMARY_KEEP_LAST
+    threshold: int = ranges.ranged(DEFAULT_SUMMARY_THRESHOLD, ge=1)
+    keep_last: int = ranges.count(DEFAULT_SUMMARY_KEEP_LAST)
     language: str = "auto"  # auto | en | zh
-    max_conversation_chars: int = MAX_CONVERSATION_CHARS
-    max_tokens: int | None = None
+    max_conversation_chars: int = ranges.positive(MAX_CONVERSATION_CHARS)
+    max_tokens: int | None = ranges.positive(None)
     counter: str = "${tokenizer}"
 
 
 @dataclass
 class DeleteConfig:
     _target_: str = "memlab.memory.DeleteStrategy"
-    keep_latest: int = DEFAULT_KEEP_LATEST
+    keep_latest: int = ranges.count(DEFAULT_KEEP_LATEST)
 
 
 @dataclass
@@ -69,8 +70,8 @@ class CleanupConfig:
 
     _target_: str = "memlab.memory.MemoryCleanupService"
     on_session_end: bool = True
-    every_turns: int | None = None
-    every_seconds: float | None = None
+    every_turns: int | None = ranges.ranged(None, ge=1)
+    every_seconds: float | None = ranges.positive(None)
 
 
 @dataclass
@@ -109,27 +110,27 @@ class ChatHistoryConfig:
 @dataclass
 class WindowedConfig:
     _target_: str = "memlab.memory.WindowedMemoryCompressor"
-    max_items: int = DEFAULT_MAX_ITEMS
+    max_items: int = ranges.ranged(DEFAULT_MAX_ITEMS, ge=1)
 
 
 @dataclass
 class HybridConfig:
     _target_: str = "memlab.memory.HybridMemoryCompressor"
-    max_items: int = DEFAULT_MAX_ITEMS
+    max_items: int = ranges.ranged(DEFAULT_MAX_ITEMS, ge=1)
     llm: Any = "${llm}"
     language: str = "auto"
-    max_tokens: int | None = None
+    max_tokens: int | None = ranges.positive(None)
     counter: str = "${tokenizer}"
 
 
 @dataclass
 class TaskSegmentedConfig:
     _target_: str = "memlab.memory.TaskSegmentedCompressor"
-    keep_tasks: int = 1
+    keep_tasks: int = ranges.count(1)
     boundary_role: str = "user"
     llm: Any = "${llm}"
     language: str = "auto"
-    max_tokens: int | None = None
+    max_tokens: int | None = ranges.positive(None)
     counter: str = "${tokenizer}"
 
 

@@ -17,8 +17,9 @@ from memlab.metrics.pricing import ModelPrice, cost_usd, model_price, price_tabl
 from memlab.metrics.retention import content_words, mean_by_category, probe_rows, retention_metrics
 from memlab.metrics.summaries import summary_metrics
 from memlab.metrics.tokens import aux_token_metrics, budget_violations, net_saved_ratio, token_metrics
+from memlab.metrics.tool_orphans import tool_orphan_metrics
 from memlab.sim.records import CallRecord, ProbeRecord, Record
-from memlab.trace import Event
+from memlab.trace import LLM_CALL, Event
 
 DEFAULT_PRICING_MODEL = "gpt-4o-mini"
 
@@ -65,13 +66,18 @@ def compute_metrics(
     metrics.update(longterm_metrics([r for r in records if isinstance(r, ProbeRecord)], excluded=overall_excludes))
     metrics.update(summary_metrics(events))
     metrics.update(event_metrics(events))
+    metrics.update(tool_orphan_metrics(events))
     return metrics
 
 
 def compute_latency(records: Iterable[Record]) -> dict[str, float | None]:
     """The latency percentiles of a run and the reference workload timed on the same machine."""
-    out = latency_metrics(latency_samples(all_events(records)))
+    events = list(all_events(records))
+    out = latency_metrics(latency_samples(events))
     out["latency.reference_us"] = reference_latency_us()
+    # Served from a cache (the offline model's summary memo, litellm's disk cache): depends on the
+    # process that replayed (workers, earlier jobs of a sweep), so it is kept out of metrics.json.
+    out["latency.cached_calls"] = sum(1 for e in events if e.kind == LLM_CALL and e.data.get("cached"))
     return out
 
 
@@ -103,4 +109,5 @@ __all__ = [
     "retention_metrics",
     "summary_metrics",
     "token_metrics",
+    "tool_orphan_metrics",
 ]

@@ -122,6 +122,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("cost.usd", USD, LOWER, S_TOKENS, "prompts and auxiliary calls priced at pricing.model", "cost"),
     Metric("cost.full_history_usd", USD, NONE, S_TOKENS, "sending the whole history at every call, priced at pricing.model"),
     # --- what the context keeps
+    Metric("context.tool_orphans", COUNT, LOWER, S_CONTEXT, "requests holding a tool result without its call or a call without all its results (a provider rejects them)", "tool orphans"),
     Metric("context.evidence_retention", SHARE, HIGHER, S_CONTEXT, "share of a probe's evidence ids sent verbatim", "evidence kept"),
     Metric("context.evidence_fed_to_summary", SHARE, NONE, S_CONTEXT, "share of a probe's evidence ids (not sent verbatim) fed to an accepted summary", "evidence fed to summaries"),
     Metric("context.evidence_in_summary", SHARE, HIGHER, S_CONTEXT, "share of the gold answer's content words in the accepted summaries sent with the question", "evidence in summaries"),
@@ -175,6 +176,8 @@ METRICS: tuple[Metric, ...] = (
     Metric("answer.judge", SCORE, HIGHER, S_ANSWERS, f"share of answers with a gold answer the judge model calls CORRECT ({_ANSWERS})", abs_tol=0.01),
     # --- latency (latency.json; compared as ratios to latency.reference_us)
     Metric("latency.reference_us", MICROSECONDS, NONE, S_LATENCY, "median time of a fixed workload in the same process"),
+    # Depends on the process (workers, earlier runs of a sweep), so never gated: infinite tolerance.
+    Metric("latency.cached_calls", COUNT, NONE, S_LATENCY, "model calls answered from a cache", abs_tol=float("inf")),
     Metric("latency.*_us", MICROSECONDS, LOWER, S_LATENCY, "latency percentile of a step, this machine", "context p50"),
 )
 # fmt: on

@@ -2,6 +2,8 @@
 
 Enabled in `conf/config.yaml` (`hydra.callbacks.comparison`); with the joblib or Ray launcher
 the jobs run elsewhere, but `on_multirun_end` runs in the launching process, after all of them.
+It also leaves the sweep's outcome in `LAST_SWEEP`, from which `memlab run -m` takes its exit
+status: non-zero when a job failed or never finished, unless ``sweep.allow_failures=true``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from omegaconf import DictConfig
 from memlab.errors import MemlabError
 from memlab.report.comparison import inert_note, inert_parameters, write_comparison
 from memlab.report.rundata import find_runs, load_run
+from memlab.report.sweep import SweepJobs, sweep_jobs
+
+LAST_SWEEP: dict[str, Any] = {}  # "jobs": SweepJobs, "allow_failures": bool, "dir": Path of the last multirun
 
 
 class ComparisonCallback(Callback):
@@ -23,6 +28,9 @@ class ComparisonCallback(Callback):
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         sweep_dir = Path(config.hydra.sweep.dir)
+        jobs: SweepJobs = sweep_jobs(sweep_dir) if sweep_dir.is_dir() else SweepJobs(None, (), (), ())
+        allow = bool(config.get("sweep", {}).get("allow_failures", False))
+        LAST_SWEEP.update(jobs=jobs, allow_failures=allow, dir=sweep_dir)
         try:
             runs = [load_run(p) for p in find_runs([sweep_dir])]
         except MemlabError as e:
@@ -31,6 +39,8 @@ class ComparisonCallback(Callback):
         paths = write_comparison(sweep_dir, runs, title=f"memlab sweep: {config.get('name', '')}")
         failed = sum(r.failed for r in runs)
         note = f", {failed} failed" if failed else ""
+        if jobs.missing:
+            note += f", missing job(s) {', '.join(map(str, jobs.missing))} (never finished)"
         print(
             f"memlab: compared {len(runs)} configurations{note}; report in {paths['comparison.html']}", file=sys.stderr
         )

@@ -1,5 +1,6 @@
 """The replay simulator: dialogues in, records out."""
 
+from memlab.sim.parallel import Shared, simulate_parallel
 from memlab.sim.records import CallRecord, LifecycleRecord, ProbeRecord, Record
 from memlab.sim.replay import CLOCK_TICK, ReplayOptions, replay_dialogue, simulate
 
@@ -10,6 +11,8 @@ __all__ = [
     "ProbeRecord",
     "Record",
     "ReplayOptions",
+    "Shared",
     "replay_dialogue",
     "simulate",
+    "simulate_parallel",
 ]

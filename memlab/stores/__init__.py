@@ -1,17 +1,32 @@
 """Where memories persist: in memory, SQL (SQLite, PostgreSQL, MySQL/MariaDB) and Redis.
 
 Every backend is a `SessionStore` (ordered entries plus a summary per session, with an atomic
-read-modify-write); the in-memory and SQL ones are also a `KeyValueStore` of namespaced JSON
-records for long-term memories. Each is a `store=` entry in `conf/store/`.
+read-modify-write); the in-memory and SQL ones also keep long-term memory rows (`MemoryRows`),
+so `store=` moves long-term memory too. Each is a `store=` entry in `conf/store/`.
 """
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
+from memlab import ranges
 from memlab.stores.base import Entry, SessionState, SessionStore, decode, encode, plan_rewrite
-from memlab.stores.kv import MAX_KEY_LENGTH, KeyValueStore, Record, ns_text
+from memlab.stores.memories import MAX_KEY_LENGTH, MemoryRow, MemoryRows, ns_text
 from memlab.stores.memory import InMemoryStore
 from memlab.stores.redis_store import RedisStore
-from memlab.stores.sql import LATEST_VERSION, MIGRATIONS, SqlStore
+
+if TYPE_CHECKING:
+    from memlab.stores.sql import LATEST_VERSION, MIGRATIONS, SqlStore
+
+_SQL_NAMES = ("LATEST_VERSION", "MIGRATIONS", "SqlStore")
+
+
+def __getattr__(name: str) -> Any:
+    """The SQL names, imported on first use: sqlalchemy takes most of a second to import."""
+    if name in _SQL_NAMES:
+        from memlab.stores import sql
+
+        return getattr(sql, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass
@@ -28,7 +43,7 @@ class SqliteStoreConfig:
     _target_: str = "memlab.stores.SqlStore"
     path: str = "memlab.sqlite"
     run_dir: str | None = "${output_dir}"
-    pool_size: int = 10
+    pool_size: int = ranges.ranged(10, ge=1, le=1_000)
 
 
 @dataclass
@@ -38,7 +53,7 @@ class PostgresStoreConfig:
     _target_: str = "memlab.stores.SqlStore"
     url: str = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
     schema: str | None = None
-    pool_size: int = 10
+    pool_size: int = ranges.ranged(10, ge=1, le=1_000)
 
 
 @dataclass
@@ -47,7 +62,7 @@ class MysqlStoreConfig:
 
     _target_: str = "memlab.stores.SqlStore"
     url: str = "mysql+pymysql://root@127.0.0.1:3306/test"
-    pool_size: int = 10
+    pool_size: int = ranges.ranged(10, ge=1, le=1_000)
 
 
 @dataclass
@@ -74,8 +89,8 @@ __all__ = [
     "SCHEMAS",
     "Entry",
     "InMemoryStore",
-    "KeyValueStore",
-    "Record",
+    "MemoryRow",
+    "MemoryRows",
     "RedisStore",
     "SessionState",
     "SessionStore",

@@ -6,24 +6,27 @@ would return. One lock serializes writers; it lives in one process only.
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from memlab.stores.base import Entry, SessionState, Update, decode, encode
-from memlab.stores.kv import Record, check_key, encode_value, in_prefix, ns_text, utc
+from memlab.stores.memories import MemoryRow, Rescore, check_key, encode_value, naive, ns_text
 
 
 class InMemoryStore:
-    """Sessions and key-value records in Python dicts (`store=memory`)."""
+    """Sessions and long-term memory rows in Python dicts (`store=memory`)."""
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._entries: dict[str, list[str]] = {}
         self._summaries: dict[str, str | None] = {}
-        self._records: dict[tuple[str, str], tuple[str, datetime, datetime, bool]] = {}
+        self._memories: dict[tuple[str, str], tuple[int, MemoryRow]] = {}  # (namespace, id) -> (seq, row)
+        self._seq = itertools.count(1)
 
     # --- sessions ---------------------------------------------------------------------
 
@@ -74,41 +77,72 @@ class InMemoryStore:
     def close(self) -> None:
         """Nothing to release (the data lives as long as the object)."""
 
-    # --- key-value records ------------------------------------------------------------
+    # --- long-term memory rows -------------------------------------------------------
 
-    def put(self, namespace: Sequence[str], key: str, value: Mapping[str, Any], *, now: datetime | None = None) -> None:
-        ident = (ns_text(namespace), check_key(key))
-        body, t = encode_value(value), utc(now)
+    def add_memories(self, rows: Sequence[MemoryRow]) -> int:
+        added = 0
         with self._lock:
-            old = self._records.get(ident)
-            self._records[ident] = (body, old[1] if old else t, t, old[3] if old else False)
+            for row in rows:
+                ident = (ns_text(row.namespace), check_key(row.id))
+                if ident not in self._memories:
+                    self._memories[ident] = (next(self._seq), _stored(row))
+                    added += 1
+        return added
 
-    def get(self, namespace: Sequence[str], key: str) -> Record | None:
-        ident = (ns_text(namespace), key)
+    def _rows(self, namespace: Sequence[str], archived: bool | None) -> list[MemoryRow]:
+        ns = ns_text(namespace)
         with self._lock:
-            row = self._records.get(ident)
-        return None if row is None else _record(ident, row)
+            found = sorted((seq, ident[1], row) for ident, (seq, row) in self._memories.items() if ident[0] == ns)
+        return [row for _, _, row in found if archived is None or row.archived == archived]
 
-    def delete(self, namespace: Sequence[str], key: str) -> bool:
+    def list_memories(self, namespace: Sequence[str], *, archived: bool | None = False) -> list[MemoryRow]:
+        return self._rows(namespace, archived)
+
+    def count_memories(self, namespace: Sequence[str], *, archived: bool | None = False) -> int:
+        return len(self._rows(namespace, archived))
+
+    def touch_memories(
+        self, namespace: Sequence[str], ids: Sequence[str], now: datetime, rescore: Rescore
+    ) -> list[MemoryRow]:
+        ns, t, touched = ns_text(namespace), naive(now), []
         with self._lock:
-            return self._records.pop((ns_text(namespace), key), None) is not None
+            for key in dict.fromkeys(ids):
+                seq, row = self._memories.get((ns, key), (0, None))
+                if row is None or row.archived:
+                    continue
+                new = replace(
+                    row,
+                    access_count=row.access_count + 1,
+                    relevance_score=float(rescore(row)),
+                    last_accessed_at=max(t, row.last_accessed_at),
+                )
+                self._memories[(ns, key)] = (seq, new)
+                touched.append(new)
+        return touched
 
-    def search(self, prefix: Sequence[str] = (), *, include_archived: bool = False) -> list[Record]:
+    def _flip(self, namespace: Sequence[str], ids: Sequence[str], archived: bool, **changes: Any) -> int:
+        ns, changed = ns_text(namespace), 0
         with self._lock:
-            rows = sorted(self._records.items())
-        return [_record(i, r) for i, r in rows if in_prefix(i[0], prefix) and (include_archived or not r[3])]
+            for key in dict.fromkeys(ids):
+                seq, row = self._memories.get((ns, key), (0, None))
+                if row is not None and row.archived != archived:
+                    self._memories[(ns, key)] = (seq, replace(row, archived=archived, **changes))
+                    changed += 1
+        return changed
 
-    def set_archived(
-        self, namespace: Sequence[str], key: str, archived: bool = True, *, now: datetime | None = None
-    ) -> bool:
-        ident = (ns_text(namespace), key)
-        with self._lock:
-            row = self._records.get(ident)
-            if row is None:
-                return False
-            self._records[ident] = (row[0], row[1], utc(now), archived)
-            return True
+    def archive_memories(self, namespace: Sequence[str], ids: Sequence[str]) -> int:
+        return self._flip(namespace, ids, True)
+
+    def restore_memories(self, namespace: Sequence[str], ids: Sequence[str], now: datetime) -> int:
+        return self._flip(namespace, ids, False, relevance_score=1.0, last_accessed_at=naive(now))
 
 
-def _record(ident: tuple[str, str], row: tuple[str, datetime, datetime, bool]) -> Record:
-    return Record(tuple(json.loads(ident[0])), ident[1], json.loads(row[0]), row[1], row[2], row[3])
+def _stored(row: MemoryRow) -> MemoryRow:
+    """The row as a database would return it: value through JSON, naive UTC times."""
+    return replace(
+        row,
+        namespace=tuple(row.namespace),
+        value=json.loads(encode_value(row.value)),
+        created_at=naive(row.created_at),
+        last_accessed_at=naive(row.last_accessed_at),
+    )

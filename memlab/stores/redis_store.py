@@ -2,8 +2,8 @@
 
 Appends are one MULTI/EXEC; `update` watches the session's keys (WATCH, then MULTI/EXEC) and
 retries when another client wrote in between, so a compaction never loses a concurrent append.
-Nothing is sent before EXEC, so a writer that dies mid-update leaves the old state. Key-value
-records (long-term memories) need range scans and live in the SQL store instead.
+Nothing is sent before EXEC, so a writer that dies mid-update leaves the old state. Long-term
+memories need scoped listings and conditional updates; they live in the SQL or in-memory store.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 from memlab.errors import MemlabError
 from memlab.stores.base import Entry, SessionState, Update, decode, encode, plan_rewrite
-from memlab.stores.kv import check_key
+from memlab.stores.memories import check_key
 
 DEFAULT_PREFIX = "memlab:"
 

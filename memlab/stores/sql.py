@@ -18,7 +18,7 @@ import os
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,7 +31,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from memlab.errors import MemlabError
 from memlab.stores.base import Entry, SessionState, Update, decode, encode, plan_rewrite
-from memlab.stores.kv import MAX_KEY_LENGTH, Record, check_key, encode_value, ns_text, utc
+from memlab.stores.memories import MAX_KEY_LENGTH, MemoryRow, Rescore, check_key, encode_value, naive, ns_text
 
 T = TypeVar("T")
 
@@ -76,17 +76,45 @@ session_entries = sa.Table(
     sa.Column("body", Body, nullable=False),
     **_TABLE_OPTIONS,
 )
-records = sa.Table(
-    "memlab_records",
+memories = sa.Table(
+    "ah_long_term_memory",  # the first design document's table
     metadata,
     sa.Column("namespace", Key, primary_key=True),
-    sa.Column("key", Key, primary_key=True),
+    sa.Column("id", Key, primary_key=True),
+    sa.Column("seq", sa.BigInteger, nullable=False),  # insertion order within the namespace, for stable listings
     sa.Column("value_json", Body, nullable=False),
-    sa.Column("archived", sa.Boolean, nullable=False),
+    sa.Column("type", sa.String(16), nullable=False),
+    sa.Column("source", sa.String(32), nullable=False),
     sa.Column("created_at", Stamp, nullable=False),
-    sa.Column("updated_at", Stamp, nullable=False),
+    sa.Column("last_accessed_at", Stamp, nullable=False),
+    sa.Column("access_count", sa.Integer, nullable=False),
+    sa.Column("relevance_score", sa.Double, nullable=False),
+    sa.Column("archived", sa.Boolean, nullable=False),
+    sa.Index("ix_ah_long_term_memory_active", "namespace", "archived", "seq"),
     **_TABLE_OPTIONS,
 )
+# Key columns per table, for the MySQL/MariaDB collation migration.
+_KEYS = {
+    "memlab_sessions": ("session_id",),
+    "memlab_session_entries": ("session_id",),
+    "memlab_records": ("namespace", "key"),
+    "ah_long_term_memory": ("namespace", "id"),
+}
+
+
+def _legacy_records() -> sa.Table:
+    """The namespaced key-value table of migration 2, used by nothing and dropped by migration 5."""
+    return sa.Table(
+        "memlab_records",
+        sa.MetaData(),
+        sa.Column("namespace", Key, primary_key=True),
+        sa.Column("key", Key, primary_key=True),
+        sa.Column("value_json", Body, nullable=False),
+        sa.Column("archived", sa.Boolean, nullable=False),
+        sa.Column("created_at", Stamp, nullable=False),
+        sa.Column("updated_at", Stamp, nullable=False),
+        **_TABLE_OPTIONS,
+    )
 
 
 @dataclass(frozen=True)
@@ -98,31 +126,61 @@ class Migration:
     apply: Callable[[Connection], None]
 
 
-def _create(*tables: sa.Table) -> Callable[[Connection], None]:
+def _create(*tables: sa.Table | Callable[[], sa.Table], binary_keys: bool = False) -> Callable[[Connection], None]:
+    """Create `tables`; with `binary_keys`, give their keys the binary collation (from migration 3 on)."""
+
     def apply(conn: Connection) -> None:
-        for table in tables:
+        made = [table() if callable(table) else table for table in tables]
+        for table in made:
             table.create(conn, checkfirst=True)
+        if binary_keys:
+            _binary_keys(conn, [t.name for t in made])
 
     return apply
 
 
+def binary_collation(conn: Connection) -> str:
+    """MySQL/MariaDB's binary collation without PAD SPACE: ``X`` and ``X `` are different keys."""
+    return "utf8mb4_nopad_bin" if getattr(conn.dialect, "is_mariadb", False) else "utf8mb4_0900_bin"
+
+
+def _binary_keys(conn: Connection, tables: Sequence[str] = tuple(_KEYS)) -> None:
+    """Give every key column of every existing table the binary no-pad collation (MySQL/MariaDB only).
+
+    ``utf8mb4_bin`` still pads with spaces, and a database's default (``utf8mb4_general_ci``)
+    also ignores case and accents, which let ``alice`` read ``Alice``'s rows.
+    """
+    if conn.dialect.name not in _MYSQL:
+        return
+    collation = binary_collation(conn)
+    present = set(sa.inspect(conn).get_table_names())
+    for table in tables:
+        columns = _KEYS.get(table, ())
+        if table not in present or not columns:
+            continue
+        changes = ", ".join(
+            f"MODIFY `{c}` VARCHAR({MAX_KEY_LENGTH}) CHARACTER SET utf8mb4 COLLATE {collation} NOT NULL"
+            for c in columns
+        )
+        conn.exec_driver_sql(f"ALTER TABLE `{table}` {changes}")
+
+
+def _drop_records(conn: Connection) -> None:
+    _legacy_records().drop(conn, checkfirst=True)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "sessions and their ordered entries", _create(sessions, session_entries)),
-    Migration(2, "namespaced JSON records (long-term memories)", _create(records)),
+    Migration(2, "namespaced JSON records (long-term memories)", _create(_legacy_records)),
+    Migration(3, "binary no-pad collation for every key column (MySQL/MariaDB)", _binary_keys),
+    Migration(4, "long-term memories (ah_long_term_memory)", _create(memories, binary_keys=True)),
+    Migration(5, "drop the unused key-value records", _drop_records),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 
 
-def _naive(t: datetime) -> datetime:
-    return utc(t).replace(tzinfo=None)
-
-
-def _aware(t: datetime) -> datetime:
-    return t.replace(tzinfo=UTC)
-
-
 def _now() -> datetime:
-    return _naive(datetime.now(UTC))
+    return naive(datetime.now(UTC))
 
 
 def _hydra_run_dir() -> Path | None:
@@ -132,7 +190,7 @@ def _hydra_run_dir() -> Path | None:
 
 
 class SqlStore:
-    """Sessions and key-value records in a SQL database (`store=sqlite|postgres|mysql`).
+    """Sessions and long-term memory rows in a SQL database (`store=sqlite|postgres|mysql`).
 
     `url` is any SQLAlchemy URL (``postgresql+psycopg://...``, ``mysql+pymysql://...``); `path`
     is a SQLite file, placed in the run directory when relative (`run_dir`, else Hydra's run
@@ -218,7 +276,10 @@ class SqlStore:
             database = self.url.database
             if not database:
                 raise MemlabError("store.path: an in-memory SQLite database cannot be shared; give a file path")
-            Path(database).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                Path(database).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise MemlabError(f"store.path: cannot create the folder of {database} ({e.strerror})") from None
             options["connect_args"] = {"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
             options.update(pool_size=self.pool_size, max_overflow=self.pool_size)
         else:
@@ -403,62 +464,135 @@ class SqlStore:
 
         self._write(write)
 
-    # --- key-value records ------------------------------------------------------------
+    # --- long-term memory rows -------------------------------------------------------
 
-    def _where(self, namespace: Sequence[str], key: str) -> sa.ColumnElement[bool]:
-        return sa.and_(records.c.namespace == ns_text(namespace), records.c["key"] == key)
+    def _in(self, namespace: Sequence[str] | str, ids: Sequence[str]) -> sa.ColumnElement[bool]:
+        ns = namespace if isinstance(namespace, str) else ns_text(namespace)
+        return sa.and_(memories.c.namespace == ns, memories.c.id.in_(list(dict.fromkeys(ids))))
 
-    def put(self, namespace: Sequence[str], key: str, value: Mapping[str, Any], *, now: datetime | None = None) -> None:
-        ns, t = ns_text(namespace), _naive(utc(now))
-        ins = self._insert(records).values(
-            namespace=ns, key=check_key(key), value_json=encode_value(value), archived=False, created_at=t, updated_at=t
-        )
-        if self.dialect in _MYSQL:
-            stmt = ins.on_duplicate_key_update(value_json=ins.inserted.value_json, updated_at=ins.inserted.updated_at)
-        else:
-            stmt = ins.on_conflict_do_update(
-                index_elements=[records.c.namespace, records.c["key"]],
-                set_={"value_json": ins.excluded.value_json, "updated_at": ins.excluded.updated_at},
-            )
-        self._write(lambda c: c.execute(stmt))
+    def add_memories(self, rows: Sequence[MemoryRow]) -> int:
+        if not rows:
+            return 0
+        c = memories.c
 
-    def get(self, namespace: Sequence[str], key: str) -> Record | None:
-        row = self._read(lambda c: c.execute(sa.select(records).where(self._where(namespace, key))).first())
-        return None if row is None else _record(row)
+        def write(conn: Connection) -> int:
+            added = 0
+            for ns, group in _by_namespace(rows).items():
+                ids = [row.id for row in group]
+                present = set(conn.execute(sa.select(c.id).where(self._in(ns, ids))).scalars())
+                new = [row for row in dict((row.id, row) for row in group).values() if row.id not in present]
+                if not new:
+                    continue
+                # Ties in seq (two writers of one namespace at once) are broken by id when listing.
+                seq = int(
+                    conn.execute(
+                        sa.select(sa.func.coalesce(sa.func.max(c.seq), 0)).where(c.namespace == ns)
+                    ).scalar_one()
+                )
+                ins = self._insert(memories).values([_memory_values(ns, seq + i + 1, row) for i, row in enumerate(new)])
+                if self.dialect in _MYSQL:  # a concurrent writer of the same id: keep the stored row
+                    conn.execute(ins.on_duplicate_key_update(id=ins.inserted.id))
+                else:
+                    conn.execute(ins.on_conflict_do_nothing(index_elements=[c.namespace, c.id]))
+                added += len(new)
+            return added
 
-    def delete(self, namespace: Sequence[str], key: str) -> bool:
-        return bool(self._write(lambda c: c.execute(sa.delete(records).where(self._where(namespace, key))).rowcount))
+        return self._write(write)
 
-    def search(self, prefix: Sequence[str] = (), *, include_archived: bool = False) -> list[Record]:
-        query = sa.select(records)
-        if prefix:
-            exact = ns_text(prefix)
-            below = exact[:-1] + ","
-            ns = records.c.namespace
-            # substr, not LIKE: SQLite's LIKE ignores case, which would cross namespaces
-            query = query.where(sa.or_(ns == exact, sa.func.substr(ns, 1, len(below)) == below))
-        if not include_archived:
-            query = query.where(records.c.archived == sa.false())
-        query = query.order_by(self._ordered(records.c.namespace), self._ordered(records.c["key"]))
-        return [_record(r) for r in self._read(lambda c: c.execute(query).all())]
+    def _listed(self, namespace: Sequence[str], archived: bool | None) -> sa.ColumnElement[bool]:
+        where = memories.c.namespace == ns_text(namespace)
+        return where if archived is None else sa.and_(where, memories.c.archived == archived)
 
-    def set_archived(
-        self, namespace: Sequence[str], key: str, archived: bool = True, *, now: datetime | None = None
-    ) -> bool:
+    def list_memories(self, namespace: Sequence[str], *, archived: bool | None = False) -> list[MemoryRow]:
+        c = memories.c
+        query = sa.select(memories).where(self._listed(namespace, archived)).order_by(c.seq, self._ordered(c.id))
+        return [_memory_row(r) for r in self._read(lambda conn: conn.execute(query).all())]
+
+    def count_memories(self, namespace: Sequence[str], *, archived: bool | None = False) -> int:
+        query = sa.select(sa.func.count()).select_from(memories).where(self._listed(namespace, archived))
+        return int(self._read(lambda conn: conn.execute(query).scalar_one()))
+
+    def touch_memories(
+        self, namespace: Sequence[str], ids: Sequence[str], now: datetime, rescore: Rescore
+    ) -> list[MemoryRow]:
+        if not ids:
+            return []
+        c, t = memories.c, naive(now)
+        active = sa.and_(self._in(namespace, ids), c.archived == sa.false())
+
+        def write(conn: Connection) -> list[MemoryRow]:
+            stored = [_memory_row(r) for r in conn.execute(sa.select(memories).where(active).with_for_update())]
+            for row in stored:
+                stmt = (
+                    sa.update(memories)
+                    .where(c.namespace == ns_text(row.namespace), c.id == row.id, c.archived == sa.false())
+                    .values(
+                        access_count=c.access_count + 1,
+                        relevance_score=float(rescore(row)),
+                        last_accessed_at=max(t, row.last_accessed_at),
+                    )
+                )
+                conn.execute(stmt)
+            order = {key: i for i, key in enumerate(ids)}
+            after = [_memory_row(r) for r in conn.execute(sa.select(memories).where(active))]
+            return sorted(after, key=lambda r: order[r.id])
+
+        return self._write(write)
+
+    def archive_memories(self, namespace: Sequence[str], ids: Sequence[str]) -> int:
+        if not ids:
+            return 0
+        c = memories.c
+        stmt = sa.update(memories).where(self._in(namespace, ids), c.archived == sa.false()).values(archived=True)
+        return int(self._write(lambda conn: conn.execute(stmt).rowcount) or 0)
+
+    def restore_memories(self, namespace: Sequence[str], ids: Sequence[str], now: datetime) -> int:
+        if not ids:
+            return 0
+        c = memories.c
         stmt = (
-            sa.update(records).where(self._where(namespace, key)).values(archived=archived, updated_at=_naive(utc(now)))
+            sa.update(memories)
+            .where(self._in(namespace, ids), c.archived == sa.true())
+            .values(archived=False, relevance_score=1.0, last_accessed_at=naive(now))
         )
-        return bool(self._write(lambda c: c.execute(stmt).rowcount))
+        return int(self._write(lambda conn: conn.execute(stmt).rowcount) or 0)
 
 
-def _record(row: sa.Row[Any]) -> Record:
+def _by_namespace(rows: Sequence[MemoryRow]) -> dict[str, list[MemoryRow]]:
+    grouped: dict[str, list[MemoryRow]] = {}
+    for row in rows:
+        grouped.setdefault(ns_text(row.namespace), []).append(row)
+    return grouped
+
+
+def _memory_values(ns: str, seq: int, row: MemoryRow) -> dict[str, Any]:
+    return {
+        "namespace": ns,
+        "id": check_key(row.id),
+        "seq": seq,
+        "value_json": encode_value(row.value),
+        "type": row.type,
+        "source": row.source,
+        "created_at": naive(row.created_at),
+        "last_accessed_at": naive(row.last_accessed_at),
+        "access_count": row.access_count,
+        "relevance_score": float(row.relevance_score),
+        "archived": row.archived,
+    }
+
+
+def _memory_row(row: sa.Row[Any]) -> MemoryRow:
     m = row._mapping
-    return Record(
+    return MemoryRow(
         namespace=tuple(json.loads(m["namespace"])),
-        key=m["key"],
+        id=m["id"],
         value=json.loads(m["value_json"]),
-        created_at=_aware(m["created_at"]),
-        updated_at=_aware(m["updated_at"]),
+        type=m["type"],
+        source=m["source"],
+        created_at=m["created_at"],
+        last_accessed_at=m["last_accessed_at"],
+        access_count=int(m["access_count"]),
+        relevance_score=float(m["relevance_score"]),
         archived=bool(m["archived"]),
     )
 

@@ -14,6 +14,7 @@ from memlab.context import (
     SummarizationHook,
     Summarize,
     Trim,
+    peers,
 )
 from memlab.errors import MemlabError
 from memlab.experiment import build_components, instantiate, run_experiment
@@ -47,6 +48,7 @@ def test_is_its_own_stage_at_order_30_and_reports_each_call() -> None:
         "messages_out": 3,
         "tokens_in": exact.count_messages(ms),
         "tokens_out": exact.count_messages(out),
+        "tool_orphans": 0,
     }
 
 
@@ -57,7 +59,18 @@ def test_rejects_what_is_not_a_strategy() -> None:
         Composite([Trim(), 42])  # type: ignore[list-item]
 
 
-EXPECTED = {"trim": Trim, "summarize": Summarize, "sliding_window": SlidingWindow, "composite": Composite}
+EXPECTED = {
+    "trim": Trim,
+    "summarize": Summarize,
+    "sliding_window": SlidingWindow,
+    "composite": Composite,
+    "langchain_trim": peers.LangchainTrim,
+    "llamaindex_buffer": peers.LlamaIndexBuffer,
+    "llamaindex_summary": peers.LlamaIndexSummary,
+    "autogen_head_tail": peers.AutogenHeadTail,
+    "autogen_buffered": peers.AutogenBuffered,
+    "autogen_token_limited": peers.AutogenTokenLimited,
+}
 
 
 def test_every_context_entry_composes_and_builds(make_config) -> None:  # type: ignore[no-untyped-def]

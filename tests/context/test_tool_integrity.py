@@ -36,12 +36,25 @@ def test_sliding_window(tau_bench: list[list[Message]], counter: str, keep_syste
                 assert orphans(SlidingWindow(budget, counter, keep_system).apply(request)) == []
 
 
+@pytest.mark.parametrize(
+    "options",
+    [{"start_on": "user"}, {"end_on": "user"}, {"start_on": "assistant", "end_on": "tool"}, {"allow_partial": True}],
+)
+def test_sliding_window_with_peer_options(tau_bench: list[list[Message]], options: dict) -> None:
+    for trajectory in tau_bench:
+        for request in [trajectory, *requests(trajectory)[::3]]:
+            for budget in (200, 1_000, 3_000, 8_000):
+                assert orphans(SlidingWindow(budget, **options).apply(request)) == []
+
+
 def test_trim(tau_bench: list[list[Message]]) -> None:
     for trajectory in tau_bench:
         for request in [trajectory, *requests(trajectory)[::4]]:
             for keep_first in range(5):
                 for keep_last in range(8):
                     assert orphans(Trim(keep_first, keep_last).apply(request)) == []
+                    placeheld = Trim(keep_first, keep_last, placeholder="Skipped {n} messages.").apply(request)
+                    assert orphans(placeheld) == []
 
 
 def test_summarize_and_its_fallback(tau_bench: list[list[Message]], failing_model) -> None:  # type: ignore[no-untyped-def]

@@ -90,6 +90,8 @@ BAD_INPUTS = {
         _locomo({"session_1": [{**GOOD_TURN, "text": 7}]}),
         r"bad: \[0\]\.conversation\.session_1\[0\]\.text: expected a string, got an integer",
     ),
+    "empty locomo corpus": ("locomo", "[]", r"bad: no samples \(the file is \[\]\); expected a list of LoCoMo"),
+    "empty tau-bench corpus": ("tau_bench", "[]", r"bad: no trajectories \(the file is \[\]\)"),
     "empty dialogue": ("jsonl", '{"messages": []}\n', r"bad:1: messages: no messages besides a system prompt"),
     "non-UTF-8 byte": (
         "jsonl",

@@ -145,8 +145,13 @@ def test_retrieval_is_not_trivial() -> None:
             {"facts": 6, "sessions": 1, "turns_per_session": 4},
             r"need more user turns than sessions=1 x turns_per_session=4",
         ),
-        ({"sessions": 0}, r"sessions=0 must be at least 1"),
-        ({"update_rate": 1.5}, r"update_rate=1\.5 must be between 0 and 1"),
+        ({"sessions": 0}, r"synthetic\.sessions=0 is out of range; valid: >= 1 and <= 1000"),
+        ({"update_rate": 1.5}, r"update_rate=1\.5 is out of range; valid: >= 0 and <= 1"),
+        (
+            {"message_chars_mean": 1e12},
+            r"message_chars_mean=1000000000000\.0 is out of range; valid: >= 1 and <= 100000",
+        ),
+        ({"tool_output_sigma": -1}, r"tool_output_sigma=-1 is out of range"),
         ({"start": "monday"}, r"start='monday' is not an ISO 8601 time"),
     ],
 )

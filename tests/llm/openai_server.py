@@ -26,6 +26,7 @@ class OpenAIServer:
     base_url: str = ""
     requests: list[dict[str, Any]] = field(default_factory=list)
     fail_with: list[int] = field(default_factory=list)  # status codes for the next requests, in order
+    replies: list[tuple[int, dict[str, Any], dict[str, str]]] = field(default_factory=list)  # (status, body, headers)
     delay_s: float = 0.0
 
     def bodies(self, path: str) -> list[dict[str, Any]]:
@@ -47,9 +48,11 @@ def _handler(state: OpenAIServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args: Any) -> None:  # keep pytest output clean
             pass
 
-        def _send(self, status: int, payload: dict[str, Any]) -> None:
+        def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
             data = json.dumps(payload).encode()
             self.send_response(status)
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
@@ -61,7 +64,9 @@ def _handler(state: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             state.requests.append({"path": self.path, "body": body, "authorization": self.headers["Authorization"]})
             if state.delay_s:
                 time.sleep(state.delay_s)
-            if state.fail_with:
+            if state.replies:
+                self._send(*state.replies.pop(0))
+            elif state.fail_with:
                 status = state.fail_with.pop(0)
                 self._send(status, {"error": {"message": f"injected {status}", "type": "server_error", "code": status}})
             elif self.path == "/v1/chat/completions":

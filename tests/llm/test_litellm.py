@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +12,7 @@ import pytest
 from openai_server import EMBEDDING_DIM, USAGE, OpenAIServer, embedding_of, reply_to
 
 from memlab.embed import LitellmEmbedder
-from memlab.llm import TASK_CONTEXT_SUMMARY, LitellmChatModel, LLMError, LLMTimeout
+from memlab.llm import TASK_CONTEXT_SUMMARY, LitellmChatModel, LLMAuthError, LLMError, LLMTimeout
 from memlab.trace import LLM_CALL, recording
 
 MESSAGES = [
@@ -125,7 +127,7 @@ def test_api_key_env_is_read_at_call_time(openai_server: OpenAIServer, tmp_path:
     make_model(openai_server, tmp_path, api_key=None, api_key_env="MEMLAB_TEST_KEY").complete(MESSAGES)
     assert openai_server.requests[0]["authorization"] == "Bearer sk-from-env"
     monkeypatch.delenv("MEMLAB_TEST_KEY")
-    with pytest.raises(LLMError, match="MEMLAB_TEST_KEY"):
+    with pytest.raises(LLMAuthError, match="MEMLAB_TEST_KEY"):
         make_model(openai_server, tmp_path, api_key=None, api_key_env="MEMLAB_TEST_KEY", cache_dir=None).complete(
             MESSAGES
         )
@@ -167,3 +169,81 @@ def test_embeddings_retry_a_500_and_check_the_width(openai_server: OpenAIServer,
     assert len(openai_server.requests) == 2
     with pytest.raises(LLMError, match=r"embedder\.dim=8"):
         make_embedder(openai_server, tmp_path, dim=16, cache_dir=None).embed(["alpha"])
+
+
+def _chat_reply(choices: list, content_type: str = "chat.completion") -> tuple[int, dict, dict]:
+    body = {"id": "x", "object": content_type, "created": 0, "model": "test-model", "choices": choices, "usage": USAGE}
+    return 200, body, {}
+
+
+@pytest.mark.parametrize(
+    ("choices", "message"),
+    [
+        ([], "malformed response without a first choice"),
+        ([{"index": 0, "message": {"role": "assistant", "content": {"text": "?"}}}], "Invalid response object"),
+    ],
+)
+def test_a_malformed_response_is_an_llm_error(
+    openai_server: OpenAIServer, tmp_path: Path, choices: list, message: str
+) -> None:
+    """The defect: a 200 with ``choices: []`` escaped as IndexError and killed the run."""
+    openai_server.replies = [_chat_reply(choices)] * 3
+    with recording() as events, pytest.raises(LLMError, match=message):
+        make_model(openai_server, tmp_path).complete(MESSAGES)
+    assert [e.data["error"] for e in events if e.kind == LLM_CALL] == ["LLMError"]  # counted as a failed call
+
+
+def test_retry_after_is_honoured_up_to_the_cap(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    limited = (429, {"error": {"message": "slow down", "type": "rate_limit", "code": 429}}, {"Retry-After": "1.2"})
+    openai_server.replies = [limited]
+    start = time.monotonic()
+    make_model(openai_server, tmp_path, cache_dir=None).complete(MESSAGES)
+    waited = time.monotonic() - start
+    assert len(openai_server.requests) == 2 and waited >= 1.2  # the backoff alone would be 0 s
+    openai_server.replies = [(*limited[:2], {"Retry-After": "3600"})]
+    start = time.monotonic()
+    make_model(openai_server, tmp_path, cache_dir=None, max_retry_after_s=0.2).complete(MESSAGES)
+    assert len(openai_server.requests) == 4 and time.monotonic() - start < 60  # capped, not an hour
+
+
+def test_refused_credentials_fail_fast_naming_the_variable(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    openai_server.replies = [(401, {"error": {"message": "bad key", "type": "invalid_request_error"}}, {})] * 3
+    with pytest.raises(LLMAuthError) as info:
+        make_model(openai_server, tmp_path, api_key=None, api_key_env="MEMLAB_TEST_KEY_X").complete(MESSAGES)
+    assert len(openai_server.requests) == 0  # the unset variable is reported before any request
+    with pytest.raises(LLMAuthError) as info:
+        make_model(openai_server, tmp_path, num_retries=5).complete(MESSAGES)
+    assert len(openai_server.requests) == 1  # never retried
+    assert "authentication failed; check llm.api_key" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_missing_key_is_not_retried_and_names_the_variable(tmp_path: Path, monkeypatch) -> None:
+    """The defect: litellm reports a missing key as a 500; it was retried for every call of the run."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    model = LitellmChatModel(model="openai/gpt-4o-mini", num_retries=3, retry_backoff_s=5.0)
+    start = time.monotonic()
+    with pytest.raises(LLMAuthError, match=r"llm: openai/gpt-4o-mini: authentication failed; set OPENAI_API_KEY"):
+        model.complete(MESSAGES)
+    assert time.monotonic() - start < 5.0  # no backoff was slept
+
+
+def test_an_empty_answer_is_not_cached(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    openai_server.replies = [_chat_reply([{"index": 0, "message": {"role": "assistant", "content": ""}}])]
+    assert make_model(openai_server, tmp_path).complete(MESSAGES).text == ""
+    again = make_model(openai_server, tmp_path).complete(MESSAGES)
+    assert again.text == "2021 in Oslo to moved Ann" and not again.cached and len(openai_server.requests) == 2
+
+
+def test_concurrent_runs_sharing_the_cache_pay_once(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    openai_server.delay_s = 0.3
+    results: list = []
+    threads = [
+        threading.Thread(target=lambda: results.append(make_model(openai_server, tmp_path).complete(MESSAGES)))
+        for _ in range(4)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert len(openai_server.requests) == 1
+    assert sorted(r.cached for r in results) == [False, True, True, True]

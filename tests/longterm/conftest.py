@@ -1,4 +1,4 @@
-"""Fixtures for long-term memory: a store on each real database, and call contexts on a virtual clock."""
+"""Fixtures for long-term memory: a store on each real database (through `memlab.stores`), and services."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from collections.abc import Iterator
 import pytest
 import sqlalchemy as sa
 
-from memlab.longterm import SqlMemoryStore
+from memlab.longterm import MemoryStore
+from memlab.stores import SqlStore
 
 POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 MARIADB = "mysql+pymysql://root@127.0.0.1:3306/test"
@@ -21,7 +22,7 @@ def _unreachable(service: str, error: Exception) -> None:
     pytest.skip(f"{service} unreachable ({type(error).__name__})")
 
 
-def _postgres() -> Iterator[sa.Engine]:
+def _postgres() -> Iterator[SqlStore]:
     schema = f"memlab_lt_{uuid.uuid4().hex[:10]}"
     admin = sa.create_engine(POSTGRES)
     try:
@@ -29,17 +30,17 @@ def _postgres() -> Iterator[sa.Engine]:
             conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
     except sa.exc.OperationalError as e:
         _unreachable("PostgreSQL", e)
-    engine = sa.create_engine(POSTGRES, connect_args={"options": f"-csearch_path={schema}"})
+    store = SqlStore(url=POSTGRES, schema=schema)
     try:
-        yield engine
+        yield store
     finally:
-        engine.dispose()
+        store.close()
         with admin.begin() as conn:
             conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
         admin.dispose()
 
 
-def _mariadb() -> Iterator[sa.Engine]:
+def _mariadb() -> Iterator[SqlStore]:
     database = f"memlab_lt_{uuid.uuid4().hex[:10]}"
     admin = sa.create_engine(MARIADB)
     try:
@@ -47,11 +48,11 @@ def _mariadb() -> Iterator[sa.Engine]:
             conn.execute(sa.text(f"CREATE DATABASE `{database}`"))
     except sa.exc.OperationalError as e:
         _unreachable("MariaDB", e)
-    engine = sa.create_engine(MARIADB.rsplit("/", 1)[0] + f"/{database}?charset=utf8mb4")
+    store = SqlStore(url=MARIADB.rsplit("/", 1)[0] + f"/{database}")
     try:
-        yield engine
+        yield store
     finally:
-        engine.dispose()
+        store.close()
         with admin.begin() as conn:
             conn.execute(sa.text(f"DROP DATABASE `{database}`"))
         admin.dispose()
@@ -64,18 +65,19 @@ def _mariadb() -> Iterator[sa.Engine]:
         pytest.param("mariadb", marks=pytest.mark.services),
     ]
 )
-def store(request, tmp_path) -> Iterator[SqlMemoryStore]:
-    """A fresh `SqlMemoryStore` on SQLite (a file), PostgreSQL (own schema) and MariaDB (own database)."""
+def store(request, tmp_path) -> Iterator[MemoryStore]:
+    """A fresh `MemoryStore` on SQLite (a file), PostgreSQL (own schema) and MariaDB (own database)."""
     if request.param == "sqlite":
-        yield SqlMemoryStore(f"sqlite:///{tmp_path / 'longterm.db'}")
+        sql = SqlStore(path=str(tmp_path / "longterm.db"))
+        yield MemoryStore(sql)
+        sql.close()
         return
     make = _postgres if request.param == "postgresql" else _mariadb
-    engines = make()
-    engine = next(engines)
+    stores = make()
     try:
-        yield SqlMemoryStore(engine)
+        yield MemoryStore(next(stores))
     finally:
-        engines.close()
+        stores.close()
 
 
 @pytest.fixture(scope="session")
@@ -93,7 +95,7 @@ def make_service(embedder):
 
     def _make(index: str = "exact", store=None, **kwargs):
         return LongTermMemoryService(
-            store if store is not None else SqlMemoryStore("sqlite://"),
+            store if store is not None else MemoryStore(),
             embedder,
             ExtractiveChatModel(),
             defaults=LongTermSettings(enabled=True, memory_tools=True),

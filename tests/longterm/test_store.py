@@ -1,4 +1,4 @@
-"""The SQL store of long-term memories on SQLite, PostgreSQL and MariaDB: upsert, scoping, archive."""
+"""Long-term memories in the SQL stores (SQLite, PostgreSQL, MariaDB): insert, scoping, access, archive."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import sqlalchemy as sa
 
-from memlab.longterm import Memory, MemoryType, SqlMemoryStore, namespace_of
+from memlab.longterm import Memory, MemoryStore, MemoryType, namespace_of
 
 from .support import T0
 
@@ -30,44 +30,62 @@ def memory(i: int, ns=NS_A, content: str | None = None) -> Memory:
     )
 
 
-def test_round_trip_keeps_every_field(store: SqlMemoryStore) -> None:
+def test_round_trip_keeps_every_field(store: MemoryStore) -> None:
     m = memory(1)
-    store.put([m])
+    assert store.add([m]) == 1
     assert store.list(NS_A) == [m]  # microseconds, unicode and evidence survive every dialect
 
 
-def test_upsert_updates_in_place(store: SqlMemoryStore) -> None:
-    store.put([memory(1), memory(2)])
-    touched = replace(memory(1), access_count=5, relevance_score=0.25, last_accessed_at=T0 + timedelta(days=3))
-    store.put([touched])
+def test_adding_a_stored_id_keeps_the_stored_row(store: MemoryStore) -> None:
+    store.add([memory(1), memory(2)])
+    assert store.add([replace(memory(1), content="rewritten", access_count=5)]) == 0
     listed = store.list(NS_A)
     assert [m.id for m in listed] == ["m1", "m2"]  # insertion order kept, no second row
-    assert listed[0] == touched
+    assert listed[0] == memory(1)
 
 
-def test_reads_and_writes_are_scoped_to_one_namespace(store: SqlMemoryStore) -> None:
-    store.put([memory(1, NS_A), memory(2, NS_B)])
+def test_an_access_is_counted_and_rescored_in_the_store(store: MemoryStore) -> None:
+    store.add([memory(1), memory(2)])
+    later = T0 + timedelta(days=3)
+    seen: list[Memory] = []
+    touched = store.touch(NS_A, ["m2", "m1"], later, lambda m: seen.append(m) or 0.25)
+    assert [m.id for m in touched] == ["m2", "m1"] and all(m.access_count == 1 for m in touched)
+    assert {m.id for m in seen} == {"m1", "m2"} and all(m.access_count == 0 for m in seen)  # the stored rows
+    assert all(m.relevance_score == 0.25 and m.last_accessed_at == later for m in store.list(NS_A))
+    store.touch(NS_A, ["m1"], T0, lambda m: 0.5)  # an older clock never moves the last access back
+    assert store.list(NS_A)[0].last_accessed_at == later and store.list(NS_A)[0].access_count == 2
+
+
+def test_reads_and_writes_are_scoped_to_one_namespace(store: MemoryStore) -> None:
+    store.add([memory(1, NS_A), memory(2, NS_B)])
     assert [m.id for m in store.list(NS_A)] == ["m1"]
-    assert store.set_archived(NS_B, ["m1"], True) == 0  # m1 is not B's to archive
+    assert store.archive(NS_B, ["m1"]) == 0  # m1 is not B's to archive
+    assert store.touch(NS_B, ["m1"], T0, lambda m: 0.0) == []
     assert store.count(NS_A) == 1
-    # An upsert that reuses another namespace's id does not take the row over.
-    store.put([replace(memory(1, NS_B), content="hijacked")])
+    # The same id in another namespace is another memory.
+    store.add([replace(memory(1, NS_B), content="hijacked")])
     assert store.list(NS_A)[0].content == memory(1).content
-    assert store.list(NS_B, archived=None)[0].id == "m2"
+    assert [m.id for m in store.list(NS_B, archived=None)] == ["m2", "m1"]
 
 
-def test_archive_and_restore(store: SqlMemoryStore) -> None:
-    store.put([memory(1), memory(2)])
-    assert store.set_archived(NS_A, ["m1"], True) == 1
+def test_archive_and_restore(store: MemoryStore) -> None:
+    store.add([memory(1), memory(2)])
+    assert store.archive(NS_A, ["m1"]) == 1 and store.archive(NS_A, ["m1"]) == 0
     assert [m.id for m in store.list(NS_A)] == ["m2"]
     assert [m.id for m in store.list(NS_A, archived=True)] == ["m1"]
+    assert store.touch(NS_A, ["m1"], T0, lambda m: 1.0) == []  # an access never resurrects an archived memory
     assert store.count(NS_A, archived=None) == 2
-    assert store.set_archived(NS_A, ["m1"], False) == 1
+    later = T0 + timedelta(days=9)
+    assert store.restore(NS_A, ["m1", "m2"], later) == 1
+    restored = store.list(NS_A)[0]
+    assert restored.id == "m1" and restored.relevance_score == 1.0 and restored.last_accessed_at == later
     assert store.count(NS_A) == 2
 
 
-def test_the_table_has_the_documents_shape(store: SqlMemoryStore) -> None:
-    columns = {c["name"]: c for c in sa.inspect(store.engine).get_columns("ah_long_term_memory")}
+def test_the_table_has_the_documents_shape(store: MemoryStore) -> None:
+    store.count(NS_A)  # first use migrates
+    inspector = sa.inspect(store.rows.engine)
+    columns = {c["name"]: c for c in inspector.get_columns("ah_long_term_memory", schema=store.rows.schema)}
     assert {
         "id",
         "namespace",
@@ -79,16 +97,17 @@ def test_the_table_has_the_documents_shape(store: SqlMemoryStore) -> None:
         "archived",
     } <= set(columns)
     assert columns["id"]["type"].length == 255  # VARCHAR(255): MySQL cannot key on TEXT
-    assert sa.inspect(store.engine).get_pk_constraint("ah_long_term_memory")["constrained_columns"] == ["id"]
+    pk = inspector.get_pk_constraint("ah_long_term_memory", schema=store.rows.schema)["constrained_columns"]
+    assert set(pk) == {"namespace", "id"}
 
 
-def test_concurrent_writers_and_readers(store: SqlMemoryStore) -> None:
+def test_concurrent_writers_and_readers(store: MemoryStore) -> None:
     errors: list[BaseException] = []
 
     def write(offset: int) -> None:
         try:
             for i in range(offset, offset + 25):
-                store.put([memory(i)])
+                store.add([memory(i)])
                 store.list(NS_A)
         except BaseException as e:  # reported below, a thread cannot fail the test itself
             errors.append(e)

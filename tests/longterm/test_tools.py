@@ -71,3 +71,14 @@ def test_forged_and_malformed_calls_are_refused_and_change_nothing(make_service)
     assert service.counts["tools.rejected"] == len(refused)
     assert service.memories(attacker) == []
     assert [m.content for m in service.memories(victim)] == ["the victim's secret is 1234"]
+
+
+def test_a_scope_too_long_for_the_store_is_a_tool_error(make_service) -> None:
+    """The defect: a user id that pushed the namespace past 255 characters made memory_save raise."""
+    service = make_service()
+    tools = MemoryToolProvider(service)
+    ctx = context(user="u" * 240)
+    for name, args in ((MEMORY_SAVE, {"content": "likes tea"}), (MEMORY_SEARCH, {"query": "tea"})):
+        result = tools.call(ctx, name, args)
+        assert set(result) == {"error"} and "255 characters" in result["error"], result
+    assert service.counts["tools.rejected"] == 2

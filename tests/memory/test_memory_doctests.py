@@ -15,7 +15,7 @@ MODULES = [
     "memlab.memory.strategies",
     "memlab.memory.tasks",
     "memlab.stores.base",
-    "memlab.stores.kv",
+    "memlab.stores.memories",
 ]
 
 

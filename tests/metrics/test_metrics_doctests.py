@@ -15,6 +15,7 @@ MODULES = [
     "memlab.metrics.retention",
     "memlab.metrics.summaries",
     "memlab.metrics.tokens",
+    "memlab.metrics.tool_orphans",
     "memlab.report.comparison",
     "memlab.report.fmt",
     "memlab.report.html",

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -11,21 +9,11 @@ import pytest
 
 from memlab.experiment import run_experiment
 
-SERVER = Path(__file__).resolve().parents[1] / "llm" / "openai_server.py"
 
-
-def load_server_module():  # type: ignore[no-untyped-def]
-    """The backends' test server (tests/llm/openai_server.py): OpenAI-compatible, on 127.0.0.1."""
-    spec = importlib.util.spec_from_file_location("memlab_test_openai_server", SERVER)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_answers_go_through_litellm_and_its_cache(make_config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    server_module = load_server_module()
+def test_answers_go_through_litellm_and_its_cache(
+    make_config, openai_server_module, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server_module = openai_server_module
     monkeypatch.setenv("MEMLAB_TEST_KEY", "sk-test")
     with server_module.serve() as server:
         cfg = make_config(
@@ -46,3 +34,21 @@ def test_answers_go_through_litellm_and_its_cache(make_config, tmp_path: Path, m
         second = run_experiment(cfg, tmp_path / "b")
         assert len(server.bodies("/v1/chat/completions")) == len(bodies), "the repeat must come from the cache"
     assert (first.run_dir / "metrics.json").read_bytes() == (second.run_dir / "metrics.json").read_bytes()
+
+
+def test_refused_credentials_stop_the_run_after_one_request(make_config, openai_server_module, tmp_path: Path) -> None:
+    """The defect: with no valid key every call failed, each retried, and the run still exited 0."""
+    server_module = openai_server_module
+    with server_module.serve() as server:
+        server.replies = [(401, {"error": {"message": "invalid api key", "type": "invalid_request_error"}}, {})] * 50
+        cfg = make_config(
+            "dataset=synthetic", "dataset.dialogues=1", "dataset.sessions=2", "eval.answers=true", "llm=litellm",
+            "llm.model=openai/test-model", f"llm.api_base={server.base_url}", "llm.api_key_env=null",
+            "+llm.api_key=sk-wrong", "llm.cache_dir=null", "llm.num_retries=3",
+        )  # fmt: skip
+        from memlab.llm import LLMAuthError
+
+        with pytest.raises(LLMAuthError, match=r"^llm: openai/test-model: authentication failed; check llm.api_key"):
+            run_experiment(cfg, tmp_path / "run")
+        assert len(server.requests) == 1
+    assert not (tmp_path / "run").exists()

@@ -4,6 +4,7 @@ keys, upserts written per dialect; and the SQLite store's file and WAL mode."""
 from __future__ import annotations
 
 import threading
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,12 +13,14 @@ import sqlalchemy as sa
 from sqlalchemy import event
 
 from memlab.errors import MemlabError
-from memlab.stores import LATEST_VERSION, MIGRATIONS, SqlStore
+from memlab.stores import LATEST_VERSION, MIGRATIONS, MemoryRow, SqlStore
+
+T0 = datetime(2024, 1, 1)
 
 if TYPE_CHECKING:
     from tests.stores.conftest import Backend
 
-TABLES = ("memlab_schema_version", "memlab_sessions", "memlab_session_entries", "memlab_records")
+TABLES = ("memlab_schema_version", "memlab_sessions", "memlab_session_entries", "ah_long_term_memory")
 
 
 def _inspect(store: SqlStore) -> Any:
@@ -36,7 +39,7 @@ def test_schema_is_created_with_varchar_keys(sql_backend: Backend) -> None:
     for table, keys in [
         ("memlab_sessions", ["session_id"]),
         ("memlab_session_entries", ["session_id"]),
-        ("memlab_records", ["namespace", "key"]),
+        ("ah_long_term_memory", ["namespace", "id"]),
     ]:
         columns = _columns(store, table)
         for key in keys:
@@ -49,7 +52,7 @@ def test_schema_is_created_with_varchar_keys(sql_backend: Backend) -> None:
 def test_migrations_are_idempotent_and_upgrade_an_old_database(sql_backend: Backend) -> None:
     old = sql_backend.open()
     assert old.migrate(upto=1) == 1  # a database made by a release that had only the first migration
-    assert "memlab_records" not in _inspect(old).get_table_names(schema=old.schema)
+    assert "ah_long_term_memory" not in _inspect(old).get_table_names(schema=old.schema)
     old.append("kept", [{"n": 1}])
     new = sql_backend.open()
     assert new.load("kept").entries == ({"n": 1},)  # first use migrates to the latest version
@@ -59,8 +62,9 @@ def test_migrations_are_idempotent_and_upgrade_an_old_database(sql_backend: Back
     with new.engine.connect() as conn:  # through the store's engine, which knows the PostgreSQL schema
         versions = conn.execute(sa.select(schema_version.c.version).order_by(schema_version.c.version)).scalars().all()
     assert versions == [m.version for m in MIGRATIONS]
-    new.put(["a"], "k", {"v": 1})
-    assert new.get(["a"], "k") is not None
+    assert "memlab_records" not in _inspect(new).get_table_names(schema=new.schema)  # the unused layer is gone
+    new.add_memories([MemoryRow(("a",), "k", {"v": 1}, "FACT", "s", T0, T0)])
+    assert new.count_memories(("a",)) == 1
 
 
 def test_concurrent_first_use_migrates_once(sql_backend: Backend) -> None:
@@ -87,15 +91,32 @@ def test_upserts_are_written_per_dialect(sql_backend: Backend) -> None:
     store.migrate()
     statements: list[str] = []
     event.listen(store.engine, "before_cursor_execute", lambda c, cur, stmt, *a: statements.append(stmt.upper()))
-    store.put(["ns"], "k", {"v": 1})
-    store.put(["ns"], "k", {"v": 2})
     store.append("s", [{"n": 1}])
-    upserts = [s for s in statements if s.startswith("INSERT")]
+    store.add_memories([MemoryRow(("ns",), "k", {"v": 1}, "FACT", "s", T0, T0)])
+    upserts = [s for s in statements if s.startswith("INSERT") and "SESSION_ENTRIES" not in s]
     expected = "ON DUPLICATE KEY UPDATE" if store.dialect in ("mysql", "mariadb") else "ON CONFLICT"
-    assert len(upserts) == 4 and all(expected in s for s in upserts[:3]), upserts
+    assert len(upserts) == 2 and all(expected in s for s in upserts), upserts
     assert not any("MERGE" in s for s in statements)
-    record = store.get(["ns"], "k")
-    assert record is not None and record.value == {"v": 2}
+
+
+@pytest.mark.parametrize("upto", [1, 2])
+def test_an_old_mariadb_database_gets_binary_keys(isolate: Any, tmp_path: Path, upto: int) -> None:
+    """A database made before migration 3 (utf8mb4_bin pads with spaces): "X" and "X " were one session."""
+    with isolate("mariadb", tmp_path) as backend:
+        old = backend.open()
+        assert old.migrate(upto=upto) == upto
+        outside = sa.create_engine(old.url, poolclass=sa.pool.NullPool)
+        row = "INSERT INTO memlab_sessions VALUES ('{}', NULL, 1, NOW(), NOW())"
+        with outside.begin() as conn:
+            conn.exec_driver_sql(row.format("X"))
+            conn.exec_driver_sql("INSERT INTO memlab_session_entries VALUES ('X', 0, '{\"n\": 1}')")
+        with pytest.raises(sa.exc.IntegrityError), outside.begin() as conn:  # the old schema's defect
+            conn.exec_driver_sql(row.format("X "))
+        outside.dispose()
+        new = backend.open()
+        new.append("X ", [{"n": 2}])
+        assert new.load("X").entries == ({"n": 1},) and new.load("X ").entries == ({"n": 2},)
+        assert new.sessions() == ["X", "X "]
 
 
 def test_sqlite_file_lands_in_the_run_directory_in_wal_mode(tmp_path: Path) -> None:
@@ -121,3 +142,17 @@ def test_sqlite_file_lands_in_the_run_directory_in_wal_mode(tmp_path: Path) -> N
 def test_bad_store_settings_name_the_key(kwargs: dict[str, str], message: str) -> None:
     with pytest.raises(MemlabError, match=message):
         SqlStore(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("/proc/memlab/x.sqlite", r"store\.path: cannot create the folder of /proc/memlab/x\.sqlite"),
+        ("/dev/null/x.sqlite", r"store\.path: cannot create the folder of /dev/null/x\.sqlite"),
+        ("/", r"store\.url: cannot use the database at sqlite:///"),
+    ],
+)
+def test_an_unusable_sqlite_path_is_one_user_error(path: str, message: str) -> None:
+    """The defect: an unwritable store path ended the run with a traceback."""
+    with pytest.raises(MemlabError, match=message):
+        SqlStore(path=path).append("s", [{"n": 1}])

@@ -1,0 +1,68 @@
+"""Parallel replay: dialogues replayed in worker processes, records merged back in dialogue order.
+
+Every worker builds its own runtime factory from the same spec (a run's config), so a dialogue
+replays exactly as it would in one process: dialogues never share state, and the records of
+each come back whole and in input order, which keeps metrics.json byte-identical to one worker.
+A `Shared` pair carries what workers learn that the parent may reuse (cached model answers).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from memlab.dialogues.model import Dialogue
+from memlab.runtime.agent import Runtime
+from memlab.sim.records import Record
+from memlab.sim.replay import ReplayOptions, replay_dialogue
+
+RuntimeFactory = Callable[[Dialogue], Runtime]
+
+
+@dataclass(frozen=True)
+class Shared:
+    """`take()` in a worker after each dialogue; `give(taken)` in the parent with what came back."""
+
+    take: Callable[[], Any]
+    give: Callable[[Any], None]
+
+
+_worker: tuple[RuntimeFactory, ReplayOptions, Shared | None] | None = None
+
+
+def _start(build: Callable[[Any], RuntimeFactory], spec: Any, options: ReplayOptions, shared: Shared | None) -> None:
+    global _worker
+    _worker = (build(spec), options, shared)
+
+
+def _replay(dialogue: Dialogue) -> tuple[list[Record], Any]:
+    assert _worker is not None, "the worker was not started"
+    make_runtime, options, shared = _worker
+    records = list(replay_dialogue(dialogue, make_runtime(dialogue), options))
+    return records, shared.take() if shared else None
+
+
+def simulate_parallel(
+    dialogues: Sequence[Dialogue],
+    build: Callable[[Any], RuntimeFactory],
+    spec: Any,
+    workers: int,
+    options: ReplayOptions,
+    shared: Shared | None = None,
+) -> Iterator[list[Record]]:
+    """Each dialogue's records, in dialogue order, replayed by `workers` processes.
+
+    `build(spec)` makes the runtime factory in each worker; both must be picklable (a module-level
+    function and a config). Processes are forked where the platform allows it (no re-import).
+    """
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    initargs = (build, spec, options, shared)
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_start, initargs=initargs) as pool:
+        for records, taken in pool.map(_replay, dialogues):
+            if shared is not None:
+                shared.give(taken)
+            yield records

@@ -1,0 +1,163 @@
+"""Whole runs and per-call costs of the summarizing strategies, side by side with the cheap ones.
+
+Timing runs only (``make bench``, or ``pytest tests/benchmarks/test_speed_bench.py --benchmark-enable -s``):
+with benchmarks disabled (the default of ``make test``) they skip, since the other tests replay the
+same paths. Each prints its figures and stores them in ``benchmark.extra_info``; nothing asserts a time.
+
+- ``context=summarize`` beside ``context=sliding_window`` on 3 LoCoMo conversations (wall ratio);
+- the five context strategies over all of locomo_dev7.json as one sweep (one process, as Hydra's
+  basic launcher runs it, the summary memo shared by its jobs);
+- ``hooks=summarization``, ``memory=summarize``, ``agent_memory=hybrid`` over the tau-bench set;
+- time per call at 1,000 and 4,000 messages of history, per context strategy (their ratio).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import os
+import resource
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from omegaconf import DictConfig
+
+from memlab.dialogues import Dialogue, Session, load_locomo
+from memlab.experiment import run_experiment, runtime_factory
+from memlab.llm import extractive
+
+CONTEXTS = ("none", "trim", "sliding_window", "summarize", "composite")
+HISTORIES = (1_000, 4_000)
+TIMED_CALLS = 100
+
+
+@pytest.fixture
+def timing(benchmark: Any) -> Any:
+    if benchmark.disabled:
+        pytest.skip("a timing run: make bench")
+    return benchmark
+
+
+def _load() -> str:
+    return f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of its finished children (the replay workers)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _timed_runs(make_config: Callable[..., DictConfig], tmp_path: Path, runs: dict[str, list[str]]) -> dict[str, float]:
+    """Wall seconds per run (and "<label> cpu", CPU seconds), in order, in this process.
+
+    The runs share the summary memo, as a sweep's jobs do. CPU seconds say more than wall time on
+    a machine that other work shares.
+    """
+    seconds = {}
+    for label, overrides in runs.items():
+        cfg = make_config(*overrides, "sim.progress=false")
+        start, cpu = time.perf_counter(), _cpu()
+        run_experiment(cfg, tmp_path / label)
+        seconds[label] = time.perf_counter() - start
+        seconds[f"{label} cpu"] = _cpu() - cpu
+    return seconds
+
+
+def test_summarize_beside_sliding_window(timing, make_config, locomo_path: Path, tmp_path: Path) -> None:
+    data = ["dataset=locomo", f"dataset.path={locomo_path}", "dataset.max_dialogues=3"]
+    _timed_runs(make_config, tmp_path / "warm", {"warm": [*data, "dataset.max_dialogues=1", "context=summarize"]})
+    extractive.SUMMARY_MEMO.clear()
+    seconds: dict[str, float] = {}
+
+    def both() -> None:
+        seconds.update(
+            _timed_runs(make_config, tmp_path, {c: [*data, f"context={c}"] for c in ("sliding_window", "summarize")})
+        )
+
+    timing.pedantic(both, setup=extractive.SUMMARY_MEMO.clear, rounds=1, iterations=1)
+    ratio = seconds["summarize"] / seconds["sliding_window"]
+    timing.extra_info.update(
+        {f"{k}_s": round(v, 2) for k, v in seconds.items()} | {"ratio": round(ratio, 2), "load": _load()}
+    )
+    cpu = seconds["summarize cpu"] / seconds["sliding_window cpu"]
+    timing.extra_info["cpu_ratio"] = round(cpu, 2)
+    print(f"\n{seconds}: wall x{ratio:.2f}, cpu x{cpu:.2f} ({_load()})")
+
+
+def _sweep(
+    timing: Any, make_config: Callable[..., DictConfig], tmp_path: Path, runs: dict[str, list[str]], title: str
+) -> None:
+    """Time `runs` as one sweep in this process (its jobs share the summary memo) and report each and the total."""
+    seconds: dict[str, float] = {}
+    timing.pedantic(
+        lambda: seconds.update(_timed_runs(make_config, tmp_path, runs)), setup=extractive.SUMMARY_MEMO.clear, rounds=1
+    )
+    total = sum(v for k, v in seconds.items() if not k.endswith(" cpu"))
+    timing.extra_info.update(
+        {f"{k}_s": round(v, 2) for k, v in seconds.items()} | {"total_s": round(total, 1), "load": _load()}
+    )
+    print(f"\n{title}: {total:.1f} s {seconds} ({_load()})")
+
+
+def test_context_sweep_over_locomo_dev7(timing, make_config, locomo_path: Path, tmp_path: Path) -> None:
+    data = ["dataset=locomo", f"dataset.path={locomo_path}"]
+    runs = {c: [*data, f"context={c}"] for c in CONTEXTS}
+    _sweep(timing, make_config, tmp_path, runs, "five context strategies over locomo_dev7")
+
+
+def test_tau_bench_summarizers(timing, make_config, tau_bench_path: Path, tmp_path: Path) -> None:
+    data = ["dataset=tau_bench", f"dataset.path={tau_bench_path}"]
+    runs = {
+        "hooks=summarization": [*data, "+hooks@hooks.summarization=summarization"],
+        "memory=summarize": [*data, "memory=summarize"],
+        "agent_memory=hybrid": [*data, "agent_memory=hybrid"],
+    }
+    _sweep(timing, make_config, tmp_path, runs, "summarizers over tau-bench")
+
+
+def _long_dialogue(locomo_path: Path, length: int) -> Dialogue:
+    """`length` LoCoMo messages (the corpus repeated, with fresh ids and alternating roles), one session."""
+    corpus = [m for d in load_locomo(locomo_path) for m in d.messages()]
+    roles = itertools.cycle(("user", "assistant"))
+    messages = tuple(
+        dataclasses.replace(m, id=f"S{i}", role=next(roles)) for i, m in zip(range(length), itertools.cycle(corpus))
+    )
+    return Dialogue(id=f"synthetic-{length}", sessions=(Session(id="s1", messages=messages),))
+
+
+@pytest.mark.parametrize("context", CONTEXTS)
+def test_time_per_call_is_flat_in_history_length(timing, make_config, locomo_path: Path, context: str) -> None:
+    """Microseconds per call (append one message, build the request) after 1,000 and after 4,000 messages."""
+    make_runtime = runtime_factory(make_config(f"context={context}"))
+    per_call = {}
+    for length in HISTORIES:
+        dialogue = _long_dialogue(locomo_path, length + TIMED_CALLS)
+        messages = list(dialogue.messages())
+        runtime = make_runtime(dialogue)
+        for m in messages[:length]:
+            runtime.history.append(m)
+        runtime.build_request()  # the first summary of this history is computed here, untimed
+
+        def calls(rest: list[Any] = messages[length:], rt: Any = runtime) -> None:
+            for m in rest:
+                rt.history.append(m)
+                rt.build_request(query=m.text)
+
+        start = time.perf_counter()
+        if length == HISTORIES[-1]:
+            timing.pedantic(calls, rounds=1, iterations=1)
+        else:
+            calls()
+        per_call[length] = (time.perf_counter() - start) / TIMED_CALLS * 1e6
+    ratio = per_call[HISTORIES[-1]] / per_call[HISTORIES[0]]
+    timing.extra_info.update(
+        {f"us_per_call_{n}": round(v, 1) for n, v in per_call.items()} | {"ratio": round(ratio, 2)}
+    )
+    short, long = HISTORIES
+    print(
+        f"\n{context}: {per_call[short]:.0f} us/call at {short} messages, {per_call[long]:.0f} at {long}: x{ratio:.2f}"
+    )

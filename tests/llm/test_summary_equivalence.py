@@ -1,0 +1,109 @@
+"""The fast summarizer returns today's summaries byte for byte, and a replay today's metrics.
+
+Two oracles (see tests/llm/summary_oracle.py and tests/llm/reference_summarize.py): the summaries
+recorded from a LoCoMo replay before the speed work (and metrics.json from a replay that answers
+from that recording), and the slow summarizer kept verbatim, compared with the fast one on LoCoMo
+transcripts and on generated ones.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import reference_summarize
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from summary_oracle import STRATEGIES, OracleRun, load, replay
+
+from memlab.dialogues import load_locomo
+from memlab.llm.prompts import render_transcript
+from memlab.llm.summarize import summarize
+
+
+@pytest.fixture(scope="session")
+def oracle_replays(locomo_path: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, OracleRun]:
+    """Each oracle configuration replayed once per test session with today's code."""
+    return {s: replay(locomo_path, s, tmp_path_factory.mktemp(s) / "run") for s in STRATEGIES}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_every_summary_is_the_recorded_one(strategy: str, oracle_replays) -> None:
+    recorded = load(strategy)
+    seen = oracle_replays[strategy].summaries
+    assert len(seen) == len(recorded) > 100
+    assert seen == recorded
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_metrics_are_those_of_the_recorded_summaries(
+    strategy: str, oracle_replays, locomo_path: Path, tmp_path: Path
+) -> None:
+    """metrics.json is byte-identical to a replay that takes every summary from the recording."""
+    expected = replay(locomo_path, strategy, tmp_path / "run", "sim.workers=1", recorded=True)
+    assert expected.summaries == load(strategy)  # the recording answered every request
+    assert oracle_replays[strategy].metrics == expected.metrics
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_repeated_requests_are_remembered(strategy: str, oracle_replays) -> None:
+    """The replay asked for a summary far more often than one was computed, and latency.json says so."""
+    run = oracle_replays[strategy]
+    assert run.memo_misses == len(run.summaries)
+    metrics, latency = json.loads(run.metrics), json.loads((run.run_dir / "latency.json").read_text())
+    assert run.memo_hits + run.memo_misses == metrics["summary.count"]
+    assert run.memo_hits > run.memo_misses
+    assert latency["latency.cached_calls"] == run.memo_hits
+
+
+@pytest.mark.parametrize("personal", [False, True])
+def test_locomo_transcripts_summarize_as_the_reference_does(locomo_path: Path, personal: bool) -> None:
+    messages = list(load_locomo(locomo_path, max_dialogues=2)[1].messages())
+    for cut in (21, 60, 150, len(messages)):
+        transcript = render_transcript(messages[:cut])[:50_000]
+        for budget in (256, 40):
+            expected = reference_summarize.summarize(transcript, budget, "cl100k_base", personal)
+            assert summarize(transcript, budget, "cl100k_base", personal) == expected, (cut, budget)
+            assert summarize(transcript, budget, "estimate", personal) == reference_summarize.summarize(
+                transcript, budget, "estimate", personal
+            )
+
+
+_SENTENCE = st.sampled_from(
+    [
+        "Hi Bob!",
+        "How are you?",
+        "I moved to Oslo in 2021 with Kari.",
+        "Thanks!",
+        "My sister loves painting sunsets on Sundays.",
+        "Did you visit Berlin last May?",
+        "We adopted two cats, Luna and Max.",
+        "我喜欢咖啡。",
+        "好的",
+        "The meeting is at 10:30 on 7 May 2023.",
+        "/usr/bin is a path, not a sentence.",
+        "Ok.",
+    ]
+)
+_LINE = st.tuples(st.sampled_from(["Ann", "Bob", "", "Dr. Li"]), st.lists(_SENTENCE, min_size=1, max_size=3))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    lines=st.lists(_LINE, min_size=1, max_size=25),
+    budget=st.integers(1, 120),
+    personal=st.booleans(),
+    counter=st.sampled_from(["cl100k_base", "o200k_base", "estimate"]),
+)
+def test_generated_transcripts_summarize_as_the_reference_does(lines, budget, personal, counter) -> None:
+    transcript = "\n".join(
+        f"[D1:{i}] {speaker}: {' '.join(texts)}" if speaker else " ".join(texts)
+        for i, (speaker, texts) in enumerate(lines)
+    )
+    assert summarize(transcript, budget, counter, personal) == reference_summarize.summarize(
+        transcript, budget, counter, personal
+    )

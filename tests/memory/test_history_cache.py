@@ -1,0 +1,67 @@
+"""StoreChatMemory keeps the decoded history in memory: what it returns is always what the store holds."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from memlab.memory import StoreChatMemory
+from memlab.messages import Message, ToolCall
+from memlab.stores import InMemoryStore, SqlStore
+
+
+def _fresh(store) -> list[Message]:
+    """The history read straight from the store by a new reader (no cache)."""
+    return StoreChatMemory(store, "s").messages()
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+def test_cached_history_matches_the_store_through_every_write(backend: str, tmp_path) -> None:
+    store = InMemoryStore() if backend == "memory" else SqlStore(path=str(tmp_path / "chat.db"))
+    chat, other = StoreChatMemory(store, "s"), StoreChatMemory(store, "s")
+    chat.append(Message(role="user", content="hi", id="1", speaker="Ann", timestamp=datetime(2023, 5, 7, 13, 56)))
+    assert chat.messages() == _fresh(store)
+    chat.append(Message(role="assistant", tool_calls=(ToolCall("t1", "lookup", '{"q": 1}'),), id="2"))
+    chat.append(Message(role="tool", content="out", tool_call_id="t1"))
+    assert chat.messages() == _fresh(store) and len(chat.messages()) == 3
+    other.append(Message(role="user", content="from another writer"))
+    assert chat.messages() == _fresh(store) and chat.messages()[-1].content == "from another writer"
+    chat.update(lambda ms: ms[1:])
+    assert chat.messages() == _fresh(store) and len(chat.messages()) == 3
+    chat.replace([Message(role="system", content="summary")])
+    assert chat.messages() == _fresh(store) == [Message(role="system", content="summary")]
+    chat.clear()
+    assert chat.messages() == _fresh(store) == []
+
+
+def test_a_failed_update_leaves_the_cached_history_untouched() -> None:
+    store = InMemoryStore()
+    chat = StoreChatMemory(store, "s")
+    chat.append(Message(role="user", content="keep me"))
+
+    def fail(_messages: list[Message]) -> list[Message]:
+        raise RuntimeError("edit failed")
+
+    with pytest.raises(RuntimeError):
+        chat.update(fail)
+    assert chat.messages() == _fresh(store) == [Message(role="user", content="keep me")]
+
+
+def test_returned_lists_are_copies() -> None:
+    chat = StoreChatMemory(InMemoryStore(), "s")
+    chat.append(Message(role="user", content="a"))
+    chat.messages().append(Message(role="user", content="not stored"))
+    assert len(chat.messages()) == 1
+
+
+def test_the_store_is_read_once_while_this_object_is_the_only_writer() -> None:
+    store = InMemoryStore()
+    loads = []
+    load = store.load
+    store.load = lambda session_id: loads.append(session_id) or load(session_id)  # type: ignore[method-assign]
+    chat = StoreChatMemory(store, "s")
+    for i in range(50):
+        chat.append(Message(role="user", content=f"m{i}"))
+        assert len(chat.messages()) == i + 1
+    assert loads == ["s"]

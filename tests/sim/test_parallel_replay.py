@@ -1,0 +1,77 @@
+"""`sim.workers=N` replays dialogues in N processes and publishes the same bytes as one process."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from omegaconf import DictConfig
+
+from memlab.errors import MemlabError
+from memlab.experiment import replay_workers, run_experiment
+from memlab.llm.extractive import SUMMARY_MEMO
+
+# What a run publishes that must not depend on how the replay was split (latency.json may).
+DETERMINISTIC = ("metrics.json", "calls.csv", "questions.csv")
+HOOK = ["+hooks@hooks.summarization=summarization", "hooks.summarization.trigger_tokens=2000"]
+
+
+def _published(cfg: DictConfig, run_dir: Path) -> dict[str, bytes]:
+    out = run_experiment(cfg, run_dir).run_dir
+    return {name: (out / name).read_bytes() for name in DETERMINISTIC if (out / name).exists()}
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        ["context=summarize", "memory=summarize", *HOOK],
+        ["context=composite", "longterm=default"],
+        ["agent_memory=hybrid", "store=sqlite", "store.path=STORE"],
+    ],
+    ids=["summarizers", "composite+longterm", "hybrid+sqlite"],
+)
+def test_two_workers_publish_what_one_does(make_config: Callable[..., DictConfig], tmp_path: Path, overrides) -> None:
+    runs = {}
+    for workers in (1, 2):
+        run_dir = tmp_path / f"w{workers}" / "run"
+        given = [o.replace("STORE", str(tmp_path / f"store{workers}.db")) for o in overrides]
+        cfg = make_config(*given, f"sim.workers={workers}", f"output_dir={run_dir}", "sim.progress=false")
+        runs[workers] = _published(cfg, run_dir)
+    assert runs[1].keys() >= {"metrics.json", "calls.csv"}
+    assert runs[2] == runs[1]
+
+
+@pytest.mark.slow
+def test_locomo_summarize_in_two_workers(make_config, locomo_path: Path, tmp_path: Path) -> None:
+    base = ["dataset=locomo", f"dataset.path={locomo_path}", "dataset.max_dialogues=2", "context=summarize"]
+    one = _published(make_config(*base, "sim.workers=1"), tmp_path / "one")
+    two = _published(make_config(*base, "sim.workers=2"), tmp_path / "two")
+    assert two == one
+
+
+def test_workers_default_to_the_cores_and_never_exceed_the_dialogues(make_config, monkeypatch) -> None:
+    monkeypatch.setattr("os.cpu_count", lambda: 8)
+    assert replay_workers(make_config(), 3) == 3
+    assert replay_workers(make_config(), 1) == 1
+    assert replay_workers(make_config("sim.workers=2"), 5) == 2
+
+
+def test_a_model_with_run_wide_state_replays_in_one_process(make_config) -> None:
+    assert replay_workers(make_config("llm=faulty"), 4) == 1
+    with pytest.raises(MemlabError, match=r"sim\.workers=1"):
+        replay_workers(make_config("llm=faulty", "sim.workers=2"), 4)
+    with pytest.raises(MemlabError, match=r"sim\.workers=0"):
+        replay_workers(make_config("sim.workers=0"), 4)
+
+
+def test_summaries_from_workers_serve_the_next_job_of_a_sweep(make_config, tmp_path: Path) -> None:
+    """Workers send their new summaries back, so a later job in this process computes none of them again."""
+    SUMMARY_MEMO.clear()
+    run_experiment(make_config("context=summarize", "sim.workers=2", "sim.progress=false"), tmp_path / "first")
+    assert SUMMARY_MEMO.hits == SUMMARY_MEMO.misses == 0  # all the work happened in the workers
+    second = run_experiment(make_config("context=composite", "sim.workers=2", "sim.progress=false"), tmp_path / "next")
+    latency = json.loads((second.run_dir / "latency.json").read_text())
+    assert second.metrics["summary.count"] > 0
+    assert latency["latency.cached_calls"] == second.metrics["summary.count"]

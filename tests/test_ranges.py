@@ -1,0 +1,135 @@
+"""Every numeric field of every registered schema declares a range, and an out-of-range value in any
+of them stops a run at start (status 2, one line naming the key, the value and the valid range)."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import os
+import subprocess
+import sys
+import typing
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from omegaconf import DictConfig, OmegaConf
+
+from memlab import config
+from memlab.ranges import ConfigRangeError, Range, check_config, field_range
+
+CONF = Path(config.__file__).parent / "conf"
+NOT_ENTRIES = {"experiment", "hydra", "compare"}
+
+
+def _schemas() -> Iterator[type]:
+    """RunConfig and every registered entry schema, with the dataclasses nested in them."""
+    seen: set[type] = set()
+    todo: list[Any] = [config.RunConfig]
+    for package in config.SCHEMA_PACKAGES:
+        todo += list(importlib.import_module(package).SCHEMAS.values())
+    while todo:
+        cls = todo.pop()
+        if cls in seen or not dataclasses.is_dataclass(cls):
+            continue
+        seen.add(cls)
+        yield cls
+        for hint in typing.get_type_hints(cls).values():
+            todo += [a for arg in (typing.get_args(hint) or (hint,)) for a in (typing.get_args(arg) or (arg,))]
+
+
+def _numeric(hint: Any) -> bool:
+    args = set(typing.get_args(hint)) - {type(None)} or {hint}
+    return bool(args) and args <= {int, float}
+
+
+def test_every_numeric_schema_field_declares_a_range() -> None:
+    missing = [
+        f"{cls.__module__}.{cls.__name__}.{f.name}"
+        for cls in _schemas()
+        for f in dataclasses.fields(cls)
+        if _numeric(typing.get_type_hints(cls)[f.name]) and field_range(f) is None
+    ]
+    assert missing == []
+
+
+def _entries() -> list[str]:
+    """One override per registered entry of every config group (`group=name`)."""
+    found = []
+    for group in sorted(p for p in CONF.iterdir() if p.is_dir() and p.name not in NOT_ENTRIES):
+        for entry in sorted(group.glob("*.yaml")):
+            if group.name == "hooks":
+                found.append(f"+hooks@hooks.{entry.stem}={entry.stem}")
+            else:
+                found.append(f"{group.name}={entry.stem}")
+    return found
+
+
+def _ranged_leaves(cfg: DictConfig, path: str = "") -> Iterator[tuple[str, type, str, Range]]:
+    """(path, schema, field, range) of every ranged field in the composed config."""
+    schema = OmegaConf.get_type(cfg)
+    fields = {f.name: f for f in dataclasses.fields(schema)} if dataclasses.is_dataclass(schema) else {}
+    for key in cfg:
+        name = str(key)
+        where = f"{path}.{name}" if path else name
+        node = cfg._get_node(name)
+        bounds = field_range(fields[name]) if name in fields else None
+        if bounds is not None:
+            yield where, typing.cast(type, schema), name, bounds
+        elif isinstance(node, DictConfig):
+            yield from _ranged_leaves(node, where)
+
+
+def test_every_ranged_field_refuses_a_value_outside_its_range(make_config: Callable[..., DictConfig]) -> None:
+    exercised: set[tuple[type, str]] = set()
+    for entry in ["name=root", *_entries()]:
+        cfg = make_config(*([] if entry == "name=root" else [entry]))
+        check_config(cfg)  # every default is in range
+        for path, schema, name, bounds in _ranged_leaves(cfg):
+            bad = bounds.outside()
+            if typing.get_type_hints(schema)[name] in (int, int | None):
+                bad = int(bad)
+            broken = cfg.copy()
+            OmegaConf.update(broken, path, bad, force_add=False)
+            with pytest.raises(ConfigRangeError) as caught:
+                check_config(broken)
+            stored = OmegaConf.select(broken, path)  # as the schema's type holds it (-1 in a float field is -1.0)
+            assert str(caught.value) == f"{path}={stored!r} is out of range; valid: {bounds}"
+            exercised.add((schema, name))
+    declared = {(cls, f.name) for cls in _schemas() for f in dataclasses.fields(cls) if field_range(f) is not None}
+    assert declared - exercised == set()  # every declared range was reached through a real entry
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("memory.strategy.keep_latest=-1", "memory.strategy.keep_latest=-1 is out of range; valid: >= 0"),
+        ("memory.every_turns=0", "memory.every_turns=0 is out of range; valid: >= 1"),
+        ("seed=-1", "seed=-1 is out of range; valid: >= 0 and <= 4294967295"),
+        ("dataset.message_chars_mean=1e12", "dataset.message_chars_mean=1000000000000.0 is out of range"),
+    ],
+)
+def test_memlab_run_stops_before_writing_anything(tmp_path: Path, override: str, message: str) -> None:
+    """The defect: `memory=delete memory.strategy.keep_latest=-1` exited 0 and emptied every history."""
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    run = subprocess.run(
+        [sys.executable, "-m", "memlab", "run", "memory=delete", "store=sqlite", override],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.strip().splitlines() == [f"memlab: error: {message}"] or message in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1, run.stderr
+    assert list(tmp_path.iterdir()) == []  # no run folder, no store file
+
+
+def test_the_module_examples_hold() -> None:
+    import doctest
+
+    import memlab.ranges
+
+    assert doctest.testmod(memlab.ranges, optionflags=doctest.ELLIPSIS).failed == 0
