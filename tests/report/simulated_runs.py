@@ -134,6 +134,6 @@ def write_run(
 
 
 def job_dir(sweep: Path, n: int) -> Path:
-    """Job `n`'s folder in a sweep, named after its number and overrides (`1_path=missing.jsonl`)."""
-    (found,) = sweep.glob(f"{n}_*")
+    """Job `n`'s folder in a sweep (`n`, or `n_<overrides>` when named after them)."""
+    (found,) = [p for p in sweep.iterdir() if p.is_dir() and (p.name == str(n) or p.name.startswith(f"{n}_"))]
     return found
