@@ -363,6 +363,8 @@ def main(argv: list[str] | None = None) -> None:
         return
     if command == "run":
         _hydra(rest)
+        if any(a in ("--hydra-help", "--info", "-i") for a in rest):
+            _list_groups_from_one_repository()
         os.environ.setdefault("HYDRA_FULL_ERROR", "1")  # configuration errors come back here, to be explained
         try:
             _run()
@@ -370,13 +372,6 @@ def main(argv: list[str] | None = None) -> None:
             _discard_sweep_stub()
             print(f"memlab: error: {explain_error(e)}", file=sys.stderr)
             sys.exit(2)
-        return
-        config.register()
-        if any(a in ("--help", "-h", "--hydra-help", "--info", "-i") for a in rest):
-            _list_groups_from_one_repository()
-        sys.argv = ["memlab run", *rest]
-        try:
-            _run()
         except KeyboardInterrupt:
             print("memlab: interrupted; the run directory was not published", file=sys.stderr)
             sys.exit(130)
