@@ -109,6 +109,9 @@ def _run(cfg: DictConfig) -> float | None:
     finally:
         if hydra_dir != run_dir:  # Hydra made its own run folder, unused when output_dir is set
             _discard_if_empty(hydra_dir)
+    if result.stopped:
+        print(f"memlab: stopped after session {cfg.sim.stop_after_session}; checkpoint saved (resume: sim.resume=true)")
+        return math.nan
     print(f"memlab: {result.metrics['calls']} calls; results in {result.run_dir}")
     print(f"memlab: report in {result.run_dir / 'report.html'}")
     return objective_value(result.metrics, cfg.objective)

@@ -37,6 +37,10 @@ class SimConfig:
 
     call_roles: list[str] = field(default_factory=lambda: ["assistant"])
     probe_context: bool = True
+    max_tool_rounds: int = ranges.count(3)  # tool rounds a ReAct iteration may run before the (recorded) reply
+    # stop after this many sessions and checkpoint in `store` (memlab.sim.checkpoint)
+    stop_after_session: int | None = ranges.ranged(None, ge=1)
+    resume: bool = False  # carry on from the checkpoint of run `name` in `store`
     progress: bool | None = None  # None: a bar on a terminal, quiet otherwise (CI)
     max_dialogues: int | None = ranges.positive(None)  # replay only the first N dialogues (`debug=default` sets 1)
     max_sessions: int | None = ranges.positive(None)  # ... and of each only the first N sessions, with their probes
@@ -85,7 +89,7 @@ class RunConfig:
     name: str = "default"
     tags: list[str] = field(default_factory=list)  # free labels kept in the manifest: tags=[baseline,gpt4o]
     seed: int = ranges.seed(0)
-    tokenizer: str = "cl100k_base"
+    tokenizer: str = "${pricing.model}"  # the pricing model's own tokenizer (memlab.metrics.check_tokenizer)
     system_prompt: str | None = None
     agent_id: str = "default"
     dataset: Any = MISSING
@@ -94,6 +98,7 @@ class RunConfig:
     agent_memory: Any = MISSING
     longterm: Any = MISSING
     llm: Any = None
+    policy: Any = None  # who decides tool calls when components offer tools (conf/policy)
     embedder: Any = None
     store: Any = None
     hooks: dict[str, Any] = field(default_factory=dict)

@@ -15,7 +15,7 @@ import random
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -29,7 +29,7 @@ from memlab.config_keys import check_keys
 from memlab.dialogues.model import Dialogue
 from memlab.errors import MemlabError
 from memlab.llm.extractive import SUMMARY_MEMO
-from memlab.metrics import mean_by_category, probe_rows, registry
+from memlab.metrics import check_tokenizer, mean_by_category, probe_rows, registry
 from memlab.metrics.answers import ANSWER_METRICS, answer_rows, answerable
 from memlab.ranges import check_config
 from memlab.report import RunData, questions_table, run_files
@@ -37,7 +37,9 @@ from memlab.report.health import measurement_warnings
 from memlab.report.rundata import ERROR_FILE
 from memlab.rundir import data_hash, git_revision, publish, versions
 from memlab.runtime import Component, History, Runtime, SecurityContext
-from memlab.sim import ProbeRecord, Record, ReplayOptions, Shared, simulate, simulate_parallel
+from memlab.sim import CallRecord, Cursor, ProbeRecord, Record, ReplayOptions, Shared, simulate, simulate_parallel
+from memlab.sim.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
+from memlab.stores import InMemoryStore, SessionStore
 from memlab.tokens import get_counter
 
 T = TypeVar("T")
@@ -56,6 +58,7 @@ class RunResult:
     run_dir: Path
     metrics: dict[str, Any]
     records: list[Record]
+    stopped: bool = False  # stopped at `sim.stop_after_session`: a checkpoint was saved, no run directory
 
 
 def instantiate(node: Any, **kwargs: Any) -> Any:
@@ -171,21 +174,30 @@ def _answer_evaluation(cfg: DictConfig, rows: list[dict[str, Any]], contexts: li
     return metrics
 
 
-def runtime_factory(cfg: DictConfig) -> Callable[[Dialogue], Runtime]:
-    """A fresh `Runtime` per dialogue, over components built once from `cfg` (and the run's seed set)."""
+def runtime_factory(
+    cfg: DictConfig, components: Sequence[Component] | None = None, resumed: str | None = None
+) -> Callable[[Dialogue], Runtime]:
+    """A fresh `Runtime` per dialogue, over components built once from `cfg` (and the run's seed set).
+
+    `components` reuses ones already built; the dialogue `resumed` keeps what its history holds.
+    """
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
+    check_tokenizer(cfg.tokenizer, cfg.pricing.model)
     counter = get_counter(cfg.tokenizer)
-    components = build_components(cfg)
-    history_factory: Callable[[str], History] = instantiate(cfg.agent_memory)
+    parts = list(components) if components is not None else build_components(cfg)
+    history_factory: Callable[..., History] = instantiate(cfg.agent_memory)
+    policy = instantiate(cfg.policy) if cfg.get("policy") is not None else None
 
     def make_runtime(d: Dialogue) -> Runtime:
         return Runtime(
-            history=history_factory(d.id),
+            history=history_factory(d.id, fresh=False) if d.id == resumed else history_factory(d.id),
             counter=counter,
             security=SecurityContext(user_id=d.user_id, agent_id=cfg.agent_id),
-            components=components,
+            components=parts,
             system_prompt=d.system_prompt if d.system_prompt is not None else cfg.system_prompt,
+            policy=policy,
+            max_tool_rounds=cfg.sim.max_tool_rounds,
         )
 
     return make_runtime
@@ -221,6 +233,33 @@ def replay(cfg: DictConfig, dialogues: list[Dialogue]) -> list[Record]:
     ]
 
 
+def replay_checkpointed(cfg: DictConfig, dialogues: list[Dialogue]) -> tuple[list[Record], bool]:
+    """One process, from the checkpoint in `cfg.store` (`sim.resume`), up to `sim.stop_after_session`.
+
+    Returns the records and whether the replay stopped (its checkpoint then replaces the old one).
+    """
+    store: SessionStore = instantiate(cfg.store)
+    if isinstance(store, InMemoryStore):
+        raise MemlabError("sim.stop_after_session and sim.resume need a store that outlives the process (store=sqlite)")
+    random.seed(cfg.seed)
+    np.random.seed(cfg.seed)
+    components = build_components(cfg)
+    cursor, records = Cursor(), []
+    if cfg.sim.resume:
+        checkpoint = load_checkpoint(store, cfg.name)
+        records, cursor = list(checkpoint.records), replace(checkpoint.cursor, stopped=False)
+        for component, state in zip(components, checkpoint.states, strict=True):
+            component.restore(state)
+    resumed = dialogues[cursor.dialogue].id if cursor.resuming else None
+    make_runtime = runtime_factory(cfg, components, resumed)
+    options = ReplayOptions(call_roles=tuple(cfg.sim.call_roles), probe_context=cfg.sim.probe_context)
+    progress = _progress(dialogues, cfg.sim.progress, f"replay {cfg.name}")
+    records += simulate(progress, make_runtime, options, cursor, cfg.sim.stop_after_session)
+    if cursor.stopped:
+        save_checkpoint(store, cfg.name, Checkpoint(tuple(records), cursor, tuple(c.checkpoint() for c in components)))
+    return records, cursor.stopped
+
+
 def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[str] = ()) -> RunResult:
     """Replay `cfg.dataset` through the configured runtime and publish the run directory.
 
@@ -234,7 +273,13 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
     np.random.seed(cfg.seed)
     dialogues = load_dialogues(cfg)
     with _run_log(cfg.verbose) as log_text, _profiled(cfg.profile) as profile:
-        records = replay(cfg, dialogues)
+        if cfg.sim.resume or cfg.sim.stop_after_session:
+            records, stopped = replay_checkpointed(cfg, dialogues)
+            if stopped:  # a checkpoint, not a finished run: nothing is published
+                calls = sum(isinstance(r, CallRecord) for r in records)
+                return RunResult(Path(run_dir), {"calls": calls}, records, True)
+        else:
+            records = replay(cfg, dialogues)
     manifest = {
         "name": cfg.name,
         "tags": list(cfg.tags),

@@ -71,6 +71,11 @@ class Message:
     def __hash__(self) -> int:
         return self._hash
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Unpickled through __init__, so the cached hash is the new process's (str hashes are salted per process).
+        fields = (self.role, self.content, self.name, self.tool_calls, self.tool_call_id, self.id, self.speaker)
+        return (Message, (*fields, self.timestamp))
+
     @property
     def text(self) -> str:
         """The content as text ("" when null)."""

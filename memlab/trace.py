@@ -30,6 +30,9 @@ MEMORY_CLEANUP = "MEMORY_CLEANUP"
 LONGTERM_EXTRACT = "longterm.extract"
 LONGTERM_RETRIEVE = "longterm.retrieve"
 LONGTERM_SKIP = "longterm.skip"
+LONGTERM_TOOL = "longterm.tool"
+LONGTERM_INJECT = "longterm.inject"
+SESSION_FORK = "session.fork"
 
 
 @dataclass(frozen=True)

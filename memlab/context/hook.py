@@ -11,7 +11,9 @@ longer than the original. Beyond the document:
   messages (grown to whole tool-call units) stay verbatim, so the model still sees its
   instructions and the turn it must answer;
 - hard truncation is SLIDING_WINDOW at `trigger_tokens` (system messages kept), so it drops
-  whole messages and tool-call units rather than cutting text;
+  whole messages and tool-call units rather than cutting text; when the newest message (its
+  unit) alone exceeds the budget it is kept anyway, its text cut around an omission marker to
+  fit, and the CONTEXT_APPLY event counts the characters cut (`newest_cut_chars`);
 - the transcript sent for the summary is cut to MAX_CONVERSATION_CHARS, as in SUMMARIZE (an
   80,000-token request would otherwise overflow the summary call itself);
 - a rejected summary (empty, or not shorter in tokens) takes fallback (2); every summary and
@@ -99,7 +101,7 @@ class SummarizationHook(Component):
         if sum(map(self.counter.count, messages)) <= self.trigger_tokens:
             return list(messages)
         with timed() as t:
-            out = self.compress(messages)
+            out, cut = self._compress(messages)
         counter = request_counter(ctx)
         emit(
             CONTEXT_APPLY,
@@ -109,26 +111,63 @@ class SummarizationHook(Component):
             messages_out=len(out),
             tokens_in=sum(map(counter.count, messages)),
             tokens_out=sum(map(counter.count, out)),
+            newest_cut_chars=cut,
             latency_us=t["us"],
         )
         return out
 
     def compress(self, messages: Sequence[Message]) -> list[Message]:
         """The urgent compression, whatever the size: summary, or one of the document's fallbacks."""
+        return self._compress(messages)[0]
+
+    def _compress(self, messages: Sequence[Message]) -> tuple[list[Message], int]:
+        """`compress`, and the characters cut from the newest unit (hard truncation only)."""
         ms = list(messages)
         if self.llm is None:
             self._summarize(ms, HARD_TRUNCATION)  # reports the no-model fallback
-            return SlidingWindow(max_tokens=self.trigger_tokens, counter=self.counter, keep_system=True).apply(ms)
+            out = SlidingWindow(max_tokens=self.trigger_tokens, counter=self.counter, keep_system=True).apply(ms)
+            if ms and ms[-1].role != "system" and ms[-1] not in out:  # the newest turn alone is over the trigger
+                return self._keep_newest_cut(ms, out)
+            return out, 0
         head = leading_system(ms)
         start = max(head, tail_start(ms, self.keep_last))
         middle = ms[head:start]
         if not middle:
-            return ms
+            return ms, 0
         summary = self._summarize(middle, HEAD_TAIL_CHARS).message
         if summary is None:
             clipped = keep_head_and_tail(prompts.render_transcript(middle), self.keep_chars, self.language)
             summary = Message(role="system", content=prompts.CONTEXT_SUMMARY_PREFIX[self.language] + clipped)
-        return [*ms[:head], summary, *ms[start:]]
+        return [*ms[:head], summary, *ms[start:]], 0
+
+    def _keep_newest_cut(self, ms: list[Message], kept: list[Message]) -> tuple[list[Message], int]:
+        """The system messages SLIDING_WINDOW kept plus the newest unit, its longest texts cut to fit.
+
+        Beyond the document (its hard truncation would leave only the system prompt, and the
+        model nothing to answer): each cut keeps the head and tail of a text around the omission
+        marker, as fallback 2 does. Returns the messages and the characters cut.
+        """
+        system_part = [m for m in kept if m.role == "system"]
+        unit = [m for m in ms[tail_start(ms, 1) :] if m.role != "system"]
+        budget = self.trigger_tokens - sum(map(self.counter.count, system_part))
+        cut = 0
+        for i in sorted(range(len(unit)), key=lambda j: -len(unit[j].text)):
+            over = sum(map(self.counter.count, unit)) - budget
+            if over <= 0:
+                break
+            text = unit[i].text
+            lo, hi = 0, len(text) // 2  # the most characters kept at each end that still fits
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                trial = unit[i].with_content(keep_head_and_tail(text, mid, self.language))
+                if self.counter.count(trial) - self.counter.count(unit[i]) <= -over:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            shorter = keep_head_and_tail(text, lo, self.language)
+            cut += len(text) - len(shorter)
+            unit[i] = unit[i].with_content(shorter)
+        return [*system_part, *unit], cut
 
     def _summarize(self, messages: list[Message], fallback: str) -> Folded:
         return write_summary(

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from memlab.errors import MemlabError
-from memlab.messages import MessageLike
+from memlab.messages import MessageLike, ToolCall
 from memlab.trace import LLM_CALL, emit, timed
 
 TASK_CHAT = "chat"
@@ -45,6 +45,7 @@ class Completion:
     completion_tokens: int
     model: str
     cached: bool = False
+    tool_calls: tuple[ToolCall, ...] = ()  # the tools the model asked for (tool calling), in order
 
 
 @runtime_checkable

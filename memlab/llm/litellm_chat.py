@@ -18,7 +18,7 @@ from typing import Any
 from memlab.llm.base import Completion, LLMError, RecordedChatModel
 from memlab.llm.cache import ResponseCache, request_key
 from memlab.llm.litellm_import import DEFAULT_MAX_RETRY_AFTER_S, Provider
-from memlab.messages import Message, MessageLike, as_messages, to_openai
+from memlab.messages import Message, MessageLike, ToolCall, as_messages, to_openai
 from memlab.tokens import get_counter
 
 
@@ -26,6 +26,7 @@ class LitellmChatModel(RecordedChatModel):
     """A provider model by litellm name (``openai/gpt-4o-mini``, ``anthropic/claude-3-5-haiku-latest``, ...)."""
 
     name = "litellm"
+    supports_tools = True  # `complete(..., tools=[...])` returns the model's tool calls
 
     def __init__(
         self,
@@ -68,7 +69,10 @@ class LitellmChatModel(RecordedChatModel):
                 hit = self.cache.get(key)
                 if hit is None:
                     return self._ask(key, request, msgs, wire, task, sampling)
-        return Completion(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], hit["model"], cached=True)
+        calls = tuple(ToolCall.from_openai(c) for c in hit.get("tool_calls") or ())
+        return Completion(
+            hit["text"], hit["prompt_tokens"], hit["completion_tokens"], hit["model"], cached=True, tool_calls=calls
+        )
 
     def _ask(
         self,
@@ -81,6 +85,7 @@ class LitellmChatModel(RecordedChatModel):
     ) -> Completion:
         response = self.provider.request("completion", task, messages=wire, **sampling)
         text = answer_text(response, self.model)
+        tool_calls = tuple(_tool_call(c) for c in getattr(response.choices[0].message, "tool_calls", None) or ())
         usage = getattr(response, "usage", None)
         counter = get_counter(self.counter)
         completion = Completion(
@@ -88,11 +93,23 @@ class LitellmChatModel(RecordedChatModel):
             prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or counter.count_request(msgs)),
             completion_tokens=int(getattr(usage, "completion_tokens", 0) or counter.count_text(text)),
             model=str(getattr(response, "model", None) or self.model),
+            tool_calls=tool_calls,
         )
-        if text.strip():  # an empty answer is not kept: the next run asks again
+        if text.strip() or tool_calls:  # an empty answer is not kept: the next run asks again
             stored = {k: getattr(completion, k) for k in ("text", "prompt_tokens", "completion_tokens", "model")}
+            stored["tool_calls"] = [c.to_openai() for c in tool_calls]
             self.cache.put(key, request, stored)
         return completion
+
+
+def _tool_call(raw: Any) -> ToolCall:
+    """A litellm tool call (an object with ``id`` and ``function.name|arguments``) as a `ToolCall`."""
+    fn = getattr(raw, "function", None)
+    return ToolCall(
+        id=str(getattr(raw, "id", "") or ""),
+        name=str(getattr(fn, "name", "") or ""),
+        arguments=str(getattr(fn, "arguments", None) or "{}"),
+    )
 
 
 def answer_text(response: Any, model: str) -> str:

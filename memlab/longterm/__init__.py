@@ -4,7 +4,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memlab import ranges
-from memlab.longterm.component import RESULT_EVIDENCE, RESULT_INJECTED_TOKENS, LongTermMemoryComponent
+from memlab.longterm.component import (
+    RESULT_EVIDENCE,
+    RESULT_INJECTED_TOKENS,
+    RESULT_SOURCES,
+    RETRIEVE_MODES,
+    LongTermMemoryComponent,
+)
 from memlab.longterm.extraction import SKIP_LAYERS, should_skip_extraction
 from memlab.longterm.index import ExactIndex, HnswIndex, HybridIndex, IndexSpec, make_index
 from memlab.longterm.injection import escape_content, parse_block, render_block
@@ -17,6 +23,7 @@ from memlab.longterm.model import (
     TypePolicy,
     namespace_of,
 )
+from memlab.longterm.policy import MemoryRulePolicy, asks_about_past, durable_statement, model_or_rules
 from memlab.longterm.service import (
     DEFAULT_TYPES,
     ExtractionWorker,
@@ -82,9 +89,27 @@ class LongTermConfig:
     probe_k: int = ranges.ranged(20, ge=1)
     background: bool = False
     cleanup_at_session_end: bool = True
+    retrieve: str = "session_start"  # session_start | every_turn: step 1 of every ReAct iteration
 
 
-SCHEMAS = {("longterm", name): LongTermConfig for name in ("default", "chat", "locomo")}
+@dataclass
+class AutoPolicyConfig:
+    """`policy=auto`: the llm's own tool calling when it has it, the offline rules otherwise."""
+
+    _target_: str = "memlab.longterm.model_or_rules"
+    llm: Any = "${llm}"
+
+
+@dataclass
+class RulePolicyConfig:
+    """`policy=rules`: the deterministic memory-tool policy (memlab.longterm.policy)."""
+
+    _target_: str = "memlab.longterm.MemoryRulePolicy"
+
+
+SCHEMAS: dict[tuple[str, str], type] = {("longterm", name): LongTermConfig for name in ("default", "chat", "locomo")}
+SCHEMAS[("policy", "auto")] = AutoPolicyConfig
+SCHEMAS[("policy", "rules")] = RulePolicyConfig
 
 __all__ = [
     "DEFAULT_TYPES",
@@ -92,6 +117,8 @@ __all__ = [
     "MEMORY_SEARCH",
     "RESULT_EVIDENCE",
     "RESULT_INJECTED_TOKENS",
+    "RESULT_SOURCES",
+    "RETRIEVE_MODES",
     "SCHEMAS",
     "SKIP_LAYERS",
     "SOURCE_AGENT_TOOL",
@@ -107,6 +134,7 @@ __all__ = [
     "LongTermMemoryService",
     "LongTermSettings",
     "Memory",
+    "MemoryRulePolicy",
     "MemoryStore",
     "MemoryToolProvider",
     "MemoryType",
@@ -114,9 +142,12 @@ __all__ = [
     "SaveResult",
     "TypePolicy",
     "TypeSpec",
+    "asks_about_past",
     "decayed_score",
+    "durable_statement",
     "escape_content",
     "make_index",
+    "model_or_rules",
     "namespace_of",
     "parse_block",
     "render_block",

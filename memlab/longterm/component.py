@@ -1,11 +1,15 @@
 """The runtime `Component` that puts long-term memory into the agent loop.
 
-Session start: load the memories relevant to the session's first message and inject them
-(a request stage at order 20, ORDER_LONGTERM_INJECT). After each assistant turn (the end of a
-round): extract and save, awaited right there in the simulator so runs stay reproducible, or
-handed to a background worker (`background=True`) that is drained at session end. Session
-end: the cleanup job. Probe: retrieve with the question, inject the top `load_max_items`, and
-report the evidence ids of the retrieved memories (best first) and the injected tokens.
+Retrieval (steps 1-2 of the ReAct iteration), set by `retrieve`: ``session_start`` (the design
+document's "会话开始时触发") loads the memories relevant to the session's first message once;
+``every_turn`` retrieves again for each user message, at the start of every iteration. Either way
+the block is injected by a request stage at order 20 (ORDER_LONGTERM_INJECT). With memory tools
+on, every request offers ``memory_save`` / ``memory_search`` and the component runs the calls the
+tool policy makes. At the end of each iteration (the reply is in the history): extract and save,
+awaited right there in the simulator so runs stay reproducible, or handed to a background worker
+(`background=True`) that is drained at session end. Session end: the cleanup job. Probe:
+retrieve with the question, inject the top `load_max_items`, and report the evidence ids and
+sources of the retrieved memories (best first) and the injected tokens.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from omegaconf import DictConfig, OmegaConf
 
 from memlab.embed.base import Embedder
+from memlab.errors import MemlabError
 from memlab.llm.base import ChatModel
 from memlab.longterm.index import IndexSpec
 from memlab.longterm.injection import InjectStage, render_block
@@ -37,8 +42,8 @@ from memlab.longterm.service import (
     LongTermSettings,
 )
 from memlab.longterm.store import MemoryStore
-from memlab.longterm.tools import MemoryToolProvider
-from memlab.messages import Message
+from memlab.longterm.tools import TOOL_NAMES, MemoryToolProvider
+from memlab.messages import Message, ToolCall
 from memlab.runtime.agent import ORDER_LONGTERM_INJECT, Component, RequestStage, Runtime
 from memlab.tokens import resolve_counter
 
@@ -47,6 +52,10 @@ if TYPE_CHECKING:
 
 PROBE_K = 20  # the deepest cut-off of longterm.recall@K
 RESULT_EVIDENCE = "longterm.retrieved_evidence"
+RESULT_SOURCES = "longterm.retrieved_sources"  # the channel that saved each retrieved memory
+RETRIEVE_SESSION_START = "session_start"
+RETRIEVE_EVERY_TURN = "every_turn"
+RETRIEVE_MODES = (RETRIEVE_SESSION_START, RETRIEVE_EVERY_TURN)
 RESULT_INJECTED_TOKENS = "longterm.injected_tokens"
 
 
@@ -91,7 +100,11 @@ class LongTermMemoryComponent(Component):
         probe_k: int = PROBE_K,
         background: bool = False,
         cleanup_at_session_end: bool = True,
+        retrieve: str = RETRIEVE_SESSION_START,
     ) -> None:
+        if retrieve not in RETRIEVE_MODES:
+            raise MemlabError(f"longterm.retrieve: {retrieve!r} is not one of {', '.join(RETRIEVE_MODES)}")
+        self.retrieve = retrieve
         defaults = LongTermSettings(
             enabled, namespace, max_items, auto_extract, auto_load, load_max_items, memory_tools
         )
@@ -109,7 +122,7 @@ class LongTermMemoryComponent(Component):
             archive_min_access=archive_min_access,
             supersede_similarity=supersede_similarity,
         )
-        self.tools = MemoryToolProvider(self.service)
+        self.tool_provider = MemoryToolProvider(self.service)
         self.counter = resolve_counter(counter)
         self.probe_k = probe_k
         self.cleanup_at_session_end = cleanup_at_session_end
@@ -134,6 +147,9 @@ class LongTermMemoryComponent(Component):
 
     def on_session_start(self, runtime: Runtime, session: Session) -> None:
         self._stage.block = ""
+        if self.retrieve == RETRIEVE_EVERY_TURN:  # each iteration retrieves; a new session reads the store afresh
+            self.service.refresh(runtime.context())
+            return
         first = next(
             (m for m in session.messages if m.role == "user"), session.messages[0] if session.messages else None
         )
@@ -141,9 +157,27 @@ class LongTermMemoryComponent(Component):
             return
         self._stage.block = self.render(self.service.load_memories(runtime.context(first.text), first.text))
 
+    def before_iteration(self, runtime: Runtime, query: str | None) -> None:
+        if self.retrieve != RETRIEVE_EVERY_TURN or query is None or not query.strip():
+            return
+        settings = self.service.settings(runtime.security.agent_id)
+        if settings.enabled and settings.auto_load:
+            ctx = runtime.context(query)
+            self._stage.block = self.render(self.service.search(ctx, query, settings.load_max_items))
+
+    def tools(self, runtime: Runtime) -> Sequence[dict[str, Any]]:
+        return self.tool_provider.schemas(runtime.security.agent_id)
+
+    def call_tool(self, runtime: Runtime, call: ToolCall) -> Message | None:
+        if call.name not in TOOL_NAMES:
+            return None
+        return self.tool_provider.execute(runtime.context(), call)
+
     def on_message(self, runtime: Runtime, message: Message) -> None:
         self._pending.append(message)
-        if message.role == "assistant":  # a round is complete
+
+    def on_iteration_end(self, runtime: Runtime, reply: Message) -> None:
+        if reply.role == "assistant":  # a round is complete
             self._flush(runtime)
 
     def on_session_end(self, runtime: Runtime, session: Session) -> None:
@@ -164,8 +198,18 @@ class LongTermMemoryComponent(Component):
         self._stage.block = self.render(hits[: settings.load_max_items])
         return {
             RESULT_EVIDENCE: [list(h.memory.evidence) for h in hits],
+            RESULT_SOURCES: [h.memory.source for h in hits],
             RESULT_INJECTED_TOKENS: self.counter.count_text(self._stage.block) if self._stage.block else 0,
         }
+
+    def checkpoint(self) -> dict[str, Any]:
+        if self.worker is not None:
+            self.worker.drain()
+        return {"pending": list(self._pending), "block": self._stage.block, "service": self.service.checkpoint_state()}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self._pending, self._stage.block = list(state["pending"]), state["block"]
+        self.service.restore_state(state["service"])
 
     def _flush(self, runtime: Runtime) -> None:
         if not self._pending:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from memlab.llm.prompts import check_language
 from memlab.messages import Message, system
+from memlab.trace import LONGTERM_INJECT, emit
 
 if TYPE_CHECKING:
     from memlab.runtime.agent import CallContext
@@ -91,4 +92,6 @@ class InjectStage:
     block: str = ""
 
     def process(self, messages: list[Message], ctx: CallContext) -> list[Message]:
+        if self.block and ctx.counter is not None:  # what the block costs this request
+            emit(LONGTERM_INJECT, tokens=ctx.counter.count_text(self.block))
         return inject(messages, self.block)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import itertools
 import queue
 import re
 import threading
@@ -51,7 +50,7 @@ from memlab.longterm.model import (
 from memlab.longterm.store import MemoryStore
 from memlab.messages import Message
 from memlab.runtime.agent import CallContext
-from memlab.trace import LONGTERM_EXTRACT, LONGTERM_RETRIEVE, LONGTERM_SKIP, emit, timed
+from memlab.trace import LONGTERM_EXTRACT, LONGTERM_RETRIEVE, LONGTERM_SKIP, Event, emit, recording, timed
 
 # The design document's configuration defaults (agent.defaults.long-term-memory).
 DEFAULT_ENABLED = False
@@ -175,8 +174,20 @@ class LongTermMemoryService:
         self._indexes: dict[str, _NamespaceIndex] = {}
         self._rows_cache: dict[str, list[Memory]] = {}
         self._recent: dict[str, deque[Message]] = {}
-        self._ids = itertools.count(1)
+        self._next_id = 1  # a sequence number in every new memory's id
         self._lock = threading.RLock()  # one service may serve the reply path and a background worker
+
+    def checkpoint_state(self) -> dict[str, Any]:
+        """The in-process state a resumed replay needs (memories themselves are in the store)."""
+        recent = {ns: list(turns) for ns, turns in self._recent.items()}
+        return {"next_id": self._next_id, "recent": recent, "counts": dict(self.counts)}
+
+    def restore_state(self, state: Mapping[str, Any]) -> None:
+        self._next_id = state["next_id"]
+        self._recent = {ns: deque(turns, maxlen=REPEAT_WINDOW) for ns, turns in state["recent"].items()}
+        self.counts = Counter(state["counts"])
+        self._indexes.clear()
+        self._rows_cache.clear()
 
     # --- who and where ----------------------------------------------------------------------
 
@@ -207,19 +218,11 @@ class LongTermMemoryService:
         now = naive_utc(ctx.now)
         with timed() as t, self._lock:
             ns = self.namespace(ctx)
-            entry = self._index(ns, now)
-            hits: list[Retrieved] = []
-            if entry.memories and k > 0 and query.strip():
-                n = len(entry.memories)
-                wanted = n if entry.index.exhaustive else min(n, k * ANN_OVERSAMPLE)
-                qv = self.embedder.embed([query])[0]
-                prior = np.array(
-                    [self.types[m.type].weight * decayed_score(m, now, self.types[m.type]) for m in entry.memories]
-                )
-                found = entry.index.search(qv, query, wanted, prior)
-                hits = [Retrieved(entry.memories[pos], score, sim) for pos, score, sim in found[:k]]
-                if touch and hits:
-                    self._touch(hits, now)
+            entry, build_us = self._index(ns, now)
+            with timed() as q:
+                hits = self._query(entry, query, k, now)
+            if touch and hits:
+                self._touch(hits, now)
         emit(
             LONGTERM_RETRIEVE,
             index=self.index_spec.kind,
@@ -228,8 +231,23 @@ class LongTermMemoryService:
             results=len(hits),
             top_score=round(hits[0].score, 6) if hits else 0.0,
             latency_us=t["us"],
+            query_us=q["us"],
+            index_build_us=build_us,
         )
         return hits
+
+    def _query(self, entry: _NamespaceIndex, query: str, k: int, now: datetime) -> list[Retrieved]:
+        """The top `k` of an index already built: embed the query, search, re-rank (no writes)."""
+        if not (entry.memories and k > 0 and query.strip()):
+            return []
+        n = len(entry.memories)
+        wanted = n if entry.index.exhaustive else min(n, k * ANN_OVERSAMPLE)
+        qv = self.embedder.embed([query])[0]
+        prior = np.array(
+            [self.types[m.type].weight * decayed_score(m, now, self.types[m.type]) for m in entry.memories]
+        )
+        found = entry.index.search(qv, query, wanted, prior)
+        return [Retrieved(entry.memories[pos], score, sim) for pos, score, sim in found[:k]]
 
     def _touch(self, hits: Sequence[Retrieved], now: datetime) -> None:
         ns = hits[0].memory.namespace
@@ -248,20 +266,21 @@ class LongTermMemoryService:
                 out.append(m)
         return out
 
-    def _index(self, ns: tuple[str, ...], now: datetime) -> _NamespaceIndex:
+    def _index(self, ns: tuple[str, ...], now: datetime) -> tuple[_NamespaceIndex, int | None]:
+        """The namespace's index, and how long rebuilding it took (None when it was up to date)."""
         memories = self._active(ns, now)
         signature = hash(tuple((m.id, m.content) for m in memories))
         key = namespace_key(ns)
         entry = self._indexes.get(key)
-        if entry is None or entry.signature != signature:
+        if entry is not None and entry.signature == signature:
+            entry.memories = memories  # same ids and texts; fresher lifecycle fields
+            return entry, None
+        with timed() as t:
             vectors = self.embedder.embed([m.content for m in memories])
             index = make_index(self.index_spec)
             index.build(vectors, [m.content for m in memories])
-            entry = _NamespaceIndex(signature, memories, index, vectors)
-            self._indexes[key] = entry
-        else:
-            entry.memories = memories  # same ids and texts; fresher lifecycle fields
-        return entry
+        entry = self._indexes[key] = _NamespaceIndex(signature, memories, index, vectors)
+        return entry, t["us"]
 
     # --- writing -----------------------------------------------------------------------------
 
@@ -288,11 +307,13 @@ class LongTermMemoryService:
                 return []
             failed = None
             with timed() as t:
-                try:
-                    drafts = extract(self.llm, kept, self.language)
-                except LLMError as e:
-                    failed, drafts = type(e).__name__, []
-                results = self._save_all(ctx, drafts, SOURCE_AUTO_EXTRACT, self.dedup_auto_extract)
+                with timed() as model:
+                    try:
+                        drafts = extract(self.llm, kept, self.language)
+                    except LLMError as e:
+                        failed, drafts = type(e).__name__, []
+                with timed() as store:
+                    results = self._save_all(ctx, drafts, SOURCE_AUTO_EXTRACT, self.dedup_auto_extract)
         duplicates = sum(r.duplicate for r in results)
         self.counts["extract.failed"] += failed is not None
         emit(
@@ -304,6 +325,8 @@ class LongTermMemoryService:
             failed=failed is not None,
             error=failed,
             latency_us=t["us"],
+            model_us=model["us"],
+            store_us=store["us"],
         )
         return [r.memory for r in results if r.saved]
 
@@ -356,7 +379,8 @@ class LongTermMemoryService:
         return results
 
     def _new_id(self, ns: tuple[str, ...], content: str, now: datetime) -> str:
-        digest = hashlib.sha1(f"{namespace_key(ns)}\0{now.isoformat()}\0{next(self._ids)}\0{content}".encode())
+        seq, self._next_id = self._next_id, self._next_id + 1
+        digest = hashlib.sha1(f"{namespace_key(ns)}\0{now.isoformat()}\0{seq}\0{content}".encode())
         return f"ltm-{digest.hexdigest()[:24]}"
 
     def _supersede(self, ns: tuple[str, ...], existing: list[Memory], new: list[Memory]) -> None:
@@ -456,14 +480,16 @@ class ExtractionWorker:
     """Runs `extract_and_save` on a background thread, so a live reply never waits for it.
 
     `submit` only enqueues (the queue is unbounded); `drain` waits until everything submitted
-    is stored (the simulator's deterministic point); `close` stops the thread. Failures are
-    counted, never raised into the reply path. Events emitted on the worker thread are not
-    recorded (no recording is open there); the service's `counts` still see everything.
+    is stored (the simulator's deterministic point) and reports the events the jobs emitted to
+    the caller's recording, in job order, so model calls, tokens, memories and failures of the
+    background work reach the run's records; `close` stops the thread. A job that raises is
+    never raised into the reply path: it is reported as a failed LONGTERM_EXTRACT event.
     """
 
     def __init__(self, service: LongTermMemoryService) -> None:
         self.service = service
         self.errors: list[str] = []
+        self._events: list[Event] = []
         self._queue: queue.Queue[tuple[CallContext, tuple[Message, ...]] | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="longterm-extraction", daemon=True)
         self._thread.start()
@@ -473,6 +499,9 @@ class ExtractionWorker:
 
     def drain(self) -> None:
         self._queue.join()
+        events, self._events = self._events, []
+        for e in events:
+            emit(e.kind, **e.data)
 
     def close(self) -> None:
         self._queue.put(None)
@@ -484,8 +513,12 @@ class ExtractionWorker:
             try:
                 if job is None:
                     return
-                self.service.extract_and_save(*job)
-            except Exception as e:  # the reply path must never see a background failure
-                self.errors.append(f"{type(e).__name__}: {e}")
+                with recording() as events:  # this thread's own recording, handed over by drain()
+                    try:
+                        self.service.extract_and_save(*job)
+                    except Exception as e:  # the reply path must never see a background failure
+                        self.errors.append(f"{type(e).__name__}: {e}")
+                        emit(LONGTERM_EXTRACT, turns=len(job[1]), memories=0, failed=True, error=type(e).__name__)
+                self._events.extend(events)
             finally:
                 self._queue.task_done()

@@ -18,10 +18,17 @@ from memlab.longterm.model import SOURCE_AGENT_TOOL, MemoryType
 from memlab.longterm.service import LongTermMemoryService
 from memlab.messages import Message, ToolCall
 from memlab.runtime.agent import CallContext
+from memlab.trace import LONGTERM_TOOL, emit
 
 MEMORY_SAVE = "memory_save"
 MEMORY_SEARCH = "memory_search"
+TOOL_NAMES = (MEMORY_SAVE, MEMORY_SEARCH)
 SEARCH_MAX_LIMIT = 20
+# Outcomes of a tool call, as LONGTERM_TOOL events report them.
+TOOL_SAVED = "saved"
+TOOL_DUPLICATE = "duplicate"  # a memory_save the substring dedup refused
+TOOL_SEARCHED = "searched"
+TOOL_ERROR = "error"  # refused before anything was read or written
 # Argument names that would let the model choose whose memories it touches (compared without case or separators).
 _FORGED = re.compile(r"^(user|userid|uid|namespace|ns|agent|agentid|tenant|tenantid|owner|scope|securitycontext)$")
 
@@ -92,11 +99,16 @@ class MemoryToolProvider:
             args = self._arguments(ctx, name, arguments)
         except ToolArgumentError as e:
             self.service.counts["tools.rejected"] += 1
+            emit(LONGTERM_TOOL, tool=name, outcome=TOOL_ERROR)
             return {"error": str(e)}
         if name == MEMORY_SAVE:
-            result = self.service.save(ctx, args["content"], args["type"], source=SOURCE_AGENT_TOOL, dedup=True)
+            result = self.service.save(
+                ctx, args["content"], args["type"], source=SOURCE_AGENT_TOOL, evidence=ctx.evidence, dedup=True
+            )
+            emit(LONGTERM_TOOL, tool=name, outcome=TOOL_SAVED if result.saved else TOOL_DUPLICATE)
             return {"saved": result.saved, "duplicate": result.duplicate, "id": result.memory.id}
         hits = self.service.search(ctx, args["query"], args["limit"])
+        emit(LONGTERM_TOOL, tool=name, outcome=TOOL_SEARCHED, results=len(hits))
         return {
             "results": [
                 {"type": str(h.memory.type), "content": h.memory.content, "relevance": round(h.score, 4)} for h in hits

@@ -9,6 +9,7 @@ from memlab.memory.agent import (
 )
 from memlab.memory.chat import ChatMemory, InMemoryChatMemory, StoreChatMemory, chat_history
 from memlab.memory.cleanup import CleanupResult, MemoryCleanupService
+from memlab.memory.composed import ChainCompressor, ToolRoundsCompressor
 from memlab.memory.compressors import (
     HybridMemoryCompressor,
     TaskSegmentedCompressor,
@@ -19,7 +20,7 @@ from memlab.memory.compressors import (
 from memlab.memory.history import AgentMemoryHistory, agent_history
 from memlab.memory.pairing import item_units, message_units, orphans
 from memlab.memory.schemas import SCHEMAS
-from memlab.memory.session import Agent, AgentSession
+from memlab.memory.session import Agent, AgentSession, SessionEndOps
 from memlab.memory.strategies import (
     DeleteStrategy,
     FilterStrategy,
@@ -41,6 +42,7 @@ __all__ = [
     "AgentMemory",
     "AgentMemoryHistory",
     "AgentSession",
+    "ChainCompressor",
     "ChatMemory",
     "CleanupResult",
     "DeleteStrategy",
@@ -53,11 +55,13 @@ __all__ = [
     "MemoryCompressor",
     "MemorySnapshot",
     "MemoryStrategy",
+    "SessionEndOps",
     "StoreAgentMemory",
     "StoreChatMemory",
     "SummarizeStrategy",
     "TaskMemory",
     "TaskSegmentedCompressor",
+    "ToolRoundsCompressor",
     "TrimStrategy",
     "WindowedMemoryCompressor",
     "agent_history",

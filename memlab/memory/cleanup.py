@@ -66,6 +66,7 @@ class MemoryCleanupService(Component):
         self.every_turns = every_turns
         self.every_seconds = every_seconds
         self._turns = 0
+        self._pending_calls: set[str] = set()
         self._last: datetime | None = None
 
     def clean(self, history: Any, trigger: str = "manual") -> CleanupResult:
@@ -106,11 +107,26 @@ class MemoryCleanupService(Component):
     def on_dialogue_start(self, runtime: Runtime, dialogue: Dialogue) -> None:
         self._turns = 0
         self._last = runtime.now
+        self._pending_calls = set()
+
+    def checkpoint(self) -> dict[str, Any]:
+        return {"turns": self._turns, "last": self._last, "pending_calls": sorted(self._pending_calls)}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self._turns, self._last, self._pending_calls = state["turns"], state["last"], set(state["pending_calls"])
 
     def on_message(self, runtime: Runtime, message: Message) -> None:
         self._turns += 1
         if self._last is None:
             self._last = runtime.now
+        # A periodic cleanup waits until every tool call is answered: run between a call and its
+        # result, any strategy would see (and drop) half a unit, and the result would arrive orphaned.
+        if message.role == "assistant" and message.tool_calls:
+            self._pending_calls = {c.id for c in message.tool_calls}
+        elif message.role == "tool":
+            self._pending_calls.discard(message.tool_call_id or "")
+        if self._pending_calls:
+            return
         if self.every_turns is not None and self._turns >= self.every_turns:
             self._periodic(runtime, "turns")
         elif self._seconds_due(runtime.now):

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memlab import ranges
+from memlab.memory.composed import DEFAULT_KEEP_ROUNDS
 from memlab.memory.compressors import DEFAULT_MAX_ITEMS
 from memlab.memory.strategies import (
     DEFAULT_KEEP_FIRST,
@@ -135,6 +136,24 @@ class TaskSegmentedConfig:
 
 
 @dataclass
+class ToolRoundsConfig:
+    _target_: str = "memlab.memory.ToolRoundsCompressor"
+    keep_rounds: int = ranges.count(DEFAULT_KEEP_ROUNDS)
+    llm: Any = "${llm}"
+    language: str = "auto"
+    max_tokens: int | None = ranges.positive(None)
+
+
+@dataclass
+class ChainConfig:
+    """Compressors applied in order on every write (each a node with its own `_target_`)."""
+
+    _target_: str = "memlab.memory.ChainCompressor"
+    _convert_: str = "all"  # plain lists, so a dataclass compressor is not turned back into a config node
+    stages: list[Any] = field(default_factory=list)
+
+
+@dataclass
 class AgentHistoryConfig:
     """An AgentMemory per dialogue in the configured store, compressed after every write."""
 
@@ -159,6 +178,25 @@ class TaskSegmentedHistoryConfig(AgentHistoryConfig):
     compressor: TaskSegmentedConfig = field(default_factory=TaskSegmentedConfig)
 
 
+@dataclass
+class ToolRoundsHistoryConfig(AgentHistoryConfig):
+    compressor: ToolRoundsConfig = field(default_factory=ToolRoundsConfig)
+
+
+@dataclass
+class ChainHistoryConfig(AgentHistoryConfig):
+    compressor: ChainConfig = field(default_factory=ChainConfig)
+
+
+@dataclass
+class SessionEndOpsConfig:
+    """`+hooks@hooks.sessions=sessions`: fork and/or compact the history at every session end."""
+
+    _target_: str = "memlab.memory.SessionEndOps"
+    fork: bool = True
+    compactor: Any = None  # e.g. {_target_: memlab.memory.WindowedMemoryCompressor, max_items: 6}
+
+
 SCHEMAS = {
     ("memory", "trim"): TrimCleanupConfig,
     ("memory", "summarize"): SummarizeCleanupConfig,
@@ -168,4 +206,7 @@ SCHEMAS = {
     ("agent_memory", "windowed"): WindowedHistoryConfig,
     ("agent_memory", "hybrid"): HybridHistoryConfig,
     ("agent_memory", "per_task"): TaskSegmentedHistoryConfig,
+    ("agent_memory", "tool_rounds"): ToolRoundsHistoryConfig,
+    ("agent_memory", "chain"): ChainHistoryConfig,
+    ("hooks", "sessions"): SessionEndOpsConfig,
 }

@@ -20,10 +20,16 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from memlab.errors import MemlabError
 from memlab.memory.agent import AgentMemory, InMemoryAgentMemory, MemoryCompressor, MemorySnapshot, StoreAgentMemory
+from memlab.runtime.agent import Component, Runtime
 from memlab.stores.base import SessionStore
+from memlab.trace import SESSION_FORK, emit
+
+if TYPE_CHECKING:
+    from memlab.dialogues.model import Session
 
 MemorySupplier = Callable[[str], AgentMemory]
 
@@ -89,3 +95,32 @@ class Agent:
         new = self.new_session(session_id)
         new.memory.restore(session.save())
         return new
+
+
+class SessionEndOps(Component):
+    """`+hooks@hooks.sessions=sessions`: the coding agent's session operations at every session end, measured.
+
+    `fork: true` saves a copy of the history under ``<history id>@<session id>`` in the same store
+    (a branch to resume later; a SESSION_FORK event counts its entries); `compactor` compacts an
+    agent memory with it (the coding agent's compact; MEMORY_COMPRESS reports before/after items).
+    """
+
+    def __init__(self, fork: bool = False, compactor: MemoryCompressor | None = None) -> None:
+        self.fork = fork
+        self.compactor = compactor
+
+    def on_session_end(self, runtime: Runtime, session: Session) -> None:
+        history = runtime.history
+        stored = getattr(history, "memory", history)  # an AgentMemoryHistory's memory, or a ChatMemory
+        store, history_id = getattr(stored, "store", None), getattr(stored, "session_id", None)
+        if self.fork:
+            if store is None or history_id is None:
+                raise MemlabError(f"hooks.sessions.fork needs a stored history, not {type(history).__name__}")
+            branch = f"{history_id}@{session.id}"
+            state = store.load(history_id)
+            store.update(branch, lambda _old: state)
+            emit(SESSION_FORK, session_id=branch, entries=len(state.entries))
+        if self.compactor is not None:
+            if not isinstance(stored, StoreAgentMemory):
+                raise MemlabError("hooks.sessions.compactor needs an agent memory (agent_memory=windowed|hybrid|...)")
+            stored.compact(self.compactor)

@@ -10,10 +10,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from memlab.metrics import registry
+from memlab.metrics.agent import agent_metrics, channel_recall, tool_outcomes
 from memlab.metrics.events import event_metrics
 from memlab.metrics.latency import LATENCY_STAGES, latency_metrics, latency_samples, reference_latency_us
 from memlab.metrics.longterm import EXCLUDED_CATEGORIES, longterm_metrics, ndcg_at_k, recall_at_k
-from memlab.metrics.pricing import ModelPrice, cost_usd, model_price, price_table
+from memlab.metrics.pricing import ModelPrice, aux_cost_usd, check_tokenizer, cost_usd, model_price, price_table
 from memlab.metrics.retention import content_words, mean_by_category, probe_rows, retention_metrics
 from memlab.metrics.summaries import summary_metrics
 from memlab.metrics.tokens import aux_token_metrics, budget_violations, net_saved_ratio, token_metrics
@@ -41,7 +42,8 @@ def compute_metrics(
     """Every deterministic metric of a run, flat and keyed by its stable name.
 
     `context_window` (None: the pricing model's max input tokens) bounds `budget.violations`;
-    `cost.usd` prices the simulated prompts and the auxiliary calls at `pricing_model`;
+    `cost.usd` prices the simulated prompts at `pricing_model` and each auxiliary call at its own
+    model's price (the pricing model's for offline backends);
     `cost.full_history_usd` what sending the whole history at every call would have cost.
     `probe_table` reuses rows already built by `probe_rows` (questions.csv). Question categories in
     `overall_excludes` (default: adversarial) stay out of the overall retention and recall means
@@ -59,13 +61,14 @@ def compute_metrics(
     prompt_total = int(metrics["tokens.prompt.total"])
     full_total = int(metrics["tokens.full_history.total"])
     metrics["tokens.net_saved_ratio"] = net_saved_ratio(prompt_total, aux["tokens.aux.total"], full_total)
-    metrics["cost.usd"] = cost_usd(price, prompt_total + aux["tokens.aux.prompt"], aux["tokens.aux.completion"])
+    metrics["cost.usd"] = cost_usd(price, prompt_total, 0) + aux_cost_usd(events, price)
     metrics["cost.full_history_usd"] = cost_usd(price, full_total, 0)
     rows = probe_table if probe_table is not None else probe_rows(records)
     metrics.update(retention_metrics(rows, excluded=overall_excludes))
     metrics.update(longterm_metrics([r for r in records if isinstance(r, ProbeRecord)], excluded=overall_excludes))
     metrics.update(summary_metrics(events))
     metrics.update(event_metrics(events))
+    metrics.update(agent_metrics(records))
     metrics.update(tool_orphan_metrics(events))
     return metrics
 
@@ -86,9 +89,13 @@ __all__ = [
     "EXCLUDED_CATEGORIES",
     "LATENCY_STAGES",
     "ModelPrice",
+    "agent_metrics",
     "all_events",
+    "aux_cost_usd",
     "aux_token_metrics",
     "budget_violations",
+    "channel_recall",
+    "check_tokenizer",
     "compute_latency",
     "compute_metrics",
     "content_words",
@@ -110,4 +117,5 @@ __all__ = [
     "summary_metrics",
     "token_metrics",
     "tool_orphan_metrics",
+    "tool_outcomes",
 ]

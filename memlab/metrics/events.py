@@ -37,7 +37,8 @@ def event_metrics(events: Iterable[Event]) -> dict[str, int | float | None]:
     - `memory.archived`: items archived (kept, no longer served) by any event that reports `archived`;
     - `longterm.memories` / `longterm.duplicates`: memories saved by extraction and how many of
       them repeat one already stored (LONGTERM_EXTRACT `memories` / `duplicates`);
-    - `longterm.skipped`: turns that extraction skipped before any model call (LONGTERM_SKIP events).
+    - `longterm.skipped`: turns that extraction skipped before any model call (LONGTERM_SKIP events);
+    - `longterm.extract.failures`: extractions that failed (the model raised, or a background job did).
     """
     out = dict.fromkeys(
         (
@@ -54,6 +55,7 @@ def event_metrics(events: Iterable[Event]) -> dict[str, int | float | None]:
             "longterm.memories",
             "longterm.duplicates",
             "longterm.skipped",
+            "longterm.extract.failures",
         ),
         0,
     )
@@ -75,6 +77,7 @@ def event_metrics(events: Iterable[Event]) -> dict[str, int | float | None]:
         elif e.kind == LONGTERM_EXTRACT:
             out["longterm.memories"] += int(d.get("memories") or 0)
             out["longterm.duplicates"] += int(d.get("duplicates") or 0)
+            out["longterm.extract.failures"] += bool(d.get("failed"))
         elif e.kind == LONGTERM_SKIP:
             out["longterm.skipped"] += 1
         out["memory.archived"] += int(d.get("archived") or 0)

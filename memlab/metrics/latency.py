@@ -1,4 +1,4 @@
-"""Latency percentiles in microseconds per stage, from the `latency_us` of trace events.
+"""Latency percentiles in microseconds per stage and per part of a stage, from trace events.
 
 They vary from machine to machine and run to run, so they are written to `latency.json`,
 never to the byte-stable `metrics.json`; `latency.reference_us` times a fixed workload in the
@@ -16,34 +16,47 @@ import numpy as np
 from memlab.tokens import get_counter
 from memlab.trace import CONTEXT_APPLY, LONGTERM_EXTRACT, LONGTERM_RETRIEVE, Event
 
-# Stage name in the metric -> the event kind that times it.
+# Stage name in the metric -> the event kind whose `latency_us` times it.
 LATENCY_STAGES = {"context": CONTEXT_APPLY, "retrieval": LONGTERM_RETRIEVE, "extract": LONGTERM_EXTRACT}
+# Parts of a stage -> (event kind, field): retrieval splits into the query (embed, search, re-rank)
+# and the index rebuilds (only searches that rebuilt one have a sample); extraction into the model
+# call and the storage of what it found.
+LATENCY_PARTS = {
+    "retrieval.query": (LONGTERM_RETRIEVE, "query_us"),
+    "retrieval.index_build": (LONGTERM_RETRIEVE, "index_build_us"),
+    "extract.model": (LONGTERM_EXTRACT, "model_us"),
+    "extract.store": (LONGTERM_EXTRACT, "store_us"),
+}
 REFERENCE_REPEATS = 5
 REFERENCE_TEXTS = 200
 
 
 def latency_samples(events: Iterable[Event]) -> dict[str, list[int]]:
-    """Each stage's `latency_us` values, in event order."""
-    by_kind = {kind: stage for stage, kind in LATENCY_STAGES.items()}
-    samples: dict[str, list[int]] = {stage: [] for stage in LATENCY_STAGES}
+    """Each stage's and each part's values, in event order."""
+    fields = [(stage, kind, "latency_us") for stage, kind in LATENCY_STAGES.items()]
+    fields += [(part, kind, field) for part, (kind, field) in LATENCY_PARTS.items()]
+    samples: dict[str, list[int]] = {name: [] for name, _, _ in fields}
     for e in events:
-        stage = by_kind.get(e.kind)
-        if stage is not None and e.data.get("latency_us") is not None:
-            samples[stage].append(int(e.data["latency_us"]))
+        for name, kind, field in fields:
+            if e.kind == kind and e.data.get(field) is not None:
+                samples[name].append(int(e.data[field]))
     return samples
 
 
 def latency_metrics(samples: dict[str, list[int]]) -> dict[str, float | None]:
-    """`latency.<stage>.p50_us|p95_us` (None for a stage that never ran).
+    """`latency.<stage>.p50_us|p95_us` and `latency.<stage>.<part>_p50_us|_p95_us` (None when never timed).
 
-    >>> latency_metrics({"context": [10, 20, 30], "retrieval": []})["latency.context.p50_us"]
-    20.0
+    >>> m = latency_metrics({"context": [10, 20, 30], "retrieval.query": [5, 7]})
+    >>> m["latency.context.p50_us"], m["latency.retrieval.query_p50_us"], m["latency.retrieval.p50_us"]
+    (20.0, 6.0, None)
     """
     out: dict[str, float | None] = {}
-    for stage in LATENCY_STAGES:
-        values = np.array(samples.get(stage, []), dtype=np.float64)
-        out[f"latency.{stage}.p50_us"] = float(np.percentile(values, 50)) if values.size else None
-        out[f"latency.{stage}.p95_us"] = float(np.percentile(values, 95)) if values.size else None
+    names = {stage: f"latency.{stage}." for stage in LATENCY_STAGES}
+    names.update({part: f"latency.{part}_" for part in LATENCY_PARTS})
+    for name, prefix in names.items():
+        values = np.array(samples.get(name, []), dtype=np.float64)
+        out[f"{prefix}p50_us"] = float(np.percentile(values, 50)) if values.size else None
+        out[f"{prefix}p95_us"] = float(np.percentile(values, 95)) if values.size else None
     return out
 
 

@@ -11,11 +11,14 @@ import difflib
 import functools
 import importlib.util
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memlab.errors import MemlabError
+from memlab.tokens import get_counter
+from memlab.trace import LLM_CALL, Event
 
 PRICE_TABLE_FILE = "model_prices_and_context_window_backup.json"
 
@@ -64,3 +67,36 @@ def cost_usd(price: ModelPrice, input_tokens: int, output_tokens: int) -> float:
     0.00102
     """
     return input_tokens * price.input_per_token + output_tokens * price.output_per_token
+
+
+def check_tokenizer(tokenizer: str, pricing_model: str) -> None:
+    """Refuse to price one tokenizer's counts at another model's prices (`tokenizer` vs `pricing.model`).
+
+    The pricing model's tokenizer is its tiktoken encoding (gpt-4o-mini: o200k_base), or
+    litellm's counter for other providers; `tokenizer` must count the same tokens.
+    """
+    counted, billed = get_counter(tokenizer).name, get_counter(pricing_model).name
+    if counted != billed:
+        raise MemlabError(
+            f"tokenizer={tokenizer!r} counts {counted} tokens but pricing.model={pricing_model!r} is billed in "
+            f"{billed} tokens, so cost.usd would price one at the other's rates: set tokenizer={billed} "
+            f"(or tokenizer=${{pricing.model}}), or a pricing.model whose tokenizer is {counted}"
+        )
+
+
+def aux_cost_usd(events: Iterable[Event], default: ModelPrice) -> float:
+    """Dollars of the strategies' own model calls, each at its model's price (`default` when the price
+    table does not know the model, as for the offline backends, which stand in for the pricing model)."""
+    total = 0.0
+    for e in events:
+        if e.kind == LLM_CALL:
+            model = str(e.data.get("model") or "")
+            price = _known_price(model) or default
+            total += cost_usd(price, int(e.data.get("prompt_tokens") or 0), int(e.data.get("completion_tokens") or 0))
+    return total
+
+
+@functools.lru_cache(maxsize=64)
+def _known_price(model: str) -> ModelPrice | None:
+    entry = price_table().get(model)
+    return model_price(model) if isinstance(entry, dict) and "input_cost_per_token" in entry else None

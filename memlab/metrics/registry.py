@@ -119,6 +119,8 @@ METRICS: tuple[Metric, ...] = (
     Metric("tokens.aux.completion", TOKENS, LOWER, S_TOKENS, "completion tokens of the strategies' own model calls"),
     Metric("tokens.aux.total", TOKENS, LOWER, S_TOKENS, "tokens of the strategies' own model calls (summaries, extraction)"),
     Metric("budget.violations", COUNT, LOWER, S_TOKENS, "calls whose prompt exceeds the context window", "over window"),
+    Metric("tokens.tools.per_call", TOKENS, LOWER, S_TOKENS, "tokens the offered tool schemas add to each request (in tokens.prompt.*)"),
+    Metric("tokens.tools.total", TOKENS, LOWER, S_TOKENS, "tool-schema tokens summed over all calls"),
     Metric("cost.usd", USD, LOWER, S_TOKENS, "prompts and auxiliary calls priced at pricing.model", "cost"),
     Metric("cost.full_history_usd", USD, NONE, S_TOKENS, "sending the whole history at every call, priced at pricing.model"),
     # --- what the context keeps
@@ -129,6 +131,8 @@ METRICS: tuple[Metric, ...] = (
     Metric("context.answer_coverage", SHARE, HIGHER, S_CONTEXT, "share of the gold answer's content words in the request", "answer coverage"),
     # --- long-term memory
     Metric("longterm.questions", COUNT, NONE, S_LONGTERM, "questions with evidence that retrieval was measured on"),
+    Metric("longterm.recall@10.auto_extract", SHARE, HIGHER, S_LONGTERM, "recall@10 of the memories auto-extraction saved, alone"),
+    Metric("longterm.recall@10.agent_tool", SHARE, HIGHER, S_LONGTERM, "recall@10 of the memories the agent saved with memory_save, alone"),
     Metric("longterm.recall@*", SHARE, HIGHER, S_LONGTERM, "share of the evidence turns cited by the top K memories (fractional)", "recall@10"),
     Metric("longterm.recall_any@*", SHARE, HIGHER, S_LONGTERM, "1 if any evidence turn is among the first K turns the memories cite (LongMemEval)"),
     Metric("longterm.recall_all@*", SHARE, HIGHER, S_LONGTERM, "1 if every evidence turn is among the first K turns the memories cite (LongMemEval)"),
@@ -138,6 +142,13 @@ METRICS: tuple[Metric, ...] = (
     Metric("longterm.memories", COUNT, NONE, S_LONGTERM, "memories saved by extraction"),
     Metric("longterm.duplicates", COUNT, LOWER, S_LONGTERM, "saved memories that repeat a stored one"),
     Metric("longterm.skipped", COUNT, NONE, S_LONGTERM, "turns extraction skipped before any model call"),
+    Metric("longterm.retrievals", COUNT, NONE, S_LONGTERM, "auto-load retrievals during the conversation (longterm.retrieve)"),
+    Metric("longterm.injected_tokens.per_call", TOKENS, LOWER, S_LONGTERM, "tokens of the injected block per call (0 without one)"),
+    Metric("longterm.tool.saves", COUNT, NONE, S_LONGTERM, "memory_save calls that stored a new memory", "tool saves"),
+    Metric("longterm.tool.searches", COUNT, NONE, S_LONGTERM, "memory_search calls answered"),
+    Metric("longterm.tool.dedup_rejected", COUNT, NONE, S_LONGTERM, "memory_save calls refused as a repeat of a stored memory"),
+    Metric("longterm.tool.errors", COUNT, LOWER, S_LONGTERM, "memory tool calls refused (bad or forged arguments, tools off)"),
+    Metric("longterm.extract.failures", COUNT, LOWER, S_LONGTERM, "extractions that failed (in the reply path or a background worker)"),
     # --- summaries
     Metric("summary.count", COUNT, NONE, S_SUMMARIES, "summaries asked of a model, every layer (SUMMARY events)", "summaries"),
     Metric("summary.accepted", COUNT, NONE, S_SUMMARIES, "summaries used: non-empty and fewer tokens than their source"),
@@ -167,6 +178,9 @@ METRICS: tuple[Metric, ...] = (
     Metric("memory.compress.items.after", COUNT, NONE, S_CALLS, "items after every compression, summed"),
     Metric("memory.compress.summary_tokens.mean", TOKENS, NONE, S_CALLS, "tokens of the summary each compression left"),
     Metric("memory.archived", COUNT, NONE, S_CALLS, "items archived (kept, no longer served)"),
+    Metric("session.forks", COUNT, NONE, S_CALLS, "histories forked at session ends (hooks.sessions.fork)"),
+    Metric("session.fork_entries", COUNT, NONE, S_CALLS, "entries the forked branches hold, summed"),
+    Metric("tool.calls", COUNT, NONE, S_CALLS, "tool calls the model (or the tool policy) made"),
     # --- answers (eval.answers=true)
     Metric("answer.questions", COUNT, NONE, S_ANSWERS, f"questions answered: those with a gold answer, and adversarial ones ({_ANSWERS})"),
     Metric("answer.failures", COUNT, LOWER, S_ANSWERS, f"answer or judge calls that failed ({_ANSWERS})"),

@@ -14,6 +14,7 @@ from memlab.report import html, plots
 from memlab.report.fmt import fmt_value, is_missing
 from memlab.report.health import measurement_warnings
 from memlab.report.rundata import RunData
+from memlab.tokens import get_counter
 
 RETENTION = (
     "context.evidence_retention",
@@ -111,7 +112,11 @@ def run_report_md(run: RunData) -> str:
     if run.manifest.get("overrides"):
         out += ["Overrides: " + " ".join(f"`{o}`" for o in run.manifest["overrides"]), ""]
     out += [f"Run directory: `{run.path}` · figures in `report.html`", ""]
-    out += [f"Costs are priced at {pricing_model(run)} (litellm's bundled price table).", ""]
+    tokenizer = get_counter(str(run.config["tokenizer"])).name if run.config.get("tokenizer") else "the run's tokenizer"
+    out += [
+        f"Costs are priced at {pricing_model(run)} (litellm's bundled price table); tokens counted with {tokenizer}.",
+        "",
+    ]
     metrics = run.all_metrics()
     for title, frame in metric_sections(metrics):
         out += [f"## {title}", "", frame.to_markdown(index=False), ""]

@@ -48,6 +48,8 @@ CALL_COLUMNS = [
     "messages_kept",
     "prompt_tokens",
     "full_tokens",
+    "tool_tokens",
+    "tool_calls",
 ]
 LATENCY_COLUMNS = ["stage", "latency_us"]
 
@@ -122,6 +124,8 @@ def calls_table(records: Sequence[Record]) -> pd.DataFrame:
             "messages_kept": r.messages_kept,
             "prompt_tokens": r.prompt_tokens,
             "full_tokens": r.full_tokens,
+            "tool_tokens": r.tool_tokens,
+            "tool_calls": " ".join(r.tool_calls),
         }
         for r in records
         if isinstance(r, CallRecord)

@@ -1,7 +1,11 @@
 """The agent runtime: history, the ordered request pipeline, components and the security context."""
 
+from dataclasses import dataclass
+from typing import Any
+
 from memlab.config import NoneConfig
 from memlab.runtime.agent import (
+    DEFAULT_MAX_TOOL_ROUNDS,
     ORDER_CONTEXT_EDITING,
     ORDER_LONGTERM_INJECT,
     ORDER_SUMMARIZATION_HOOK,
@@ -12,10 +16,31 @@ from memlab.runtime.agent import (
     Runtime,
     SecurityContext,
 )
+from memlab.runtime.react import (
+    ModelCall,
+    ModelToolPolicy,
+    ToolPolicy,
+    execute_react_iteration,
+    finish_iteration,
+    tool_schema_tokens,
+)
 
-SCHEMAS = {(group, "none"): NoneConfig for group in ("memory", "longterm")}  # context's none: memlab.context
+
+@dataclass
+class ModelPolicyConfig:
+    """`policy=model`: the llm decides through its provider's tool calling."""
+
+    _target_: str = "memlab.runtime.ModelToolPolicy"
+    llm: Any = "${llm}"
+
+
+SCHEMAS: dict[tuple[str, str], type] = {
+    (group, "none"): NoneConfig for group in ("memory", "longterm")
+}  # context none: memlab.context
+SCHEMAS[("policy", "model")] = ModelPolicyConfig
 
 __all__ = [
+    "DEFAULT_MAX_TOOL_ROUNDS",
     "ORDER_CONTEXT_EDITING",
     "ORDER_LONGTERM_INJECT",
     "ORDER_SUMMARIZATION_HOOK",
@@ -23,7 +48,13 @@ __all__ = [
     "CallContext",
     "Component",
     "History",
+    "ModelCall",
+    "ModelToolPolicy",
     "RequestStage",
     "Runtime",
     "SecurityContext",
+    "ToolPolicy",
+    "execute_react_iteration",
+    "finish_iteration",
+    "tool_schema_tokens",
 ]

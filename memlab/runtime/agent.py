@@ -8,21 +8,25 @@ lowest order first (stable for equal orders), which is the order the document dr
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from memlab.messages import Message, system
+from memlab.messages import Message, ToolCall, system
 from memlab.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from memlab.dialogues.model import Dialogue, Probe, Session
+    from memlab.runtime.react import ToolPolicy
 
 # Orders of the design document's chain; stages pick one of these or a number between.
 ORDER_LONGTERM_INJECT = 20
 ORDER_CONTEXT_EDITING = 30
 ORDER_SUMMARIZATION_HOOK = 50
+# Tool rounds a ReAct iteration may run before the reply, at most (a model that keeps calling tools is cut off).
+DEFAULT_MAX_TOOL_ROUNDS = 3
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,9 @@ class CallContext:
     security: SecurityContext
     query: str | None = None
     counter: TokenCounter | None = None
+    # Ids of the messages the current ReAct iteration answers: provenance the runtime knows, so a
+    # memory the model saves with a tool cites them (the model never sees or sets ids).
+    evidence: tuple[str, ...] = ()
 
 
 @runtime_checkable
@@ -83,6 +90,20 @@ class Component:
     def on_message(self, runtime: Runtime, message: Message) -> None:
         """After `message` was appended to the history."""
 
+    def before_iteration(self, runtime: Runtime, query: str | None) -> None:
+        """Step 1 of a ReAct iteration: prepare what the requests of this iteration carry (retrieval)."""
+
+    def tools(self, runtime: Runtime) -> Sequence[dict[str, Any]]:
+        """The OpenAI tool schemas this component offers the model now."""
+        return ()
+
+    def call_tool(self, runtime: Runtime, call: ToolCall) -> Message | None:
+        """The `tool` message answering `call`, or None when the tool is not this component's."""
+        return None
+
+    def on_iteration_end(self, runtime: Runtime, reply: Message) -> None:
+        """Steps 4-5 of a ReAct iteration: `reply` (the model's final answer) is in the history."""
+
     def on_session_end(self, runtime: Runtime, session: Session) -> None: ...
 
     def on_dialogue_end(self, runtime: Runtime, dialogue: Dialogue) -> None: ...
@@ -90,6 +111,13 @@ class Component:
     def on_probe(self, runtime: Runtime, probe: Probe) -> dict[str, object]:
         """Answer-time measurements for one probe question (e.g. long-term retrieval)."""
         return {}
+
+    def checkpoint(self) -> dict[str, Any]:
+        """The in-process state a replay stopped at a session boundary must carry to another process."""
+        return {}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Take back what `checkpoint` returned (in a new process, before the replay resumes)."""
 
 
 @dataclass
@@ -105,6 +133,9 @@ class Runtime:
     session_id: str = ""
     now: datetime | None = None
     turn: int = 0
+    policy: ToolPolicy | None = None  # who decides tool calls (None: no tool is ever called)
+    max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS
+    evidence: tuple[str, ...] = ()
     _stages: list[RequestStage] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -129,7 +160,28 @@ class Runtime:
             security=self.security,
             query=query,
             counter=self.counter,
+            evidence=self.evidence,
         )
+
+    def append(self, message: Message) -> None:
+        """Add `message` to the history and tell every component."""
+        self.history.append(message)
+        self.turn += 1
+        for c in self.components:
+            c.on_message(self, message)
+
+    def tools(self) -> list[dict[str, Any]]:
+        """Every tool the components offer now, in component order."""
+        return [t for c in self.components for t in c.tools(self)]
+
+    def execute_tool(self, call: ToolCall) -> Message:
+        """Run `call` with the component that owns it; an unknown tool answers with an error message."""
+        for c in self.components:
+            result = c.call_tool(self, call)
+            if result is not None:
+                return result
+        error = json.dumps({"error": f"unknown tool {call.name!r}"})
+        return Message(role="tool", content=error, tool_call_id=call.id, name=call.name)
 
     def build_request(self, extra: Sequence[Message] = (), query: str | None = None) -> list[Message]:
         """What would be sent to the model now: base messages through every stage in order."""

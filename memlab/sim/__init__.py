@@ -2,11 +2,12 @@
 
 from memlab.sim.parallel import Shared, simulate_parallel
 from memlab.sim.records import CallRecord, LifecycleRecord, ProbeRecord, Record
-from memlab.sim.replay import CLOCK_TICK, ReplayOptions, replay_dialogue, simulate
+from memlab.sim.replay import CLOCK_TICK, Cursor, ReplayOptions, replay_dialogue, simulate
 
 __all__ = [
     "CLOCK_TICK",
     "CallRecord",
+    "Cursor",
     "LifecycleRecord",
     "ProbeRecord",
     "Record",

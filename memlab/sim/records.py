@@ -24,6 +24,8 @@ class CallRecord:
     prompt_tokens: int
     full_tokens: int
     events: tuple[Event, ...] = ()
+    tool_tokens: int = 0  # the tool schemas' share of prompt_tokens
+    tool_calls: tuple[str, ...] = ()  # names of the tools the model called in this call
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """Teacher-forced replay: each dialogue message by message through a fresh `Runtime`.
 
-At every assistant turn the simulator builds the request (system prompt plus history)
-through the runtime's pipeline and records it, then appends the recorded reply from the
-data, so runs are deterministic and cost nothing. A virtual clock follows the data's
+At every assistant turn the simulator runs the runtime's ReAct iteration (retrieval, the
+request through the pipeline, any tool rounds the tool policy chooses, each model call
+recorded), then appends the recorded reply from the data (teacher forcing) and ends the
+iteration (extraction), so runs are deterministic and cost nothing. A virtual clock follows the data's
 timestamps, so months of decay simulate in milliseconds.
 """
 
@@ -15,6 +16,7 @@ from datetime import datetime, timedelta
 from memlab.dialogues.model import Dialogue, Probe
 from memlab.messages import Message
 from memlab.runtime.agent import Runtime
+from memlab.runtime.react import ModelCall, execute_react_iteration, finish_iteration
 from memlab.sim.records import CallRecord, LifecycleRecord, ProbeRecord, Record
 from memlab.trace import recording
 
@@ -36,15 +38,56 @@ def _advance(now: datetime | None, stamp: datetime | None) -> datetime | None:
     return None if now is None else now + CLOCK_TICK
 
 
-def replay_dialogue(dialogue: Dialogue, runtime: Runtime, options: ReplayOptions = ReplayOptions()) -> Iterator[Record]:
-    """Replay one dialogue and yield its records in the order things happen."""
+@dataclass
+class Cursor:
+    """Where a replay is, at a session boundary: enough to stop there and go on in another process.
+
+    `dialogue` is the index of the dialogue in progress and `session` how many of its sessions
+    are done; `sessions_done` counts the run's completed sessions. The rest is the replay's own
+    state (the full-history token count, the last user message) and the runtime's clock and turn.
+    """
+
+    dialogue: int = 0
+    session: int = 0
+    sessions_done: int = 0
+    full_tokens: int = 0
+    last_user: str | None = None
+    now: datetime | None = None
+    turn: int = 0
+    evidence: tuple[str, ...] = ()
+    stopped: bool = False
+
+    @property
+    def resuming(self) -> bool:
+        """Whether the dialogue at `dialogue` is part done (its history and components carry on)."""
+        return self.session > 0
+
+
+def replay_dialogue(
+    dialogue: Dialogue,
+    runtime: Runtime,
+    options: ReplayOptions = ReplayOptions(),
+    cursor: Cursor | None = None,
+    stop_after_session: int | None = None,
+) -> Iterator[Record]:
+    """Replay one dialogue and yield its records in the order things happen.
+
+    With a `cursor` part way through this dialogue, carry on from its next session (the runtime's
+    history and the components' state must be where the cursor left them). With
+    `stop_after_session`, stop once the run has completed that many sessions (`cursor.stopped`).
+    """
     rt = runtime
     rt.dialogue_id = dialogue.id
-    for c in rt.components:
-        c.on_dialogue_start(rt, dialogue)
-    full_tokens = rt.counter.count_request(rt.base_messages())
-    last_user: str | None = None
-    for session in dialogue.sessions:
+    cur = cursor if cursor is not None else Cursor()
+    if cur.resuming:
+        rt.now, rt.turn, rt.evidence = cur.now, cur.turn, cur.evidence
+        full_tokens, last_user = cur.full_tokens, cur.last_user
+    else:
+        for c in rt.components:
+            c.on_dialogue_start(rt, dialogue)
+        full_tokens = rt.counter.count_request(rt.base_messages())
+        last_user = None
+    for session in dialogue.sessions[cur.session :]:
         rt.session_id = session.id
         rt.now = _advance(rt.now, session.started_at)
         with recording() as events:
@@ -53,22 +96,32 @@ def replay_dialogue(dialogue: Dialogue, runtime: Runtime, options: ReplayOptions
         yield LifecycleRecord("session.start", dialogue.id, session.id, rt.now, tuple(events))
         for message in session.messages:
             rt.now = _advance(rt.now, message.timestamp)
-            if message.role in options.call_roles:
-                yield _call(rt, message, full_tokens, last_user)
+            iteration = message.role in options.call_roles
+            if iteration:
+                for call in execute_react_iteration(rt, last_user, message.id):
+                    yield _call(rt, message, call, full_tokens)
+                    full_tokens += sum(rt.counter.count(m) for m in call.appended)
             with recording() as events:  # a compressing history reports MEMORY_COMPRESS from its append
-                rt.history.append(message)
+                rt.append(message)
                 full_tokens += rt.counter.count(message)
                 if message.role == "user":
                     last_user = message.text
-                rt.turn += 1
-                for c in rt.components:
-                    c.on_message(rt, message)
+                    rt.evidence = (message.id,) if message.id else ()
+                if iteration:
+                    finish_iteration(rt, message)
             if events:
                 yield LifecycleRecord("message", dialogue.id, session.id, rt.now, tuple(events))
         with recording() as events:
             for c in rt.components:
                 c.on_session_end(rt, session)
         yield LifecycleRecord("session.end", dialogue.id, session.id, rt.now, tuple(events))
+        cur.session += 1
+        cur.sessions_done += 1
+        if cur.sessions_done == stop_after_session:
+            cur.full_tokens, cur.last_user = full_tokens, last_user
+            cur.now, cur.turn, cur.evidence = rt.now, rt.turn, rt.evidence
+            cur.stopped = True
+            return
     with recording() as events:
         for c in rt.components:
             c.on_dialogue_end(rt, dialogue)
@@ -77,22 +130,20 @@ def replay_dialogue(dialogue: Dialogue, runtime: Runtime, options: ReplayOptions
         yield _probe(rt, dialogue, probe, options)
 
 
-def _call(rt: Runtime, message: Message, full_tokens: int, query: str | None) -> CallRecord:
-    with recording() as events:
-        messages_in = len(rt.history)
-        request = rt.build_request(query=query)
-        prompt_tokens = rt.counter.count_request(request)
+def _call(rt: Runtime, message: Message, call: ModelCall, full_tokens: int) -> CallRecord:
     return CallRecord(
         dialogue_id=rt.dialogue_id,
         session_id=rt.session_id,
-        turn=rt.turn,
+        turn=rt.turn - len(call.appended),
         message_id=message.id,
         time=rt.now,
-        messages_in=messages_in,
-        messages_kept=len(request),
-        prompt_tokens=prompt_tokens,
-        full_tokens=full_tokens,
-        events=tuple(events),
+        messages_in=call.messages_in,
+        messages_kept=len(call.request),
+        prompt_tokens=call.prompt_tokens,
+        full_tokens=full_tokens + call.tool_tokens,
+        events=call.events,
+        tool_tokens=call.tool_tokens,
+        tool_calls=tuple(c.name for c in call.tool_calls),
     )
 
 
@@ -120,7 +171,20 @@ def simulate(
     dialogues: Iterable[Dialogue],
     make_runtime: Callable[[Dialogue], Runtime],
     options: ReplayOptions = ReplayOptions(),
+    cursor: Cursor | None = None,
+    stop_after_session: int | None = None,
 ) -> Iterator[Record]:
-    """Replay every dialogue, each through its own runtime (sessions never share state)."""
-    for dialogue in dialogues:
-        yield from replay_dialogue(dialogue, make_runtime(dialogue), options)
+    """Replay every dialogue, each through its own runtime (sessions never share state).
+
+    With a `cursor`, dialogues before `cursor.dialogue` are skipped (a resumed run has their
+    records) and that one carries on from its next session; the cursor follows the replay, so
+    after a stop (`stop_after_session`) it says where to resume.
+    """
+    cur = cursor if cursor is not None else Cursor()
+    for index, dialogue in enumerate(dialogues):
+        if index < cur.dialogue:
+            continue
+        yield from replay_dialogue(dialogue, make_runtime(dialogue), options, cur, stop_after_session)
+        if cur.stopped:
+            return
+        cur.dialogue, cur.session = index + 1, 0

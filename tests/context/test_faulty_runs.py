@@ -64,7 +64,9 @@ def test_summarization_hook_without_a_model(make_config, tmp_path: Path) -> None
         (fallback,) = of(call, FALLBACK)
         assert (fallback["reason"], fallback["action"]) == ("no_model", "hard_truncation")
         (applied,) = of(call, CONTEXT_APPLY)[-1:]
-        assert call.messages_kept == applied["messages_out"] < applied["messages_in"]
+        assert call.messages_kept == applied["messages_out"] <= applied["messages_in"]
+        # nothing dropped means the newest turn alone was over the trigger: it is kept, cut to fit
+        assert applied["messages_out"] < applied["messages_in"] or applied["newest_cut_chars"] > 0
 
 
 def test_summarize_without_a_model(make_config, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -145,3 +145,33 @@ def test_the_hook_runs_after_context_editing_and_never_touches_the_history() -> 
 def test_bad_settings_name_the_key(bad: dict) -> None:
     with pytest.raises(MemlabError, match=next(iter(bad))):
         SummarizationHook(**bad)
+
+
+@pytest.mark.parametrize("trigger", [200, 500])
+def test_no_model_keeps_the_newest_message_cut_to_fit_when_it_alone_exceeds_the_trigger(trigger: int) -> None:
+    huge = Message("user", "question " + " ".join(f"detail{j}" for j in range(2_000)) + " so what now?", id="last")
+    ms = [*history(10), huge]
+    assert ESTIMATE.count(huge) > trigger
+    with recording() as events:
+        out = SummarizationHook(None, trigger_tokens=trigger).process(ms, ctx())
+    assert [m.role for m in out] == ["system", "user"] and out[0] == ms[0]
+    newest = out[-1]
+    assert newest.id == "last" and ESTIMATE.count_messages(out) <= trigger
+    assert newest.text.startswith("question detail0") and newest.text.endswith("so what now?")
+    assert "characters omitted" in newest.text
+    (fallback,) = events_of(events, FALLBACK)
+    (applied,) = events_of(events, CONTEXT_APPLY)
+    assert fallback["action"] == "hard_truncation" and applied["newest_cut_chars"] == len(huge.text) - len(newest.text)
+    # As much as fits is kept: one more character at each end would go over.
+    kept_each = (len(newest.text) - len(newest.text.split("\n")[1]) - 2) // 2  # the text minus the marker, halved
+    longer = huge.with_content(keep_head_and_tail(huge.text, kept_each + 1))
+    assert ESTIMATE.count_messages([out[0], longer]) > trigger
+
+
+def test_no_model_keeps_the_newest_tool_unit_whole_when_cut() -> None:
+    call = Message("assistant", None, tool_calls=(ToolCall("c1", "search", "{}"),), id="a")
+    result = Message("tool", "row " * 3_000, tool_call_id="c1", id="t")
+    ms = [*history(4), call, result]
+    out = SummarizationHook(None, trigger_tokens=300).process(ms, ctx())
+    assert [m.id for m in out[1:]] == ["a", "t"] and orphans(out) == []
+    assert ESTIMATE.count_messages(out) <= 300

@@ -88,7 +88,7 @@ def test_overrides_reach_the_typed_strategy_node(make_config) -> None:  # type: 
     window = instantiate(make_config("context=sliding_window", "context.strategy.max_tokens=1234").context).strategy
     assert window.max_tokens == 1234 and window.counter.name == "estimate"
     exact = instantiate(make_config("context=sliding_window", "context.strategy.counter=${tokenizer}").context)
-    assert exact.strategy.counter.name == "cl100k_base"
+    assert exact.strategy.counter.name == "o200k_base"  # the run tokenizer: gpt-4o-mini's encoding
     step = instantiate(make_config("context=composite", "context.strategy.strategies.1.max_tokens=77").context)
     assert step.strategy.strategies[1].max_tokens == 77
     assert instantiate(make_config("context=summarize", "context.strategy.llm=null").context).strategy.llm is None

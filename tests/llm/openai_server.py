@@ -28,6 +28,11 @@ class OpenAIServer:
     fail_with: list[int] = field(default_factory=list)  # status codes for the next requests, in order
     replies: list[tuple[int, dict[str, Any], dict[str, str]]] = field(default_factory=list)  # (status, body, headers)
     delay_s: float = 0.0
+    forged_tool_args: dict[str, Any] = field(default_factory=dict)  # added to every tool call's arguments
+
+    def tool_calls_made(self) -> list[dict[str, Any]]:
+        """Every tool call the server answered with, in order."""
+        return [c for r in self.requests for c in r.get("tool_calls", ())]
 
     def bodies(self, path: str) -> list[dict[str, Any]]:
         return [r["body"] for r in self.requests if r["path"] == path]
@@ -36,6 +41,25 @@ class OpenAIServer:
 def reply_to(body: dict[str, Any]) -> str:
     """The server's deterministic answer: the last message's content, reversed word by word."""
     return " ".join(reversed(str(body["messages"][-1]["content"]).split()))
+
+
+def tool_calls_for(body: dict[str, Any], forged: dict[str, Any]) -> list[dict[str, Any]]:
+    """The server's deterministic tool use: when tools are offered and the user just spoke, one call.
+
+    A question gets ``memory_search`` (query: the question), a statement ``memory_save`` (content:
+    the statement); after a tool result, or with no such tool offered, no call (a text reply).
+    """
+    last = body["messages"][-1]
+    offered = {t["function"]["name"] for t in body.get("tools") or ()}
+    if last["role"] != "user" or not offered:
+        return []
+    text = str(last["content"])
+    name, args = ("memory_search", {"query": text}) if "?" in text else ("memory_save", {"content": text})
+    if name not in offered:
+        return []
+    n = len(body["messages"])
+    arguments = json.dumps({**args, **forged})
+    return [{"id": f"call_{n}", "type": "function", "function": {"name": name, "arguments": arguments}}]
 
 
 def embedding_of(text: str) -> list[float]:
@@ -70,8 +94,12 @@ def _handler(state: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                 status = state.fail_with.pop(0)
                 self._send(status, {"error": {"message": f"injected {status}", "type": "server_error", "code": status}})
             elif self.path == "/v1/chat/completions":
-                message = {"role": "assistant", "content": reply_to(body)}
-                choice = {"index": 0, "message": message, "finish_reason": "stop"}
+                calls = tool_calls_for(body, state.forged_tool_args)
+                state.requests[-1]["tool_calls"] = calls
+                message: dict[str, Any] = {"role": "assistant", "content": None if calls else reply_to(body)}
+                if calls:
+                    message["tool_calls"] = calls
+                choice = {"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}
                 self._send(
                     200,
                     {

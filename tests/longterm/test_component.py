@@ -38,7 +38,7 @@ def test_the_documents_defaults_and_the_chat_override(make_config) -> None:
     )
     assert (default.load_max_items, default.memory_tools) == (10, False)
     assert (chat.enabled, chat.namespace, chat.max_items, chat.memory_tools) == (True, "chat", 200, True)
-    assert component.tools.schemas("default") == [] and len(component.tools.schemas("chat")) == 2
+    assert component.tool_provider.schemas("default") == [] and len(component.tool_provider.schemas("chat")) == 2
 
 
 def test_a_wrong_key_fails_at_compose_time(make_config) -> None:
@@ -89,7 +89,10 @@ def test_replay_injects_memories_and_measures_probes(make_config, two_dialogues)
         assert p.results[RESULT_INJECTED_TOKENS] > 0
     # From the second session on, every request carries what earlier sessions left behind.
     plain = _replay(two_dialogues, instantiate(make_config("longterm=none").longterm))
-    with_memory = {(c.dialogue_id, c.turn): c.prompt_tokens for c in records if isinstance(c, CallRecord)}
+    # The chat settings offer the memory tools: every request carries their schemas (no policy calls them here).
+    calls = [c for c in records if isinstance(c, CallRecord)]
+    assert all(c.tool_tokens > 0 and not c.tool_calls for c in calls)
+    with_memory = {(c.dialogue_id, c.turn): c.prompt_tokens - c.tool_tokens for c in calls}
     without = {(c.dialogue_id, c.turn): c.prompt_tokens for c in plain if isinstance(c, CallRecord)}
     opening = {d.sessions[0].id for d in two_dialogues}
     first_session = {(c.dialogue_id, c.turn) for c in plain if isinstance(c, CallRecord) and c.session_id in opening}

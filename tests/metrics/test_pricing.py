@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hand_made import call
 
 from memlab.errors import MemlabError
+from memlab.experiment import run_experiment
 from memlab.llm.litellm_import import import_litellm
-from memlab.metrics import compute_metrics, cost_usd, model_price
+from memlab.metrics import aux_cost_usd, check_tokenizer, compute_metrics, cost_usd, model_price
+from memlab.tokens import get_counter
 from memlab.trace import LLM_CALL, Event
 
 
@@ -43,3 +47,40 @@ def test_context_window_defaults_to_the_pricing_models_input_limit() -> None:
     records = [call(window, window), call(window + 1, window + 1)]
     assert compute_metrics(records, pricing_model="gpt-4o-mini")["budget.violations"] == 1
     assert compute_metrics(records, pricing_model="gpt-4o-mini", context_window=100)["budget.violations"] == 2
+
+
+def test_a_tokenizer_other_than_the_pricing_models_is_refused() -> None:
+    with pytest.raises(MemlabError, match=r"tokenizer='cl100k_base' counts cl100k_base.*billed in o200k_base"):
+        check_tokenizer("cl100k_base", "gpt-4o-mini")
+    check_tokenizer("o200k_base", "gpt-4o-mini")
+    check_tokenizer("gpt-4o-mini", "gpt-4o-mini")
+    check_tokenizer("cl100k_base", "gpt-4")  # gpt-4 is billed in cl100k_base tokens
+
+
+def test_each_auxiliary_call_is_priced_at_its_own_model() -> None:
+    mini, big = model_price("gpt-4o-mini"), model_price("gpt-4o")
+    events = [
+        Event(LLM_CALL, {"model": "gpt-4o", "prompt_tokens": 1000, "completion_tokens": 100}),
+        Event(LLM_CALL, {"model": "extractive", "prompt_tokens": 1000, "completion_tokens": 100}),  # offline stand-in
+    ]
+    expected = 1000 * big.input_per_token + 100 * big.output_per_token + cost_usd(mini, 1000, 100)
+    assert aux_cost_usd(events, mini) == pytest.approx(expected, rel=1e-12)
+
+
+def test_a_run_counts_with_the_pricing_models_tokenizer_and_litellm_agrees_on_its_cost(
+    make_config, tmp_path: Path
+) -> None:
+    cfg = make_config("dataset.dialogues=1", "dataset.sessions=2", "context=summarize")
+    assert get_counter(cfg.tokenizer).name == "o200k_base"  # gpt-4o-mini's encoding, by default
+    result = run_experiment(cfg, tmp_path / "run")
+    m = result.metrics
+    litellm = import_litellm()
+    prompt, _ = litellm.cost_per_token(model="gpt-4o-mini", prompt_tokens=m["tokens.prompt.total"], completion_tokens=0)
+    aux_in, aux_out = litellm.cost_per_token(
+        model="gpt-4o-mini", prompt_tokens=m["tokens.aux.prompt"], completion_tokens=m["tokens.aux.completion"]
+    )
+    assert m["tokens.aux.total"] > 0 and m["cost.usd"] == pytest.approx(prompt + aux_in + aux_out, abs=2e-6)
+    report = (result.run_dir / "report.md").read_text()
+    assert "priced at gpt-4o-mini" in report and "counted with o200k_base" in report
+    with pytest.raises(MemlabError, match="tokenizer='cl100k_base'"):
+        run_experiment(make_config("tokenizer=cl100k_base"), tmp_path / "refused")

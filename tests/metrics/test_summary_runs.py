@@ -31,6 +31,7 @@ THREE_LAYERS = (
     *("memory=summarize", "memory.strategy.threshold=10", "agent_memory=hybrid"),
 )
 CL100K = load_encoding("cl100k_base")  # tiktoken itself, from the bundled files
+O200K = load_encoding("o200k_base")  # gpt-4o-mini's, the runs' default tokenizer
 
 
 def summaries(records: list[Any]) -> list[SummaryEvent]:
@@ -50,10 +51,10 @@ def test_memory_summarize_on_locomo(make_config: Any, locomo_path: Path, tmp_pat
     )
     result = run_experiment(cfg, tmp_path / "run")
     m, made = result.metrics, summaries(result.records)
-    assert made and {s.layer for s in made} == {"memory"} and all(s.counter == "cl100k_base" for s in made)
+    assert made and {s.layer for s in made} == {"memory"} and all(s.counter == "o200k_base" for s in made)
     for s in made:  # the token counts are tiktoken's, with the chat framing, and the source ids are LoCoMo turns
-        framing = CHAT_TOKENS_PER_MESSAGE + len(CL100K.encode("system"))
-        assert s.summary_tokens == len(CL100K.encode(s.text or "")) + framing
+        framing = CHAT_TOKENS_PER_MESSAGE + len(O200K.encode("system"))
+        assert s.summary_tokens == len(O200K.encode(s.text or "")) + framing
         assert s.source_ids and all(i.startswith("D") for i in s.source_ids)
     ratios = [s.summary_tokens / s.source_tokens for s in made if s.summary_tokens is not None]
     assert m["summary.memory.count"] == m["summary.count"] == len(made)

@@ -85,7 +85,12 @@ def scenario(open_store: Any) -> dict[str, Any]:
     chat = StoreChatMemory(store, "chat:1")
     for i in range(1, 11):
         chat.append(
-            Message(role="user" if i % 2 else "assistant", content=f"{i} 重要" if i % 3 == 0 else str(i), id=f"D1:{i}")
+            Message(
+                role="user" if i % 2 else "assistant",
+                # long enough that a 20-token summary of three of them is shorter than they are
+                content=f"{i} {'重要' if i % 3 == 0 else '好的'}：我们确认了第{i}天的行程和酒店。",
+                id=f"D1:{i}",
+            )
         )
     chat.append(Message(role="assistant", tool_calls=(ToolCall("t1", "lookup", "{}"),), id="D1:11"))
     chat.append(Message(role="tool", content="found", tool_call_id="t1", id="D1:12"))
@@ -94,7 +99,7 @@ def scenario(open_store: Any) -> dict[str, Any]:
         ("filter", FilterStrategy([{"roles": ["user"]}, {"roles": ["assistant"], "keywords": ["重要"]}])),
         ("trim", TrimStrategy(2, 3)),
         ("delete", DeleteStrategy(4)),
-        ("summarize", SummarizeStrategy(llm, threshold=2, keep_last=1)),
+        ("summarize", SummarizeStrategy(llm, threshold=2, keep_last=1, max_tokens=20)),
     ]:
         MemoryCleanupService(strategy).clean(chat)
         seen[f"cleanup.{name}"] = [(m.role, m.content, m.id, m.tool_call_id) for m in chat.messages()]

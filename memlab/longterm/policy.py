@@ -1,0 +1,97 @@
+"""Who calls the memory tools offline: a deterministic rule policy, the baseline a real model is compared with.
+
+`MemoryRulePolicy` looks only at the user message the model is about to answer (the last
+message of the request; after a tool round it is a tool result, so the policy stops):
+
+- ``memory_search`` when the user asks about the past: a question ("?", or an opening
+  who/what/when/where/which/did/do/have...) that refers back ("remember", "last time",
+  "did I", "told you", "ago", "last week"...); the query is the question itself;
+- ``memory_save`` when the user states something durable about themselves: the first sentence
+  that auto-extraction would not skip, is not a question, speaks in the first person, and is a
+  FACT or PREFERENCE by the extraction rules (EPISODE and PROCEDURE statements are time-bound,
+  the document's "有时效性"); its content is that sentence, prefixed with the speaker as
+  extraction does.
+
+Both may fire on one message (search first). Beyond the document: it names no policy; this
+one is a transparent baseline, as the extractive summarizer is for summaries.
+`model_or_rules(llm)` is the `policy=auto` choice: the model's own tool calling when the
+backend has it (litellm), these rules otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from memlab.llm.base import ChatModel
+from memlab.llm.extract_rules import memory_type
+from memlab.llm.text import split_sentences
+from memlab.longterm.extraction import should_skip_extraction
+from memlab.longterm.tools import MEMORY_SAVE, MEMORY_SEARCH
+from memlab.messages import Message, ToolCall
+from memlab.runtime.agent import CallContext
+from memlab.runtime.react import ModelToolPolicy, ToolPolicy
+
+DURABLE_TYPES = ("FACT", "PREFERENCE")
+SEARCH_LIMIT = 5
+_FIRST_PERSON = re.compile(r"\b(i|i'm|i've|my|mine|me)\b|我", re.I)
+_QUESTION_START = re.compile(
+    r"^\s*(who|what|when|where|which|why|how|did|do|does|have|has|had|was|were|is|are|can|could)\b", re.I
+)
+_PAST = re.compile(
+    r"\b(remember|recall|remind me|last (time|week|month|year|weekend|night)|did (i|we|you)|have i|had i|"
+    r"told you|i (said|mentioned|told)|you (said|mentioned)|mentioned|earlier|before|ago|previously|"
+    r"what was|when was|used to)\b|记得|上次|之前",
+    re.I,
+)
+
+
+def asks_about_past(text: str) -> bool:
+    """A question that refers back to something said or done before."""
+    question = "?" in text or "？" in text or bool(_QUESTION_START.match(text))
+    return question and bool(_PAST.search(text))
+
+
+def durable_statement(message: Message) -> str | None:
+    """The first sentence of `message` worth saving as a FACT or PREFERENCE (see the module docstring)."""
+    for sentence in split_sentences(message.text):
+        s = sentence.strip()
+        if not s or s.endswith(("?", "？")) or not _FIRST_PERSON.search(s):
+            continue
+        if should_skip_extraction(Message(role="user", content=s)) is not None:
+            continue
+        if memory_type(s) in DURABLE_TYPES:
+            return s
+    return None
+
+
+class MemoryRulePolicy:
+    """The offline tool policy (see the module docstring); call ids are ``call_<turn>_<n>``."""
+
+    def choose(
+        self, request: Sequence[Message], tools: Sequence[Mapping[str, Any]], ctx: CallContext
+    ) -> tuple[ToolCall, ...]:
+        offered = {str(t.get("function", {}).get("name")) for t in tools}
+        last = request[-1] if request else None
+        if last is None or last.role != "user" or not last.text.strip():
+            return ()
+        calls: list[tuple[str, dict[str, Any]]] = []
+        if MEMORY_SEARCH in offered and asks_about_past(last.text):
+            calls.append((MEMORY_SEARCH, {"query": last.text.strip(), "limit": SEARCH_LIMIT}))
+        statement = durable_statement(last) if MEMORY_SAVE in offered else None
+        if statement is not None:
+            content = f"{last.speaker}: {statement}" if last.speaker else statement
+            calls.append((MEMORY_SAVE, {"content": content, "type": memory_type(statement)}))
+        return tuple(
+            ToolCall(id=f"call_{ctx.turn}_{n}", name=name, arguments=json.dumps(args, ensure_ascii=False))
+            for n, (name, args) in enumerate(calls)
+        )
+
+
+def model_or_rules(llm: ChatModel | None = None) -> ToolPolicy:
+    """`policy=auto`: the model decides when its backend does tool calling, the rules otherwise."""
+    if llm is not None and getattr(llm, "supports_tools", False):
+        return ModelToolPolicy(llm)
+    return MemoryRulePolicy()

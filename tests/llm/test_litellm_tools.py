@@ -1,0 +1,65 @@
+"""Memory tools through litellm's tool calling, end to end over HTTP against the local OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from openai_server import OpenAIServer
+
+from memlab.experiment import run_experiment
+
+
+def _config(make_config, server: OpenAIServer, tmp_path: Path):  # type: ignore[no-untyped-def]
+    return make_config(
+        "dataset=synthetic", "dataset.dialogues=1", "dataset.sessions=2", "dataset.turns_per_session=6",
+        "longterm=chat", "longterm.memory_tools=true", "longterm.auto_extract=false", "llm=litellm",
+        "llm.model=openai/test-model", f"llm.api_base={server.base_url}", "llm.api_key_env=MEMLAB_TEST_KEY",
+        f"llm.cache_dir={tmp_path / 'cache'}", "llm.num_retries=0", "eval.answers=false",
+    )  # fmt: skip
+
+
+def test_the_model_calls_the_memory_tools_and_gets_tool_messages_back(
+    make_config, openai_server: OpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMLAB_TEST_KEY", "sk-test")
+    cfg = _config(make_config, openai_server, tmp_path)
+    first = run_experiment(cfg, tmp_path / "a")
+    bodies = openai_server.bodies("/v1/chat/completions")
+    made = openai_server.tool_calls_made()
+    assert bodies and made, "the server must have been asked, and have answered with tool calls"
+    # Every request offers the two memory tools as OpenAI function schemas.
+    assert all({t["function"]["name"] for t in b["tools"]} == {"memory_save", "memory_search"} for b in bodies)
+    # Each tool call the server made is executed and comes back in the next request as a `tool` message.
+    for i, request in enumerate(openai_server.requests):
+        for call in request["tool_calls"]:
+            following = openai_server.requests[i + 1]["body"]["messages"]
+            asked = [m for m in following if m["role"] == "assistant" and m.get("tool_calls")]
+            assert call in asked[-1]["tool_calls"]
+            (answer,) = [m for m in following if m["role"] == "tool" and m["tool_call_id"] == call["id"]]
+            result = json.loads(answer["content"])
+            assert ("saved" in result) if call["function"]["name"] == "memory_save" else ("results" in result)
+    m = first.metrics
+    saves = sum(c["function"]["name"] == "memory_save" for c in made)
+    assert m["longterm.tool.saves"] + m["longterm.tool.dedup_rejected"] == saves > 0
+    assert m["longterm.tool.searches"] == len(made) - saves and m["longterm.tool.errors"] == 0
+    calls = pd.read_csv(first.run_dir / "calls.csv", keep_default_na=False)
+    assert [n for cell in calls["tool_calls"] for n in cell.split()] == [c["function"]["name"] for c in made]
+    assert len(calls) == len(bodies)  # one recorded call per request the model answered
+    # A repeat is served from the response cache: no request, the same metrics.
+    second = run_experiment(cfg, tmp_path / "b")
+    assert len(openai_server.bodies("/v1/chat/completions")) == len(bodies)
+    assert (first.run_dir / "metrics.json").read_bytes() == (second.run_dir / "metrics.json").read_bytes()
+
+
+def test_arguments_naming_a_user_or_namespace_are_refused_over_http(
+    make_config, openai_server: OpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMLAB_TEST_KEY", "sk-test")
+    openai_server.forged_tool_args = {"_userId": "someone-else", "_namespace": "agent:admin"}
+    run = run_experiment(_config(make_config, openai_server, tmp_path), tmp_path / "a")
+    made = openai_server.tool_calls_made()
+    assert made and run.metrics["longterm.tool.errors"] == len(made)
+    assert run.metrics["longterm.tool.saves"] == run.metrics["longterm.tool.searches"] == 0

@@ -1,0 +1,118 @@
+"""Sessions from config: a replay stopped after session k, checkpointed in a SQL store and resumed in a new
+process, gives the bytes of the uninterrupted run's metrics.json; a fork's history is its own."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memlab.memory import Agent, TaskSegmentedCompressor
+from memlab.messages import FunctionCall
+
+STORES = Path(__file__).resolve().parents[1] / "stores" / "conftest.py"
+RUN = (
+    "dataset=synthetic", "dataset.dialogues=2", "dataset.sessions=3", "dataset.turns_per_session=6",
+    "memory=trim", "memory.every_turns=5", "longterm=chat", "longterm.memory_tools=true", "sim.progress=false",
+    "sim.workers=1",  # a stopped and resumed replay runs in one process: compare it with one
+)  # fmt: skip
+
+
+def _stores():  # type: ignore[no-untyped-def]
+    """tests/stores/conftest.py (isolated databases per test), loaded under a name of its own."""
+    spec = importlib.util.spec_from_file_location("memlab_test_store_backends", STORES)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def memlab(*overrides: str) -> str:
+    """`memlab run` in a new process; its stdout."""
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "memlab", "run", *overrides], capture_output=True, text=True, env=env, timeout=900
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+@pytest.mark.parametrize(("backend", "stop_after"), [("sqlite", 3), ("sqlite", 4), ("postgres", 4), ("mariadb", 2)])
+def test_a_resumed_replay_gives_the_uninterrupted_metrics(backend: str, stop_after: int, tmp_path: Path) -> None:
+    stores = _stores()
+    # histories, long-term memories and the checkpoint all live in the run's store: one database per replay
+    with stores.isolated(backend, tmp_path / "a") as one, stores.isolated(backend, tmp_path / "b") as other:
+        memlab(*RUN, *one.overrides, "name=whole", f"output_dir={tmp_path / 'whole'}")
+        parts = (*RUN, *other.overrides, "name=parts")
+        stopped = memlab(*parts, f"sim.stop_after_session={stop_after}", f"output_dir={tmp_path / 'first'}")
+        assert f"stopped after session {stop_after}" in stopped and not (tmp_path / "first").exists()
+        memlab(*parts, "sim.resume=true", f"output_dir={tmp_path / 'resumed'}")
+    whole = (tmp_path / "whole" / "metrics.json").read_bytes()
+    assert whole == (tmp_path / "resumed" / "metrics.json").read_bytes()
+    assert (tmp_path / "whole" / "calls.csv").read_bytes() == (tmp_path / "resumed" / "calls.csv").read_bytes()
+
+
+def test_resume_without_a_checkpoint_names_the_key(tmp_path: Path) -> None:
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    done = subprocess.run(
+        [sys.executable, "-m", "memlab", "run", *RUN, "store=sqlite", f"store.path={tmp_path / 'db.sqlite'}",
+         "sim.resume=true", f"output_dir={tmp_path / 'out'}"],
+        capture_output=True, text=True, env=env, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 2 and "memlab-checkpoint:default" in done.stderr
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres", "mariadb"])
+def test_a_fork_is_an_independent_history_in_the_store(backend: str, tmp_path: Path) -> None:
+    with _stores().isolated(backend, tmp_path) as db:
+        agent = Agent.on_store(db.open(), compactor=TaskSegmentedCompressor(keep_tasks=1))
+        main = agent.new_session("main")
+        main.memory.add_user_input("refactor the parser")
+        main.memory.add_output_items([FunctionCall("c1", "run_tests")])
+        main.memory.add_tool_output("c1", "3 failed")
+        fork = agent.fork(main, "try-peg")
+        fork.memory.add_user_input("try a PEG grammar instead")
+        main.memory.add_user_input("fix the three failures first")
+        # another process opens the same database: each session resumes with its own items only
+        other = Agent.on_store(db.open())
+        resumed_main, resumed_fork = other.resume("main"), other.resume("try-peg")
+        last = [getattr(s.memory.get_items()[-1], "content", None) for s in (resumed_main, resumed_fork)]
+        assert last == ["fix the three failures first", "try a PEG grammar instead"]
+        assert resumed_main.item_count() == resumed_fork.item_count() == 4
+        compacted = fork.compact()  # the coding agent's compact: finished sub-tasks become summary lines
+        assert len(compacted.items) == 1 and compacted.summary is not None
+        assert other.resume("main").item_count() == 4  # compacting the fork leaves the original alone
+
+
+def test_fork_and_compact_at_session_ends_from_config(make_config, tmp_path: Path) -> None:
+    from memlab.experiment import run_experiment
+    from memlab.stores import SqlStore
+    from memlab.trace import MEMORY_COMPRESS
+
+    db = tmp_path / "sessions.sqlite"
+    cfg = make_config(
+        "dataset=synthetic", "dataset.dialogues=1", "dataset.sessions=3", "dataset.turns_per_session=6",
+        "agent_memory=hybrid", "agent_memory.compressor.max_items=12", "store=sqlite", f"store.path={db}",
+        "+hooks@hooks.sessions=sessions",
+        "+hooks.sessions.compactor={_target_: memlab.memory.WindowedMemoryCompressor, max_items: 4}",
+    )  # fmt: skip
+    run = run_experiment(cfg, tmp_path / "run")
+    store = SqlStore(path=str(db))
+    branches = sorted(s for s in store.sessions() if "@" in s)
+    assert len(branches) == run.metrics["session.forks"] == 3
+    assert run.metrics["session.fork_entries"] == sum(store.count(b) for b in branches)
+    # each branch froze the history at its session end; compaction then cut the live one to 4 items
+    counts = [store.count(b) for b in branches]
+    assert all(c > 4 for c in counts) and store.count(branches[0].split("@")[0]) <= 4 + 2
+    compactions = [
+        e
+        for r in run.records
+        for e in r.events
+        if e.kind == MEMORY_COMPRESS and e.data["compressor"] == "WindowedMemoryCompressor"
+    ]
+    assert len(compactions) == 3 and all(e.data["after_items"] <= e.data["before_items"] for e in compactions)
