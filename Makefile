@@ -5,17 +5,36 @@ BIN := $(VENV)/bin
 export HF_HUB_OFFLINE := 1
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: demo test lint bench profile install dev clean
+RAY_VENV := .venv-ray
+
+.PHONY: demo test lint bench profile install dev ray-env clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-install: $(BIN)/python
+# Stamps keyed on pyproject.toml: a second `make demo` or `make test` skips the reinstall.
+$(VENV)/.install.stamp: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e .
+	touch $@
 
-dev: $(BIN)/python
+$(VENV)/.dev.stamp: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[dev,optuna,peers]'
+	touch $@
+
+install: $(VENV)/.install.stamp
+
+dev: $(VENV)/.dev.stamp
+
+# The `ray` extra in a virtualenv of its own: hydra-ray-launcher pins cloudpickle<3, which joblib 1.6 refuses.
+# tests/report/test_ray_launcher.py runs memlab from it (CI builds it in .ci/run).
+$(RAY_VENV)/.stamp: pyproject.toml
+	$(PYTHON) -m venv $(RAY_VENV)
+	$(RAY_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(RAY_VENV)/bin/pip install --quiet -e '.[ray]'
+	touch $@
+
+ray-env: $(RAY_VENV)/.stamp
 
 demo: install
 	$(BIN)/memlab run experiment=demo
@@ -35,4 +54,4 @@ profile: dev
 	$(BIN)/python experiments/profile_replay.py
 
 clean:
-	rm -rf $(VENV) reports/runs reports/sweeps .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(RAY_VENV) reports/runs reports/sweeps .pytest_cache .mypy_cache .ruff_cache

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -17,11 +18,14 @@ from typing import Any
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
-from hydra.errors import InstantiationException
+from hydra.errors import ConfigCompositionException, InstantiationException
+from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig
+from omegaconf.errors import OmegaConfBaseException
 
 from memlab import config
+from memlab.config_keys import ConfigKeyProblem, check_keys, explain_error
 from memlab.errors import MemlabError
 
 CONFIG_PATH = "conf"
@@ -33,7 +37,37 @@ commands:
   compare BASELINE CANDIDATE         compare metric by metric; exit status 1 on a regression
   recommend DIR --budget N           the best configuration of a sweep under a token budget, and why
 
-`memlab COMMAND --help` describes each command's options.
+`memlab COMMAND --help` describes each command's options. Shell completion (bash, zsh, fish):
+  eval "$(memlab run -sc install=bash)"
+"""
+# The config groups a user picks from, one line each in `memlab run --help` (tests check every
+# folder of conf/ is here or in INTERNAL_GROUPS).
+GROUP_HELP = {
+    "dataset": "the dialogues to replay",
+    "context": "how each request is cropped (context.max_tokens, keep_first, keep_last, threshold)",
+    "memory": "what is done to the stored history, at session ends or every N turns",
+    "agent_memory": "the stored history: plain, or compressed (windowed, hybrid, per task)",
+    "longterm": "long-term memory: extraction, retrieval and injection",
+    "store": "where histories and long-term records live",
+    "llm": "the model behind summaries, extraction and answers",
+    "embedder": "the embeddings of long-term retrieval",
+    "hooks": "extra components, e.g. +hooks@hooks.summarization=summarization",
+    "experiment": "a named experiment (a preset sweep or comparison)",
+    "debug": "a tiny slice to try a command in seconds; profile adds cProfile",
+    "hparams_search": "an optuna search over the context knobs (extra optuna)",
+    "local": "this machine's settings, from conf/local/default.yaml when present",
+}
+INTERNAL_GROUPS = ("hydra", "schema")
+RUN_USAGE = """usage: memlab run [-m] [GROUP=ENTRY ...] [KEY=VALUE ...]
+
+Replay a dataset through the configured strategies and write a run directory under reports/.
+-m sweeps: comma-separated values run one job each (context=trim,sliding_window), compared at the end.
+
+config groups (GROUP=ENTRY; * marks the default):
+{groups}
+
+Any key of the composed config is a KEY=VALUE override (seed=1, context.max_tokens=2000); `--cfg job` prints
+the config without running, `--info` shows where it came from. Hydra's other flags: `--hydra-help`.
 """
 
 
@@ -48,6 +82,7 @@ def _run(cfg: DictConfig) -> float | None:
     run_dir = Path(cfg.output_dir) if cfg.output_dir else hydra_dir
     overrides = list(hc.overrides.task)
     if hc.mode == RunMode.MULTIRUN:
+        check_keys(cfg)  # outside the job's error handling: a key no schema declares stops the sweep
         # One failing configuration must not stop the sweep: mark its job and carry on.
         try:
             result = run_experiment(cfg, run_dir, overrides=overrides)
@@ -135,6 +170,30 @@ def _discard_if_empty(run_dir: Path) -> None:
             return
 
 
+class SweepFolder(Callback):
+    """Remembers where the running sweep writes, so that one stopped at start leaves no folder behind."""
+
+    path: Path | None = None
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: object) -> None:
+        SweepFolder.path = Path(config.hydra.sweep.dir)
+
+
+def _discard_sweep_stub() -> None:
+    """After a sweep stopped at start, remove its folder if it holds only multirun.yaml and empty job folders."""
+    sweep_dir = SweepFolder.path
+    if sweep_dir is None or not (sweep_dir / "multirun.yaml").is_file():
+        return
+    if any(p.is_file() and p.name != "multirun.yaml" for p in sweep_dir.iterdir()):
+        return
+    for job in sweep_dir.iterdir():
+        if job.is_dir():
+            _discard_if_empty(job)
+    if [p.name for p in sweep_dir.iterdir()] == ["multirun.yaml"]:
+        (sweep_dir / "multirun.yaml").unlink()
+        _discard_if_empty(sweep_dir)
+
+
 def _report(argv: list[str]) -> int:
     from memlab.report import find_runs, load_run, run_files
     from memlab.report.comparison import write_comparison
@@ -177,6 +236,9 @@ def _compare(argv: list[str]) -> int:
     )
     parser.add_argument("--all", action="store_true", help="print every metric, not only those that moved")
     parser.add_argument(
+        "--format", choices=("table", "json", "junit"), default="table", help="table (default), json, or JUnit XML"
+    )
+    parser.add_argument(
         "--update", action="store_true", help="accept the candidate: write it to BASELINE (a .json path)"
     )
     args = parser.parse_args(argv)
@@ -190,7 +252,12 @@ def _compare(argv: list[str]) -> int:
         print(f"memlab: baseline {args.baseline} updated from {args.candidate}")
         return 0
     rows = compare_sides(load_side(args.baseline), candidate, rules)
-    print(format_rows(rows, show_all=args.all))
+    if args.format == "table":
+        print(format_rows(rows, show_all=args.all))
+    else:
+        from memlab.report.gate_formats import rows_json, rows_junit
+
+        print((rows_json if args.format == "json" else rows_junit)(rows), end="")
     return 1 if failed(rows) else 0
 
 
@@ -224,6 +291,47 @@ def _recommend(argv: list[str]) -> int:
 COMMANDS = {"report": _report, "compare": _compare, "recommend": _recommend}
 
 
+def run_help() -> str:
+    """`memlab run --help`: the user-facing groups with their entries, one line each, from conf/."""
+    conf = Path(__file__).parent / CONFIG_PATH
+    defaults: dict[str, str] = {}
+    for line in (conf / "config.yaml").read_text(encoding="utf-8").splitlines():
+        key, sep, value = line.strip().removeprefix("- ").partition(":")
+        if sep and key in GROUP_HELP:
+            defaults[key] = value.strip()
+    lines = []
+    for group, about in GROUP_HELP.items():
+        entries = sorted(p.stem for p in (conf / group).glob("*.yaml"))
+        marked = [f"{e}*" if e == defaults.get(group) else e for e in entries]
+        lines.append(f"  {group:<15} {' | '.join(marked):<50} {about}")
+    return RUN_USAGE.format(groups="\n".join(lines))
+
+
+def _shell_completion(args: list[str]) -> None:
+    """`memlab -sc query=bash`, as the script of `memlab run -sc install=bash` calls it on TAB.
+
+    The command word completes to memlab's commands; after `run`, Hydra completes overrides
+    of the line without the `run` word, as it would for a plain Hydra app.
+    """
+    line = os.environ.get("COMP_LINE", "")
+    words = line.split()
+    if any(a.startswith("query=") for a in args) and (len(words) < 2 or (len(words) == 2 and not line.endswith(" "))):
+        print(" ".join(["run", *COMMANDS]))
+        return
+    if any(a.startswith("query=") for a in args):
+        if words[1] != "run":
+            return  # report / compare / recommend take paths: the shell's own completion
+        os.environ["COMP_LINE"] = " ".join([words[0], *words[2:]]) + (" " if line.endswith(" ") else "")
+    _hydra(args)
+    _run()
+
+
+def _hydra(args: list[str]) -> None:
+    """Hand `args` to the Hydra entry point as `memlab`'s own command line."""
+    config.register()
+    sys.argv = ["memlab", *args]  # Hydra's completion script registers itself for argv[0]
+
+
 def _list_groups_from_one_repository() -> None:
     """Make Hydra's help list config groups from one copy of the config repository, not one copy per group.
 
@@ -250,13 +358,23 @@ def main(argv: list[str] | None = None) -> None:
         print(USAGE, end="")
         return
     command, rest = args[0], args[1:]
+    if command in ("-sc", "--shell-completion"):
+        _shell_completion(args)
+        return
+    if command == "run" and rest and rest[0] in ("-h", "--help"):
+        print(run_help(), end="")
+        return
     if command == "run":
-        config.register()
-        if any(a in ("--help", "-h", "--hydra-help", "--info", "-i") for a in rest):
+        _hydra(rest)
+        if any(a in ("--hydra-help", "--info", "-i") for a in rest):
             _list_groups_from_one_repository()
-        sys.argv = ["memlab run", *rest]
+        os.environ.setdefault("HYDRA_FULL_ERROR", "1")  # configuration errors come back here, to be explained
         try:
             _run()
+        except (ConfigCompositionException, OmegaConfBaseException, ConfigKeyProblem) as e:
+            _discard_sweep_stub()
+            print(f"memlab: error: {explain_error(e)}", file=sys.stderr)
+            sys.exit(2)
         except KeyboardInterrupt:
             print("memlab: interrupted; the run directory was not published", file=sys.stderr)
             sys.exit(130)

@@ -16,6 +16,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from memlab import ranges
+from memlab.naming import register_resolver
 
 # Subpackages that contribute group entries (each exports SCHEMAS).
 SCHEMA_PACKAGES = (
@@ -41,6 +42,8 @@ class SimConfig:
     stop_after_session: int | None = ranges.ranged(None, ge=1)
     resume: bool = False  # carry on from the checkpoint of run `name` in `store`
     progress: bool | None = None  # None: a bar on a terminal, quiet otherwise (CI)
+    max_dialogues: int | None = ranges.positive(None)  # replay only the first N dialogues (`debug=default` sets 1)
+    max_sessions: int | None = ranges.positive(None)  # ... and of each only the first N sessions, with their probes
     workers: int | None = ranges.ranged(None, ge=1, le=1_024)  # replay processes; None: the machine's cores
 
 
@@ -84,6 +87,7 @@ class RunConfig:
     """The whole experiment: one entry per group plus run-wide settings."""
 
     name: str = "default"
+    tags: list[str] = field(default_factory=list)  # free labels kept in the manifest: tags=[baseline,gpt4o]
     seed: int = ranges.seed(0)
     tokenizer: str = "${pricing.model}"  # the pricing model's own tokenizer (memlab.metrics.check_tokenizer)
     system_prompt: str | None = None
@@ -105,6 +109,8 @@ class RunConfig:
     objective: ObjectiveConfig = field(default_factory=ObjectiveConfig)
     sweep: SweepConfig = field(default_factory=SweepConfig)
     output_dir: str | None = None  # None: Hydra's run directory
+    profile: bool = False  # cProfile the run; its 40 costliest functions go to profile.txt
+    verbose: bool = False  # third-party loggers (litellm, httpx) at INFO instead of WARNING
     strict: bool = False  # a run whose every model call failed ends with an error (exit status 2), not a warning
 
 
@@ -115,11 +121,19 @@ class NoneConfig:
     _target_: str = "memlab.runtime.Component"
 
 
+def schemas() -> dict[tuple[str, str], type]:
+    """Every group entry's schema, ``{(group, name): dataclass}``, from the subpackages' SCHEMAS."""
+    found: dict[tuple[str, str], type] = {}
+    for package in SCHEMA_PACKAGES:
+        found.update(importlib.import_module(package).SCHEMAS)
+    return found
+
+
 def register() -> ConfigStore:
     """Store the run schema and every subpackage's entry schemas in Hydra's ConfigStore."""
+    register_resolver()
     cs = ConfigStore.instance()
     cs.store(name="run_schema", node=RunConfig)
-    for package in SCHEMA_PACKAGES:
-        for (group, name), node in importlib.import_module(package).SCHEMAS.items():
-            cs.store(group=f"schema/{group}", name=name, node=node)
+    for (group, name), node in schemas().items():
+        cs.store(group=f"schema/{group}", name=name, node=node)
     return cs

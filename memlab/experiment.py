@@ -5,11 +5,16 @@ The CLI only wraps `run_experiment`; tests and notebooks call it directly with a
 
 from __future__ import annotations
 
+import cProfile
+import io
+import logging
 import math
 import os
+import pstats
 import random
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -20,6 +25,7 @@ from hydra.utils import get_class
 from hydra.utils import instantiate as hydra_instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from memlab.config_keys import check_keys
 from memlab.dialogues.model import Dialogue
 from memlab.errors import MemlabError
 from memlab.llm.extractive import SUMMARY_MEMO
@@ -40,6 +46,9 @@ T = TypeVar("T")
 
 # Groups whose entry is a runtime `Component` (the plain Component is "none").
 COMPONENT_GROUPS = ("context", "memory", "longterm")
+PROFILE_LINES = 40  # functions listed in profile.txt (`debug=profile`)
+# Libraries that log every request at INFO (litellm: ~6 lines per call): warnings only, unless `verbose=true`.
+QUIET_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx", "httpcore", "openai")
 
 
 @dataclass(frozen=True)
@@ -79,8 +88,48 @@ def build_components(cfg: DictConfig) -> list[Component]:
 
 
 def load_dialogues(cfg: DictConfig) -> list[Dialogue]:
-    dialogues = instantiate(cfg.dataset)
-    return list(dialogues)
+    """The dataset's dialogues, cut to `sim.max_dialogues` and `sim.max_sessions` when set."""
+    dialogues = list(instantiate(cfg.dataset))[: cfg.sim.max_dialogues]
+    if cfg.sim.max_sessions is not None:
+        dialogues = [d.head(cfg.sim.max_sessions) for d in dialogues]
+    return dialogues
+
+
+@contextmanager
+def _run_log(verbose: bool) -> Iterator[io.StringIO]:
+    """Collect the run's log lines (for run.log), with third-party loggers at WARNING unless `verbose`."""
+    text = io.StringIO()
+    handler = logging.StreamHandler(text)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    levels = {name: logging.getLogger(name).level for name in QUIET_LOGGERS}
+    previous = root.level
+    root.addHandler(handler)
+    root.setLevel(min(previous or logging.INFO, logging.INFO))
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.INFO if verbose else logging.WARNING)
+    try:
+        yield text
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(previous)
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)
+
+
+@contextmanager
+def _profiled(enabled: bool) -> Iterator[io.StringIO | None]:
+    """cProfile the block when `enabled`; the text holds its costliest functions by cumulative time."""
+    if not enabled:
+        yield None
+        return
+    profiler, text = cProfile.Profile(), io.StringIO()
+    profiler.enable()
+    try:
+        yield text
+    finally:
+        profiler.disable()
+        pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(PROFILE_LINES)
 
 
 def _progress(items: Iterable[T], enabled: bool | None, desc: str = "replay", total: int | None = None) -> Iterable[T]:
@@ -217,19 +266,23 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
     `overrides` (the command line's, when the CLI calls) are kept in the manifest so that a
     comparison can label each run of a sweep by what differs.
     """
+    check_keys(cfg)
     check_config(cfg)  # before anything is read or written
     get_counter(cfg.tokenizer)  # an unknown tokenizer fails before the dataset is read
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
     dialogues = load_dialogues(cfg)
-    if cfg.sim.resume or cfg.sim.stop_after_session:
-        records, stopped = replay_checkpointed(cfg, dialogues)
-        if stopped:  # a checkpoint, not a finished run: nothing is published
-            return RunResult(Path(run_dir), {"calls": sum(isinstance(r, CallRecord) for r in records)}, records, True)
-    else:
-        records = replay(cfg, dialogues)
+    with _run_log(cfg.verbose) as log_text, _profiled(cfg.profile) as profile:
+        if cfg.sim.resume or cfg.sim.stop_after_session:
+            records, stopped = replay_checkpointed(cfg, dialogues)
+            if stopped:  # a checkpoint, not a finished run: nothing is published
+                calls = sum(isinstance(r, CallRecord) for r in records)
+                return RunResult(Path(run_dir), {"calls": calls}, records, True)
+        else:
+            records = replay(cfg, dialogues)
     manifest = {
         "name": cfg.name,
+        "tags": list(cfg.tags),
         "seed": cfg.seed,
         "overrides": list(overrides),
         "data_sha256": data_hash(dialogues),
@@ -254,6 +307,9 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
     # metrics.json consumers read each metric's unit and direction here (memlab.metrics.registry).
     run.manifest["metric_definitions"] = registry.describe(run.all_metrics())
     files = {**run_files(run), "config.yaml": OmegaConf.to_yaml(cfg, resolve=True)}
+    files["run.log"] = log_text.getvalue()
+    if profile is not None:
+        files["profile.txt"] = profile.getvalue()
     out = publish(Path(run_dir), files, replace=(ERROR_FILE,))
     warnings = measurement_warnings(run.metrics)
     for warning in warnings:

@@ -11,11 +11,12 @@ OpenAI chat format (plain dicts) that users' logs and provider APIs already use.
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
@@ -130,6 +131,31 @@ def as_messages(ms: Iterable[MessageLike]) -> list[Message]:
 
 def to_openai(ms: Iterable[Message]) -> list[dict[str, Any]]:
     return [m.to_openai() for m in ms]
+
+
+S = TypeVar("S")
+Apply = Callable[[S, Sequence[MessageLike]], list[Message]]
+
+
+def dicts_in_dicts_out(apply: Apply[S]) -> Apply[S]:
+    """Let a strategy's `apply` answer OpenAI dicts with OpenAI dicts.
+
+    Given dicts (the first message decides), the strategy runs on `Message`s as usual and returns the caller's own
+    dicts for the messages it kept (extra keys and multi-part content such as an ``image_url``
+    part untouched) and `to_openai()` of those it made (a summary). Otherwise it returns
+    `Message`s. (Typed as returning `Message`s; at run time the list holds dicts then.)
+    """
+
+    @functools.wraps(apply)
+    def wrapper(self: S, messages: Sequence[MessageLike]) -> list[Message]:
+        if not messages or not isinstance(messages[0], Mapping):
+            return apply(self, messages)  # Messages: untouched, so a strategy may read only what it keeps
+        converted = [as_message(m) for m in messages]
+        originals = {id(m): raw for m, raw in zip(converted, messages, strict=True) if isinstance(raw, Mapping)}
+        out = apply(self, converted)
+        return [originals.get(id(m), m.to_openai()) for m in out]  # type: ignore[misc]
+
+    return wrapper
 
 
 def system(content: str) -> Message:

@@ -17,7 +17,7 @@ from memlab.context.base import STRATEGY_TARGETS, ContextStrategy
 from memlab.context.sliding_window import SlidingWindow
 from memlab.context.summarize import Summarize
 from memlab.errors import MemlabError
-from memlab.messages import Message, MessageLike, as_messages
+from memlab.messages import Message, MessageLike, as_messages, dicts_in_dicts_out
 
 
 def default_pipeline() -> list[ContextStrategy]:
@@ -42,6 +42,7 @@ class Composite:
                 )
         self.strategies = steps
 
+    @dicts_in_dicts_out
     def apply(self, messages: Sequence[MessageLike]) -> list[Message]:
         out = as_messages(messages)
         for step in self.strategies:

@@ -5,11 +5,18 @@ the current messages, calls ContextEngineeringService.apply() and replaces them 
 cropped ones; the stored history is never touched. Each call reports one CONTEXT_APPLY event
 with what the strategy did (messages and tokens in and out, the tool-call orphans it sends,
 and its time in microseconds).
+
+
+The interceptor also receives the entry's sweep knobs (`context.max_tokens`, ...; see
+`memlab.context.schemas`): the config has already passed them to the strategy, and those set
+for a strategy that has no such parameter are kept in `ignored` for the run's manifest.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
+from typing import Any
 
 from memlab.context.base import STRATEGY_TARGETS, ContextStrategy
 from memlab.context.units import orphans
@@ -20,6 +27,7 @@ from memlab.tokens import TokenCounter, get_counter
 from memlab.trace import CONTEXT_APPLY, emit, timed
 
 STAGE = "context_editing"
+log = logging.getLogger(__name__)
 
 
 def request_counter(ctx: CallContext) -> TokenCounter:
@@ -38,13 +46,29 @@ class ContextEditingInterceptor(Component):
 
     order = ORDER_CONTEXT_EDITING
 
-    def __init__(self, strategy: ContextStrategy) -> None:
+    def __init__(
+        self,
+        strategy: ContextStrategy,
+        *,
+        max_tokens: int | None = None,
+        keep_first: int | None = None,
+        keep_last: int | None = None,
+        threshold: int | None = None,
+    ) -> None:
         if not isinstance(strategy, ContextStrategy):
             raise MemlabError(
                 f"context.strategy built {type(strategy).__name__!r}, which is not a context strategy; "
                 + STRATEGY_TARGETS
             )
         self.strategy = strategy
+        knobs = {"max_tokens": max_tokens, "keep_first": keep_first, "keep_last": keep_last, "threshold": threshold}
+        self.ignored = {
+            f"context.{name}": value
+            for name, value in knobs.items()
+            if value is not None and not _uses(strategy, name, value)
+        }
+        for key, value in self.ignored.items():
+            log.warning("%s=%s does not apply to %s; ignored", key, value, strategy.name)
 
     def stages(self) -> Sequence[RequestStage]:
         return [self]
@@ -68,3 +92,19 @@ class ContextEditingInterceptor(Component):
 
     def __repr__(self) -> str:
         return f"ContextEditingInterceptor({self.strategy!r})"
+
+
+class NoContext(Component):
+    """`context=none`: no context editing; takes the sweep knobs (all ignored) so that a sweep such as
+    ``-m context=none,trim context.keep_last=5`` composes for every entry."""
+
+    def __init__(self, **knobs: int | None) -> None:
+        self.ignored = {f"context.{name}": value for name, value in knobs.items() if value is not None}
+
+
+def _uses(strategy: Any, name: str, value: int) -> bool:
+    """Whether `strategy` (or a step of a pipeline) runs with parameter `name` set to `value`."""
+    steps = getattr(strategy, "strategies", None)
+    if isinstance(steps, list):
+        return any(_uses(step, name, value) for step in steps)
+    return bool(getattr(strategy, name, None) == value)

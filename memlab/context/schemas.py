@@ -1,16 +1,23 @@
 """Structured configs of the context group's entries and of the summarization hook.
 
-Each `conf/context/<name>.yaml` is a ContextEditingInterceptor with a typed `strategy` node,
-so an override such as ``context.strategy.max_tokens=2000`` is checked against the
-strategy's schema. COMPOSITE's `strategies` is a list of strategy nodes: its default holds
-typed SUMMARIZE and SLIDING_WINDOW nodes; a list written by the user is not typed by Hydra
-and each element is checked when the pipeline is built (`memlab.context.Composite`).
+Each `conf/context/<name>.yaml` is a ContextEditingInterceptor with a typed `strategy` node.
+The parameters a sweep varies have one path for every entry (`ContextKnobs`):
+``context.max_tokens``, ``context.keep_first``, ``context.keep_last``, ``context.threshold``;
+each entry's strategy node reads the ones it has by interpolation, so
+``memlab run -m context=trim,sliding_window,composite context.max_tokens=1000,4000`` is one
+sweep. A knob the entry's strategy has no use for is None by default, and a value set for
+it is reported as ignored (`ContextEditingInterceptor.ignored`). COMPOSITE's `strategies` is
+a list of strategy nodes: its default holds typed SUMMARIZE and SLIDING_WINDOW nodes; a list
+written by the user is not typed by Hydra and each element is checked when the pipeline is
+built (`memlab.context.Composite`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, make_dataclass
 from typing import Any
+
+from omegaconf import II
 
 from memlab import ranges
 from memlab.context import hook, sliding_window, summarize, summary, trim
@@ -60,35 +67,68 @@ class CompositeConfig:
 
 
 @dataclass
-class TrimContextConfig:
-    """`context=trim`."""
+class ContextKnobs:
+    """The knobs a sweep varies, at the same path whatever the strategy (None: no use for it)."""
 
     _target_: str = INTERCEPTOR
-    strategy: TrimConfig = field(default_factory=TrimConfig)
+    max_tokens: int | None = ranges.positive(None)
+    keep_first: int | None = ranges.count(None)
+    keep_last: int | None = ranges.count(None)
+    threshold: int | None = ranges.positive(None)
 
 
 @dataclass
-class SummarizeContextConfig:
-    """`context=summarize`."""
+class NoneContextConfig(ContextKnobs):
+    """`context=none`: no context component; a knob set for it is ignored."""
 
-    _target_: str = INTERCEPTOR
-    strategy: SummarizeConfig = field(default_factory=SummarizeConfig)
-
-
-@dataclass
-class SlidingWindowContextConfig:
-    """`context=sliding_window`."""
-
-    _target_: str = INTERCEPTOR
-    strategy: SlidingWindowConfig = field(default_factory=SlidingWindowConfig)
+    _target_: str = "memlab.context.interceptor.NoContext"
 
 
 @dataclass
-class CompositeContextConfig:
-    """`context=composite`."""
+class TrimContextConfig(ContextKnobs):
+    """`context=trim`: `context.keep_first`, `context.keep_last`."""
 
-    _target_: str = INTERCEPTOR
-    strategy: CompositeConfig = field(default_factory=CompositeConfig)
+    keep_first: int | None = ranges.count(trim.DEFAULT_KEEP_FIRST)
+    keep_last: int | None = ranges.count(trim.DEFAULT_KEEP_LAST)
+    strategy: TrimConfig = field(
+        default_factory=lambda: TrimConfig(keep_first=II("..keep_first"), keep_last=II("..keep_last"))
+    )
+
+
+def _summarize_node(up: str) -> SummarizeConfig:
+    """A SUMMARIZE node reading `threshold` and `keep_last` from the context node `up` levels above."""
+    return SummarizeConfig(threshold=II(f"{up}threshold"), keep_last=II(f"{up}keep_last"))
+
+
+@dataclass
+class SummarizeContextConfig(ContextKnobs):
+    """`context=summarize`: `context.threshold`, `context.keep_last`."""
+
+    threshold: int | None = ranges.positive(summarize.DEFAULT_THRESHOLD)
+    keep_last: int | None = ranges.count(summarize.DEFAULT_KEEP_LAST)
+    strategy: SummarizeConfig = field(default_factory=lambda: _summarize_node(".."))
+
+
+@dataclass
+class SlidingWindowContextConfig(ContextKnobs):
+    """`context=sliding_window`: `context.max_tokens`."""
+
+    max_tokens: int | None = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
+    strategy: SlidingWindowConfig = field(default_factory=lambda: SlidingWindowConfig(max_tokens=II("..max_tokens")))
+
+
+@dataclass
+class CompositeContextConfig(ContextKnobs):
+    """`context=composite`: SUMMARIZE's `context.threshold`, `context.keep_last`; the window's `context.max_tokens`."""
+
+    max_tokens: int | None = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
+    threshold: int | None = ranges.positive(summarize.DEFAULT_THRESHOLD)
+    keep_last: int | None = ranges.count(summarize.DEFAULT_KEEP_LAST)
+    strategy: CompositeConfig = field(
+        default_factory=lambda: CompositeConfig(
+            strategies=[_summarize_node("...."), SlidingWindowConfig(max_tokens=II("....max_tokens"))]
+        )
+    )
 
 
 @dataclass
@@ -176,6 +216,7 @@ class SummarizationHookConfig:
 
 
 SCHEMAS: dict[tuple[str, str], type] = {
+    ("context", "none"): NoneContextConfig,
     ("context", "trim"): TrimContextConfig,
     ("context", "summarize"): SummarizeContextConfig,
     ("context", "sliding_window"): SlidingWindowContextConfig,

@@ -26,13 +26,13 @@ that no longer fits. Beyond the document:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import overload
 
 from memlab.context.base import check_count
 from memlab.context.units import unit_start_at
 from memlab.errors import MemlabError
-from memlab.messages import ROLES, Message, MessageLike, as_message
+from memlab.messages import ROLES, Message, MessageLike, as_message, dicts_in_dicts_out
 from memlab.tokens import TokenCounter, resolve_counter
 
 # Ours: the document gives no default budget (its worked example uses 1,000 tokens); 4,000
@@ -113,7 +113,8 @@ class SlidingWindow:
             )
         self.text_splitter = TEXT_SPLITTERS[text_splitter] if isinstance(text_splitter, str) else text_splitter
 
-    def apply(self, messages: Sequence[MessageLike] | Iterable[MessageLike]) -> list[Message]:
+    @dicts_in_dicts_out
+    def apply(self, messages: Sequence[MessageLike]) -> list[Message]:
         raw = messages if isinstance(messages, Sequence) else list(messages)
         n, count = len(raw), self.counter.count
         head: list[Message] = []

@@ -31,7 +31,7 @@ from memlab.context.summary import (
 )
 from memlab.context.units import tail_start, unit_end_at
 from memlab.llm import ChatModel
-from memlab.messages import Message, MessageLike, as_messages
+from memlab.messages import Message, MessageLike, as_messages, dicts_in_dicts_out
 from memlab.tokens import TokenCounter, resolve_counter
 
 # Design document, SUMMARIZE: "1条摘要 + 5条最新" (one summary plus the 5 newest messages).
@@ -67,6 +67,7 @@ class Summarize:
         self.summary_tokens = summary_tokens
         self.counter = resolve_counter(counter)
 
+    @dicts_in_dicts_out
     def apply(self, messages: Sequence[MessageLike]) -> list[Message]:
         ms = as_messages(messages)
         n = len(ms)

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 from memlab.context.base import check_count
 from memlab.context.units import unit_end_at, unit_start_at
-from memlab.messages import Message, MessageLike, as_messages
+from memlab.messages import Message, MessageLike, as_messages, dicts_in_dicts_out
 
 # The document's worked example (keepFirst = 2, keepLast = 3).
 DEFAULT_KEEP_FIRST = 2
@@ -40,6 +40,7 @@ class Trim:
         self.keep_last = check_count("keep_last", keep_last)
         self.placeholder = placeholder
 
+    @dicts_in_dicts_out
     def apply(self, messages: Sequence[MessageLike]) -> list[Message]:
         ms = as_messages(messages)
         n = len(ms)

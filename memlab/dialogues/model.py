@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -56,3 +56,12 @@ class Dialogue:
 
     def __len__(self) -> int:
         return sum(len(s.messages) for s in self.sessions)
+
+    def head(self, sessions: int) -> Dialogue:
+        """The first `sessions` sessions, with the probes whose evidence lies in them (a debug slice)."""
+        if sessions >= len(self.sessions):
+            return self
+        kept = Dialogue(self.id, self.sessions[:sessions], (), self.system_prompt, self.user_id, self.metadata)
+        ids = kept.message_ids()
+        probes = tuple(p for p in self.probes if set(p.evidence) <= ids)
+        return replace(kept, probes=probes)

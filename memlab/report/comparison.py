@@ -14,8 +14,9 @@ from typing import Any
 
 import pandas as pd
 
-from memlab.metrics.registry import comparison_columns
+from memlab.metrics.registry import comparison_columns, lookup
 from memlab.report import html, plots
+from memlab.report.findings import findings
 from memlab.report.fmt import fmt_value, is_missing
 from memlab.report.rundata import RunData
 from memlab.rundir import canonical_json
@@ -34,6 +35,7 @@ PRIMARY = (
 )
 QUALITY = ("context.evidence_retention", "longterm.recall@10")
 IGNORED_CONFIG_KEYS = ("output_dir", "hydra")
+KEY_CHARS = 28  # the longest label a figure shows; the table's row number identifies the rest
 
 
 def _parse_override(text: str) -> tuple[str, str]:
@@ -77,14 +79,27 @@ def _config_labels(runs: Sequence[RunData]) -> list[list[str]]:
     return labels
 
 
+def _overrides(run: RunData) -> dict[str, str]:
+    return dict(_parse_override(o) for o in (run.manifest.get("overrides") or (run.error or {}).get("overrides") or []))
+
+
+def swept_parameters(runs: Sequence[RunData]) -> dict[str, list[str]]:
+    """Each override key whose value differs between the runs, with every run's value.
+
+    A run that did not set the key shows the value its config had (or "default").
+    """
+    overrides = [_overrides(r) for r in runs]
+    flat = [_flatten(r.config) for r in runs]
+    return {
+        key: [o.get(key, str(f.get(key, "default"))) for o, f in zip(overrides, flat, strict=True)]
+        for key in _differing(overrides)
+    }
+
+
 def run_labels(runs: Sequence[RunData]) -> list[str]:
     """A short, distinct label per run: the overrides (or config keys) whose values differ."""
-    overrides = [
-        dict(_parse_override(o) for o in (r.manifest.get("overrides") or (r.error or {}).get("overrides") or []))
-        for r in runs
-    ]
-    keys = _differing(overrides)
-    labels = [" ".join(f"{k}={o[k]}" if k in o else f"~{k}" for k in keys) for o in overrides]
+    params = swept_parameters(runs)
+    labels = [" ".join(f"{k}={v[i]}" for k, v in params.items()) for i in range(len(runs))]
     if len(set(labels)) < len(runs) and all(r.config for r in runs):
         labels = [" ".join(parts) for parts in _config_labels(runs)]
     if len(set(labels)) < len(runs) or not all(labels):
@@ -138,10 +153,13 @@ def pareto_front(cost: Sequence[float], quality: Sequence[float]) -> list[bool]:
 def comparison_table(runs: Sequence[RunData]) -> pd.DataFrame:
     """One row per run: label, status, error, run directory and every metric (latencies included)."""
     labels = run_labels(runs)
+    params = swept_parameters(runs)
     rows = []
-    for label, run in zip(labels, runs, strict=True):
+    for i, (label, run) in enumerate(zip(labels, runs, strict=True)):
         row: dict[str, Any] = {
             "label": label,
+            **{f"param.{k}": v[i] for k, v in params.items()},
+            "ignored": " ".join(sorted(run.manifest.get("ignored") or {})),
             "status": "failed" if run.failed else "ok",
             "error": " ".join(f"{run.error.get('type')}: {run.error.get('message')}".split()) if run.error else "",
             "run_dir": str(run.path),
@@ -165,9 +183,14 @@ def _display(frame: pd.DataFrame, *, html_badges: bool = False) -> pd.DataFrame:
             return False
         return m in PRIMARY or len(ok) < 2 or ok[m].astype(str).nunique() > 1
 
-    cols = ["label", "status", *[m for m in SUMMARY_METRICS if shown_metric(m)]]
+    params = [c for c in frame.columns if c.startswith("param.")]
     shown = pd.DataFrame({"#": [str(i) for i in range(len(frame))]})
-    for c in cols:
+    for c in params or ["label"]:  # the swept parameters, one column each, or the label
+        ignored = [c.removeprefix("param.") in str(x).split() for x in frame.get("ignored", [""] * len(frame))]
+        shown[c.removeprefix("param.")] = [
+            f"{v} (ignored)" if i else str(v) for v, i in zip(frame[c], ignored, strict=True)
+        ]
+    for c in ["status", *[m for m in SUMMARY_METRICS if shown_metric(m)]]:
         shown[c] = [fmt_value(c, v) for v in frame[c]]
     fronts = [c for c in frame.columns if c.startswith("pareto.")]
     if fronts and any(frame[c].any() for c in fronts):
@@ -182,6 +205,28 @@ def _display(frame: pd.DataFrame, *, html_badges: bool = False) -> pd.DataFrame:
                 " ".join(f'<span class="badge pareto">{p}</span>' for p in v.split(", ") if p) for v in shown["pareto"]
             ]
     return shown
+
+
+def plot_keys(frame: pd.DataFrame) -> list[str]:
+    """Short keys for figures ("#3 sliding_window, 4000"): the table's row number and cut-down values."""
+    params = [c for c in frame.columns if c.startswith("param.")]
+    keys = []
+    for i in range(len(frame)):
+        text = ", ".join(str(frame.iloc[i][c]) for c in params) if params else str(frame.iloc[i]["label"])
+        keys.append(f"#{i} {text[: KEY_CHARS - 1] + '…' if len(text) > KEY_CHARS else text}".rstrip())
+    return keys
+
+
+def glossary(frame: pd.DataFrame) -> list[tuple[str, str, str]]:
+    """(metric, column title, description) of each metric the human table shows, from the metric registry."""
+    shown = set(_display(frame).columns)
+    out = []
+    for name in SUMMARY_METRICS:
+        metric = lookup(name)
+        if name in shown and metric is not None:
+            better = f" ({metric.better} is better)" if metric.better in ("higher", "lower") else ""
+            out.append((name, SHORT_NAMES.get(name, name), metric.description + better))
+    return out
 
 
 def inert_note(keys: Sequence[str]) -> str:
@@ -200,18 +245,27 @@ def comparison_md(frame: pd.DataFrame, title: str, inert: Sequence[str] = ()) ->
     if inert:
         out += [f"> **{inert_note(inert)}.**", ""]
     out += [_display(frame).to_markdown(index=False), ""]
+    shows = findings(frame)
+    if shows:
+        out += ["## What this shows", "", *[f"- {line}" for line in shows], ""]
     failed = frame[frame["status"] == "failed"]
     if not failed.empty:
         out += ["## Failed configurations", "", failed[["label", "error", "run_dir"]].to_markdown(index=False), ""]
     out += [
         "Pareto: not dominated in prompt tokens per call (lower is better) against evidence retention or",
         "long-term recall@10 (higher is better). Latencies are this machine's; compare them only as ratios.",
+        "",
+        "## Metrics",
+        "",
+        *[f"- `{name}` ({title}): {about}" for name, title, about in glossary(frame)],
     ]
     return "\n".join(out) + "\n"
 
 
 def comparison_html(frame: pd.DataFrame, runs: Sequence[RunData], title: str, subtitle: Sequence[str] = ()) -> str:
-    ok = [(label, run) for label, run in zip(frame["label"], runs, strict=True) if not run.failed]
+    ok = [(key, run) for key, run in zip(plot_keys(frame), runs, strict=True) if not run.failed]
+    shows = findings(frame)
+    text_columns = ("label", *[c.removeprefix("param.") for c in frame.columns if c.startswith("param.")])
     inert = inert_parameters(runs)
     body = [
         *([f'<div class="banner">{html.esc(inert_note(inert))}.</div>'] if inert else []),
@@ -222,10 +276,11 @@ def comparison_html(frame: pd.DataFrame, runs: Sequence[RunData], title: str, su
                 *_best_cards(frame),
             ]
         ),
+        "<h2>What this shows</h2><ul>" + "".join(f"<li>{html.esc(x)}</li>" for x in shows) + "</ul>" if shows else "",
         "<h2>Configurations</h2>",
         html.table(
             _display(frame, html_badges=True),
-            text_columns=("label",),
+            text_columns=text_columns,
             raw_columns=("status", "pareto"),
             headers=SHORT_NAMES,
             row_classes=["failed" if s == "failed" else "" for s in frame["status"]],
@@ -242,13 +297,14 @@ def comparison_html(frame: pd.DataFrame, runs: Sequence[RunData], title: str, su
                 pts, TOKENS, metric, pts[column].tolist(), tags, xlabel="prompt tokens per call", ylabel=f"{name} (%)"
             )
             figures.append(
-                html.figure(png, f"Pareto front: prompt tokens against {name} (points numbered as the rows)")
+                html.figure(png, f"Pareto front: prompt tokens against {name} (points numbered as the table's rows)")
             )
     curves = {label: run.calls for label, run in ok if not run.calls.empty}
     if curves:
         figures.append(
             html.figure(
-                plots.prompt_curves(curves), "Prompt tokens per turn, per configuration (dashed: the whole history)"
+                plots.prompt_curves(curves),
+                "Prompt tokens along the dialogue, per configuration (dashed: the whole history)",
             )
         )
     samples = {label: run.latency_samples for label, run in ok if not run.latency_samples.empty}
@@ -261,6 +317,13 @@ def comparison_html(frame: pd.DataFrame, runs: Sequence[RunData], title: str, su
         body.append(
             "<h2>Failed configurations</h2>"
             + html.table(failed[["label", "error", "run_dir"]], text_columns=("label", "error", "run_dir"))
+        )
+    terms = glossary(frame)
+    if terms:
+        body.append(
+            "<h2>Metrics</h2><dl>"
+            + "".join(f"<dt>{html.esc(t)} <code>{html.esc(n)}</code></dt><dd>{html.esc(a)}</dd>" for n, t, a in terms)
+            + "</dl>"
         )
     footer = "memlab · comparison.csv holds every metric of every configuration · latencies vary per machine"
     return html.page(title, list(subtitle), "".join(body), footer)
@@ -283,7 +346,7 @@ def _best_cards(frame: pd.DataFrame) -> list[tuple[str, str, str]]:
 def write_comparison(out_dir: Path, runs: Sequence[RunData], title: str | None = None) -> dict[str, Path]:
     """Write comparison.csv, comparison.md and comparison.html into `out_dir`; returns their paths."""
     frame = comparison_table(runs)
-    title = title or f"memlab comparison: {runs[0].name if runs else ''}"
+    title = title or "memlab comparison: " + ", ".join(dict.fromkeys(r.name for r in runs))
     subtitle = [html.esc(f"{len(runs)} run directories under {out_dir}")]
     csv = io.StringIO()
     frame.to_csv(csv, index=False)

@@ -28,8 +28,14 @@ def fmt_value(name: str, value: Any) -> str:
     fmt = metric.fmt if metric is not None else "number"
     if fmt == "usd":
         return "$0" if value == 0 else f"${value:.6f}" if value < 0.01 else f"${value:,.4f}"
-    if fmt == "us":
-        return f"{value:,.0f} µs"
+    if fmt == "us":  # µs up to a millisecond, then ms and s: "167.5 ms" reads better than "167,501 µs"
+        return (
+            f"{value:,.0f} µs"
+            if value < 1_000
+            else f"{value / 1_000:,.1f} ms"
+            if value < 1_000_000
+            else f"{value / 1e6:,.2f} s"
+        )
     if fmt == "percent":
         return f"{100 * value:.1f}%"
     if isinstance(value, int) or (value.is_integer() and not name.endswith((".mean", ".p95"))):

@@ -45,24 +45,40 @@ def to_png(fig: Figure) -> bytes:
     return buf.getvalue()
 
 
-def per_turn_mean(calls: pd.DataFrame, column: str = "prompt_tokens") -> pd.Series:
-    """Mean of `column` over dialogues at each turn (a turn = position in the dialogue)."""
+POSITION_BINS = 20  # the per-turn curves average dialogues of different lengths at 5% steps
+
+
+def per_position_mean(calls: pd.DataFrame, column: str = "prompt_tokens") -> pd.Series:
+    """Mean of `column` over dialogues at each relative position (0-100% of each dialogue's calls).
+
+    Averaging by absolute turn mixes dialogues of different lengths: past the shortest one's
+    end the mean jumps as dialogues drop out. Each dialogue's calls are placed at their share of
+    its length instead, in POSITION_BINS steps, so every point averages every dialogue.
+    """
     if calls.empty:
         return pd.Series(dtype=float)
-    return calls.groupby("turn", sort=True)[column].mean()
+    rank = calls.groupby("dialogue", sort=False).cumcount()
+    size = calls.groupby("dialogue", sort=False)["turn"].transform("size")
+    position = (rank / (size - 1).clip(lower=1) * POSITION_BINS).round() * (100 / POSITION_BINS)
+    return calls[column].groupby(position.to_numpy()).mean().sort_index()
+
+
+def _legend_below(ax: plt.Axes, n: int) -> None:
+    """The legend under the axes in columns, so labels of any length never narrow the plot."""
+    ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.16), ncol=min(3, max(1, n)), fontsize=8.5)
 
 
 def prompt_curves(curves: Mapping[str, pd.DataFrame], *, full_history: bool = True) -> bytes:
-    """Prompt tokens per turn, one line per configuration, plus the full history for reference."""
-    fig, ax = plt.subplots(layout="constrained", figsize=(8.6, 3.9))
+    """Prompt tokens along the dialogue, one line per configuration, plus the full history for reference."""
+    fig, ax = plt.subplots(layout="constrained", figsize=(8.6, 4.2))
     drawn_full = False
     for i, (label, calls) in enumerate(curves.items()):
-        sent = per_turn_mean(calls)
+        sent = per_position_mean(calls)
         if sent.empty:
             continue
         ax.plot(sent.index.to_numpy(), sent.to_numpy(dtype=float), color=color(i), linewidth=1.6, label=label)
         if full_history and not drawn_full:
-            full = per_turn_mean(calls, "full_tokens")
+            full = per_position_mean(calls, "full_tokens")
             ax.plot(
                 full.index.to_numpy(),
                 full.to_numpy(dtype=float),
@@ -72,12 +88,13 @@ def prompt_curves(curves: Mapping[str, pd.DataFrame], *, full_history: bool = Tr
                 label="full history",
             )
             drawn_full = True
-    ax.set_xlabel("turn in dialogue")
+    ax.set_xlabel("position in the dialogue (% of its calls)")
     ax.set_ylabel("prompt tokens (mean over dialogues)")
     ax.set_title("Prompt tokens per call")
+    ax.set_xlim(0, 100)
     ax.set_ylim(bottom=0)
     if ax.lines:
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8.5)
+        _legend_below(ax, len(ax.lines))
     return to_png(fig)
 
 
@@ -100,7 +117,7 @@ def grouped_bars(
     if percent:
         ax.set_ylim(0, 105)
     ax.grid(axis="x", visible=False)
-    ax.legend(fontsize=8.5, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    _legend_below(ax, len(series))
     return to_png(fig)
 
 
@@ -142,10 +159,21 @@ def pareto_plot(
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(f"{ylabel} vs {xlabel}")
-    ax.set_ylim(-3, 105)
-    ax.set_xlim(left=0, right=max(1.0, float(np.nanmax(xs)) * 1.25) if len(xs) else 1.0)
-    ax.legend(fontsize=8.5, loc="lower right")
+    ax.set_xlim(*_fitted(xs, floor=0.0))
+    ax.set_ylim(*_fitted(ys, floor=0.0, ceiling=100.0))
+    ax.legend(fontsize=8.5, loc="best")
     return to_png(fig)
+
+
+def _fitted(values: np.ndarray, *, floor: float, ceiling: float | None = None) -> tuple[float, float]:
+    """Axis limits around `values` with a margin, so close points stay apart (never below `floor`)."""
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return floor, ceiling if ceiling is not None else 1.0
+    low, high = float(finite.min()), float(finite.max())
+    pad = max((high - low) * 0.12, abs(high) * 0.05, 0.5)
+    top = high + pad if ceiling is None else min(ceiling + pad / 2, high + pad)
+    return max(floor - pad / 2, low - pad), top
 
 
 def _natural(text: str) -> tuple[int, str]:

@@ -150,11 +150,25 @@ def _csv(frame: pd.DataFrame) -> str:
     return buf.getvalue()
 
 
+def hypotheses_jsonl(questions: pd.DataFrame) -> str:
+    """questions.jsonl as LongMemEval's evaluation script reads it: one ``{question_id, hypothesis}`` per line."""
+    lines = [
+        json.dumps({"question_id": str(row["probe"]), "hypothesis": row["generated"] or ""}, ensure_ascii=False)
+        for row in questions.to_dict("records")
+    ]
+    return "".join(f"{line}\n" for line in lines)
+
+
 def run_files(run: RunData) -> dict[str, str]:
-    """The files of a finished run directory (config.yaml aside), reports included."""
+    """The files of a finished run directory (config.yaml aside), reports included.
+
+    With answer evaluation (`eval.answers=true`) the generated answers also go to questions.jsonl.
+    """
     from memlab.report.run_report import run_report_html, run_report_md
 
+    answers = {"questions.jsonl": hypotheses_jsonl(run.questions)} if "generated" in run.questions else {}
     return {
+        **answers,
         METRICS_FILE: canonical_json(run.metrics),
         LATENCY_FILE: canonical_json(run.latency),
         "calls.csv": _csv(run.calls),

@@ -34,7 +34,9 @@ class ModelPolicyConfig:
     llm: Any = "${llm}"
 
 
-SCHEMAS: dict[tuple[str, str], type] = {(group, "none"): NoneConfig for group in ("context", "memory", "longterm")}
+SCHEMAS: dict[tuple[str, str], type] = {
+    (group, "none"): NoneConfig for group in ("memory", "longterm")
+}  # context none: memlab.context
 SCHEMAS[("policy", "model")] = ModelPolicyConfig
 
 __all__ = [

@@ -61,7 +61,7 @@ def test_window_is_the_longest_suffix_within_budget(sizes: list[int], budget: in
     k = len(out)
     assert sum(sizes[len(sizes) - k :]) <= budget
     assert k == len(sizes) or sum(sizes[len(sizes) - k - 1 :]) > budget
-    assert [m.text for m in out] == [m.text for m in ms[len(ms) - k :]]
+    assert out == dicts[len(dicts) - k :]  # dicts in, the caller's dicts out
 
 
 class Spy(Sequence[Message]):

@@ -131,3 +131,9 @@ def write_run(
             "config.yaml": f"name: {name}\ncontext:\n  keep: {keep}\n  summarize: {str(summarize).lower()}\n",
         },
     )
+
+
+def job_dir(sweep: Path, n: int) -> Path:
+    """Job `n`'s folder in a sweep (`n`, or `n_<overrides>` when named after them)."""
+    (found,) = [p for p in sweep.iterdir() if p.is_dir() and (p.name == str(n) or p.name.startswith(f"{n}_"))]
+    return found

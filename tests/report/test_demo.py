@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from chromium import assert_rendered, screenshot
+from simulated_runs import job_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 STRATEGIES = ("none", "trim", "sliding_window", "summarize", "composite")
@@ -35,4 +36,4 @@ def test_demo_compares_every_context_strategy_and_renders(tmp_path: Path) -> Non
     assert by.loc["context=none", "context.evidence_retention"] == 1.0
     assert by.loc["context=summarize", "summary.count"] > 0
     assert_rendered(screenshot(sweep / "comparison.html", tmp_path / "comparison.png"))
-    assert_rendered(screenshot(sweep / "2" / "report.html", tmp_path / "report.png"))
+    assert_rendered(screenshot(job_dir(sweep, 2) / "report.html", tmp_path / "report.png"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from memlab.cli import main
@@ -53,7 +54,10 @@ def test_report_rebuilds_a_comparison_from_run_directories(make_run, tmp_path: P
     code, out = cli(capsys, "report", a, b, "-o", tmp_path / "cmp")
     assert code == 0 and "compared 2 runs" in out
     md = (tmp_path / "cmp" / "comparison.md").read_text()
-    assert "context.keep=4" in md and "context.keep=8" in md
+    assert "| context.keep |" in md.replace("   ", " ").replace("  ", " ")  # one column per swept parameter
+    table = pd.read_csv(tmp_path / "cmp" / "comparison.csv")
+    assert table["param.context.keep"].tolist() == [4, 8]
+    assert table["label"].tolist() == ["context.keep=4", "context.keep=8"]
 
 
 def test_report_rebuilds_one_runs_report(make_run, tmp_path: Path, capsys) -> None:

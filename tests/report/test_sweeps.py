@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from simulated_runs import job_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "datasets" / "sample.jsonl"
@@ -38,10 +39,10 @@ def test_a_broken_configuration_does_not_stop_the_sweep(tmp_path: Path) -> None:
     assert out.returncode == 1, out.stderr  # a sweep with a failed job is not a success
     assert "compared 4 configurations, 2 failed" in out.stderr
     assert f"memlab: error: job(s) 1, 3 failed in {sweep}; sweep.allow_failures=true to accept" in out.stderr
-    error = json.loads((sweep / "1" / "error.json").read_text())
+    error = json.loads((job_dir(sweep, 1) / "error.json").read_text())
     assert error["type"] == "DatasetError" and "missing.jsonl" in error["message"]
-    assert (sweep / "2" / "metrics.json").is_file()
-    assert (sweep / "0" / "metrics.json").read_bytes() == (sweep / "2" / "metrics.json").read_bytes()
+    assert (job_dir(sweep, 2) / "metrics.json").is_file()
+    assert (job_dir(sweep, 0) / "metrics.json").read_bytes() == (job_dir(sweep, 2) / "metrics.json").read_bytes()
     table = pd.read_csv(sweep / "comparison.csv")
     assert list(table["status"]) == ["ok", "failed", "ok", "failed"]
     assert table["error"].fillna("").str.contains("missing.jsonl").tolist() == [False, True, False, True]

@@ -1,0 +1,51 @@
+"""The Python API: compose a validated config from overrides, run it, get the metrics back.
+
+>>> cfg = compose(["context=sliding_window", "context.max_tokens=2000"])
+>>> cfg.context.strategy.max_tokens
+2000
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from omegaconf import DictConfig
+
+if TYPE_CHECKING:
+    from memlab.experiment import RunResult
+
+
+def compose(overrides: Sequence[str] = (), config_name: str = "config") -> DictConfig:
+    """The config `memlab run OVERRIDES` would run, validated (an unknown key raises, naming it)."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_module
+
+    from memlab import config
+    from memlab.config_keys import check_keys
+
+    config.register()
+    with initialize_config_module(config_module="memlab.conf", version_base=None):
+        cfg = hydra_compose(config_name=config_name, overrides=list(overrides))
+    check_keys(cfg)
+    return cfg
+
+
+def run(overrides: Sequence[str] | DictConfig = (), run_dir: Path | str | None = None) -> RunResult:
+    """Run a config (or the one `overrides` compose) into `run_dir`.
+
+    Without `run_dir` the run goes where `memlab run` would put it:
+    ``reports/runs/<name>/<time>_<overrides>/`` (or `output_dir` when the config sets it).
+    """
+    from memlab.experiment import run_experiment
+    from memlab.naming import job_name
+
+    given = [] if isinstance(overrides, DictConfig) else list(overrides)
+    cfg = overrides if isinstance(overrides, DictConfig) else compose(given)
+    if run_dir is None:
+        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+        suffix = job_name(given)
+        run_dir = cfg.output_dir or Path("reports/runs") / cfg.name / (f"{stamp}_{suffix}" if suffix else stamp)
+    return run_experiment(cfg, Path(run_dir), overrides=given)

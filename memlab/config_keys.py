@@ -1,0 +1,128 @@
+"""Errors that teach: an unknown or misplaced config key, explained with the keys that do exist.
+
+Hydra rejects ``context.counter=exact`` with "Key 'counter' not in 'SlidingWindowContextConfig'"
+and suggests ``+context.counter=exact``, which the struct check then lets through. Here both
+cases end in one message that lists the node's valid keys, names the path where a key of that
+name does exist (``context.strategy.counter``) and the group entries that have it; `check_keys`
+rejects what a ``+key=value`` override added that no schema declares (``+foo=1``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from collections.abc import Iterator
+from typing import Any
+
+from omegaconf import DictConfig, ListConfig, OmegaConf
+from omegaconf.errors import ConfigAttributeError, ConfigKeyError
+
+from memlab.config import RunConfig, schemas
+from memlab.errors import MemlabError
+
+GROUPS = tuple(f.name for f in dataclasses.fields(RunConfig) if f.type in ("Any", Any))
+
+
+class ConfigKeyProblem(MemlabError):
+    """A config key that no schema declares, explained."""
+
+
+def _fields(schema: type) -> list[str]:
+    """The keys a user sets on a node typed `schema` (`_target_` and such are the config's own)."""
+    return [f.name for f in dataclasses.fields(schema) if not f.name.startswith("_")]
+
+
+def _paths(node: Any, name: str, prefix: str = "") -> Iterator[str]:
+    """Every path below `node` whose last key is `name`."""
+    if isinstance(node, DictConfig) and not node._is_none():
+        items: Iterator[tuple[Any, Any]] = iter(node.items_ex(resolve=False))
+    elif isinstance(node, ListConfig) and not node._is_none():
+        items = enumerate(node._iter_ex(resolve=False))
+    else:
+        return
+    for key, child in items:
+        path = f"{prefix}{key}"
+        if key == name:
+            yield path
+        yield from _paths(child if isinstance(child, DictConfig | ListConfig) else None, name, f"{path}.")
+
+
+def _entries_with(group: str, name: str) -> list[str]:
+    return sorted(entry for (g, entry), schema in schemas().items() if g == group and name in _fields(schema))
+
+
+def explain(full_key: str, schema: type | None, node: Any = None) -> str:
+    """Why `full_key` is not a key of the node typed `schema`, and what would be right.
+
+    `node` is that node as composed, when there is one; else the schema's defaults are searched.
+    """
+    parent, _, name = full_key.replace("[", ".").replace("]", "").rpartition(".")
+    where = f"{parent} ({schema.__name__})" if parent and schema else parent or "the run config"
+    message = f"{full_key}: no such key in {where}"
+    if schema is None or not dataclasses.is_dataclass(schema):
+        return message
+    valid = _fields(schema)
+    message += "; its keys are " + ", ".join(valid) if valid else "; it has no keys"
+    hints = []
+    if node is None:
+        node = OmegaConf.structured(schema)
+    nested = [p for p in _paths(node, name) if "." in p]
+    if nested:
+        hints.append("it is at " + " or ".join(f"{parent}.{p}" if parent else p for p in nested))
+    group = full_key.split(".", 1)[0]
+    if group in GROUPS and parent == group:
+        entries = _entries_with(group, name)
+        if entries:
+            hints.append(f"{group}=" + "|".join(entries) + f" have {parent}.{name}")
+    close = difflib.get_close_matches(name, valid, n=2)
+    if close:
+        hints.append("did you mean " + " or ".join(f"{parent}.{c}" if parent else c for c in close) + "?")
+    if not parent:
+        hints += [
+            f"{group}.{name} is a key of {group}=" + "|".join(entries)
+            for group in GROUPS
+            if (entries := _entries_with(group, name))
+        ]
+    if not parent and name not in GROUPS:
+        group_close = difflib.get_close_matches(name, GROUPS, n=1)
+        if group_close and group_close[0] not in close:
+            hints.append(f"did you mean the group {group_close[0]} ({group_close[0]}=NAME)?")
+    return message + ("; " + "; ".join(hints) if hints else "")
+
+
+def explain_error(error: BaseException) -> str:
+    """One line for a Hydra composition error: an unknown key explained, else Hydra's words joined."""
+    cause = error.__cause__ if error.__cause__ is not None else error
+    if isinstance(cause, ConfigKeyError | ConfigAttributeError) and getattr(cause, "full_key", None):
+        return explain(str(cause.full_key), cause.object_type)
+    text = str(error) if cause is error else f"{error}: {cause}"
+    options = [ln.strip() for ln in text.splitlines() if ln.startswith("\t") and "provider=" not in ln]
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("\t")]
+    lines = [ln for ln in lines if not ln.startswith(("full_key:", "object_type=", "Config search path"))]
+    return " ".join(lines) + (" " + ", ".join(options) if options else "")
+
+
+def _unknown(node: DictConfig, prefix: str) -> Iterator[tuple[str, type, DictConfig]]:
+    schema = OmegaConf.get_type(node)
+    known = (
+        {f.name for f in dataclasses.fields(schema)}
+        if schema is not None and dataclasses.is_dataclass(schema)
+        else None
+    )
+    for key, child in node.items_ex(resolve=False):
+        path = prefix + str(key)
+        if known is not None and key not in known and schema is not None:
+            yield path, schema, node
+        elif isinstance(child, DictConfig) and not child._is_none():
+            yield from _unknown(child, f"{path}.")
+        elif isinstance(child, ListConfig) and not child._is_none():
+            for i, item in enumerate(child._iter_ex(resolve=False)):
+                if isinstance(item, DictConfig):
+                    yield from _unknown(item, f"{path}[{i}].")
+
+
+def check_keys(cfg: DictConfig) -> None:
+    """Fail on any key of a typed node that its schema does not declare (what ``+key=value`` adds)."""
+    problems = [explain(path, schema, node) for path, schema, node in _unknown(cfg, "")]
+    if problems:
+        raise ConfigKeyProblem("; ".join(problems) if len(problems) == 1 else "\n  ".join(["", *problems]).lstrip())

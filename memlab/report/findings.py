@@ -1,0 +1,118 @@
+"""What a comparison shows, in sentences computed from its numbers.
+
+The paragraph a reader would otherwise write by hand: which configuration keeps the most
+evidence and at what cost, the cheapest one within `NEAR_BEST` of it, which configurations are
+dominated, and what each swept parameter did (or did not) change for each strategy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from memlab.metrics.registry import lookup
+from memlab.report.fmt import fmt_value, is_missing
+
+TOKENS = "tokens.prompt.mean"
+RETENTION = "context.evidence_retention"
+NEAR_BEST = 0.9  # "within 10% of the best retention"
+FRONT = "pareto.evidence_retention"
+WATCHED = (TOKENS, RETENTION, "longterm.recall@10", "cost.usd")
+
+
+def _number(value: object) -> float | None:
+    return None if is_missing(value) or not isinstance(value, int | float) else float(value)
+
+
+def _sort_key(value: str) -> tuple[int, float, str]:
+    try:
+        return (0, float(value), "")
+    except ValueError:
+        return (1, 0.0, value)
+
+
+Row = dict[str, Any]
+
+
+def _label(row: Row, params: Sequence[str]) -> str:
+    return f"#{row['#']} ({', '.join(str(row[k]) for k in params)})" if params else f"#{row['#']}"
+
+
+def findings(frame: pd.DataFrame) -> list[str]:
+    """Sentences about `frame` (a comparison table); empty when there is nothing to compare."""
+    rows: list[Row] = [{"#": i, **{str(k): v for k, v in r.items()}} for i, r in enumerate(frame.to_dict("records"))]
+    ok = [r for r in rows if r["status"] == "ok"]
+    params = [str(c) for c in frame.columns if str(c).startswith("param.")]
+    out: list[str] = []
+    if len(ok) < 2 or TOKENS not in frame:
+        return out
+    kept = [r for r in ok if _number(r.get(RETENTION)) is not None]
+    if kept:
+        best = max(kept, key=lambda r: float(r[RETENTION]))
+        cheap = min((r for r in kept if float(r[RETENTION]) >= NEAR_BEST * float(best[RETENTION])), key=_tokens)
+        sentence = (
+            f"{_label(best, params)} keeps the most evidence verbatim ({fmt_value(RETENTION, best[RETENTION])}) "
+            f"at {fmt_value(TOKENS, best[TOKENS])} prompt tokens per call"
+        )
+        if cheap is not best:
+            sentence += (
+                f"; {_label(cheap, params)} keeps {fmt_value(RETENTION, cheap[RETENTION])} "
+                f"(within {100 * (1 - NEAR_BEST):.0f}% of that) at {fmt_value(TOKENS, cheap[TOKENS])}"
+            )
+        out.append(sentence + ".")
+        dominated = [r for r in ok if r.get(FRONT) is False or r.get(FRONT) == 0]
+        if FRONT in frame and dominated:
+            out.append(
+                "Dominated (another configuration sends no more tokens and keeps at least as much evidence): "
+                + ", ".join(f"#{r['#']}" for r in dominated)
+                + "."
+            )
+    ignored: dict[str, list[str]] = {}
+    for r in ok:
+        for key in str(r.get("ignored") or "").split():
+            if f"param.{key}" not in params:
+                ignored.setdefault(key, []).append(_label(r, params))
+    out += [f"{key} does not apply to {', '.join(labels)}: ignored there." for key, labels in ignored.items()]
+    for param in params:
+        if all(_sort_key(str(r[param]))[0] == 0 for r in ok):  # a numeric knob, not a choice of strategy
+            out += _effect(ok, param, [p for p in params if p != param])
+    return out
+
+
+def _tokens(row: Row) -> float:
+    return _number(row.get(TOKENS)) or 0.0
+
+
+def _title(metric: str) -> str:
+    found = lookup(metric)
+    return found.short if found is not None and found.short else metric
+
+
+def _effect(ok: Sequence[Row], param: str, others: Sequence[str]) -> list[str]:
+    """What changing `param` did, within each group of rows equal in every other parameter."""
+    name = param.removeprefix("param.")
+    groups: dict[tuple[str, ...], list[Row]] = {}
+    for r in ok:
+        groups.setdefault(tuple(str(r[o]) for o in others), []).append(r)
+    out = []
+    for key, group in groups.items():
+        if len({str(r[param]) for r in group}) < 2:
+            continue
+        ordered = sorted(group, key=lambda r: _sort_key(str(r[param])))
+        low, high = ordered[0], ordered[-1]
+        where = f" for {', '.join(key)}" if key else ""
+        span = f"{name} from {low[param]} to {high[param]}"
+        changes = [
+            f"{_title(m)} {fmt_value(m, low.get(m))} → {fmt_value(m, high.get(m))}"
+            for m in WATCHED
+            if _number(low.get(m)) != _number(high.get(m))
+        ]
+        if changes:
+            out.append(f"{span}{where}: " + "; ".join(changes) + ".")
+        else:
+            ignored = any(name in str(r.get("ignored") or "").split() for r in ordered)
+            reason = " (the strategy has no such parameter: ignored)" if ignored else ""
+            out.append(f"{span} changed nothing{where}{reason}.")
+    return out

@@ -1,0 +1,61 @@
+"""`memlab run --help` lists the user-facing groups; bash completion works for `memlab run con<TAB>`."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memlab.cli import GROUP_HELP, INTERNAL_GROUPS, run_help
+
+CONF = Path(__file__).resolve().parents[1] / "memlab" / "conf"
+BIN = Path(sys.executable).parent
+
+
+def test_every_group_folder_is_described_or_internal() -> None:
+    folders = {p.name for p in CONF.iterdir() if p.is_dir() and not p.name.startswith("_")}
+    assert folders == set(GROUP_HELP) | (folders & set(INTERNAL_GROUPS))
+
+
+def test_run_help_has_one_line_per_user_facing_group() -> None:
+    out = subprocess.run([BIN / "memlab", "run", "--help"], capture_output=True, text=True, check=True).stdout
+    assert out == run_help()
+    group_lines = [ln for ln in out.splitlines() if ln.startswith("  ") and ln.split()[0] in GROUP_HELP]
+    assert [ln.split()[0] for ln in group_lines] == list(GROUP_HELP)
+    assert "schema" not in out and "compare " not in out and "tolerances" not in out
+    assert "none*" in next(ln for ln in group_lines if ln.split()[0] == "context")
+    assert all(len(ln) <= 160 for ln in out.splitlines())
+
+
+def _complete(line: str, tmp_path: Path) -> list[str]:
+    """COMPREPLY of the installed bash completion for the command line `line` (cursor at its end)."""
+    if shutil.which("bash") is None:
+        pytest.skip("bash is not installed")
+    script = subprocess.run(
+        [BIN / "memlab", "run", "-sc", "install=bash"], capture_output=True, text=True, check=True, cwd=tmp_path
+    ).stdout
+    words = line.split() + ([""] if line.endswith(" ") else [])
+    quoted = " ".join(f"'{w}'" for w in words)
+    probe = f"""
+{script}
+COMP_LINE='{line}'; COMP_POINT={len(line)}; COMP_WORDS=({quoted}); COMP_CWORD={len(words) - 1}
+hydra_bash_completion
+printf '%s\\n' "${{COMPREPLY[@]}}"
+"""
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return [w for w in done.stdout.splitlines() if w]
+
+
+def test_bash_completes_run_overrides(tmp_path: Path) -> None:
+    assert set(_complete("memlab run con", tmp_path)) == {"context.", "context=", "context_window="}
+    assert set(_complete("memlab run context=s", tmp_path)) == {"context=sliding_window", "context=summarize"}
+
+
+def test_bash_completes_the_command(tmp_path: Path) -> None:
+    assert set(_complete("memlab re", tmp_path)) == {"report", "recommend"}

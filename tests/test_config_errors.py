@@ -1,0 +1,55 @@
+"""Errors that teach: unknown and misplaced keys fail at start, list the valid keys and name the right path."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "memlab", "run", *args], cwd=cwd, capture_output=True, text=True)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "expected"),
+    [
+        # Hydra's own rejection, explained: the node's keys and where a `counter` does exist.
+        (
+            ["context=sliding_window", "context.counter=exact"],
+            ["context.counter: no such key", "max_tokens, keep_first", "it is at context.strategy.counter"],
+        ),
+        # A strategy's own parameter it does not have: its keys.
+        (["context=trim", "context.strategy.max_tokens=5"], ["context.strategy (TrimConfig); its keys are keep_first"]),
+        # Right key, wrong entry: which entries have it.
+        (["memory=delete", "memory.strategy.keep_last=5"], ["its keys are keep_latest"]),
+        # What `+` lets past Hydra's struct check.
+        (["+foo=1"], ["foo: no such key in the run config", "seed, tokenizer"]),
+        (["+contxt=sliding_window"], ["contxt: no such key", "did you mean context"]),
+        (["context=trim", "+context.counter=1"], ["context.counter: no such key in context (TrimContextConfig)"]),
+        (["seeed=1"], ["did you mean seed?"]),
+        (["max_tokens=5"], ["it is at eval.max_tokens", "context.max_tokens is a key of context="]),
+        (["context=trimm"], ["Could not find 'context/trimm'", "composite, none, sliding_window"]),
+    ],
+)
+def test_a_wrong_key_fails_at_start_with_a_teaching_line(tmp_path: Path, overrides, expected) -> None:
+    out = _run(*overrides, f"output_dir={tmp_path / 'run'}", cwd=tmp_path)
+    assert out.returncode == 2, out.stderr
+    (line,) = [ln for ln in out.stderr.splitlines() if ln.startswith("memlab: error: ")]
+    for text in expected:
+        assert text in line
+    assert "Traceback" not in out.stderr and "+context" not in out.stderr
+    assert not (tmp_path / "run").exists() and not (tmp_path / "reports").exists()
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [["context=trim,sliding_window", "+foo=1"], ["context=trim,sliding_window", "context.max_tokens=1,x"]],
+)
+def test_a_sweep_with_a_wrong_key_stops_and_leaves_no_folder(tmp_path: Path, overrides) -> None:
+    out = _run("-m", *overrides, "dataset.dialogues=1", cwd=tmp_path)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.rstrip().splitlines()[-1].startswith("memlab: error: ")
+    assert not (tmp_path / "reports").exists() or not any((tmp_path / "reports").rglob("*"))
