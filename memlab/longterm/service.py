@@ -191,16 +191,18 @@ class LongTermMemoryService:
         self._indexes: dict[str, _NamespaceIndex] = {}
         self._rows_cache: dict[str, list[Memory]] = {}
         self._recent: dict[str, deque[Message]] = {}
-        self._next_id = 1  # a sequence number in every new memory's id
+        # A sequence number per namespace in every new memory's id: ids depend only on that user's
+        # history, so a dialogue's ids (and their token counts) do not depend on the replay's workers.
+        self._next_id: Counter[str] = Counter()
         self._lock = threading.RLock()  # one service may serve the reply path and a background worker
 
     def checkpoint_state(self) -> dict[str, Any]:
         """The in-process state a resumed replay needs (memories themselves are in the store)."""
         recent = {ns: list(turns) for ns, turns in self._recent.items()}
-        return {"next_id": self._next_id, "recent": recent, "counts": dict(self.counts)}
+        return {"next_id": dict(self._next_id), "recent": recent, "counts": dict(self.counts)}
 
     def restore_state(self, state: Mapping[str, Any]) -> None:
-        self._next_id = state["next_id"]
+        self._next_id = Counter(state["next_id"])
         self._recent = {ns: deque(turns, maxlen=REPEAT_WINDOW) for ns, turns in state["recent"].items()}
         self.counts = Counter(state["counts"])
         self._indexes.clear()
@@ -457,7 +459,9 @@ class LongTermMemoryService:
         return results
 
     def _new_id(self, ns: tuple[str, ...], content: str, now: datetime) -> str:
-        seq, self._next_id = self._next_id, self._next_id + 1
+        key = namespace_key(ns)
+        self._next_id[key] += 1
+        seq = self._next_id[key]
         digest = hashlib.sha1(f"{namespace_key(ns)}\0{now.isoformat()}\0{seq}\0{content}".encode())
         return f"ltm-{digest.hexdigest()[:24]}"
 

@@ -44,8 +44,10 @@ def test_two_workers_publish_what_one_does(make_config: Callable[..., DictConfig
 
 
 @pytest.mark.slow
-def test_locomo_summarize_in_two_workers(make_config, locomo_path: Path, tmp_path: Path) -> None:
-    base = ["dataset=locomo", f"dataset.path={locomo_path}", "dataset.max_dialogues=2", "context=summarize"]
+@pytest.mark.parametrize("strategy", [["context=summarize"], ["longterm=locomo"]], ids=["summarize", "longterm"])
+def test_locomo_in_two_workers(make_config, locomo_path: Path, tmp_path: Path, strategy: list[str]) -> None:
+    """Long-term memory ids count per user, so a dialogue's tool results do not depend on who replayed before it."""
+    base = ["dataset=locomo", f"dataset.path={locomo_path}", "dataset.max_dialogues=2", *strategy]
     one = _published(make_config(*base, "sim.workers=1"), tmp_path / "one")
     two = _published(make_config(*base, "sim.workers=2"), tmp_path / "two")
     assert two == one
