@@ -79,6 +79,8 @@ def oracle_overrides(locomo: Path, strategy: str) -> list[str]:
         f"dataset.path={locomo}",
         "dataset.max_dialogues=1",
         f"context={strategy}",
+        "tokenizer=cl100k_base",  # the counter the recording was made with (the default then)
+        "pricing.model=gpt-3.5-turbo",  # ... and a pricing model billed in it
         f"name=oracle-{strategy}",
         "sim.progress=false",
     ]
