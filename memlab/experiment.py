@@ -87,6 +87,13 @@ def build_components(cfg: DictConfig) -> list[Component]:
     return built
 
 
+def ignored_knobs(cfg: DictConfig) -> dict[str, Any]:
+    """The sweep knobs (`context.max_tokens`, ...) set for a context strategy that has no such parameter."""
+    if cfg.get("context") is None:
+        return {}
+    return dict(getattr(instantiate(cfg.context), "ignored", {}))
+
+
 def load_dialogues(cfg: DictConfig) -> list[Dialogue]:
     """The dataset's dialogues, cut to `sim.max_dialogues` and `sim.max_sessions` when set."""
     dialogues = list(instantiate(cfg.dataset))[: cfg.sim.max_dialogues]
@@ -285,6 +292,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
         "tags": list(cfg.tags),
         "seed": cfg.seed,
         "overrides": list(overrides),
+        "ignored": ignored_knobs(cfg),
         "data_sha256": data_hash(dialogues),
         "dialogues": len(dialogues),
         "git_revision": git_revision(Path(__file__).parent),

@@ -36,19 +36,22 @@ def test_answers_go_through_litellm_and_its_cache(
     assert (first.run_dir / "metrics.json").read_bytes() == (second.run_dir / "metrics.json").read_bytes()
 
 
-def test_refused_credentials_stop_the_run_after_one_request(make_config, openai_server_module, tmp_path: Path) -> None:
+def test_refused_credentials_stop_the_run_after_one_request(
+    make_config, openai_server_module, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The defect: with no valid key every call failed, each retried, and the run still exited 0."""
     server_module = openai_server_module
+    monkeypatch.setenv("MEMLAB_WRONG_KEY", "sk-wrong")
     with server_module.serve() as server:
         server.replies = [(401, {"error": {"message": "invalid api key", "type": "invalid_request_error"}}, {})] * 50
         cfg = make_config(
             "dataset=synthetic", "dataset.dialogues=1", "dataset.sessions=2", "eval.answers=true", "llm=litellm",
-            "llm.model=openai/test-model", f"llm.api_base={server.base_url}", "llm.api_key_env=null",
-            "+llm.api_key=sk-wrong", "llm.cache_dir=null", "llm.num_retries=3",
+            "llm.model=openai/test-model", f"llm.api_base={server.base_url}", "llm.api_key_env=MEMLAB_WRONG_KEY",
+            "llm.cache_dir=null", "llm.num_retries=3",
         )  # fmt: skip
         from memlab.llm import LLMAuthError
 
-        with pytest.raises(LLMAuthError, match=r"^llm: openai/test-model: authentication failed; check llm.api_key"):
+        with pytest.raises(LLMAuthError, match=r"^llm: openai/test-model: authentication failed; set MEMLAB_WRONG_KEY"):
             run_experiment(cfg, tmp_path / "run")
         assert len(server.requests) == 1
     assert not (tmp_path / "run").exists()
