@@ -12,6 +12,7 @@ import argparse
 import math
 import os
 import sys
+import textwrap
 import traceback
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,7 @@ GROUP_HELP = {
     "store": "where histories and long-term records live",
     "llm": "the model behind summaries, extraction and answers",
     "embedder": "the embeddings of long-term retrieval",
+    "policy": "who calls the memory tools: the model (litellm tool calling) or the offline rules",
     "hooks": "extra components, e.g. +hooks@hooks.summarization=summarization",
     "experiment": "a named experiment (a preset sweep or comparison)",
     "debug": "a tiny slice to try a command in seconds; profile adds cProfile",
@@ -292,7 +294,7 @@ COMMANDS = {"report": _report, "compare": _compare, "recommend": _recommend}
 
 
 def run_help() -> str:
-    """`memlab run --help`: the user-facing groups with their entries, one line each, from conf/."""
+    """`memlab run --help`: the user-facing groups, one line each, and their entries below, from conf/."""
     conf = Path(__file__).parent / CONFIG_PATH
     defaults: dict[str, str] = {}
     for line in (conf / "config.yaml").read_text(encoding="utf-8").splitlines():
@@ -303,7 +305,8 @@ def run_help() -> str:
     for group, about in GROUP_HELP.items():
         entries = sorted(p.stem for p in (conf / group).glob("*.yaml"))
         marked = [f"{e}*" if e == defaults.get(group) else e for e in entries]
-        lines.append(f"  {group:<15} {' | '.join(marked):<50} {about}")
+        lines.append(f"  {group:<15} {about}")  # then its entries, wrapped so no line outgrows a terminal
+        lines += textwrap.wrap(" | ".join(marked), width=110, initial_indent=" " * 18, subsequent_indent=" " * 18)
     return RUN_USAGE.format(groups="\n".join(lines))
 
 

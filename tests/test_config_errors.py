@@ -29,9 +29,9 @@ def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         (["+foo=1"], ["foo: no such key in the run config", "seed, tokenizer"]),
         (["+contxt=sliding_window"], ["contxt: no such key", "did you mean context"]),
         (["context=trim", "+context.counter=1"], ["context.counter: no such key in context (TrimContextConfig)"]),
-        (["seeed=1"], ["did you mean seed?"]),
+        (["seeed=1"], ["did you mean seed"]),
         (["max_tokens=5"], ["it is at eval.max_tokens", "context.max_tokens is a key of context="]),
-        (["context=trimm"], ["Could not find 'context/trimm'", "composite, none, sliding_window"]),
+        (["context=trimm"], ["Could not find 'context/trimm'", "composite", "sliding_window"]),
     ],
 )
 def test_a_wrong_key_fails_at_start_with_a_teaching_line(tmp_path: Path, overrides, expected) -> None:

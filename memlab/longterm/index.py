@@ -65,7 +65,9 @@ class IndexSpec:
     prf_terms: int = ranges.count(5)
     prf_weight: float = ranges.ranged(0.3, ge=0)
     prior_weight: float = ranges.ranged(0.0, ge=0)  # score = relevance x (type weight x decay) ** prior_weight
-    update_similarity: float | None = 0.2  # a newer update this close (cosine) to a better-ranked memory goes first
+    update_similarity: float | None = ranges.ranged(
+        0.2, ge=-1, le=1
+    )  # a newer update this close (cosine) to a better-ranked memory goes first
 
 
 Hit = tuple[int, float, float]  # (position, relevance, similarity)
