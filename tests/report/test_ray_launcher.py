@@ -55,7 +55,7 @@ def cluster() -> Iterator[tuple[Path, str, dict[str, str]]]:
     port = _free_port()
     start = [
         bin_dir / "ray", "start", "--head", f"--port={port}", f"--num-cpus={WORKERS}", "--include-dashboard=false",
-        "--disable-usage-stats", f"--temp-dir={temp}",
+        "--disable-usage-stats", f"--temp-dir={temp}", "--node-ip-address=127.0.0.1",  # loopback only
     ]  # fmt: skip
     done = subprocess.run(start, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -85,7 +85,8 @@ def _on(address: str) -> list[str]:
 def test_ray_sweep_runs_jobs_on_the_cluster_and_marks_failures(cluster, tmp_path: Path) -> None:
     bin_dir, address, env = cluster
     sweep = tmp_path / "ray"
-    args = ["run", "-m", *_on(address), "dataset=jsonl", f"dataset.path={SAMPLE},{tmp_path / 'missing.jsonl'}"]
+    paths = f"dataset.path={SAMPLE},{tmp_path / 'missing.jsonl'}"
+    args = ["run", "-m", *_on(address), "dataset=jsonl", paths, "sweep.allow_failures=true"]  # one job fails
     log = _memlab(bin_dir, [*args, f"hydra.sweep.dir={sweep}"], env, tmp_path)
     assert "Ray Launcher is launching 2 jobs" in log
     assert "Started a local Ray instance" not in log  # it joined the running cluster
