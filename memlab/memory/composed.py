@@ -14,7 +14,7 @@
 ...     items += [MessageItem("user", f"step {n}"), FunctionCall(f"c{n}", "run"), FunctionCallOutput(f"c{n}", "ok")]
 >>> out = ToolRoundsCompressor(keep_rounds=2).compress(MemorySnapshot.of(items))
 >>> [getattr(i, "call_id", i.type) for i in out.items], out.summary
-(['message', 'message', 'c2', 'c2', 'message', 'c3', 'c3'], '[压缩] 历史片段条数=4')
+(['message', 'message', 'message', 'c2', 'c2', 'message', 'c3', 'c3'], '[压缩] 历史片段条数=4')
 """
 
 from __future__ import annotations
