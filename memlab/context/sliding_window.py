@@ -30,10 +30,10 @@ from collections.abc import Callable, Sequence
 from typing import overload
 
 from memlab.context.base import check_count
-from memlab.context.units import unit_start_at
 from memlab.errors import MemlabError
 from memlab.messages import ROLES, Message, MessageLike, as_message, dicts_in_dicts_out
 from memlab.tokens import TokenCounter, resolve_counter
+from memlab.units import unit_start_at
 
 # Ours: the document gives no default budget (its worked example uses 1,000 tokens); 4,000
 # holds a tau-bench airline policy (about 2,500 estimated tokens) plus the recent turns.

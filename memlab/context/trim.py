@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memlab.context.base import check_count
-from memlab.context.units import unit_end_at, unit_start_at
 from memlab.messages import Message, MessageLike, as_messages, dicts_in_dicts_out
+from memlab.units import unit_end_at, unit_start_at
 
 # The document's worked example (keepFirst = 2, keepLast = 3).
 DEFAULT_KEEP_FIRST = 2

@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = ["units", "trim", "sliding_window", "composite", "hook", "peers.langchain", "peers.autogen"]
+MODULES = ["trim", "sliding_window", "composite", "hook", "peers.langchain", "peers.autogen"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -10,7 +10,6 @@ import pytest
 MODULES = [
     "memlab.memory.agent",
     "memlab.memory.codec",
-    "memlab.memory.pairing",
     "memlab.memory.session",
     "memlab.memory.strategies",
     "memlab.memory.tasks",
