@@ -8,7 +8,7 @@ that no longer fits. Beyond the document:
   budget first, as langchain-core's ``trim_messages(strategy="last", include_system=True)``
   does (with several leading system messages memlab keeps them all, langchain only the first);
   ``keep_system=False`` is the document's bare algorithm.
-- the walk steps over whole tool-call units (`memlab.context.units`): a call and its results
+- the walk steps over whole tool-call units (`memlab.units`): a call and its results
   fit together or the walk stops before them.
 - each call costs O(messages kept): messages are read lazily from the end and their counts
   come from the counter's per-message cache, so a growing history is never re-tokenized.

@@ -2,7 +2,7 @@
 
 Design document, Context layer TRIM: [1..10] with keepFirst = 2, keepLast = 3 gives
 [1, 2, 8, 9, 10]; zero LLM calls. Beyond the document: a cut that falls inside a tool-call
-unit moves outward to take the whole unit (see `memlab.context.units`), so TRIM may keep a
+unit moves outward to take the whole unit (see `memlab.units`), so TRIM may keep a
 few more messages than asked but never sends a tool result without its call. `placeholder`
 (off by default) puts a user message such as AutoGen's "Skipped {n} messages." where the
 middle was, so the model knows that something is missing; `{n}` is the number of messages dropped.
