@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from memlab.llm.base import ChatModel
 from memlab.memory.agent import MemoryCompressor, MemorySnapshot
 from memlab.memory.compressors import fold_summary
-from memlab.memory.pairing import item_units
 from memlab.messages import FunctionCall, Item
+from memlab.units import item_units
 
 # CodeAct: "the last few rounds" of code and result.
 DEFAULT_KEEP_ROUNDS = 3
