@@ -19,12 +19,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from memlab.context.base import STRATEGY_TARGETS, ContextStrategy
-from memlab.context.units import orphans
 from memlab.errors import MemlabError
 from memlab.messages import Message
 from memlab.runtime import ORDER_CONTEXT_EDITING, CallContext, Component, RequestStage
 from memlab.tokens import TokenCounter, get_counter
 from memlab.trace import CONTEXT_APPLY, emit, timed
+from memlab.units import orphans
 
 STAGE = "context_editing"
 log = logging.getLogger(__name__)

@@ -25,9 +25,9 @@ from memlab.context.summary import LAYER_MEMORY, write_summary
 from memlab.errors import MemlabError
 from memlab.llm.base import TASK_MEMORY_SUMMARY, ChatModel
 from memlab.llm.prompts import MEMORY_SUMMARY_PREFIX, check_language
-from memlab.memory.pairing import message_units
 from memlab.messages import Message, MessageLike, as_messages
 from memlab.tokens import TokenCounter, resolve_counter
+from memlab.units import message_units
 
 # Design document defaults: TRIM keepFirst=2/keepLast=3, DELETE keepLatest=5 (its worked examples),
 # SUMMARIZE truncates what it summarizes to MAX_CONVERSATION_CHARS(50000).
