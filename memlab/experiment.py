@@ -29,9 +29,10 @@ from memlab.config_keys import check_keys
 from memlab.context.interceptor import ignored_knobs as context_ignored_knobs
 from memlab.dialogues.model import Dialogue
 from memlab.errors import MemlabError
+from memlab.eval import answer_rows
 from memlab.llm.extractive import SUMMARY_MEMO
 from memlab.metrics import check_tokenizer, mean_by_category, probe_rows, registry
-from memlab.metrics.answers import ANSWER_METRICS, answer_rows, answerable
+from memlab.metrics.answers import ANSWER_METRICS, answerable
 from memlab.ranges import check_config
 from memlab.report import RunData, questions_table, run_files
 from memlab.report.health import measurement_warnings

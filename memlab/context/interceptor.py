@@ -20,12 +20,12 @@ from typing import Any
 from omegaconf import DictConfig, ListConfig
 
 from memlab.context.base import STRATEGY_TARGETS, ContextStrategy
-from memlab.context.units import orphans
 from memlab.errors import MemlabError
 from memlab.messages import Message
 from memlab.runtime import ORDER_CONTEXT_EDITING, CallContext, Component, RequestStage
 from memlab.tokens import TokenCounter, get_counter
 from memlab.trace import CONTEXT_APPLY, emit, timed
+from memlab.units import orphans
 
 STAGE = "context_editing"
 # The sweep knobs every context entry has (`context.max_tokens`, ...; memlab.context.schemas.ContextKnobs).

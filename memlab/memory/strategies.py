@@ -28,9 +28,9 @@ from memlab.context.trim import DEFAULT_KEEP_FIRST, DEFAULT_KEEP_LAST
 from memlab.errors import MemlabError
 from memlab.llm.base import TASK_MEMORY_SUMMARY, ChatModel
 from memlab.llm.prompts import MEMORY_SUMMARY_PREFIX, check_language
-from memlab.memory.pairing import message_units
 from memlab.messages import Message, MessageLike, as_messages
 from memlab.tokens import TokenCounter, resolve_counter
+from memlab.units import message_units
 
 # Design document, Memory layer DELETE: "DELETE 策略 (keepLatest = 5)". TRIM and SUMMARIZE take the
 # Context layer's defaults ("算法与 Context 层 TRIM 相同"; SUMMARIZE "与 Context 版类似").
