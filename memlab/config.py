@@ -114,13 +114,6 @@ class RunConfig:
     strict: bool = False  # a run whose every model call failed ends with an error (exit status 2), not a warning
 
 
-@dataclass
-class NoneConfig:
-    """The "none" entry of a component group: a plain no-op `Component`."""
-
-    _target_: str = "memlab.runtime.Component"
-
-
 def schemas() -> dict[tuple[str, str], type]:
     """Every group entry's schema, ``{(group, name): dataclass}``, from the subpackages' SCHEMAS."""
     found: dict[tuple[str, str], type] = {}

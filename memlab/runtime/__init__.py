@@ -3,7 +3,6 @@
 from dataclasses import dataclass
 from typing import Any
 
-from memlab.config import NoneConfig
 from memlab.runtime.agent import (
     DEFAULT_MAX_TOOL_ROUNDS,
     ORDER_CONTEXT_EDITING,
@@ -24,6 +23,13 @@ from memlab.runtime.react import (
     finish_iteration,
     tool_schema_tokens,
 )
+
+
+@dataclass
+class NoneConfig:
+    """The "none" entry of a component group: a plain no-op `Component`."""
+
+    _target_: str = "memlab.runtime.Component"
 
 
 @dataclass
