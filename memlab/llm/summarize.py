@@ -31,6 +31,7 @@ from memlab.llm.text import (
     term_tuple,
     word_set,
 )
+from memlab.llm.tfidf import tfidf_vectors
 from memlab.tokens import TiktokenCounter, _CachedCounter, get_counter
 
 _NOT_TIKTOKEN_SPACE = re.compile("[\x1c-\x1f]")
@@ -127,16 +128,21 @@ def _names(sentences: list[_Sentence], speakers: list[str]) -> set[str]:
 
 
 def _textrank(similarity: sparse.csr_matrix) -> np.ndarray:
-    """PageRank over a weighted undirected graph (power iteration; isolated nodes keep the base rank)."""
+    """PageRank over a weighted undirected graph (power iteration; isolated nodes keep the base rank).
+
+    `similarity` is symmetric with sorted rows. The arithmetic is the reference's (`setdiag(0)`,
+    ``(diags(1 / out weight) @ graph).T``) without building those matrices: the transposed
+    transition matrix has the graph's layout, its entry (j, i) being ``graph[j, i] / out_weight[i]``.
+    """
     n = similarity.shape[0]
-    # The graph without self-loops, its columns sorted per row (what setdiag(0) on a LIL copy gives, faster).
-    coo = similarity.tocoo()
-    off = coo.row != coo.col
-    graph = sparse.csr_matrix((coo.data[off], (coo.row[off], coo.col[off])), shape=similarity.shape)
-    graph.sort_indices()
+    rows = np.repeat(np.arange(n), np.diff(similarity.indptr))
+    off = similarity.indices != rows
+    indices = similarity.indices[off]
+    indptr = np.concatenate(([0], np.cumsum(np.bincount(rows[off], minlength=n)))).astype(similarity.indptr.dtype)
+    graph = sparse.csr_matrix((similarity.data[off], indices, indptr), shape=(n, n))
     out_weight = np.asarray(graph.sum(axis=1)).ravel()
     inverse = np.divide(1.0, out_weight, out=np.zeros_like(out_weight), where=out_weight > 0)
-    transition_t = (sparse.diags(inverse) @ graph).T.tocsr()
+    transition_t = sparse.csr_matrix((graph.data * inverse[indices], indices, indptr), shape=(n, n))
     rank = np.full(n, 1.0 / n)
     for _ in range(TEXTRANK_ITERATIONS):
         rank = (1 - TEXTRANK_DAMPING) / n + TEXTRANK_DAMPING * (transition_t @ rank)
@@ -151,14 +157,13 @@ def _normalized(values: np.ndarray) -> np.ndarray:
 def score_sentences(
     sentences: list[str], names: set[str], personal: bool = False
 ) -> tuple[np.ndarray, sparse.csr_matrix]:
-    """Each sentence's score and the sentences' cosine similarity matrix (sparse)."""
-    from sklearn.feature_extraction.text import TfidfVectorizer  # imported here: it takes a second
-
-    try:
-        vectors = TfidfVectorizer(analyzer=content_term_tuple, sublinear_tf=True).fit_transform(sentences)
-        similarity = sparse.csr_matrix(vectors @ vectors.T)
-    except ValueError:  # no content terms at all (only stop words or punctuation)
+    """Each sentence's score and the sentences' cosine similarity matrix (sparse, rows sorted)."""
+    vectors = tfidf_vectors(sentences)
+    if vectors is None:  # no content terms at all (only stop words or punctuation)
         similarity = sparse.csr_matrix((len(sentences), len(sentences)))
+    else:
+        similarity = sparse.csr_matrix(vectors @ vectors.T)
+        similarity.sort_indices()
     centrality = _normalized(_textrank(similarity))
     analyses = [_analyze(text) for text in sentences]
     facts = np.array([a.date_numbers + sum(1 for w in a.other_words if w in names) for a in analyses], dtype=float)
@@ -169,6 +174,14 @@ def score_sentences(
         score = score + WEIGHT_PERSONAL * cues / 2
         score = score * np.array([QUESTION_FACTOR if a.question else 1.0 for a in analyses])
     return score * length, similarity
+
+
+def _dense_row(matrix: sparse.csr_matrix, i: int) -> np.ndarray:
+    """Row `i` as a dense vector (``matrix[i].toarray().ravel()`` without the indexing machinery)."""
+    row = np.zeros(matrix.shape[1])
+    start, end = matrix.indptr[i], matrix.indptr[i + 1]
+    row[matrix.indices[start:end]] = matrix.data[start:end]
+    return row
 
 
 def _is_filler(sentence: str, speaker_terms: set[str]) -> bool:
@@ -198,6 +211,13 @@ def _join(sentences: list[str]) -> str:
     return out
 
 
+@functools.lru_cache(maxsize=1 << 17)
+def _alone(counter: TiktokenCounter, speaker: str, text: str) -> tuple[str, tuple[int, int] | None]:
+    """A sentence alone on its summary line: the line and its `line_tokens`, memoized."""
+    line = _line(speaker, [text])
+    return line, counter.line_tokens(line)
+
+
 class _Selection:
     """The kept sentences by line, and the token count of their rendering with one more sentence.
 
@@ -223,11 +243,20 @@ class _Selection:
         ordered = sorted([*kept, i])
         return _line(self.sentences[ordered[0]].speaker, [self.sentences[k].text for k in ordered])
 
+    def _costs(self, line: int, i: int) -> tuple[str, tuple[int, int] | None]:
+        """The line's text with sentence `i` kept too, and its `line_tokens` (None: count the whole summary)."""
+        if not (self.line_tokens and self.additive):
+            return self._text(line, i), None
+        if line not in self.lines:  # the usual candidate: a sentence alone on its line
+            sentence = self.sentences[i]
+            return _alone(self.counter, sentence.speaker, sentence.text)
+        text = self._text(line, i)
+        return text, self.line_tokens(text)
+
     def count_with(self, i: int) -> int:
         """Tokens of the summary if sentence `i` were kept too."""
         line = self.sentences[i].line
-        text = self._text(line, i)
-        costs = self.line_tokens(text) if self.line_tokens and self.additive else None
+        text, costs = self._costs(line, i)
         if costs is None:
             texts = {**self.texts, line: text}
             return self.counter.count_lines([texts[ln] for ln in sorted(texts)])
@@ -238,11 +267,10 @@ class _Selection:
 
     def add(self, i: int) -> None:
         line = self.sentences[i].line
-        text = self._text(line, i)
+        text, costs = self._costs(line, i)
         self.lines[line] = sorted([*self.lines.get(line, []), i])
         self.texts[line] = text
         self.last = max(self.last, line)
-        costs = self.line_tokens(text) if self.line_tokens and self.additive else None
         if costs is None:
             self.additive = False
             return
@@ -293,7 +321,7 @@ def summarize(transcript: str, max_tokens: int, counter: str = "cl100k_base", pe
             continue
         if selection.count_with(i) <= limit:
             selection.add(i)
-            redundancy = np.maximum(redundancy, similarity[i].toarray().ravel())
+            redundancy = np.maximum(redundancy, _dense_row(similarity, i))
     chosen = {i for kept in selection.lines.values() for i in kept}
     if not chosen:  # no sentence fits: the best one's first words, as a provider would cut at max_tokens
         top = sentences[max(content or range(len(sentences)), key=lambda i: (score[i], -i))]

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import pytest
 
-from memlab.context import Trim, orphans
+from memlab.context import Trim
 from memlab.context.peers import AutogenBuffered, AutogenHeadTail
 from memlab.messages import Message, ToolCall
+from memlab.units import orphans
 
 pytest.importorskip("autogen_core")
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from memlab.context import SlidingWindow, orphans
+from memlab.context import SlidingWindow
 from memlab.context.peers import (
     AutogenBuffered,
     AutogenHeadTail,
@@ -30,6 +30,7 @@ from memlab.llm import ExtractiveChatModel, LitellmChatModel
 from memlab.messages import Message
 from memlab.tokens import get_counter
 from memlab.trace import SUMMARY, recording
+from memlab.units import orphans
 
 pytest.importorskip("langchain_core")
 pytest.importorskip("llama_index.core")
