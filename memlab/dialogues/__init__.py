@@ -1,7 +1,7 @@
 """Dataset loaders (LoCoMo, tau-bench, OpenAI JSONL) and the synthetic generator; all return `Dialogue`s."""
 
 from memlab.dialogues.jsonl import load_jsonl
-from memlab.dialogues.locomo import Event, LocomoMetadata, Observation, load_locomo
+from memlab.dialogues.locomo import LifeEvent, LocomoMetadata, Observation, load_locomo
 from memlab.dialogues.model import Dialogue, Probe, Session
 from memlab.dialogues.source import resolve_path
 from memlab.dialogues.synthetic import PlantedFact, generate_synthetic
@@ -9,7 +9,7 @@ from memlab.dialogues.tau_bench import load_tau_bench
 
 __all__ = [
     "Dialogue",
-    "Event",
+    "LifeEvent",
     "LocomoMetadata",
     "Observation",
     "PlantedFact",

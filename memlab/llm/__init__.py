@@ -19,7 +19,7 @@ from memlab.llm.base import (
 from memlab.llm.extractive import ExtractiveChatModel
 from memlab.llm.faulty import FAULT_MODES, FaultyChatModel
 from memlab.llm.litellm_chat import LitellmChatModel
-from memlab.llm.summarize import first_sentences, summarize
+from memlab.llm.summarize import extractive_summary, first_sentences
 
 __all__ = [
     "FAULT_MODES",
@@ -39,7 +39,7 @@ __all__ = [
     "LLMTimeout",
     "LitellmChatModel",
     "RecordedChatModel",
+    "extractive_summary",
     "first_sentences",
     "prompts",
-    "summarize",
 ]
