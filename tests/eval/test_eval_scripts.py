@@ -1,4 +1,4 @@
-"""The evaluation scripts of docs/backends.md run as written on one LoCoMo conversation and print the library's figures."""
+"""The evaluation scripts of docs/backends.md run as written on one LoCoMo conversation and print the figures."""
 
 from __future__ import annotations
 
