@@ -26,6 +26,7 @@ from hydra.utils import instantiate as hydra_instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from memlab.config_keys import check_keys
+from memlab.context.interceptor import ignored_knobs as context_ignored_knobs
 from memlab.dialogues.model import Dialogue
 from memlab.errors import MemlabError
 from memlab.eval import answer_rows
@@ -49,6 +50,7 @@ T = TypeVar("T")
 COMPONENT_GROUPS = ("context", "memory", "longterm")
 PROFILE_LINES = 40  # functions listed in profile.txt (`debug=profile`)
 # Libraries that log every request at INFO (litellm: ~6 lines per call): warnings only, unless `verbose=true`.
+log = logging.getLogger(__name__)
 QUIET_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx", "httpcore", "openai")
 
 
@@ -92,7 +94,11 @@ def ignored_knobs(cfg: DictConfig) -> dict[str, Any]:
     """The sweep knobs (`context.max_tokens`, ...) set for a context strategy that has no such parameter."""
     if cfg.get("context") is None:
         return {}
-    return dict(getattr(instantiate(cfg.context), "ignored", {}))
+    ignored = context_ignored_knobs(cfg.context)
+    target = OmegaConf.select(cfg, "context.strategy._target_") or cfg.context.get("_target_")
+    for key, value in ignored.items():
+        log.warning("%s=%s does not apply to %s; ignored", key, value, target)
+    return ignored
 
 
 def load_dialogues(cfg: DictConfig) -> list[Dialogue]:
@@ -281,6 +287,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
     np.random.seed(cfg.seed)
     dialogues = load_dialogues(cfg)
     with _run_log(cfg.verbose) as log_text, _profiled(cfg.profile) as profile:
+        ignored = ignored_knobs(cfg)
         if cfg.sim.resume or cfg.sim.stop_after_session:
             records, stopped = replay_checkpointed(cfg, dialogues)
             if stopped:  # a checkpoint, not a finished run: nothing is published
@@ -293,7 +300,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
         "tags": list(cfg.tags),
         "seed": cfg.seed,
         "overrides": list(overrides),
-        "ignored": ignored_knobs(cfg),
+        "ignored": ignored,
         "data_sha256": data_hash(dialogues),
         "dialogues": len(dialogues),
         "git_revision": git_revision(Path(__file__).parent),

@@ -27,7 +27,7 @@ def _schemas() -> Iterator[type]:
     """RunConfig and every registered entry schema, with the dataclasses nested in them."""
     seen: set[type] = set()
     todo: list[Any] = [config.RunConfig]
-    for package in config.SCHEMA_PACKAGES:
+    for package in config.SCHEMA_MODULES:
         todo += list(importlib.import_module(package).SCHEMAS.values())
     while todo:
         cls = todo.pop()

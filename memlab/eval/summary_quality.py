@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 
 from memlab.dialogues import Dialogue
 from memlab.llm.prompts import render_transcript
-from memlab.llm.summarize import first_sentences, summarize
+from memlab.llm.summarize import extractive_summary, first_sentences
 from memlab.llm.text import fact_tokens, terms
 from memlab.messages import Message
 from memlab.tokens import get_counter
@@ -64,7 +64,7 @@ def evaluate_summaries(dialogues: Iterable[Dialogue], counter: str = "cl100k_bas
     """Mean recall figures of the extractive summary and the first-sentences baseline, per method."""
     count = get_counter(counter).count_text
     methods = {
-        "extractive": lambda t, b: summarize(t, b, counter),
+        "extractive": lambda t, b: extractive_summary(t, b, counter),
         "first_sentences": lambda t, b: first_sentences(t, b, counter),
     }
     sums: dict[str, dict[str, float]] = {name: defaultdict(float) for name in methods}

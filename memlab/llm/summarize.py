@@ -8,7 +8,7 @@ is a subsequence of the input: each kept line is ``speaker: kept sentences``, in
 order, so it is never longer than what it was given.
 
 >>> text = "[1] Ann: Hi! How are you?\\n[2] Bob: Fine. I moved to Oslo in 2021 with Kari.\\n[3] Ann: Nice."
->>> summarize(text, max_tokens=20)
+>>> extractive_summary(text, max_tokens=20)
 'Bob: I moved to Oslo in 2021 with Kari.'
 """
 
@@ -205,7 +205,7 @@ def _capped_count(transcript: str, max_tokens: int, counter: _CachedCounter) -> 
     return min(max_tokens, counter.count_text(transcript))
 
 
-def summarize(transcript: str, max_tokens: int, counter: str = "cl100k_base", personal: bool = False) -> str:
+def extractive_summary(transcript: str, max_tokens: int, counter: str = "cl100k_base", personal: bool = False) -> str:
     """The best sentences of `transcript` within `max_tokens`, never longer than the transcript itself.
 
     `personal` favours first-person preferences, habits and facts (the memory summary).

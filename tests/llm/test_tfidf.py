@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 import numpy as np
@@ -14,12 +13,11 @@ from scipy import sparse
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from memlab.dialogues import load_locomo
+from memlab.llm import summarize as fast
 from memlab.llm.corpus import corpus
 from memlab.llm.prompts import render_transcript
 from memlab.llm.text import content_term_tuple
 from memlab.llm.tfidf import tfidf_vectors
-
-fast = importlib.import_module("memlab.llm.summarize")  # the package re-exports the function under this name
 
 
 def _by_term(vectors: sparse.csr_array, terms: list[str]) -> list[list[tuple[str, bytes]]]:
