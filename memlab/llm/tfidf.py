@@ -24,7 +24,7 @@ _TERM_IDS: dict[str, int] = {}  # every content term this process has seen, by f
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _term_counts(text: str) -> tuple[np.ndarray, np.ndarray]:
+def term_counts(text: str) -> tuple[np.ndarray, np.ndarray]:
     """A sentence's distinct content-term ids in the order it first uses them, and their counts."""
     counts: dict[int, int] = {}
     for term in content_term_tuple(text):
@@ -34,26 +34,29 @@ def _term_counts(text: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def count_matrix(sentences: list[str]) -> sparse.csr_array | None:
-    """The term counts CountVectorizer(analyzer=content_term_tuple) gives, up to column labels; None: no terms.
+    """The term counts CountVectorizer(analyzer=content_term_tuple) gives, up to column labels; None: no terms."""
+    rows = [term_counts(s) for s in sentences]
+    lengths = np.fromiter((len(ids) for ids, _ in rows), np.int64, len(rows))
+    if not lengths.any():
+        return None
+    return counts_as_matrix(np.concatenate([i for i, _ in rows]), np.concatenate([c for _, c in rows]), lengths)
+
+
+def counts_as_matrix(ids: np.ndarray, counts: np.ndarray, lengths: np.ndarray) -> sparse.csr_array:
+    """The count matrix of sentences given as `term_counts` laid end to end (`lengths`: terms per sentence).
 
     CountVectorizer numbers terms by first use in the corpus, sorts each row by that number, then
     relabels the columns alphabetically without reordering the rows; labelling the columns by first
     use gives the same rows, entry for entry.
     """
-    rows = [_term_counts(s) for s in sentences]
-    lengths = np.fromiter((len(ids) for ids, _ in rows), np.int64, len(rows))
-    if not lengths.any():
-        return None  # CountVectorizer: "empty vocabulary"
-    ids = np.concatenate([ids for ids, _ in rows])
-    counts = np.concatenate([c for _, c in rows])
     _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
     rank = np.empty_like(first)
     rank[np.argsort(first)] = np.arange(len(first))  # the column of each distinct term: its first use
     columns = rank[inverse]
-    order = np.lexsort((columns, np.repeat(np.arange(len(rows)), lengths)))
+    order = np.lexsort((columns, np.repeat(np.arange(len(lengths)), lengths)))
     indptr = np.concatenate(([0], np.cumsum(lengths))).astype(np.int32)
     return sparse.csr_array(
-        (counts[order], columns[order].astype(np.int32), indptr), shape=(len(rows), len(first)), dtype=np.int64
+        (counts[order], columns[order].astype(np.int32), indptr), shape=(len(lengths), len(first)), dtype=np.int64
     )
 
 
@@ -68,15 +71,18 @@ def _sequential_row_sums(values: np.ndarray, indptr: np.ndarray) -> np.ndarray:
 
 
 def tfidf_vectors(sentences: list[str]) -> sparse.csr_array | None:
-    """``TfidfVectorizer(analyzer=content_term_tuple, sublinear_tf=True).fit_transform``; None where it raises.
-
-    TfidfTransformer (smooth idf, sublinear tf, l2 norm): ``idf = ln((n + 1) / (df + 1)) + 1``,
-    ``tf = ln(count) + 1``, each row divided by the square root of its sum of squares, added in
-    row order (`sklearn.utils.sparsefuncs_fast.inplace_csr_row_normalize_l2`).
-    """
+    """``TfidfVectorizer(analyzer=content_term_tuple, sublinear_tf=True).fit_transform``; None where it raises."""
     counts = count_matrix(sentences)
-    if counts is None:
-        return None
+    return None if counts is None else tfidf(counts)
+
+
+def tfidf(counts: sparse.csr_array) -> sparse.csr_array:
+    """TfidfTransformer(sublinear_tf=True) on a count matrix, operation for operation.
+
+    Smooth idf, sublinear tf, l2 norm: ``idf = ln((n + 1) / (df + 1)) + 1``, ``tf = ln(count) + 1``,
+    each row divided by the square root of its sum of squares, added in row order
+    (`sklearn.utils.sparsefuncs_fast.inplace_csr_row_normalize_l2`).
+    """
     df = np.bincount(counts.indices, minlength=counts.shape[1]).astype(np.float64)
     df += 1.0
     idf = np.full_like(df, fill_value=counts.shape[0] + 1, dtype=np.float64)

@@ -14,6 +14,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 from memlab.dialogues import load_locomo
 from memlab.llm import summarize as fast
+from memlab.llm.corpus import corpus
 from memlab.llm.prompts import render_transcript
 from memlab.llm.text import content_term_tuple
 from memlab.llm.tfidf import tfidf_vectors
@@ -55,10 +56,10 @@ def _assert_same_scores(sentences: list[str], names: set[str], personal: bool) -
 def test_locomo_transcripts_score_as_the_reference_does(locomo_path: Path, personal: bool) -> None:
     messages = list(load_locomo(locomo_path, max_dialogues=1)[0].messages())
     for cut in (3, 40, 200, len(messages)):
-        speakers, sentences = fast._units(render_transcript(messages[:cut])[:50_000])
-        texts = [s.text for s in sentences]
+        found = corpus(render_transcript(messages[:cut])[:50_000])
+        texts = [s.text for s in found.sentences]
         _assert_same_vectors(texts)
-        _assert_same_scores(texts, fast._names(sentences, speakers), personal)
+        _assert_same_scores(texts, found.names(), personal)
 
 
 _WORDS = st.sampled_from(
