@@ -22,6 +22,7 @@ BACK_ARROWS = [
     ("context/trim.py", "import memlab.longterm", "memlab.context is not allowed to import memlab.longterm"),
     ("sim/replay.py", "import memlab.context", "memlab.sim is not allowed to import memlab.context"),
     ("metrics/tokens.py", "import memlab.llm", "memlab.metrics is not allowed to import memlab.llm"),
+    ("eval/retrieval.py", "import json", "memlab.eval is not allowed to import json"),
 ]
 
 
