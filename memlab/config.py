@@ -17,11 +17,12 @@ from omegaconf import MISSING
 
 from memlab import ranges
 from memlab.naming import register_resolver
+from memlab.runtime.agent import DEFAULT_MAX_TOOL_ROUNDS
 
-# Subpackages that contribute group entries (each exports SCHEMAS).
-SCHEMA_PACKAGES = (
+# Modules that contribute group entries (each exports SCHEMAS).
+SCHEMA_MODULES = (
     "memlab.dialogues",
-    "memlab.runtime",
+    "memlab.runtime.schemas",
     "memlab.memory",
     "memlab.stores",
     "memlab.llm",
@@ -37,7 +38,9 @@ class SimConfig:
 
     call_roles: list[str] = field(default_factory=lambda: ["assistant"])
     probe_context: bool = True
-    max_tool_rounds: int = ranges.count(3)  # tool rounds a ReAct iteration may run before the (recorded) reply
+    max_tool_rounds: int = ranges.count(
+        DEFAULT_MAX_TOOL_ROUNDS
+    )  # tool rounds a ReAct iteration may run before the reply
     # stop after this many sessions and checkpoint in `store` (memlab.sim.checkpoint)
     stop_after_session: int | None = ranges.ranged(None, ge=1)
     resume: bool = False  # carry on from the checkpoint of run `name` in `store`
@@ -114,17 +117,10 @@ class RunConfig:
     strict: bool = False  # a run whose every model call failed ends with an error (exit status 2), not a warning
 
 
-@dataclass
-class NoneConfig:
-    """The "none" entry of a component group: a plain no-op `Component`."""
-
-    _target_: str = "memlab.runtime.Component"
-
-
 def schemas() -> dict[tuple[str, str], type]:
     """Every group entry's schema, ``{(group, name): dataclass}``, from the subpackages' SCHEMAS."""
     found: dict[tuple[str, str], type] = {}
-    for package in SCHEMA_PACKAGES:
+    for package in SCHEMA_MODULES:
         found.update(importlib.import_module(package).SCHEMAS)
     return found
 

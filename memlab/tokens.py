@@ -225,7 +225,7 @@ class LitellmCounter(_CachedCounter):
         self.model = model
 
     def _litellm(self) -> ModuleType:
-        from memlab.llm.litellm_import import import_litellm
+        from memlab.litellm_offline import import_litellm
 
         return import_litellm()
 
@@ -271,7 +271,7 @@ def get_counter(spec: str) -> _CachedCounter:
 
 def _litellm_knows(model: str) -> bool:
     """Whether litellm has `model` in its bundled table (else its token_counter would silently fall back)."""
-    from memlab.llm.litellm_import import import_litellm
+    from memlab.litellm_offline import import_litellm
 
     litellm = import_litellm()
     if model in litellm.model_cost:

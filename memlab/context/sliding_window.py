@@ -8,7 +8,7 @@ that no longer fits. Beyond the document:
   budget first, as langchain-core's ``trim_messages(strategy="last", include_system=True)``
   does (with several leading system messages memlab keeps them all, langchain only the first);
   ``keep_system=False`` is the document's bare algorithm.
-- the walk steps over whole tool-call units (`memlab.context.units`): a call and its results
+- the walk steps over whole tool-call units (`memlab.units`): a call and its results
   fit together or the walk stops before them.
 - each call costs O(messages kept): messages are read lazily from the end and their counts
   come from the counter's per-message cache, so a growing history is never re-tokenized.
@@ -30,10 +30,10 @@ from collections.abc import Callable, Sequence
 from typing import overload
 
 from memlab.context.base import check_count
-from memlab.context.units import unit_start_at
 from memlab.errors import MemlabError
 from memlab.messages import ROLES, Message, MessageLike, as_message, dicts_in_dicts_out
 from memlab.tokens import TokenCounter, resolve_counter
+from memlab.units import unit_start_at
 
 # Ours: the document gives no default budget (its worked example uses 1,000 tokens); 4,000
 # holds a tau-bench airline policy (about 2,500 estimated tokens) plus the recent turns.

@@ -2,7 +2,7 @@
 
 Design document, Context layer TRIM: [1..10] with keepFirst = 2, keepLast = 3 gives
 [1, 2, 8, 9, 10]; zero LLM calls. Beyond the document: a cut that falls inside a tool-call
-unit moves outward to take the whole unit (see `memlab.context.units`), so TRIM may keep a
+unit moves outward to take the whole unit (see `memlab.units`), so TRIM may keep a
 few more messages than asked but never sends a tool result without its call. `placeholder`
 (off by default) puts a user message such as AutoGen's "Skipped {n} messages." where the
 middle was, so the model knows that something is missing; `{n}` is the number of messages dropped.
@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memlab.context.base import check_count
-from memlab.context.units import unit_end_at, unit_start_at
 from memlab.messages import Message, MessageLike, as_messages, dicts_in_dicts_out
+from memlab.units import unit_end_at, unit_start_at
 
 # The document's worked example (keepFirst = 2, keepLast = 3).
 DEFAULT_KEEP_FIRST = 2

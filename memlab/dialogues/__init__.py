@@ -1,7 +1,7 @@
 """Dataset loaders (LoCoMo, tau-bench, OpenAI JSONL) and the synthetic generator; all return `Dialogue`s."""
 
 from memlab.dialogues.jsonl import JsonlConfig, load_jsonl
-from memlab.dialogues.locomo import Event, LocomoConfig, LocomoMetadata, Observation, load_locomo
+from memlab.dialogues.locomo import LifeEvent, LocomoConfig, LocomoMetadata, Observation, load_locomo
 from memlab.dialogues.model import Dialogue, Probe, Session
 from memlab.dialogues.source import resolve_path
 from memlab.dialogues.synthetic import PlantedFact, SyntheticConfig, generate_synthetic
@@ -17,7 +17,7 @@ SCHEMAS = {
 __all__ = [
     "SCHEMAS",
     "Dialogue",
-    "Event",
+    "LifeEvent",
     "LocomoMetadata",
     "Observation",
     "PlantedFact",

@@ -23,7 +23,7 @@ from memlab.llm.base import (
 from memlab.llm.extractive import DEFAULT_SUMMARY_TOKENS, ExtractiveChatModel
 from memlab.llm.faulty import DEFAULT_FAULT_RATE, FAULT_MODES, FaultyChatModel
 from memlab.llm.litellm_chat import LitellmChatModel
-from memlab.llm.summarize import first_sentences, summarize
+from memlab.llm.summarize import extractive_summary, first_sentences
 
 
 @dataclass
@@ -91,7 +91,7 @@ __all__ = [
     "LLMTimeout",
     "LitellmChatModel",
     "RecordedChatModel",
+    "extractive_summary",
     "first_sentences",
     "prompts",
-    "summarize",
 ]

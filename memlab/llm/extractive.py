@@ -40,7 +40,7 @@ from memlab.llm.base import (
     RecordedChatModel,
 )
 from memlab.llm.prompts import parse_transcript, source_text, transcript_of
-from memlab.llm.summarize import summarize
+from memlab.llm.summarize import extractive_summary
 from memlab.llm.text import content_terms, is_date_or_number, split_sentences, terms
 from memlab.messages import Message, MessageLike, as_messages
 from memlab.tokens import get_counter
@@ -121,7 +121,7 @@ class SummaryMemo:
             self.hits += 1
             return text, True
         self.misses += 1
-        text = self._summaries[key] = summarize(transcript, max_tokens, counter, personal)
+        text = self._summaries[key] = extractive_summary(transcript, max_tokens, counter, personal)
         self._new.append(key)
         self._trim()
         return text, False

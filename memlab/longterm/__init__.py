@@ -4,6 +4,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memlab import ranges
+from memlab.longterm import component, service
 from memlab.longterm.component import (
     RESULT_EVIDENCE,
     RESULT_INJECTED_TOKENS,
@@ -71,22 +72,22 @@ class LongTermConfig:
     llm: Any = "${llm}"
     counter: str = "${tokenizer}"
     store: Any = "${store}"  # long-term memories live in the run's store (store=memory|sqlite|postgres|mysql)
-    enabled: bool = False
-    namespace: str = "default"
-    max_items: int = ranges.count(100)
-    auto_extract: bool = True
-    auto_load: bool = True
-    load_max_items: int = ranges.count(10)
-    memory_tools: bool = False
+    enabled: bool = service.DEFAULT_ENABLED
+    namespace: str = service.DEFAULT_NAMESPACE
+    max_items: int = ranges.count(service.DEFAULT_MAX_MEMORIES)
+    auto_extract: bool = service.DEFAULT_AUTO_EXTRACT
+    auto_load: bool = service.DEFAULT_AUTO_LOAD
+    load_max_items: int = ranges.count(service.DEFAULT_LOAD_MAX_ITEMS)
+    memory_tools: bool = service.DEFAULT_MEMORY_TOOLS
     agents: dict[str, AgentOverrides] = field(default_factory=dict)
     types: dict[str, TypeSpec] = field(default_factory=_default_types)
     index: IndexSpec = field(default_factory=IndexSpec)
     language: str = "en"
     dedup_auto_extract: bool = False
-    archive_threshold: float = ranges.ranged(0.05, ge=0)
-    archive_min_access: int = ranges.count(3)
-    supersede_similarity: float | None = ranges.ranged(0.9, ge=-1, le=1)
-    probe_k: int = ranges.ranged(20, ge=1)
+    archive_threshold: float = ranges.ranged(service.DEFAULT_ARCHIVE_THRESHOLD, ge=0)
+    archive_min_access: int = ranges.count(service.DEFAULT_ARCHIVE_MIN_ACCESS)
+    supersede_similarity: float | None = ranges.ranged(service.DEFAULT_SUPERSEDE_SIMILARITY, ge=-1, le=1)
+    probe_k: int = ranges.ranged(component.PROBE_K, ge=1)
     background: bool = False
     cleanup_at_session_end: bool = True
     retrieve: str = "session_start"  # session_start | every_turn: step 1 of every ReAct iteration

@@ -7,7 +7,7 @@ from typing import Any
 
 from memlab import ranges
 from memlab.memory.composed import DEFAULT_KEEP_ROUNDS
-from memlab.memory.compressors import DEFAULT_MAX_ITEMS
+from memlab.memory.compressors import DEFAULT_WINDOW_ITEMS
 from memlab.memory.strategies import (
     DEFAULT_KEEP_FIRST,
     DEFAULT_KEEP_LAST,
@@ -111,13 +111,13 @@ class ChatHistoryConfig:
 @dataclass
 class WindowedConfig:
     _target_: str = "memlab.memory.WindowedMemoryCompressor"
-    max_items: int = ranges.ranged(DEFAULT_MAX_ITEMS, ge=1)
+    max_items: int = ranges.ranged(DEFAULT_WINDOW_ITEMS, ge=1)
 
 
 @dataclass
 class HybridConfig:
     _target_: str = "memlab.memory.HybridMemoryCompressor"
-    max_items: int = ranges.ranged(DEFAULT_MAX_ITEMS, ge=1)
+    max_items: int = ranges.ranged(DEFAULT_WINDOW_ITEMS, ge=1)
     llm: Any = "${llm}"
     language: str = "auto"
     max_tokens: int | None = ranges.positive(None)

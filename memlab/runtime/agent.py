@@ -21,9 +21,11 @@ if TYPE_CHECKING:
     from memlab.dialogues.model import Dialogue, Probe, Session
     from memlab.runtime.react import ToolPolicy
 
-# Orders of the design document's chain; stages pick one of these or a number between.
-ORDER_LONGTERM_INJECT = 20
+# Orders in the request chain; stages pick one of these or a number between.
+ORDER_LONGTERM_INJECT = 20  # ours: memories are in the request before it is cropped
+# Design document: "ContextEditingInterceptor 是拦截器链中 order=30 的拦截器".
 ORDER_CONTEXT_EDITING = 30
+# Design document: "SummarizationHook 是注册在 BEFORE_LLM_CALL 阶段的 Hook（order=50）".
 ORDER_SUMMARIZATION_HOOK = 50
 # Tool rounds a ReAct iteration may run before the reply, at most (a model that keeps calling tools is cut off).
 DEFAULT_MAX_TOOL_ROUNDS = 3

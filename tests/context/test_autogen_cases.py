@@ -12,8 +12,9 @@ from __future__ import annotations
 import pytest
 from peer_libraries import AutogenBuffered, AutogenHeadTail
 
-from memlab.context import Trim, orphans
+from memlab.context import Trim
 from memlab.messages import Message, ToolCall
+from memlab.units import orphans
 
 SKIPPED = "Skipped {n} messages."
 SEATTLE = [

@@ -23,13 +23,14 @@ from peer_libraries import (
     LlamaIndexSummary,
 )
 
-from memlab.context import SlidingWindow, orphans
+from memlab.context import SlidingWindow
 from memlab.errors import MemlabError
 from memlab.experiment import run_experiment
 from memlab.llm import ExtractiveChatModel, LitellmChatModel
 from memlab.messages import Message
 from memlab.tokens import get_counter
 from memlab.trace import SUMMARY, recording
+from memlab.units import orphans
 
 BUDGETS = [200, 1_000, 4_000]
 

@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memlab.context import Composite, ContextStrategy, SlidingWindow, Summarize, Trim, orphans
+from memlab.context import Composite, ContextStrategy, SlidingWindow, Summarize, Trim
 from memlab.llm import ExtractiveChatModel
 from memlab.messages import Message, as_messages
+from memlab.units import orphans
 
 _text = st.text(alphabet="abc xyz.", max_size=40)
 _plain = st.builds(lambda role, text: {"role": role, "content": text}, st.sampled_from(["user", "assistant"]), _text)
