@@ -9,39 +9,22 @@ and must leave its comparison; every other job of the sweep is composed and vali
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from hydra import compose, initialize_config_module
+from entries import options, repository
+from hydra import compose
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
-from hydra.core.config_loader import ConfigLoader
-from hydra.core.global_hydra import GlobalHydra
-from hydra.core.object_type import ObjectType
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from memlab import api, cli, config
+from memlab import api, cli
 
 TINY = ("debug=default",)
 RUN_FILES = ("metrics.json", "manifest.json", "config.yaml", "calls.csv", "report.html")
-
-
-@contextmanager
-def repository() -> Iterator[ConfigLoader]:
-    config.register()
-    with initialize_config_module(config_module="memlab.conf", version_base=None):
-        yield GlobalHydra.instance().config_loader()
-
-
-def experiments() -> list[str]:
-    """The names `experiment=` accepts, from the config repository."""
-    with repository() as loader:
-        return sorted(loader.get_group_options("experiment", ObjectType.CONFIG))
 
 
 def composed(name: str) -> DictConfig:
@@ -87,7 +70,7 @@ def assert_run(run_dir: Path) -> None:
     assert not missing, f"{run_dir} has no {', '.join(missing)}"
 
 
-@pytest.mark.parametrize("name", experiments())
+@pytest.mark.parametrize("name", options("experiment"))
 def test_experiment_runs_on_a_tiny_slice(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared_corpora: Path, name: str
 ) -> None:

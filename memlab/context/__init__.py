@@ -9,13 +9,11 @@ from memlab.context.base import ContextStrategy
 from memlab.context.composite import Composite, default_pipeline
 from memlab.context.hook import SummarizationHook, keep_head_and_tail
 from memlab.context.interceptor import ContextEditingInterceptor
-from memlab.context.schemas import SCHEMAS
 from memlab.context.sliding_window import SlidingWindow
 from memlab.context.summarize import Summarize
 from memlab.context.trim import Trim
 
 __all__ = [
-    "SCHEMAS",
     "Composite",
     "ContextEditingInterceptor",
     "ContextStrategy",

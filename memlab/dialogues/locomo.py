@@ -35,7 +35,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypedDict
 
-from memlab import ranges
 from memlab.dialogues.model import Dialogue, Probe, Session
 from memlab.dialogues.source import JsonReader, child, read_json, resolve_path
 from memlab.messages import Message
@@ -98,17 +97,6 @@ class LocomoMetadata(TypedDict):
     evidence_dropped_values: tuple[str, ...]  # what was dropped, as written
     observation_evidence_split: int
     observation_evidence_dropped: int
-
-
-@dataclass
-class LocomoConfig:
-    """`dataset=locomo`: a `locomo10.json`-format file."""
-
-    _target_: str = "memlab.dialogues.load_locomo"
-    path: str = "datasets/locomo10.json"
-    max_dialogues: int | None = ranges.ranged(None, ge=1)
-    sample_ids: list[str] | None = None
-    categories: list[str] | None = None  # keep only probes of these categories (names or "1".."5")
 
 
 def parse_session_time(text: str) -> datetime | None:

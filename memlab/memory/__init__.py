@@ -18,7 +18,6 @@ from memlab.memory.compressors import (
     summarized_count,
 )
 from memlab.memory.history import AgentMemoryHistory, agent_history
-from memlab.memory.schemas import SCHEMAS
 from memlab.memory.session import Agent, AgentSession, SessionEndOps
 from memlab.memory.strategies import (
     DeleteStrategy,
@@ -36,7 +35,6 @@ from memlab.memory.strategies import (
 from memlab.memory.tasks import TaskMemory
 
 __all__ = [
-    "SCHEMAS",
     "Agent",
     "AgentMemory",
     "AgentMemoryHistory",
