@@ -1,6 +1,6 @@
 """Doctest collection of memlab/ (`--doctest-modules`): what it leaves out, and why.
 
-- memlab/conf: configs, and the experiment scripts (run as `python experiments/NAME.py`, not imported);
+- memlab/conf: configs only (the YAML tree Hydra reads);
 - a module whose examples drive an optional extra's library is skipped, naming the extra, when it is missing.
 """
 

@@ -127,6 +127,18 @@ def test_component_entries_build_components(make_config, group: str, name: str) 
     assert isinstance(instantiate(cfg[group]), Component)
 
 
+def test_the_config_tree_is_one_real_folder_of_yaml() -> None:
+    """memlab/conf is the one config tree (the wheel ships it): no links into other folders, no scripts in it."""
+    root = Path(__file__).resolve().parents[1]
+    tree = [p for p in CONF.rglob("*") if "__pycache__" not in p.parts]
+    assert [p for p in tree if p.is_symlink()] == [] and not (root / "conf").exists()
+    files = [p for p in tree if p.is_file()]
+    assert {p.suffix for p in files} <= {".yaml", ".md", ".py"}
+    assert [p.name for p in files if p.suffix == ".py"] == ["__init__.py"]
+    assert (CONF / "experiment" / "ci.yaml").is_file()
+    assert list((root / "experiments").rglob("*.yaml")) == []  # named experiments live in conf/experiment/
+
+
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "memlab", "run", *args], cwd=cwd, capture_output=True, text=True)
 
