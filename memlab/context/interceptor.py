@@ -23,7 +23,7 @@ from memlab.context.base import STRATEGY_TARGETS, ContextStrategy
 from memlab.errors import MemlabError
 from memlab.messages import Message
 from memlab.runtime import ORDER_CONTEXT_EDITING, CallContext, Component, RequestStage
-from memlab.tokens import TokenCounter, get_counter
+from memlab.tokens import TokenCounter, get_counter, request_tokens
 from memlab.trace import CONTEXT_APPLY, emit, timed
 from memlab.units import orphans
 
@@ -35,12 +35,6 @@ KNOBS = ("max_tokens", "keep_first", "keep_last", "threshold")
 def request_counter(ctx: CallContext) -> TokenCounter:
     """The run's counter, or the design document's estimate when the caller gave none."""
     return ctx.counter if ctx.counter is not None else get_counter("estimate")
-
-
-def _tokens(counter: TokenCounter, messages: list[Message]) -> int:
-    """Sum of per-message counts; memlab's counters add cached counts at C speed (`count_messages`)."""
-    total = getattr(counter, "count_messages", None)
-    return int(total(messages)) if total is not None else sum(map(counter.count, messages))
 
 
 class ContextEditingInterceptor(Component):
@@ -81,8 +75,8 @@ class ContextEditingInterceptor(Component):
             strategy=self.strategy.name,
             messages_in=len(messages),
             messages_out=len(out),
-            tokens_in=_tokens(counter, messages),
-            tokens_out=_tokens(counter, out),
+            tokens_in=request_tokens(counter, messages),
+            tokens_out=request_tokens(counter, out),
             tool_orphans=len(orphans(out)),
             latency_us=t["us"],
         )

@@ -27,11 +27,10 @@ that no longer fits. Beyond the document:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import overload
 
 from memlab.context.base import check_count
 from memlab.errors import MemlabError
-from memlab.messages import ROLES, Message, MessageLike, as_message, dicts_in_dicts_out
+from memlab.messages import ROLES, LazyMessages, Message, MessageLike, as_message, dicts_in_dicts_out
 from memlab.tokens import TokenCounter, resolve_counter
 from memlab.units import unit_start_at
 
@@ -63,27 +62,6 @@ def check_roles(name: str, roles: str | Sequence[str] | None) -> frozenset[str]:
     if not chosen <= set(ROLES):
         raise MemlabError(f"context strategy: {name}={roles!r}; expected null or roles among {', '.join(ROLES)}")
     return chosen
-
-
-class _Lazy(Sequence[Message]):
-    """A read-only view that converts OpenAI dicts to `Message`s only when an index is read."""
-
-    def __init__(self, raw: Sequence[MessageLike]) -> None:
-        self._raw = raw
-
-    def __len__(self) -> int:
-        return len(self._raw)
-
-    @overload
-    def __getitem__(self, i: int) -> Message: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[Message]: ...
-
-    def __getitem__(self, i: int | slice) -> Message | list[Message]:
-        if isinstance(i, slice):
-            return [as_message(m) for m in self._raw[i]]
-        return as_message(self._raw[i])
 
 
 class SlidingWindow:
@@ -138,7 +116,7 @@ class SlidingWindow:
                 kept.append(m)
                 i -= 1
                 continue
-            view = _Lazy(raw)
+            view = LazyMessages(raw)
             start = unit_start_at(view, i - 1)
             unit = view[start:i]
             used += sum(map(count, unit))
