@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from entries import groups, options
+from entries import groups, is_peer, options
 from omegaconf import DictConfig
 
 from memlab.dialogues import Dialogue
@@ -35,8 +35,6 @@ from memlab.units import orphans
 # Groups of run settings rather than parts (experiment: tests/test_experiments.py).
 SETTINGS = ("hydra", "schema", "experiment", "debug", "hparams_search", "local")
 ELSEWHERE = {"store": "tests/stores/test_store_entries.py"}
-# Strategies that wrap another framework: the tool-call orphans they leave are measured, not forbidden.
-PEERS = "memlab.context.peers"
 # A small run for the contracts that replay: one synthetic user, two short sessions, one process.
 SMALL_RUN = ("dataset=synthetic", "dataset.dialogues=1", "dataset.sessions=2", "dataset.turns_per_session=6")
 SMALL_RUN += ("sim.workers=1", "sim.progress=false", "agent_id=chat")
@@ -90,7 +88,7 @@ def check_context(entry: Entry) -> None:
     assert out[-1] == ms[-1], "the newest message is always sent"
     kept = [ms.index(m) for m in out if m in ms]
     assert kept == sorted(kept), "kept messages keep their order"
-    if not type(strategy).__module__.startswith(PEERS):
+    if not is_peer(strategy):
         assert orphans(out) == [], "a tool call is never sent without its result, nor a result without its call"
     (event,) = [e for e in events if e.kind == CONTEXT_APPLY]
     assert (event.data["strategy"], event.data["messages_out"]) == (entry.name, len(out))
