@@ -43,6 +43,7 @@ lint: dev
 	$(BIN)/ruff check memlab tests
 	$(BIN)/ruff format --check memlab tests
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 test: lint
 	$(BIN)/pytest
@@ -54,4 +55,4 @@ profile: dev
 	$(BIN)/python experiments/profile_replay.py
 
 clean:
-	rm -rf $(VENV) $(RAY_VENV) reports/runs reports/sweeps .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(RAY_VENV) reports/runs reports/sweeps .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

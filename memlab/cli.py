@@ -68,8 +68,10 @@ Replay a dataset through the configured strategies and write a run directory und
 config groups (GROUP=ENTRY; * marks the default):
 {groups}
 
-Any key of the composed config is a KEY=VALUE override (seed=1, context.max_tokens=2000); `--cfg job` prints
-the config without running, `--info` shows where it came from. Hydra's other flags: `--hydra-help`.
+Any key of the composed config is a KEY=VALUE override (seed=1, context.max_tokens=2000);
+`memlab run --help GROUP=ENTRY` (context=trim) or `--help SECTION` (sim, eval) lists its keys with their
+defaults, valid ranges and meaning. `--cfg job` prints the config without running, `--info` shows where
+it came from. Hydra's other flags: `--hydra-help`.
 """
 
 
@@ -310,6 +312,23 @@ def run_help() -> str:
     return RUN_USAGE.format(groups="\n".join(lines))
 
 
+def topic_help(topic: str) -> str:
+    """`memlab run --help TOPIC`: the keys of `GROUP=ENTRY` as a run composes it, or of a section (`sim`)."""
+    from hydra import compose, initialize_config_module
+
+    from memlab import config_help
+
+    group, sep, entry = topic.partition("=")
+    if group == "hooks" and sep:  # hooks are added under their own name: +hooks@hooks.NAME=NAME
+        overrides, path = [f"+hooks@hooks.{entry}={entry}"], f"hooks.{entry}"
+    else:
+        overrides, path = ([topic] if sep else []), group
+    config.register()
+    with initialize_config_module(f"memlab.{CONFIG_PATH}", version_base=None):
+        cfg = compose("config", overrides=overrides)
+    return config_help.node_help(cfg, path, topic)
+
+
 def _shell_completion(args: list[str]) -> None:
     """`memlab -sc query=bash`, as the script of `memlab run -sc install=bash` calls it on TAB.
 
@@ -365,7 +384,11 @@ def main(argv: list[str] | None = None) -> None:
         _shell_completion(args)
         return
     if command == "run" and rest and rest[0] in ("-h", "--help"):
-        print(run_help(), end="")
+        try:
+            print(run_help() if len(rest) == 1 else topic_help(rest[1]), end="")
+        except (ConfigCompositionException, OmegaConfBaseException) as e:
+            print(f"memlab: error: {explain_error(e)}", file=sys.stderr)
+            sys.exit(2)
         return
     if command == "run":
         _hydra(rest)

@@ -2,8 +2,12 @@
 
 Each YAML entry in `conf/<group>/` starts with ``defaults: [/schema/<group>/<name>@_here_, _self_]``
 so that Hydra validates it against the dataclass registered here: an unknown key or a value
-of the wrong type fails at start, naming the key. Subpackages declare their entries in a
-module-level ``SCHEMAS`` mapping ``{(group, name): dataclass}``; `register()` stores them all.
+of the wrong type fails at start, naming the key. A nested node (a context entry's `strategy`,
+a memory entry's `strategy`, an agent memory's `compressor`) comes from a defaults entry of its
+own group, ``- /schema/context_strategy/trim@strategy``, and is validated by that schema.
+Each package keeps its config dataclasses in ``memlab/<package>/schemas.py`` with a module-level
+``SCHEMAS`` mapping ``{(group, name): dataclass}``; `register()` stores them all. This module
+holds the run's own schema (`RunConfig`).
 """
 
 from __future__ import annotations
@@ -17,17 +21,12 @@ from omegaconf import MISSING
 
 from memlab import ranges
 from memlab.naming import register_resolver
+from memlab.runtime.agent import DEFAULT_MAX_TOOL_ROUNDS
 
-# Subpackages that contribute group entries (each exports SCHEMAS).
-SCHEMA_PACKAGES = (
-    "memlab.dialogues",
-    "memlab.runtime",
-    "memlab.memory",
-    "memlab.stores",
-    "memlab.llm",
-    "memlab.embed",
-    "memlab.longterm",
-    "memlab.context",
+# Each package's config dataclasses, in its `schemas` module (each exports SCHEMAS).
+SCHEMA_MODULES = tuple(
+    f"memlab.{package}.schemas"
+    for package in ("dialogues", "runtime", "memory", "stores", "llm", "embed", "longterm", "context")
 )
 
 
@@ -36,15 +35,23 @@ class SimConfig:
     """How the simulator replays: which roles trigger a model call, whether probes build a context."""
 
     call_roles: list[str] = field(default_factory=lambda: ["assistant"])
+    """The roles whose recorded messages are replayed as model calls."""
     probe_context: bool = True
-    max_tool_rounds: int = ranges.count(3)  # tool rounds a ReAct iteration may run before the (recorded) reply
-    # stop after this many sessions and checkpoint in `store` (memlab.sim.checkpoint)
+    """Build the context each probe (question) would have been answered from."""
+    max_tool_rounds: int = ranges.count(DEFAULT_MAX_TOOL_ROUNDS)
+    """Tool rounds a ReAct iteration may run before the reply."""
     stop_after_session: int | None = ranges.ranged(None, ge=1)
-    resume: bool = False  # carry on from the checkpoint of run `name` in `store`
-    progress: bool | None = None  # None: a bar on a terminal, quiet otherwise (CI)
-    max_dialogues: int | None = ranges.positive(None)  # replay only the first N dialogues (`debug=default` sets 1)
-    max_sessions: int | None = ranges.positive(None)  # ... and of each only the first N sessions, with their probes
-    workers: int | None = ranges.ranged(None, ge=1, le=1_024)  # replay processes; None: the machine's cores
+    """Stop after this many sessions and checkpoint in `store` (memlab.sim.checkpoint)."""
+    resume: bool = False
+    """Carry on from the checkpoint of run `name` in `store`."""
+    progress: bool | None = None
+    """A progress bar; None: on a terminal, not in CI."""
+    max_dialogues: int | None = ranges.positive(None)
+    """Replay only the first N dialogues (`debug=default` sets 1)."""
+    max_sessions: int | None = ranges.positive(None)
+    """Replay only the first N sessions of each dialogue, with their probes."""
+    workers: int | None = ranges.ranged(None, ge=1, le=1_024)
+    """Replay processes; None: the machine's cores."""
 
 
 @dataclass
@@ -87,9 +94,11 @@ class RunConfig:
     """The whole experiment: one entry per group plus run-wide settings."""
 
     name: str = "default"
-    tags: list[str] = field(default_factory=list)  # free labels kept in the manifest: tags=[baseline,gpt4o]
+    tags: list[str] = field(default_factory=list)
+    """Free labels kept in the manifest: tags=[baseline,gpt4o]."""
     seed: int = ranges.seed(0)
-    tokenizer: str = "${pricing.model}"  # the pricing model's own tokenizer (memlab.metrics.check_tokenizer)
+    tokenizer: str = "${pricing.model}"
+    """Counts every token the run reports: the pricing model's own tokenizer (memlab.metrics.check_tokenizer)."""
     system_prompt: str | None = None
     agent_id: str = "default"
     dataset: Any = MISSING
@@ -98,33 +107,32 @@ class RunConfig:
     agent_memory: Any = MISSING
     longterm: Any = MISSING
     llm: Any = None
-    policy: Any = None  # who decides tool calls when components offer tools (conf/policy)
+    policy: Any = None
+    """Who decides tool calls when components offer tools (conf/policy)."""
     embedder: Any = None
     store: Any = None
     hooks: dict[str, Any] = field(default_factory=dict)
     sim: SimConfig = field(default_factory=SimConfig)
-    context_window: int | None = ranges.positive(None)  # None: the pricing model's max input tokens
+    context_window: int | None = ranges.positive(None)
+    """The window `budget.violations` counts against; None: the pricing model's max input tokens."""
     pricing: PricingConfig = field(default_factory=PricingConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
     objective: ObjectiveConfig = field(default_factory=ObjectiveConfig)
     sweep: SweepConfig = field(default_factory=SweepConfig)
-    output_dir: str | None = None  # None: Hydra's run directory
-    profile: bool = False  # cProfile the run; its 40 costliest functions go to profile.txt
-    verbose: bool = False  # third-party loggers (litellm, httpx) at INFO instead of WARNING
-    strict: bool = False  # a run whose every model call failed ends with an error (exit status 2), not a warning
-
-
-@dataclass
-class NoneConfig:
-    """The "none" entry of a component group: a plain no-op `Component`."""
-
-    _target_: str = "memlab.runtime.Component"
+    output_dir: str | None = None
+    """Where the run directory is published; None: Hydra's run directory."""
+    profile: bool = False
+    """cProfile the run; its 40 costliest functions go to profile.txt."""
+    verbose: bool = False
+    """Third-party loggers (litellm, httpx) at INFO instead of WARNING."""
+    strict: bool = False
+    """A run whose every model call failed ends with an error (exit status 2), not a warning."""
 
 
 def schemas() -> dict[tuple[str, str], type]:
     """Every group entry's schema, ``{(group, name): dataclass}``, from the subpackages' SCHEMAS."""
     found: dict[tuple[str, str], type] = {}
-    for package in SCHEMA_PACKAGES:
+    for package in SCHEMA_MODULES:
         found.update(importlib.import_module(package).SCHEMAS)
     return found
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 from collections.abc import Iterator
+from importlib import resources
 from typing import Any
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
@@ -51,6 +52,36 @@ def _entries_with(group: str, name: str) -> list[str]:
     return sorted(entry for (g, entry), schema in schemas().items() if g == group and name in _fields(schema))
 
 
+def defaults_nodes(group: str, entry: str) -> dict[str, type]:
+    """The nodes `conf/<group>/<entry>.yaml` nests through its defaults list, by package.
+
+    ``- /schema/context_strategy/trim@strategy`` in `conf/context/trim.yaml` gives ``{"strategy": TrimConfig}``.
+    """
+    path = resources.files("memlab.conf").joinpath(group, f"{entry}.yaml")
+    if not path.is_file():
+        return {}
+    found = schemas()
+    nested = {}
+    entry_yaml = OmegaConf.to_container(OmegaConf.create(path.read_text(encoding="utf-8")))
+    for item in entry_yaml.get("defaults") or [] if isinstance(entry_yaml, dict) else []:
+        source, _, package = str(item).removeprefix("/schema/").partition("@")
+        group_of_node, _, name = source.rpartition("/")
+        if str(item).startswith("/schema/") and package not in ("", "_here_"):
+            nested[package] = found[(group_of_node, name)]
+    return nested
+
+
+def _nested_paths(group: str, schema: type, name: str) -> list[str]:
+    """Where key `name` is in the nodes that the entries of `group` typed `schema` nest by defaults."""
+    entries = sorted(e for (g, e), s in schemas().items() if g == group and s is schema)
+    where: dict[str, list[str]] = {}
+    for entry in entries:
+        for package, node in defaults_nodes(group, entry).items():
+            for p in _paths(OmegaConf.structured(node), name):
+                where.setdefault(f"{package}.{p}", []).append(entry)
+    return [p if len(found) == len(entries) else f"{p} ({group}={'|'.join(found)})" for p, found in where.items()]
+
+
 def explain(full_key: str, schema: type | None, node: Any = None) -> str:
     """Why `full_key` is not a key of the node typed `schema`, and what would be right.
 
@@ -64,12 +95,14 @@ def explain(full_key: str, schema: type | None, node: Any = None) -> str:
     valid = _fields(schema)
     message += "; its keys are " + ", ".join(valid) if valid else "; it has no keys"
     hints = []
+    group = full_key.split(".", 1)[0]
     if node is None:
-        node = OmegaConf.structured(schema)
-    nested = [p for p in _paths(node, name) if "." in p]
+        nested = [p for p in _paths(OmegaConf.structured(schema), name) if "." in p]
+        nested += _nested_paths(group, schema, name) if parent == group else []
+    else:
+        nested = [p for p in _paths(node, name) if "." in p]
     if nested:
         hints.append("it is at " + " or ".join(f"{parent}.{p}" if parent else p for p in nested))
-    group = full_key.split(".", 1)[0]
     if group in GROUPS and parent == group:
         entries = _entries_with(group, name)
         if entries:

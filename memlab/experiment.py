@@ -26,11 +26,13 @@ from hydra.utils import instantiate as hydra_instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from memlab.config_keys import check_keys
+from memlab.context.interceptor import ignored_knobs as context_ignored_knobs
 from memlab.dialogues.model import Dialogue
 from memlab.errors import MemlabError
+from memlab.eval import answer_rows
 from memlab.llm.extractive import SUMMARY_MEMO
 from memlab.metrics import check_tokenizer, mean_by_category, probe_rows, registry
-from memlab.metrics.answers import ANSWER_METRICS, answer_rows, answerable
+from memlab.metrics.answers import ANSWER_METRICS, answerable
 from memlab.ranges import check_config
 from memlab.report import RunData, questions_table, run_files
 from memlab.report.health import measurement_warnings
@@ -48,6 +50,7 @@ T = TypeVar("T")
 COMPONENT_GROUPS = ("context", "memory", "longterm")
 PROFILE_LINES = 40  # functions listed in profile.txt (`debug=profile`)
 # Libraries that log every request at INFO (litellm: ~6 lines per call): warnings only, unless `verbose=true`.
+log = logging.getLogger(__name__)
 QUIET_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx", "httpcore", "openai")
 
 
@@ -91,7 +94,11 @@ def ignored_knobs(cfg: DictConfig) -> dict[str, Any]:
     """The sweep knobs (`context.max_tokens`, ...) set for a context strategy that has no such parameter."""
     if cfg.get("context") is None:
         return {}
-    return dict(getattr(instantiate(cfg.context), "ignored", {}))
+    ignored = context_ignored_knobs(cfg.context)
+    target = OmegaConf.select(cfg, "context.strategy._target_") or cfg.context.get("_target_")
+    for key, value in ignored.items():
+        log.warning("%s=%s does not apply to %s; ignored", key, value, target)
+    return ignored
 
 
 def load_dialogues(cfg: DictConfig) -> list[Dialogue]:
@@ -280,6 +287,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
     np.random.seed(cfg.seed)
     dialogues = load_dialogues(cfg)
     with _run_log(cfg.verbose) as log_text, _profiled(cfg.profile) as profile:
+        ignored = ignored_knobs(cfg)
         if cfg.sim.resume or cfg.sim.stop_after_session:
             records, stopped = replay_checkpointed(cfg, dialogues)
             if stopped:  # a checkpoint, not a finished run: nothing is published
@@ -292,7 +300,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
         "tags": list(cfg.tags),
         "seed": cfg.seed,
         "overrides": list(overrides),
-        "ignored": ignored_knobs(cfg),
+        "ignored": ignored,
         "data_sha256": data_hash(dialogues),
         "dialogues": len(dialogues),
         "git_revision": git_revision(Path(__file__).parent),

@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
@@ -127,6 +127,30 @@ def as_message(m: MessageLike) -> Message:
 def as_messages(ms: Iterable[MessageLike]) -> list[Message]:
     # Strategies call this on every request: skip the per-item call for the usual list of Messages.
     return [m if type(m) is Message else as_message(m) for m in ms]
+
+
+class LazyMessages(Sequence[Message]):
+    """A read-only view that converts OpenAI dicts to `Message`s only when an index is read.
+
+    A strategy that reads a few messages of a long request (the ends) pays for those only.
+    """
+
+    def __init__(self, raw: Sequence[MessageLike]) -> None:
+        self._raw = raw
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    @overload
+    def __getitem__(self, i: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Message]: ...
+
+    def __getitem__(self, i: int | slice) -> Message | list[Message]:
+        if isinstance(i, slice):
+            return as_messages(self._raw[i])
+        return as_message(self._raw[i])
 
 
 def to_openai(ms: Iterable[Message]) -> list[dict[str, Any]]:

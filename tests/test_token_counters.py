@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-import doctest
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
-import memlab.messages
-import memlab.tokens
-import memlab.trace
 from memlab.errors import MemlabError
 from memlab.messages import Message, ToolCall
 from memlab.tokens import CHAT_TOKENS_PER_MESSAGE, EstimateCounter, TiktokenCounter, get_counter
-
-
-@pytest.mark.parametrize("module", [memlab.messages, memlab.tokens, memlab.trace])
-def test_doctests(module: object) -> None:
-    assert doctest.testmod(module).failed == 0  # type: ignore[arg-type]
 
 
 def test_estimate_is_chars_over_2_5_plus_4_per_message() -> None:

@@ -2,21 +2,18 @@
 
 TRIM, SUMMARIZE, SLIDING_WINDOW and COMPOSITE strategies (first design document), run by the
 ContextEditingInterceptor at order 30, and the SummarizationHook at order 50 as the emergency
-brake. Every cut keeps tool calls and their results together (`orphans` finds broken ones).
+brake. Every cut keeps tool calls and their results together (`memlab.units.orphans` finds broken ones).
 """
 
 from memlab.context.base import ContextStrategy
 from memlab.context.composite import Composite, default_pipeline
 from memlab.context.hook import SummarizationHook, keep_head_and_tail
 from memlab.context.interceptor import ContextEditingInterceptor
-from memlab.context.schemas import SCHEMAS
 from memlab.context.sliding_window import SlidingWindow
 from memlab.context.summarize import Summarize
 from memlab.context.trim import Trim
-from memlab.context.units import orphans, unit_spans
 
 __all__ = [
-    "SCHEMAS",
     "Composite",
     "ContextEditingInterceptor",
     "ContextStrategy",
@@ -26,6 +23,4 @@ __all__ = [
     "Trim",
     "default_pipeline",
     "keep_head_and_tail",
-    "orphans",
-    "unit_spans",
 ]

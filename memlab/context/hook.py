@@ -35,12 +35,12 @@ from memlab.context.summary import (
     check_summary_settings,
     write_summary,
 )
-from memlab.context.units import tail_start
 from memlab.llm import ChatModel, prompts
 from memlab.messages import Message
 from memlab.runtime import ORDER_SUMMARIZATION_HOOK, CallContext, Component, RequestStage
 from memlab.tokens import TokenCounter, resolve_counter
 from memlab.trace import CONTEXT_APPLY, emit, timed
+from memlab.units import tail_start
 
 # Design document, SummarizationHook: "token 数超过 80000 时自动触发压缩".
 TRIGGER_TOKENS = 80_000

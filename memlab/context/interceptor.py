@@ -8,26 +8,28 @@ and its time in microseconds).
 
 
 The interceptor also receives the entry's sweep knobs (`context.max_tokens`, ...; see
-`memlab.context.schemas`): the config has already passed them to the strategy, and those set
-for a strategy that has no such parameter are kept in `ignored` for the run's manifest.
+`memlab.context.schemas`): the config has already passed them to the strategy. Which of them a
+strategy has no use for is read from the config alone (`ignored_knobs`), for the run's manifest.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from typing import Any
 
+from omegaconf import DictConfig, ListConfig
+
 from memlab.context.base import STRATEGY_TARGETS, ContextStrategy
-from memlab.context.units import orphans
 from memlab.errors import MemlabError
 from memlab.messages import Message
 from memlab.runtime import ORDER_CONTEXT_EDITING, CallContext, Component, RequestStage
-from memlab.tokens import TokenCounter, get_counter
+from memlab.tokens import TokenCounter, get_counter, request_tokens
 from memlab.trace import CONTEXT_APPLY, emit, timed
+from memlab.units import orphans
 
 STAGE = "context_editing"
-log = logging.getLogger(__name__)
+# The sweep knobs every context entry has (`context.max_tokens`, ...; memlab.context.schemas.ContextKnobs).
+KNOBS = ("max_tokens", "keep_first", "keep_last", "threshold")
 
 
 def request_counter(ctx: CallContext) -> TokenCounter:
@@ -35,14 +37,12 @@ def request_counter(ctx: CallContext) -> TokenCounter:
     return ctx.counter if ctx.counter is not None else get_counter("estimate")
 
 
-def _tokens(counter: TokenCounter, messages: list[Message]) -> int:
-    """Sum of per-message counts; memlab's counters add cached counts at C speed (`count_messages`)."""
-    total = getattr(counter, "count_messages", None)
-    return int(total(messages)) if total is not None else sum(map(counter.count, messages))
-
-
 class ContextEditingInterceptor(Component):
-    """A `Component` that is its own request stage: crops every request with `strategy`."""
+    """A `Component` that is its own request stage: crops every request with `strategy`.
+
+    The keyword arguments are the entry's sweep knobs, which the config has already passed to
+    `strategy`; they are accepted so that one config node holds both (see `ignored_knobs`).
+    """
 
     order = ORDER_CONTEXT_EDITING
 
@@ -61,14 +61,6 @@ class ContextEditingInterceptor(Component):
                 + STRATEGY_TARGETS
             )
         self.strategy = strategy
-        knobs = {"max_tokens": max_tokens, "keep_first": keep_first, "keep_last": keep_last, "threshold": threshold}
-        self.ignored = {
-            f"context.{name}": value
-            for name, value in knobs.items()
-            if value is not None and not _uses(strategy, name, value)
-        }
-        for key, value in self.ignored.items():
-            log.warning("%s=%s does not apply to %s; ignored", key, value, strategy.name)
 
     def stages(self) -> Sequence[RequestStage]:
         return [self]
@@ -83,8 +75,8 @@ class ContextEditingInterceptor(Component):
             strategy=self.strategy.name,
             messages_in=len(messages),
             messages_out=len(out),
-            tokens_in=_tokens(counter, messages),
-            tokens_out=_tokens(counter, out),
+            tokens_in=request_tokens(counter, messages),
+            tokens_out=request_tokens(counter, out),
             tool_orphans=len(orphans(out)),
             latency_us=t["us"],
         )
@@ -99,12 +91,29 @@ class NoContext(Component):
     ``-m context=none,trim context.keep_last=5`` composes for every entry."""
 
     def __init__(self, **knobs: int | None) -> None:
-        self.ignored = {f"context.{name}": value for name, value in knobs.items() if value is not None}
+        pass
+
+
+def ignored_knobs(node: Any) -> dict[str, Any]:
+    """The knobs set on a composed context entry that its strategy node has no parameter for.
+
+    Read from the config without building anything (a peer strategy would import its library):
+    a knob is used when the `strategy` node, or a step of COMPOSITE's `strategies`, has a key of
+    that name holding the knob's value; `context=none` has no strategy and uses none.
+    """
+    strategy = node.get("strategy")
+    return {
+        f"context.{name}": node[name]
+        for name in KNOBS
+        if node.get(name) is not None and not _uses(strategy, name, node[name])
+    }
 
 
 def _uses(strategy: Any, name: str, value: int) -> bool:
-    """Whether `strategy` (or a step of a pipeline) runs with parameter `name` set to `value`."""
-    steps = getattr(strategy, "strategies", None)
-    if isinstance(steps, list):
+    """Whether the strategy node (or a step of a pipeline's) sets parameter `name` to `value`."""
+    if not isinstance(strategy, DictConfig | dict):
+        return False
+    steps = strategy.get("strategies")
+    if isinstance(steps, ListConfig | list):
         return any(_uses(step, name, value) for step in steps)
-    return bool(getattr(strategy, name, None) == value)
+    return bool(strategy.get(name) == value)

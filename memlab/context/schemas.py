@@ -1,23 +1,25 @@
-"""Structured configs of the context group's entries and of the summarization hook.
+"""Structured configs of the context group: strategy nodes, the entries around them, the summarization hook.
 
-Each `conf/context/<name>.yaml` is a ContextEditingInterceptor with a typed `strategy` node.
-The parameters a sweep varies have one path for every entry (`ContextKnobs`):
-``context.max_tokens``, ``context.keep_first``, ``context.keep_last``, ``context.threshold``;
-each entry's strategy node reads the ones it has by interpolation, so
+Each `conf/context/<name>.yaml` is a ContextEditingInterceptor whose `strategy` node comes from a
+defaults entry (``- /schema/context_strategy/trim@strategy``), so it is typed and validated by
+the strategy's own schema here. The parameters a sweep varies have one path for every entry
+(`ContextKnobs`): ``context.max_tokens``, ``context.keep_first``, ``context.keep_last``,
+``context.threshold``; the entry's YAML passes the ones its strategy has by interpolation
+(``strategy: {keep_first: ${..keep_first}}``), so
 ``memlab run -m context=trim,sliding_window,composite context.max_tokens=1000,4000`` is one
-sweep. A knob the entry's strategy has no use for is None by default, and a value set for
-it is reported as ignored (`ContextEditingInterceptor.ignored`). COMPOSITE's `strategies` is
-a list of strategy nodes: its default holds typed SUMMARIZE and SLIDING_WINDOW nodes; a list
-written by the user is not typed by Hydra and each element is checked when the pipeline is
-built (`memlab.context.Composite`).
+sweep. A knob the entry's strategy has no use for is None by default, and a value set for it
+is reported as ignored (`memlab.context.interceptor.ignored_knobs`). COMPOSITE's `strategies`
+is a list of strategy nodes: its default holds typed SUMMARIZE and SLIDING_WINDOW nodes that
+read the knobs of the entry around it; a list written by the user is not typed by Hydra and
+each element is checked when the pipeline is built (`memlab.context.Composite`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, make_dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from omegaconf import II
+from omegaconf import II, MISSING
 
 from memlab import ranges
 from memlab.context import hook, sliding_window, summarize, summary, trim
@@ -30,40 +32,84 @@ INTERCEPTOR = "memlab.context.ContextEditingInterceptor"
 
 @dataclass
 class TrimConfig:
+    """TRIM (design document): the first `keep_first` and the last `keep_last` messages."""
+
     _target_: str = "memlab.context.Trim"
     keep_first: int = ranges.count(trim.DEFAULT_KEEP_FIRST)
+    """Messages kept from the start (the document's example: 2)."""
     keep_last: int = ranges.count(trim.DEFAULT_KEEP_LAST)
+    """Newest messages kept (the document's example: 3)."""
     placeholder: str | None = None
+    """A user message put where messages were cut, `{n}` their count (null: none)."""
 
 
 @dataclass
 class SummarizeConfig:
+    """SUMMARIZE (design document): past `threshold` messages, one summary by `llm` plus the last `keep_last`."""
+
     _target_: str = "memlab.context.Summarize"
     llm: Any = "${llm}"
+    """The model that writes the summary (null: the document's fallback, the first 3 messages)."""
     threshold: int = ranges.ranged(summarize.DEFAULT_THRESHOLD, ge=1)
+    """Summarize once a request has more messages than this."""
     keep_last: int = ranges.count(summarize.DEFAULT_KEEP_LAST)
+    """Newest messages kept verbatim after the summary."""
     max_conversation_chars: int = ranges.positive(summary.MAX_CONVERSATION_CHARS)
+    """The transcript sent for a summary is cut to this many characters."""
     language: str = "en"
+    """The summary prompt's language: en or zh."""
     summary_tokens: int | None = ranges.positive(summary.DEFAULT_SUMMARY_TOKENS)
+    """The longest summary asked for, in tokens (null: no limit)."""
     counter: str = "estimate"
+    """The token counter that checks a summary is shorter than what it replaces."""
 
 
 @dataclass
 class SlidingWindowConfig:
+    """SLIDING_WINDOW (design document): the newest messages that fit `max_tokens`."""
+
     _target_: str = "memlab.context.SlidingWindow"
     max_tokens: int = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
+    """The token budget of the messages sent."""
     counter: str = "estimate"
+    """How messages are counted: estimate (chars / 2.5 + 4, the document's), or a tiktoken encoding or model."""
     keep_system: bool = True
+    """Keep the leading system messages and count them first (false: the document's bare walk)."""
     start_on: str | None = None
+    """Drop the oldest kept units until the first starts with this role (null: off)."""
     end_on: str | None = None
+    """Drop the newest messages until the last has this role, before counting (null: off)."""
     allow_partial: bool = False
+    """Keep the fitting tail of the message the walk stopped at (plain messages only)."""
     text_splitter: str = "lines"
+    """Where a partial message may be cut: lines, words or characters."""
+
+
+def _knob(name: str) -> Any:
+    """A COMPOSITE step's parameter read from the knob `name` of the context entry (list, node, entry: 4 dots)."""
+    return II(f"....{name}")
 
 
 @dataclass
 class CompositeConfig:
+    """SUMMARIZE then SLIDING_WINDOW (the design document's default pipeline), reading the entry's knobs."""
+
     _target_: str = "memlab.context.Composite"
-    strategies: list[Any] = field(default_factory=lambda: [SummarizeConfig(), SlidingWindowConfig()])
+    strategies: list[Any] = field(
+        default_factory=lambda: [
+            SummarizeConfig(threshold=_knob("threshold"), keep_last=_knob("keep_last")),
+            SlidingWindowConfig(max_tokens=_knob("max_tokens")),
+        ]
+    )
+
+
+@dataclass
+class InterceptorConfig:
+    """A ContextEditingInterceptor around the strategy node that the entry's defaults put at `strategy`."""
+
+    _target_: str = INTERCEPTOR
+    strategy: Any = MISSING
+    """The strategy node, from the entry's defaults (`/schema/context_strategy/<name>@strategy`)."""
 
 
 @dataclass
@@ -72,9 +118,15 @@ class ContextKnobs:
 
     _target_: str = INTERCEPTOR
     max_tokens: int | None = ranges.positive(None)
+    """The token budget, for strategies that have one (null: no use for it)."""
     keep_first: int | None = ranges.count(None)
+    """Messages kept from the start, for strategies that keep a head."""
     keep_last: int | None = ranges.count(None)
+    """Newest messages kept, for strategies that keep a tail."""
     threshold: int | None = ranges.positive(None)
+    """Messages past which a strategy summarizes."""
+    strategy: Any = MISSING
+    """The strategy node (last, so that a knob's error names the knob), from the entry's defaults."""
 
 
 @dataclass
@@ -82,6 +134,7 @@ class NoneContextConfig(ContextKnobs):
     """`context=none`: no context component; a knob set for it is ignored."""
 
     _target_: str = "memlab.context.interceptor.NoContext"
+    strategy: Any = None
 
 
 @dataclass
@@ -90,14 +143,6 @@ class TrimContextConfig(ContextKnobs):
 
     keep_first: int | None = ranges.count(trim.DEFAULT_KEEP_FIRST)
     keep_last: int | None = ranges.count(trim.DEFAULT_KEEP_LAST)
-    strategy: TrimConfig = field(
-        default_factory=lambda: TrimConfig(keep_first=II("..keep_first"), keep_last=II("..keep_last"))
-    )
-
-
-def _summarize_node(up: str) -> SummarizeConfig:
-    """A SUMMARIZE node reading `threshold` and `keep_last` from the context node `up` levels above."""
-    return SummarizeConfig(threshold=II(f"{up}threshold"), keep_last=II(f"{up}keep_last"))
 
 
 @dataclass
@@ -106,7 +151,6 @@ class SummarizeContextConfig(ContextKnobs):
 
     threshold: int | None = ranges.positive(summarize.DEFAULT_THRESHOLD)
     keep_last: int | None = ranges.count(summarize.DEFAULT_KEEP_LAST)
-    strategy: SummarizeConfig = field(default_factory=lambda: _summarize_node(".."))
 
 
 @dataclass
@@ -114,21 +158,13 @@ class SlidingWindowContextConfig(ContextKnobs):
     """`context=sliding_window`: `context.max_tokens`."""
 
     max_tokens: int | None = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
-    strategy: SlidingWindowConfig = field(default_factory=lambda: SlidingWindowConfig(max_tokens=II("..max_tokens")))
 
 
 @dataclass
-class CompositeContextConfig(ContextKnobs):
+class CompositeContextConfig(SummarizeContextConfig):
     """`context=composite`: SUMMARIZE's `context.threshold`, `context.keep_last`; the window's `context.max_tokens`."""
 
     max_tokens: int | None = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
-    threshold: int | None = ranges.positive(summarize.DEFAULT_THRESHOLD)
-    keep_last: int | None = ranges.count(summarize.DEFAULT_KEEP_LAST)
-    strategy: CompositeConfig = field(
-        default_factory=lambda: CompositeConfig(
-            strategies=[_summarize_node("...."), SlidingWindowConfig(max_tokens=II("....max_tokens"))]
-        )
-    )
 
 
 @dataclass
@@ -182,24 +218,6 @@ class AutogenTokenLimitedConfig:
     counter: str = "estimate"
 
 
-def _peer_entry(name: str, strategy: type) -> type:
-    """`context=<name>`: the interceptor around one peer strategy node."""
-    return make_dataclass(
-        f"{strategy.__name__.removesuffix('Config')}ContextConfig",
-        [("_target_", str, INTERCEPTOR), ("strategy", strategy, field(default_factory=strategy))],
-    )
-
-
-PEER_SCHEMAS: dict[str, type] = {
-    "langchain_trim": LangchainTrimConfig,
-    "llamaindex_buffer": LlamaIndexBufferConfig,
-    "llamaindex_summary": LlamaIndexSummaryConfig,
-    "autogen_head_tail": AutogenHeadTailConfig,
-    "autogen_buffered": AutogenBufferedConfig,
-    "autogen_token_limited": AutogenTokenLimitedConfig,
-}
-
-
 @dataclass
 class SummarizationHookConfig:
     """`+hooks@hooks.summarization=summarization`."""
@@ -215,12 +233,32 @@ class SummarizationHookConfig:
     summary_tokens: int | None = ranges.positive(summary.DEFAULT_SUMMARY_TOKENS)
 
 
+# Strategy nodes (group `context_strategy`, nested by the entries' defaults) and the entries.
+PEER_STRATEGIES: dict[str, type] = {
+    "langchain_trim": LangchainTrimConfig,
+    "llamaindex_buffer": LlamaIndexBufferConfig,
+    "llamaindex_summary": LlamaIndexSummaryConfig,
+    "autogen_head_tail": AutogenHeadTailConfig,
+    "autogen_buffered": AutogenBufferedConfig,
+    "autogen_token_limited": AutogenTokenLimitedConfig,
+}
+STRATEGIES: dict[str, type] = {
+    "trim": TrimConfig,
+    "summarize": SummarizeConfig,
+    "sliding_window": SlidingWindowConfig,
+    "composite": CompositeConfig,
+    **PEER_STRATEGIES,
+}
+ENTRIES: dict[str, type] = {
+    "none": NoneContextConfig,
+    "trim": TrimContextConfig,
+    "summarize": SummarizeContextConfig,
+    "sliding_window": SlidingWindowContextConfig,
+    "composite": CompositeContextConfig,
+    **dict.fromkeys(PEER_STRATEGIES, InterceptorConfig),  # a peer entry's strategy node is all it has
+}
 SCHEMAS: dict[tuple[str, str], type] = {
-    ("context", "none"): NoneContextConfig,
-    ("context", "trim"): TrimContextConfig,
-    ("context", "summarize"): SummarizeContextConfig,
-    ("context", "sliding_window"): SlidingWindowContextConfig,
-    ("context", "composite"): CompositeContextConfig,
+    **{("context_strategy", name): node for name, node in STRATEGIES.items()},
+    **{("context", name): node for name, node in ENTRIES.items()},
     ("hooks", "summarization"): SummarizationHookConfig,
-    **{("context", name): _peer_entry(name, node) for name, node in PEER_SCHEMAS.items()},
 }

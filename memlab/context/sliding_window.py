@@ -8,7 +8,7 @@ that no longer fits. Beyond the document:
   budget first, as langchain-core's ``trim_messages(strategy="last", include_system=True)``
   does (with several leading system messages memlab keeps them all, langchain only the first);
   ``keep_system=False`` is the document's bare algorithm.
-- the walk steps over whole tool-call units (`memlab.context.units`): a call and its results
+- the walk steps over whole tool-call units (`memlab.units`): a call and its results
   fit together or the walk stops before them.
 - each call costs O(messages kept): messages are read lazily from the end and their counts
   come from the counter's per-message cache, so a growing history is never re-tokenized.
@@ -27,13 +27,12 @@ that no longer fits. Beyond the document:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import overload
 
 from memlab.context.base import check_count
-from memlab.context.units import unit_start_at
 from memlab.errors import MemlabError
-from memlab.messages import ROLES, Message, MessageLike, as_message, dicts_in_dicts_out
+from memlab.messages import ROLES, LazyMessages, Message, MessageLike, as_message, dicts_in_dicts_out
 from memlab.tokens import TokenCounter, resolve_counter
+from memlab.units import unit_start_at
 
 # Ours: the document gives no default budget (its worked example uses 1,000 tokens); 4,000
 # holds a tau-bench airline policy (about 2,500 estimated tokens) plus the recent turns.
@@ -63,27 +62,6 @@ def check_roles(name: str, roles: str | Sequence[str] | None) -> frozenset[str]:
     if not chosen <= set(ROLES):
         raise MemlabError(f"context strategy: {name}={roles!r}; expected null or roles among {', '.join(ROLES)}")
     return chosen
-
-
-class _Lazy(Sequence[Message]):
-    """A read-only view that converts OpenAI dicts to `Message`s only when an index is read."""
-
-    def __init__(self, raw: Sequence[MessageLike]) -> None:
-        self._raw = raw
-
-    def __len__(self) -> int:
-        return len(self._raw)
-
-    @overload
-    def __getitem__(self, i: int) -> Message: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[Message]: ...
-
-    def __getitem__(self, i: int | slice) -> Message | list[Message]:
-        if isinstance(i, slice):
-            return [as_message(m) for m in self._raw[i]]
-        return as_message(self._raw[i])
 
 
 class SlidingWindow:
@@ -138,7 +116,7 @@ class SlidingWindow:
                 kept.append(m)
                 i -= 1
                 continue
-            view = _Lazy(raw)
+            view = LazyMessages(raw)
             start = unit_start_at(view, i - 1)
             unit = view[start:i]
             used += sum(map(count, unit))

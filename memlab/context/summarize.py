@@ -29,10 +29,10 @@ from memlab.context.summary import (
     check_summary_settings,
     write_summary,
 )
-from memlab.context.units import tail_start, unit_end_at
 from memlab.llm import ChatModel
 from memlab.messages import Message, MessageLike, as_messages, dicts_in_dicts_out
 from memlab.tokens import TokenCounter, resolve_counter
+from memlab.units import tail_start, unit_end_at
 
 # Design document, SUMMARIZE: "1条摘要 + 5条最新" (one summary plus the 5 newest messages).
 DEFAULT_KEEP_LAST = 5

@@ -2,7 +2,7 @@
 
 Design document, Context layer TRIM: [1..10] with keepFirst = 2, keepLast = 3 gives
 [1, 2, 8, 9, 10]; zero LLM calls. Beyond the document: a cut that falls inside a tool-call
-unit moves outward to take the whole unit (see `memlab.context.units`), so TRIM may keep a
+unit moves outward to take the whole unit (see `memlab.units`), so TRIM may keep a
 few more messages than asked but never sends a tool result without its call. `placeholder`
 (off by default) puts a user message such as AutoGen's "Skipped {n} messages." where the
 middle was, so the model knows that something is missing; `{n}` is the number of messages dropped.
@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memlab.context.base import check_count
-from memlab.context.units import unit_end_at, unit_start_at
-from memlab.messages import Message, MessageLike, as_messages, dicts_in_dicts_out
+from memlab.messages import LazyMessages, Message, MessageLike, dicts_in_dicts_out
+from memlab.units import unit_end_at, unit_start_at
 
 # The document's worked example (keepFirst = 2, keepLast = 3).
 DEFAULT_KEEP_FIRST = 2
@@ -42,14 +42,14 @@ class Trim:
 
     @dicts_in_dicts_out
     def apply(self, messages: Sequence[MessageLike]) -> list[Message]:
-        ms = as_messages(messages)
+        ms = LazyMessages(messages)  # reads the ends only: a call costs the same on a long history
         n = len(ms)
         if n <= self.keep_first + self.keep_last:
-            return ms
+            return ms[:]
         head_end = unit_end_at(ms, self.keep_first - 1) if self.keep_first else 0
         tail_start = unit_start_at(ms, n - self.keep_last) if self.keep_last else n
         if head_end >= tail_start:
-            return ms
+            return ms[:]
         if self.placeholder is None:
             return ms[:head_end] + ms[tail_start:]
         note = Message("user", self.placeholder.replace("{n}", str(tail_start - head_end)))

@@ -1,23 +1,15 @@
 """Dataset loaders (LoCoMo, tau-bench, OpenAI JSONL) and the synthetic generator; all return `Dialogue`s."""
 
-from memlab.dialogues.jsonl import JsonlConfig, load_jsonl
-from memlab.dialogues.locomo import Event, LocomoConfig, LocomoMetadata, Observation, load_locomo
+from memlab.dialogues.jsonl import load_jsonl
+from memlab.dialogues.locomo import LifeEvent, LocomoMetadata, Observation, load_locomo
 from memlab.dialogues.model import Dialogue, Probe, Session
 from memlab.dialogues.source import resolve_path
-from memlab.dialogues.synthetic import PlantedFact, SyntheticConfig, generate_synthetic
-from memlab.dialogues.tau_bench import TauBenchConfig, load_tau_bench
-
-SCHEMAS = {
-    ("dataset", "jsonl"): JsonlConfig,
-    ("dataset", "locomo"): LocomoConfig,
-    ("dataset", "tau_bench"): TauBenchConfig,
-    ("dataset", "synthetic"): SyntheticConfig,
-}
+from memlab.dialogues.synthetic import PlantedFact, generate_synthetic
+from memlab.dialogues.tau_bench import load_tau_bench
 
 __all__ = [
-    "SCHEMAS",
     "Dialogue",
-    "Event",
+    "LifeEvent",
     "LocomoMetadata",
     "Observation",
     "PlantedFact",

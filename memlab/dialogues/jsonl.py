@@ -11,25 +11,14 @@ Every problem is reported as ``<file>:<line>: <path>: <what was expected>``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memlab import ranges
 from memlab.dialogues.model import Dialogue, Session
 from memlab.dialogues.openai_format import check_tool_results, parse_message
 from memlab.dialogues.source import JsonReader, child, parse_json, read_text, resolve_path
 from memlab.messages import Message
-
-
-@dataclass
-class JsonlConfig:
-    """`dataset=jsonl`: an OpenAI-format JSONL file (the shipped sample by default)."""
-
-    _target_: str = "memlab.dialogues.load_jsonl"
-    path: str = "datasets/sample.jsonl"
-    max_dialogues: int | None = ranges.ranged(None, ge=1)
 
 
 def load_jsonl(path: str | Path, max_dialogues: int | None = None) -> list[Dialogue]:

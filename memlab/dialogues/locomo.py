@@ -35,7 +35,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypedDict
 
-from memlab import ranges
 from memlab.dialogues.model import Dialogue, Probe, Session
 from memlab.dialogues.source import JsonReader, child, read_json, resolve_path
 from memlab.messages import Message
@@ -75,7 +74,7 @@ class Observation:
 
 
 @dataclass(frozen=True)
-class Event:
+class LifeEvent:
     """An event of a speaker's life the session covers (``event_summary``), with its date as written."""
 
     session_id: str
@@ -91,24 +90,13 @@ class LocomoMetadata(TypedDict):
     speaker_b: str
     session_summaries: dict[str, str]  # session id -> summary (the reference for summarizers)
     observations: tuple[Observation, ...]
-    events: tuple[Event, ...]
+    events: tuple[LifeEvent, ...]
     images: int  # turns whose image caption was appended to the text
     evidence_split: int  # qa evidence strings that held several ids
     evidence_dropped: int  # qa evidence ids dropped (malformed, or no such turn)
     evidence_dropped_values: tuple[str, ...]  # what was dropped, as written
     observation_evidence_split: int
     observation_evidence_dropped: int
-
-
-@dataclass
-class LocomoConfig:
-    """`dataset=locomo`: a `locomo10.json`-format file."""
-
-    _target_: str = "memlab.dialogues.load_locomo"
-    path: str = "datasets/locomo10.json"
-    max_dialogues: int | None = ranges.ranged(None, ge=1)
-    sample_ids: list[str] | None = None
-    categories: list[str] | None = None  # keep only probes of these categories (names or "1".."5")
 
 
 def parse_session_time(text: str) -> datetime | None:
@@ -317,7 +305,7 @@ def _observations(reader: JsonReader, raw: dict[str, Any], where: str, evidence:
     return tuple(sorted(found, key=lambda o: int(o.session_id.split("_")[1])))
 
 
-def _events(reader: JsonReader, raw: dict[str, Any], where: str) -> tuple[Event, ...]:
+def _events(reader: JsonReader, raw: dict[str, Any], where: str) -> tuple[LifeEvent, ...]:
     at = child(where, "event_summary")
     found = []
     for key, entry in _annotation(reader, raw, "event_summary", where).items():
@@ -328,8 +316,7 @@ def _events(reader: JsonReader, raw: dict[str, Any], where: str) -> tuple[Event,
         for speaker, texts in entry.items():
             if speaker == "date":
                 continue
-            for i, text in enumerate(reader.expect(texts, list, child(child(at, key), speaker))):
-                found.append(
-                    Event(m.group(1), speaker, reader.expect(text, str, child(child(child(at, key), speaker), i)), date)
-                )
+            at_speaker = child(child(at, key), speaker)
+            for i, text in enumerate(reader.expect(texts, list, at_speaker)):
+                found.append(LifeEvent(m.group(1), speaker, reader.expect(text, str, child(at_speaker, i)), date))
     return tuple(sorted(found, key=lambda e: int(e.session_id.split("_")[1])))

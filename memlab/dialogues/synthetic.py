@@ -29,6 +29,7 @@ from typing import Any
 from memlab import ranges
 from memlab.dialogues import synthetic_text as text
 from memlab.dialogues.model import Dialogue, Probe, Session
+from memlab.dialogues.schemas import SyntheticConfig
 from memlab.errors import MemlabError
 from memlab.messages import Message, ToolCall
 
@@ -55,26 +56,6 @@ class PlantedFact:
     message_id: str
     superseded_by: str | None = None
     date: str | None = None  # EPISODE: the ISO date its time phrase denotes
-
-
-@dataclass
-class SyntheticConfig:
-    """`dataset=synthetic`: the seeded generator (sizes chosen so the default run takes a second)."""
-
-    _target_: str = "memlab.dialogues.generate_synthetic"
-    seed: int = ranges.count(0)  # any non-negative integer: it only names a random stream
-    dialogues: int = ranges.ranged(4, ge=1, le=100_000)
-    sessions: int = ranges.ranged(6, ge=1, le=1_000)
-    turns_per_session: int = ranges.ranged(10, ge=1, le=10_000)
-    facts: int = ranges.count(8, le=10_000)
-    update_rate: float = ranges.rate(0.3)
-    message_chars_mean: float = ranges.ranged(160.0, ge=1, le=100_000)
-    message_chars_sigma: float = ranges.ranged(0.6, ge=0, le=5)
-    tool_call_rate: float = ranges.rate(0.15)
-    tool_output_chars: float = ranges.ranged(3000.0, ge=1, le=1_000_000)
-    tool_output_sigma: float = ranges.ranged(0.4, ge=0, le=5)
-    session_gap_days: float = ranges.ranged(7.0, ge=0, le=3_650)
-    start: str = "2024-01-08T09:00:00"
 
 
 @dataclass

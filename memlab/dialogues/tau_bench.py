@@ -12,11 +12,9 @@ reward, task and trial are kept in `Dialogue.metadata` for slicing results.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memlab import ranges
 from memlab.dialogues.model import Dialogue, Session
 from memlab.dialogues.openai_format import check_tool_results, parse_message
 from memlab.dialogues.source import JsonReader, child, read_json, resolve_path
@@ -25,15 +23,6 @@ TAU_BENCH_SOURCE = (
     "get a trajectory file from https://github.com/sierra-research/tau-bench "
     "(historical_trajectories/gpt-4o-airline.json)"
 )
-
-
-@dataclass
-class TauBenchConfig:
-    """`dataset=tau_bench`: a tau-bench trajectory file."""
-
-    _target_: str = "memlab.dialogues.load_tau_bench"
-    path: str = "datasets/gpt-4o-airline.json"
-    max_dialogues: int | None = ranges.ranged(None, ge=1)
 
 
 def load_tau_bench(path: str | Path, max_dialogues: int | None = None) -> list[Dialogue]:

@@ -1,17 +1,15 @@
-"""The one place memlab imports and calls litellm: lazily, offline, with retries and mapped errors.
+"""The one place memlab calls litellm (imported by `memlab.litellm_offline`): with retries and mapped errors.
 
-litellm takes seconds to import and otherwise fetches a price map from the network, so it is
-imported on first use with its bundled map. `call` retries what a provider may get right on
-a second try (timeouts, connection errors, 408/409/429 and 5xx answers) with exponential
-backoff, or after the server's ``Retry-After`` when it sends one (at most `max_retry_after_s`),
-and turns every provider error into `LLMError` (a timeout into `LLMTimeout`). Missing or refused
-credentials are never retried: they raise `LLMAuthError`, which stops the run with one line
-naming the environment variable to set, instead of failing every call of a long run.
+`call` retries what a provider may get right on a second try (timeouts, connection errors,
+408/409/429 and 5xx answers) with exponential backoff, or after the server's ``Retry-After`` when
+it sends one (at most `max_retry_after_s`), and turns every provider error into `LLMError` (a
+timeout into `LLMTimeout`). Missing or refused credentials are never retried: they raise
+`LLMAuthError`, which stops the run with one line naming the environment variable to set,
+instead of failing every call of a long run.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import time
 from collections.abc import Callable
@@ -20,24 +18,13 @@ from email.utils import parsedate_to_datetime
 from types import ModuleType
 from typing import Any
 
+from memlab.litellm_offline import import_litellm
 from memlab.llm.base import LLMAuthError, LLMError, LLMTimeout
 
 RETRY_STATUS = frozenset({408, 409, 429})  # and every 5xx
 DEFAULT_MAX_RETRY_AFTER_S = 60.0
 # What providers (through litellm) say when no key reached them; litellm reports it as a 500.
 _MISSING_KEY = ("missing credentials", "api_key client option must be set", "no api key", "api key not found")
-
-
-@functools.cache
-def import_litellm() -> ModuleType:
-    """Import litellm without network access (it otherwise fetches a price map) and only when used."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    os.environ.setdefault("LITELLM_TELEMETRY", "False")
-    import litellm
-
-    litellm.telemetry = False
-    litellm.suppress_debug_info = True
-    return litellm
 
 
 def _retryable(error: Exception, litellm: ModuleType) -> bool:

@@ -56,7 +56,7 @@ from memlab.trace import LONGTERM_EXTRACT, LONGTERM_RETRIEVE, LONGTERM_SKIP, Eve
 # The design document's configuration defaults (agent.defaults.long-term-memory).
 DEFAULT_ENABLED = False
 DEFAULT_NAMESPACE = "default"
-DEFAULT_MAX_ITEMS = 100
+DEFAULT_MAX_MEMORIES = 100  # max-items: memories kept per user before the lowest-scoring are archived
 DEFAULT_AUTO_EXTRACT = True
 DEFAULT_AUTO_LOAD = True
 DEFAULT_LOAD_MAX_ITEMS = 10  # also the document's retrieval K
@@ -99,7 +99,7 @@ class LongTermSettings:
 
     enabled: bool = DEFAULT_ENABLED
     namespace: str = DEFAULT_NAMESPACE
-    max_items: int = DEFAULT_MAX_ITEMS
+    max_items: int = DEFAULT_MAX_MEMORIES
     auto_extract: bool = DEFAULT_AUTO_EXTRACT
     auto_load: bool = DEFAULT_AUTO_LOAD
     load_max_items: int = DEFAULT_LOAD_MAX_ITEMS

@@ -18,8 +18,6 @@ from memlab.memory.compressors import (
     summarized_count,
 )
 from memlab.memory.history import AgentMemoryHistory, agent_history
-from memlab.memory.pairing import item_units, message_units, orphans
-from memlab.memory.schemas import SCHEMAS
 from memlab.memory.session import Agent, AgentSession, SessionEndOps
 from memlab.memory.strategies import (
     DeleteStrategy,
@@ -37,7 +35,6 @@ from memlab.memory.strategies import (
 from memlab.memory.tasks import TaskMemory
 
 __all__ = [
-    "SCHEMAS",
     "Agent",
     "AgentMemory",
     "AgentMemoryHistory",
@@ -67,11 +64,8 @@ __all__ = [
     "agent_history",
     "chat_history",
     "fold_summary",
-    "item_units",
     "keep_latest",
     "keep_matching",
-    "message_units",
-    "orphans",
     "rules_predicate",
     "summarize",
     "summarized_count",

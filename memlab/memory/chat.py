@@ -15,6 +15,7 @@ from typing import Protocol, runtime_checkable
 from memlab.memory.codec import message_from_entry, message_to_entry
 from memlab.messages import Message
 from memlab.stores.base import SessionState, SessionStore, decode, encode
+from memlab.tokens import RunningTally
 
 Edit = Callable[[list[Message]], Iterable[Message]]
 
@@ -43,30 +44,35 @@ class InMemoryChatMemory:
         self.session_id = session_id
         self._messages: list[Message] = []
         self._lock = threading.RLock()
+        self._tally = RunningTally()
 
     def append(self, message: Message) -> None:
         with self._lock:
             self._messages.append(message)
 
     def messages(self) -> list[Message]:
+        """A copy that knows its token total (`RunningTally`), so a long history is not counted on every call."""
         with self._lock:
-            return list(self._messages)
+            return self._tally.tallied(list(self._messages))
 
     def replace(self, messages: Iterable[Message]) -> None:
         new = list(messages)
         with self._lock:
             self._messages = new
+            self._tally.reset()
 
     def update(self, edit: Edit) -> list[Message]:
         """`edit(messages)` becomes the history; if it raises, the history is untouched."""
         with self._lock:
             new = list(edit(list(self._messages)))
             self._messages = new
+            self._tally.reset()
             return list(new)
 
     def clear(self) -> None:
         with self._lock:
             self._messages = []
+            self._tally.reset()
 
     def __len__(self) -> int:
         return len(self._messages)
@@ -86,6 +92,7 @@ class StoreChatMemory:
         self.session_id = session_id
         self._lock = threading.Lock()
         self._decoded: list[Message] | None = None
+        self._tally = RunningTally()  # over `_decoded`, reset whenever it is rebuilt
 
     def append(self, message: Message) -> None:
         entry = message_to_entry(message)
@@ -103,12 +110,14 @@ class StoreChatMemory:
         with self._lock:
             if self._decoded is None or self.store.count(self.session_id) != len(self._decoded):
                 self._decoded = [message_from_entry(e) for e in self.store.load(self.session_id).entries]
-            return list(self._decoded)
+                self._tally.reset()
+            return self._tally.tallied(list(self._decoded))
 
     def replace(self, messages: Iterable[Message]) -> None:
         entries = tuple(message_to_entry(m) for m in messages)
         with self._lock:
             self._decoded = None
+            self._tally.reset()
             state = self.store.update(self.session_id, lambda s: SessionState(entries, s.summary))
             self._decoded = [message_from_entry(e) for e in state.entries]
 
@@ -121,12 +130,14 @@ class StoreChatMemory:
 
         with self._lock:
             self._decoded = None
+            self._tally.reset()
             self._decoded = [message_from_entry(e) for e in self.store.update(self.session_id, step).entries]
             return list(self._decoded)
 
     def clear(self) -> None:
         with self._lock:
             self._decoded = None
+            self._tally.reset()
             self.store.delete_session(self.session_id)
             self._decoded = []
 

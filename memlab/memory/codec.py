@@ -18,13 +18,8 @@ from memlab.messages import Message, ToolCall
 
 
 def message_to_entry(m: Message) -> dict[str, Any]:
-    entry: dict[str, Any] = {"role": m.role, "content": m.content}
-    if m.name is not None:
-        entry["name"] = m.name
-    if m.tool_calls:
-        entry["tool_calls"] = [c.to_openai() for c in m.tool_calls]
-    if m.tool_call_id is not None:
-        entry["tool_call_id"] = m.tool_call_id
+    """The provider's form of `m` (`Message.to_openai`) plus its provenance fields."""
+    entry = m.to_openai()
     if m.id is not None:
         entry["id"] = m.id
     if m.speaker is not None:

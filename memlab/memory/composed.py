@@ -14,7 +14,7 @@
 ...     items += [MessageItem("user", f"step {n}"), FunctionCall(f"c{n}", "run"), FunctionCallOutput(f"c{n}", "ok")]
 >>> out = ToolRoundsCompressor(keep_rounds=2).compress(MemorySnapshot.of(items))
 >>> [getattr(i, "call_id", i.type) for i in out.items], out.summary
-(['message', 'message', 'c2', 'c2', 'message', 'c3', 'c3'], '[压缩] 历史片段条数=4')
+(['message', 'message', 'message', 'c2', 'c2', 'message', 'c3', 'c3'], '[压缩] 历史片段条数=4')
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from memlab.llm.base import ChatModel
 from memlab.memory.agent import MemoryCompressor, MemorySnapshot
 from memlab.memory.compressors import fold_summary
-from memlab.memory.pairing import item_units
 from memlab.messages import FunctionCall, Item
+from memlab.units import item_units
 
 # CodeAct: "the last few rounds" of code and result.
 DEFAULT_KEEP_ROUNDS = 3

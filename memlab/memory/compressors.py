@@ -21,13 +21,13 @@ from memlab.context.summary import LAYER_COMPRESSOR, write_summary
 from memlab.llm.base import ChatModel
 from memlab.llm.prompts import check_language, render_transcript
 from memlab.memory.agent import MemorySnapshot
-from memlab.memory.pairing import item_units
 from memlab.memory.strategies import DEFAULT_SUMMARY_COUNTER, MAX_CONVERSATION_CHARS, detect_language
 from memlab.messages import Item, MessageItem, items_to_messages, system
 from memlab.tokens import TokenCounter, resolve_counter
+from memlab.units import item_units
 
 # `WindowedMemoryCompressor(20)` in every example of the design document.
-DEFAULT_MAX_ITEMS = 20
+DEFAULT_WINDOW_ITEMS = 20
 # The document's sample HybridMemoryCompressor: previousSummary + "\n[压缩] 历史片段条数=" + head.size().
 COUNT_SUMMARY_LINE = "[压缩] 历史片段条数={count}"
 COUNT_SUMMARY = re.compile(r"\[压缩\] 历史片段条数=(\d+)")
@@ -115,7 +115,7 @@ _SPEAKER_LINE = re.compile(r"^[^:\[\]]+: ")
 class WindowedMemoryCompressor:
     """Strategy A: keep only the newest `max_items` items; the summary is left as it is."""
 
-    max_items: int = DEFAULT_MAX_ITEMS
+    max_items: int = DEFAULT_WINDOW_ITEMS
 
     def compress(self, snapshot: MemorySnapshot) -> MemorySnapshot:
         if len(snapshot.items) <= self.max_items:
@@ -134,7 +134,7 @@ class HybridMemoryCompressor:
 
     def __init__(
         self,
-        max_items: int = DEFAULT_MAX_ITEMS,
+        max_items: int = DEFAULT_WINDOW_ITEMS,
         llm: ChatModel | None = None,
         language: str = "auto",
         max_tokens: int | None = None,

@@ -1,13 +1,21 @@
-"""Structured configs of the `memory` and `agent_memory` groups (validated by Hydra at start)."""
+"""Structured configs of the `memory` and `agent_memory` groups (validated by Hydra at start).
+
+A `memory=<name>` entry is a MemoryCleanupService (`CleanupConfig`) whose `strategy` node comes
+from a defaults entry (``- /schema/memory_strategy/trim@strategy``); an `agent_memory=<name>`
+entry is an AgentMemory factory (`AgentHistoryConfig`) whose `compressor` node comes from
+``- /schema/memory_compressor/<name>@compressor``. Each nested node is typed by its own schema.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
+from omegaconf import MISSING
+
 from memlab import ranges
 from memlab.memory.composed import DEFAULT_KEEP_ROUNDS
-from memlab.memory.compressors import DEFAULT_MAX_ITEMS
+from memlab.memory.compressors import DEFAULT_WINDOW_ITEMS
 from memlab.memory.strategies import (
     DEFAULT_KEEP_FIRST,
     DEFAULT_KEEP_LAST,
@@ -21,28 +29,44 @@ from memlab.memory.strategies import (
 
 
 @dataclass
-class TrimConfig:
+class TrimStrategyConfig:
+    """TRIM on the stored history: the Context layer's algorithm, written back (design document)."""
+
     _target_: str = "memlab.memory.TrimStrategy"
     keep_first: int = ranges.count(DEFAULT_KEEP_FIRST)
+    """Messages kept from the start of the stored history."""
     keep_last: int = ranges.count(DEFAULT_KEEP_LAST)
+    """Newest stored messages kept."""
 
 
 @dataclass
-class SummarizeConfig:
+class SummarizeStrategyConfig:
+    """SUMMARIZE on the stored history: a persistent-memory summary plus the newest `keep_last`."""
+
     _target_: str = "memlab.memory.SummarizeStrategy"
     llm: Any = "${llm}"
+    """The model that writes the summary (null: the history stays unchanged)."""
     threshold: int = ranges.ranged(DEFAULT_SUMMARY_THRESHOLD, ge=1)
+    """Summarize once the stored history has more messages than this."""
     keep_last: int = ranges.count(DEFAULT_SUMMARY_KEEP_LAST)
-    language: str = "auto"  # auto | en | zh
+    """Newest messages kept verbatim after the summary."""
+    language: str = "auto"
+    """The summary prompt's language: auto (from the messages), en or zh."""
     max_conversation_chars: int = ranges.positive(MAX_CONVERSATION_CHARS)
+    """The transcript sent for a summary is cut to this many characters."""
     max_tokens: int | None = ranges.positive(None)
+    """The longest summary asked for, in tokens (null: the model's own limit)."""
     counter: str = "${tokenizer}"
+    """The token counter that checks a summary is shorter than what it replaces."""
 
 
 @dataclass
-class DeleteConfig:
+class DeleteStrategyConfig:
+    """DELETE (design document): only the newest `keep_latest` stored messages survive."""
+
     _target_: str = "memlab.memory.DeleteStrategy"
     keep_latest: int = ranges.count(DEFAULT_KEEP_LATEST)
+    """Newest stored messages kept (the document's example: 5)."""
 
 
 @dataclass
@@ -60,9 +84,12 @@ def _document_filter() -> list[FilterRuleConfig]:
 
 
 @dataclass
-class FilterConfig:
+class FilterStrategyConfig:
+    """FILTER (design document): keep the stored messages that match a rule, delete the rest."""
+
     _target_: str = "memlab.memory.FilterStrategy"
     rules: list[FilterRuleConfig] = field(default_factory=_document_filter)
+    """A message is kept when any rule matches it."""
 
 
 @dataclass
@@ -71,28 +98,13 @@ class CleanupConfig:
 
     _target_: str = "memlab.memory.MemoryCleanupService"
     on_session_end: bool = True
+    """Run the strategy at every session end."""
     every_turns: int | None = ranges.ranged(None, ge=1)
+    """Also run it every N stored messages (null: off)."""
     every_seconds: float | None = ranges.positive(None)
-
-
-@dataclass
-class TrimCleanupConfig(CleanupConfig):
-    strategy: TrimConfig = field(default_factory=TrimConfig)
-
-
-@dataclass
-class SummarizeCleanupConfig(CleanupConfig):
-    strategy: SummarizeConfig = field(default_factory=SummarizeConfig)
-
-
-@dataclass
-class DeleteCleanupConfig(CleanupConfig):
-    strategy: DeleteConfig = field(default_factory=DeleteConfig)
-
-
-@dataclass
-class FilterCleanupConfig(CleanupConfig):
-    strategy: FilterConfig = field(default_factory=FilterConfig)
+    """Also run it every N seconds of the dialogue's clock (null: off)."""
+    strategy: Any = MISSING
+    """The strategy node, from the entry's defaults (`/schema/memory_strategy/<name>@strategy`)."""
 
 
 # --- agent_memory: a callable session_id -> History ------------------------------------------
@@ -110,14 +122,20 @@ class ChatHistoryConfig:
 
 @dataclass
 class WindowedConfig:
+    """Strategy A: only the newest `max_items` items."""
+
     _target_: str = "memlab.memory.WindowedMemoryCompressor"
-    max_items: int = ranges.ranged(DEFAULT_MAX_ITEMS, ge=1)
+    max_items: int = ranges.ranged(DEFAULT_WINDOW_ITEMS, ge=1)
+    """Items kept (the document's examples: 20)."""
 
 
 @dataclass
 class HybridConfig:
+    """Strategy B: the newest `max_items` items plus a summary of the older ones."""
+
     _target_: str = "memlab.memory.HybridMemoryCompressor"
-    max_items: int = ranges.ranged(DEFAULT_MAX_ITEMS, ge=1)
+    max_items: int = ranges.ranged(DEFAULT_WINDOW_ITEMS, ge=1)
+    """Items kept verbatim (the document's examples: 20)."""
     llm: Any = "${llm}"
     language: str = "auto"
     max_tokens: int | None = ranges.positive(None)
@@ -126,8 +144,11 @@ class HybridConfig:
 
 @dataclass
 class TaskSegmentedConfig:
+    """Strategy C: each `boundary_role` message starts a sub-task; finished ones leave a summary."""
+
     _target_: str = "memlab.memory.TaskSegmentedCompressor"
     keep_tasks: int = ranges.count(1)
+    """Newest sub-tasks kept whole."""
     boundary_role: str = "user"
     llm: Any = "${llm}"
     language: str = "auto"
@@ -137,8 +158,11 @@ class TaskSegmentedConfig:
 
 @dataclass
 class ToolRoundsConfig:
+    """CodeAct: every message, the newest `keep_rounds` tool exchanges whole, older ones summarized."""
+
     _target_: str = "memlab.memory.ToolRoundsCompressor"
     keep_rounds: int = ranges.count(DEFAULT_KEEP_ROUNDS)
+    """Newest tool exchanges kept whole."""
     llm: Any = "${llm}"
     language: str = "auto"
     max_tokens: int | None = ranges.positive(None)
@@ -149,7 +173,8 @@ class ChainConfig:
     """Compressors applied in order on every write (each a node with its own `_target_`)."""
 
     _target_: str = "memlab.memory.ChainCompressor"
-    _convert_: str = "all"  # plain lists, so a dataclass compressor is not turned back into a config node
+    _convert_: str = "all"
+    """Plain lists, so a dataclass compressor is not turned back into a config node."""
     stages: list[Any] = field(default_factory=list)
 
 
@@ -161,31 +186,8 @@ class AgentHistoryConfig:
     _partial_: bool = True
     store: Any = "${store}"
     fresh: bool = True
-
-
-@dataclass
-class WindowedHistoryConfig(AgentHistoryConfig):
-    compressor: WindowedConfig = field(default_factory=WindowedConfig)
-
-
-@dataclass
-class HybridHistoryConfig(AgentHistoryConfig):
-    compressor: HybridConfig = field(default_factory=HybridConfig)
-
-
-@dataclass
-class TaskSegmentedHistoryConfig(AgentHistoryConfig):
-    compressor: TaskSegmentedConfig = field(default_factory=TaskSegmentedConfig)
-
-
-@dataclass
-class ToolRoundsHistoryConfig(AgentHistoryConfig):
-    compressor: ToolRoundsConfig = field(default_factory=ToolRoundsConfig)
-
-
-@dataclass
-class ChainHistoryConfig(AgentHistoryConfig):
-    compressor: ChainConfig = field(default_factory=ChainConfig)
+    compressor: Any = MISSING
+    """The compressor node, from the entry's defaults (`/schema/memory_compressor/<name>@compressor`)."""
 
 
 @dataclass
@@ -194,19 +196,28 @@ class SessionEndOpsConfig:
 
     _target_: str = "memlab.memory.SessionEndOps"
     fork: bool = True
-    compactor: Any = None  # e.g. {_target_: memlab.memory.WindowedMemoryCompressor, max_items: 6}
+    compactor: Any = None
+    """e.g. {_target_: memlab.memory.WindowedMemoryCompressor, max_items: 6}."""
 
 
-SCHEMAS = {
-    ("memory", "trim"): TrimCleanupConfig,
-    ("memory", "summarize"): SummarizeCleanupConfig,
-    ("memory", "delete"): DeleteCleanupConfig,
-    ("memory", "filter"): FilterCleanupConfig,
+STRATEGIES: dict[str, type] = {
+    "trim": TrimStrategyConfig,
+    "summarize": SummarizeStrategyConfig,
+    "delete": DeleteStrategyConfig,
+    "filter": FilterStrategyConfig,
+}
+COMPRESSORS: dict[str, type] = {
+    "windowed": WindowedConfig,
+    "hybrid": HybridConfig,
+    "per_task": TaskSegmentedConfig,
+    "tool_rounds": ToolRoundsConfig,
+    "chain": ChainConfig,
+}
+SCHEMAS: dict[tuple[str, str], type] = {
+    **{("memory_strategy", name): node for name, node in STRATEGIES.items()},
+    **{("memory", name): CleanupConfig for name in STRATEGIES},
+    **{("memory_compressor", name): node for name, node in COMPRESSORS.items()},
+    **{("agent_memory", name): AgentHistoryConfig for name in COMPRESSORS},
     ("agent_memory", "chat"): ChatHistoryConfig,
-    ("agent_memory", "windowed"): WindowedHistoryConfig,
-    ("agent_memory", "hybrid"): HybridHistoryConfig,
-    ("agent_memory", "per_task"): TaskSegmentedHistoryConfig,
-    ("agent_memory", "tool_rounds"): ToolRoundsHistoryConfig,
-    ("agent_memory", "chain"): ChainHistoryConfig,
     ("hooks", "sessions"): SessionEndOpsConfig,
 }

@@ -21,24 +21,20 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from memlab.context.summary import LAYER_MEMORY, write_summary
+from memlab.context.summarize import DEFAULT_KEEP_LAST as DEFAULT_SUMMARY_KEEP_LAST
+from memlab.context.summarize import DEFAULT_THRESHOLD as DEFAULT_SUMMARY_THRESHOLD
+from memlab.context.summary import LAYER_MEMORY, MAX_CONVERSATION_CHARS, write_summary
+from memlab.context.trim import DEFAULT_KEEP_FIRST, DEFAULT_KEEP_LAST
 from memlab.errors import MemlabError
 from memlab.llm.base import TASK_MEMORY_SUMMARY, ChatModel
 from memlab.llm.prompts import MEMORY_SUMMARY_PREFIX, check_language
-from memlab.memory.pairing import message_units
 from memlab.messages import Message, MessageLike, as_messages
 from memlab.tokens import TokenCounter, resolve_counter
+from memlab.units import message_units
 
-# Design document defaults: TRIM keepFirst=2/keepLast=3, DELETE keepLatest=5 (its worked examples),
-# SUMMARIZE truncates what it summarizes to MAX_CONVERSATION_CHARS(50000).
-DEFAULT_KEEP_FIRST = 2
-DEFAULT_KEEP_LAST = 3
+# Design document, Memory layer DELETE: "DELETE 策略 (keepLatest = 5)". TRIM and SUMMARIZE take the
+# Context layer's defaults ("算法与 Context 层 TRIM 相同"; SUMMARIZE "与 Context 版类似").
 DEFAULT_KEEP_LATEST = 5
-MAX_CONVERSATION_CHARS = 50_000
-# Ours (the document gives no number): summarize past 20 messages, keep the newest 5 verbatim
-# ("1 条摘要 + 5 条最新" in its COMPOSITE example).
-DEFAULT_SUMMARY_THRESHOLD = 20
-DEFAULT_SUMMARY_KEEP_LAST = 5
 # Ours: the counter that checks a summary is shorter than its source (config: the run's tokenizer).
 DEFAULT_SUMMARY_COUNTER = "cl100k_base"
 # The memory layer's fallback: keep the stored history as it is.

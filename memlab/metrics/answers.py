@@ -1,4 +1,4 @@
-"""Answer scores as the two reference evaluations compute them, and an LLM judge.
+"""Answer scores as the two reference evaluations compute them (answering and judging: `memlab.eval.answers`).
 
 Two named scorers, each a re-expression of a published evaluation (checked against a transcription
 of it on real answers by tests/metrics/test_answer_scorers.py):
@@ -40,9 +40,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from memlab.dialogues.locomo import ADVERSARIAL
-from memlab.llm.base import TASK_ANSWER, TASK_JUDGE, ChatModel, LLMError
-from memlab.llm.prompts import build, judge_prompt, render_transcript
-from memlab.messages import Message
 
 MULTI_HOP, OPEN_DOMAIN = "multi-hop", "open-domain"
 ABSTENTION_PHRASES = ("no information available", "not mentioned")  # LoCoMo's adversarial check
@@ -145,75 +142,14 @@ def answer_scores(prediction: str, gold: str | None, category: str) -> dict[str,
     }
 
 
-def context_transcript(context: str) -> str:
-    """A probe's context text as the transcript the answer prompt carries: one ``[] context: line`` per line.
-
-    The probe record keeps the request's text, not its messages, so ids and speakers are not available.
-    """
-    lines = [Message(role="user", content=line, speaker="context") for line in context.splitlines() if line.strip()]
-    return render_transcript(lines)
-
-
-def answer_question(
-    model: ChatModel, context: str, question: str, *, language: str = "en", max_tokens: int = 64
-) -> str | None:
-    """The model's answer to `question` from `context` (the text a strategy would send); None if it failed."""
-    prompt = build(TASK_ANSWER, context_transcript(context), language, question=question)
-    try:
-        return model.complete(prompt, task=TASK_ANSWER, max_tokens=max_tokens).text.strip()
-    except LLMError:
+def gold_answer(row: dict[str, Any]) -> str | None:
+    """A probe row's gold answer as text; None when it has none (missing, NaN from a CSV, or empty)."""
+    value = row.get("answer")
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value == "":
         return None
-
-
-def judge_answer(model: ChatModel, question: str, gold: str, generated: str, *, language: str = "en") -> float | None:
-    """1.0 if the judge model says CORRECT, 0.0 if WRONG, None if it failed or said neither."""
-    try:
-        verdict = model.complete(judge_prompt(question, gold, generated, language), task=TASK_JUDGE, max_tokens=4).text
-    except LLMError:
-        return None
-    words = verdict.strip().upper().split()
-    if not words or words[0].strip(string.punctuation) not in ("CORRECT", "WRONG"):
-        return None
-    return 1.0 if words[0].strip(string.punctuation) == "CORRECT" else 0.0
-
-
-def answer_rows(
-    model: ChatModel,
-    rows: Sequence[dict[str, Any]],
-    contexts: Sequence[str],
-    *,
-    judge: bool = True,
-    language: str = "en",
-    max_tokens: int = 64,
-) -> list[dict[str, Any]]:
-    """Per probe (aligned with `rows`): the generated answer, its scores and the judge's verdict.
-
-    A probe is answered when it has a gold answer or is adversarial (scored without one); the
-    judge needs a gold answer.
-    """
-    out: list[dict[str, Any]] = []
-    for row, context in zip(rows, contexts, strict=True):
-        gold = None if _missing(row.get("answer")) else str(row["answer"])
-        category = str(row.get("category") or "")
-        empty: dict[str, Any] = {"generated": None, **dict.fromkeys(ANSWER_METRICS)}
-        if not answerable(row):
-            out.append(empty)
-            continue
-        generated = answer_question(model, context, str(row["question"]), language=language, max_tokens=max_tokens)
-        if generated is None:
-            out.append(empty)
-            continue
-        verdict = None
-        if judge and gold is not None:
-            verdict = judge_answer(model, str(row["question"]), gold, generated, language=language)
-        out.append({"generated": generated, **answer_scores(generated, gold, category), "answer.judge": verdict})
-    return out
+    return str(value)
 
 
 def answerable(row: dict[str, Any]) -> bool:
     """Whether a probe is answered and scored: it has a gold answer, or is adversarial (scored without one)."""
-    return not _missing(row.get("answer")) or str(row.get("category") or "") == ADVERSARIAL
-
-
-def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value)) or value == ""
+    return gold_answer(row) is not None or str(row.get("category") or "") == ADVERSARIAL

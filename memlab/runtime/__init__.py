@@ -1,9 +1,5 @@
 """The agent runtime: history, the ordered request pipeline, components and the security context."""
 
-from dataclasses import dataclass
-from typing import Any
-
-from memlab.config import NoneConfig
 from memlab.runtime.agent import (
     DEFAULT_MAX_TOOL_ROUNDS,
     ORDER_CONTEXT_EDITING,
@@ -25,26 +21,11 @@ from memlab.runtime.react import (
     tool_schema_tokens,
 )
 
-
-@dataclass
-class ModelPolicyConfig:
-    """`policy=model`: the llm decides through its provider's tool calling."""
-
-    _target_: str = "memlab.runtime.ModelToolPolicy"
-    llm: Any = "${llm}"
-
-
-SCHEMAS: dict[tuple[str, str], type] = {
-    (group, "none"): NoneConfig for group in ("memory", "longterm")
-}  # context none: memlab.context
-SCHEMAS[("policy", "model")] = ModelPolicyConfig
-
 __all__ = [
     "DEFAULT_MAX_TOOL_ROUNDS",
     "ORDER_CONTEXT_EDITING",
     "ORDER_LONGTERM_INJECT",
     "ORDER_SUMMARIZATION_HOOK",
-    "SCHEMAS",
     "CallContext",
     "Component",
     "History",

@@ -15,15 +15,17 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from memlab.messages import Message, ToolCall, system
-from memlab.tokens import TokenCounter
+from memlab.tokens import TalliedMessages, TokenCounter, request_tokens
 
 if TYPE_CHECKING:
     from memlab.dialogues.model import Dialogue, Probe, Session
     from memlab.runtime.react import ToolPolicy
 
-# Orders of the design document's chain; stages pick one of these or a number between.
-ORDER_LONGTERM_INJECT = 20
+# Orders in the request chain; stages pick one of these or a number between.
+ORDER_LONGTERM_INJECT = 20  # ours: memories are in the request before it is cropped
+# Design document: "ContextEditingInterceptor 是拦截器链中 order=30 的拦截器".
 ORDER_CONTEXT_EDITING = 30
+# Design document: "SummarizationHook 是注册在 BEFORE_LLM_CALL 阶段的 Hook（order=50）".
 ORDER_SUMMARIZATION_HOOK = 50
 # Tool rounds a ReAct iteration may run before the reply, at most (a model that keeps calling tools is cut off).
 DEFAULT_MAX_TOOL_ROUNDS = 3
@@ -147,9 +149,20 @@ class Runtime:
         return list(self._stages)
 
     def base_messages(self, extra: Sequence[Message] = ()) -> list[Message]:
-        """System prompt plus the stored history (plus `extra`), before any stage."""
+        """System prompt plus the stored history (plus `extra`), before any stage.
+
+        When the history knows its token total (`TalliedMessages`), so does the result.
+        """
         head = [system(self.system_prompt)] if self.system_prompt else []
-        return head + self.history.messages() + list(extra)
+        history, tail = self.history.messages(), list(extra)
+        if not isinstance(history, TalliedMessages):
+            return head + history + tail
+        if not head and not tail:
+            return history  # already a fresh list: not copied again
+        return TalliedMessages(
+            [*head, *history, *tail],
+            lambda c: request_tokens(c, head) + history.tokens(c) + request_tokens(c, tail),
+        )
 
     def context(self, query: str | None = None) -> CallContext:
         return CallContext(

@@ -89,3 +89,31 @@ def plan_rewrite(old: Sequence[str], new: Sequence[str]) -> tuple[int, list[str]
         if kept <= len(new) and old[k] == new[0] and list(new[:kept]) == list(old[k:]):
             return k, list(new[kept:])
     return len(old), list(new)
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """What an `update` stores: drop the first `drop` stored bodies, append `add`, set `summary`."""
+
+    drop: int
+    add: list[str]
+    summary: str | None
+    state: SessionState  # the session afterwards, as `update` returns it
+
+
+def plan_update(fn: Update, bodies: Sequence[str], summary: str | None) -> tuple[SessionState, Rewrite | None]:
+    """`fn` run on the stored `bodies` and `summary`: the state it saw and the rewrite (None: nothing changes).
+
+    >>> old, rewrite = plan_update(lambda s: SessionState(s.entries[1:], "s"), ['{"a":1}', '{"b":2}'], None)
+    >>> old.entries, rewrite
+    (({'a': 1}, {'b': 2}), Rewrite(drop=1, add=[], summary='s', state=SessionState(entries=({'b': 2},), summary='s')))
+    """
+    old = SessionState(tuple(decode(b) for b in bodies), summary)
+    new = fn(old)
+    if new is None:
+        return old, None
+    new_bodies = [encode(e) for e in new.entries]
+    if new_bodies == list(bodies) and new.summary == summary:
+        return old, None
+    drop, add = plan_rewrite(bodies, new_bodies)
+    return old, Rewrite(drop, add, new.summary, SessionState(tuple(decode(b) for b in new_bodies), new.summary))

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memlab.errors import MemlabError
-from memlab.stores.base import Entry, SessionState, Update, decode, encode, plan_rewrite
+from memlab.stores.base import Entry, SessionState, Update, decode, encode, plan_update
 from memlab.stores.memories import check_key
 
 DEFAULT_PREFIX = "memlab:"
@@ -81,27 +81,22 @@ class RedisStore:
 
         def attempt(pipe: Any) -> SessionState:
             old_bodies = pipe.lrange(entries_key, 0, -1)  # immediate: the keys are WATCHed
-            old = SessionState(tuple(decode(b) for b in old_bodies), pipe.get(summary_key))
-            new = fn(old)
+            old, rewrite = plan_update(fn, old_bodies, pipe.get(summary_key))
             pipe.multi()
             pipe.sadd(self._index, session_id)  # an update creates the session, as on every backend
-            if new is None:
+            if rewrite is None:
                 return old
-            bodies = [encode(e) for e in new.entries]
-            if bodies == old_bodies and new.summary == old.summary:
-                return old
-            drop, add = plan_rewrite(old_bodies, bodies)
-            if drop == len(old_bodies):
+            if rewrite.drop == len(old_bodies):
                 pipe.delete(entries_key)
-            elif drop:
-                pipe.ltrim(entries_key, drop, -1)
-            if add:
-                pipe.rpush(entries_key, *add)
-            if new.summary is None:
+            elif rewrite.drop:
+                pipe.ltrim(entries_key, rewrite.drop, -1)
+            if rewrite.add:
+                pipe.rpush(entries_key, *rewrite.add)
+            if rewrite.summary is None:
                 pipe.delete(summary_key)
             else:
-                pipe.set(summary_key, new.summary)
-            return SessionState(tuple(decode(b) for b in bodies), new.summary)
+                pipe.set(summary_key, rewrite.summary)
+            return rewrite.state
 
         self._check()
         result: SessionState = self.client.transaction(attempt, entries_key, summary_key, value_from_callable=True)

@@ -30,7 +30,7 @@ from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 
 from memlab.errors import MemlabError
-from memlab.stores.base import Entry, SessionState, Update, decode, encode, plan_rewrite
+from memlab.stores.base import Entry, SessionState, Update, decode, encode, plan_update
 from memlab.stores.memories import MAX_KEY_LENGTH, MemoryRow, Rescore, check_key, encode_value, naive, ns_text
 
 T = TypeVar("T")
@@ -425,21 +425,15 @@ class SqlStore:
         def write(conn: Connection) -> SessionState:
             head = self._lock_session(conn, session_id)
             rows = conn.execute(self._entries_of(session_id)).all()
-            old_bodies = [r.body for r in rows]
-            old = SessionState(tuple(decode(b) for b in old_bodies), head.summary)
-            new = fn(old)
-            if new is None:
+            old, rewrite = plan_update(fn, [r.body for r in rows], head.summary)
+            if rewrite is None:
                 return old
-            bodies = [encode(e) for e in new.entries]
-            if bodies == old_bodies and new.summary == old.summary:
-                return old
-            drop, add = plan_rewrite(old_bodies, bodies)
-            if drop:
-                cutoff = rows[drop].seq if drop < len(rows) else head.next_seq
+            if rewrite.drop:
+                cutoff = rows[rewrite.drop].seq if rewrite.drop < len(rows) else head.next_seq
                 c = session_entries.c
                 conn.execute(sa.delete(session_entries).where(c.session_id == session_id, c.seq < cutoff))
-            self._insert_entries(conn, session_id, head.next_seq, add, new.summary)
-            return SessionState(tuple(decode(b) for b in bodies), new.summary)
+            self._insert_entries(conn, session_id, head.next_seq, rewrite.add, rewrite.summary)
+            return rewrite.state
 
         return self._write(write)
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from memlab.dialogues import load_locomo
 from memlab.embed import HashingEmbedder
-from memlab.embed.retrieval_eval import locomo_conversations
+from memlab.eval import retrieval_cases
 
 
 def test_embed_all_locomo_turns_with_the_default(benchmark, locomo_path: Path) -> None:
-    texts = [t for _, turns, _ in locomo_conversations(locomo_path) for t in turns]
+    texts = [t for case in retrieval_cases(load_locomo(locomo_path)) for t in case.texts]
     vectors = benchmark(lambda: HashingEmbedder().embed(texts))
     assert vectors.shape == (len(texts), 768) == (4124, 768)

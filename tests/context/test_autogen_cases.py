@@ -10,12 +10,11 @@ says how many it really dropped. Both results are checked.
 from __future__ import annotations
 
 import pytest
+from peer_libraries import AutogenBuffered, AutogenHeadTail
 
-from memlab.context import Trim, orphans
-from memlab.context.peers import AutogenBuffered, AutogenHeadTail
+from memlab.context import Trim
 from memlab.messages import Message, ToolCall
-
-pytest.importorskip("autogen_core")
+from memlab.units import orphans
 
 SKIPPED = "Skipped {n} messages."
 SEATTLE = [

@@ -1,13 +1,12 @@
-"""Strategies given OpenAI dicts return OpenAI dicts: the caller's own, extra keys and image parts intact."""
+"""memlab's context strategies given OpenAI dicts return OpenAI dicts: the caller's own, extra keys and images kept."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
+from entries import context_strategy, is_peer, options
 
-from memlab.context import Composite, SlidingWindow, Summarize, Trim
-from memlab.llm import ExtractiveChatModel
 from memlab.messages import Message
 
 
@@ -32,19 +31,18 @@ def _conversation() -> list[dict[str, Any]]:
     return ms
 
 
-STRATEGIES = {
-    "trim": Trim(keep_first=1, keep_last=4),
-    "sliding_window": SlidingWindow(max_tokens=400),
-    "summarize": Summarize(llm=ExtractiveChatModel(), threshold=10, keep_last=4),
-    "composite": Composite([Summarize(llm=ExtractiveChatModel(), threshold=10, keep_last=4), SlidingWindow(800)]),
-}
+# Budgets that cut the conversation above, each set where an entry has it.
+KNOBS = {"max_tokens": 800, "keep_first": 1, "keep_last": 4, "threshold": 10}
 
 
-@pytest.mark.parametrize("name", STRATEGIES)
+@pytest.mark.parametrize("name", [n for n in options("context") if n != "none"])
 def test_dicts_in_dicts_out_keeps_what_the_caller_sent(name: str) -> None:
+    strategy = context_strategy(name, KNOBS)
+    if is_peer(strategy):
+        pytest.skip(f"context={name} is a peer: it answers in memlab Messages, dicts in or not")
     ms = _conversation()
     before = [dict(m) for m in ms]
-    out = STRATEGIES[name].apply(ms)
+    out = strategy.apply(ms)
     assert all(isinstance(m, dict) for m in out)
     assert ms == before  # the input is untouched
     kept = [m for m in out if any(m is original for original in ms)]
@@ -52,11 +50,8 @@ def test_dicts_in_dicts_out_keeps_what_the_caller_sent(name: str) -> None:
     assert kept and ms[-2] in kept, "the newest user turn (with the image part) is sent as the caller wrote it"
     assert kept[-2]["content"][1]["image_url"]["url"].startswith("data:image/png")
     assert all("x-trace" in m for m in kept)
-    if name in ("summarize", "composite"):
-        assert made and all(set(m) <= {"role", "content", "name"} for m in made)
-    else:
-        assert made == []
+    assert all(set(m) <= {"role", "content", "name"} for m in made), "what a strategy makes is a plain message"
     # the same strategy on Messages cuts the same places
-    as_messages = STRATEGIES[name].apply([Message.from_openai(m) for m in ms])
+    as_messages = strategy.apply([Message.from_openai(m) for m in ms])
     assert [m.role for m in as_messages] == [m["role"] for m in out]
     assert [m.text for m in as_messages][-3:] == [Message.from_openai(m).text for m in out][-3:]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memlab.context import ContextEditingInterceptor, SlidingWindow, SummarizationHook, keep_head_and_tail, orphans
+from memlab.context import ContextEditingInterceptor, SlidingWindow, SummarizationHook, keep_head_and_tail
 from memlab.context.hook import KEEP_CHARS, TRIGGER_TOKENS
 from memlab.errors import MemlabError
 from memlab.llm import ExtractiveChatModel, prompts
@@ -13,6 +13,7 @@ from memlab.messages import Message, ToolCall
 from memlab.runtime import ORDER_SUMMARIZATION_HOOK, CallContext, Runtime, SecurityContext
 from memlab.tokens import get_counter
 from memlab.trace import CONTEXT_APPLY, FALLBACK, SUMMARY, recording
+from memlab.units import orphans
 
 ESTIMATE = get_counter("estimate")
 

@@ -20,10 +20,11 @@ from typing import Any
 
 import pytest
 
-from memlab.context import SlidingWindow, orphans
+from memlab.context import SlidingWindow
 from memlab.context.peers.langchain import LANGCHAIN_TYPES, from_langchain, to_langchain
 from memlab.context.sliding_window import split_words
 from memlab.messages import Message, ToolCall
+from memlab.units import orphans
 
 lc_utils = pytest.importorskip("langchain_core.messages.utils")
 

@@ -10,9 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memlab.context import SlidingWindow, orphans
+from memlab.context import SlidingWindow
 from memlab.messages import Message, ToolCall
 from memlab.tokens import get_counter
+from memlab.units import orphans
 
 
 def sized(tokens: int, i: int, role: str = "user") -> Message:

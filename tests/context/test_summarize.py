@@ -6,13 +6,14 @@ import copy
 
 import pytest
 
-from memlab.context import Summarize, orphans
+from memlab.context import Summarize
 from memlab.context.summarize import FALLBACK_KEEP_FIRST
 from memlab.context.summary import MAX_CONVERSATION_CHARS
 from memlab.llm import ExtractiveChatModel, prompts
 from memlab.messages import Message, ToolCall
 from memlab.tokens import get_counter
 from memlab.trace import FALLBACK, LLM_CALL, SUMMARY, recording
+from memlab.units import orphans
 
 
 def chat(n: int, system: bool = True) -> list[Message]:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from memlab.context import Composite, SlidingWindow, SummarizationHook, Summarize, Trim, orphans, unit_spans
+from memlab.context import Composite, SlidingWindow, SummarizationHook, Summarize, Trim
 from memlab.llm import ExtractiveChatModel
 from memlab.messages import Message
 from memlab.runtime import CallContext, SecurityContext
 from memlab.tokens import get_counter
+from memlab.units import orphans, unit_spans
 
 BUDGETS = range(200, 8_001, 200)
 CTX = CallContext("d", "s", 0, None, SecurityContext("u"), counter=get_counter("estimate"))

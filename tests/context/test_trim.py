@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memlab.context import Trim, orphans
+from memlab.context import Trim
 from memlab.errors import MemlabError
 from memlab.messages import Message, ToolCall
+from memlab.units import orphans
 
 
 def numbered(n: int) -> list[Message]:

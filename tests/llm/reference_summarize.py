@@ -1,6 +1,6 @@
 """The extractive summarizer exactly as it was before the speed work (commit a681381): the slow oracle.
 
-`memlab.llm.summarize.summarize` must return the same bytes as `summarize` here for every input;
+`memlab.llm.summarize.extractive_summary` must return the same bytes as `summarize` here for every input;
 tests/llm/test_summary_equivalence.py checks it on LoCoMo transcripts and on generated ones.
 Kept verbatim but for this docstring; do not "improve" it.
 """

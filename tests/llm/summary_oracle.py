@@ -34,7 +34,7 @@ STRATEGIES = ("summarize", "composite")
 
 
 def request_key(transcript: str, max_tokens: int, counter: str, personal: bool) -> str:
-    """The sha256 of one summarizer request (what `memlab.llm.summarize.summarize` is given)."""
+    """The sha256 of one summarizer request (what `memlab.llm.summarize.extractive_summary` is given)."""
     body = json.dumps([transcript, max_tokens, counter, personal], ensure_ascii=False)
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
@@ -43,34 +43,34 @@ def request_key(transcript: str, max_tokens: int, counter: str, personal: bool) 
 def recorded_summaries() -> Iterator[dict[str, str]]:
     """Every summary the extractive model computes while the block runs, by request key."""
     seen: dict[str, str] = {}
-    original = extractive.summarize
+    original = extractive.extractive_summary
 
     def recording(transcript: str, max_tokens: int, counter: str = "cl100k_base", personal: bool = False) -> str:
         text = original(transcript, max_tokens, counter, personal)
         seen[request_key(transcript, max_tokens, counter, personal)] = text
         return text
 
-    extractive.summarize = recording  # type: ignore[assignment]
+    extractive.extractive_summary = recording  # type: ignore[assignment]
     try:
         yield seen
     finally:
-        extractive.summarize = original  # type: ignore[assignment]
+        extractive.extractive_summary = original  # type: ignore[assignment]
 
 
 @contextlib.contextmanager
 def recorded_model(strategy: str) -> Iterator[None]:
     """The extractive model answers every summary request from the recording (KeyError if it has none)."""
     recorded = load(strategy)
-    original = extractive.summarize
+    original = extractive.extractive_summary
 
     def lookup(transcript: str, max_tokens: int, counter: str = "cl100k_base", personal: bool = False) -> str:
         return recorded[request_key(transcript, max_tokens, counter, personal)]
 
-    extractive.summarize = lookup  # type: ignore[assignment]
+    extractive.extractive_summary = lookup  # type: ignore[assignment]
     try:
         yield
     finally:
-        extractive.summarize = original  # type: ignore[assignment]
+        extractive.extractive_summary = original  # type: ignore[assignment]
 
 
 def oracle_overrides(locomo: Path, strategy: str) -> list[str]:

@@ -18,9 +18,9 @@ from memlab.llm import (
     TASK_MEMORY_SUMMARY,
     ExtractiveChatModel,
     LLMError,
+    extractive_summary,
     first_sentences,
     prompts,
-    summarize,
 )
 from memlab.llm.extractive import judge
 from memlab.messages import Message
@@ -83,8 +83,8 @@ def test_the_budget_defaults_to_summary_tokens() -> None:
 
 def test_a_budget_below_every_sentence_cuts_the_best_one() -> None:
     text = "[1] Ann: Thanks! The Oslo Marathon on 12 May had 20000 runners. It rained all day long in the city."
-    assert summarize(text, max_tokens=8) == "Ann: The Oslo Marathon on 12"
-    assert summarize(text, max_tokens=1) == ""
+    assert extractive_summary(text, max_tokens=8) == "Ann: The Oslo Marathon on 12"
+    assert extractive_summary(text, max_tokens=1) == ""
 
 
 def test_a_budget_larger_than_the_input_returns_the_input_lines_at_most() -> None:
@@ -94,8 +94,13 @@ def test_a_budget_larger_than_the_input_returns_the_input_lines_at_most() -> Non
 
 def test_chinese_sentences_are_split_and_rejoined_without_spaces() -> None:
     text = "[1] 安: 我住在北京。我喜欢喝茶，每天早上都喝。你呢？"
-    assert summarize(text, max_tokens=1000, personal=True) == "安: 我住在北京。我喜欢喝茶，每天早上都喝。你呢？"
-    assert summarize(text, max_tokens=22, personal=True) in ("安: 我喜欢喝茶，每天早上都喝。", "安: 我住在北京。你呢？")
+    assert (
+        extractive_summary(text, max_tokens=1000, personal=True) == "安: 我住在北京。我喜欢喝茶，每天早上都喝。你呢？"
+    )
+    assert extractive_summary(text, max_tokens=22, personal=True) in (
+        "安: 我喜欢喝茶，每天早上都喝。",
+        "安: 我住在北京。你呢？",
+    )
 
 
 def test_answer_picks_the_sentence_that_matches_the_question() -> None:
@@ -182,7 +187,7 @@ _TRANSCRIPTS = st.lists(
 @given(text=st.one_of(_ARBITRARY, _TRANSCRIPTS), budget=st.integers(min_value=0, max_value=300))
 def test_a_summary_is_never_longer_than_its_input(text: str, budget: int) -> None:
     for personal in (False, True):
-        summary = summarize(text, budget, personal=personal)
+        summary = extractive_summary(text, budget, personal=personal)
         assert len(summary) <= len(text)
         assert count(summary) <= min(budget, count(text))
 

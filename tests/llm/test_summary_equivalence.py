@@ -19,7 +19,7 @@ from summary_oracle import STRATEGIES, OracleRun, load, replay
 
 from memlab.dialogues import load_locomo
 from memlab.llm.prompts import render_transcript
-from memlab.llm.summarize import summarize
+from memlab.llm.summarize import extractive_summary
 
 
 @pytest.fixture(scope="session")
@@ -67,8 +67,8 @@ def test_locomo_transcripts_summarize_as_the_reference_does(locomo_path: Path, p
         transcript = render_transcript(messages[:cut])[:50_000]
         for budget in (256, 40):
             expected = reference_summarize.summarize(transcript, budget, "cl100k_base", personal)
-            assert summarize(transcript, budget, "cl100k_base", personal) == expected, (cut, budget)
-            assert summarize(transcript, budget, "estimate", personal) == reference_summarize.summarize(
+            assert extractive_summary(transcript, budget, "cl100k_base", personal) == expected, (cut, budget)
+            assert extractive_summary(transcript, budget, "estimate", personal) == reference_summarize.summarize(
                 transcript, budget, "estimate", personal
             )
 
@@ -104,6 +104,6 @@ def test_generated_transcripts_summarize_as_the_reference_does(lines, budget, pe
         f"[D1:{i}] {speaker}: {' '.join(texts)}" if speaker else " ".join(texts)
         for i, (speaker, texts) in enumerate(lines)
     )
-    assert summarize(transcript, budget, counter, personal) == reference_summarize.summarize(
+    assert extractive_summary(transcript, budget, counter, personal) == reference_summarize.summarize(
         transcript, budget, counter, personal
     )

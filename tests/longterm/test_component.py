@@ -11,19 +11,10 @@ from memlab.dialogues import load_locomo
 from memlab.longterm import RESULT_EVIDENCE, RESULT_INJECTED_TOKENS, LongTermMemoryComponent, parse_block
 from memlab.memory import InMemoryChatMemory
 from memlab.metrics.longterm import longterm_metrics
-from memlab.runtime import Component, Runtime, SecurityContext
+from memlab.runtime import Runtime, SecurityContext
 from memlab.sim import CallRecord, ProbeRecord, simulate
 from memlab.tokens import get_counter
 from memlab.trace import LONGTERM_EXTRACT, LONGTERM_RETRIEVE
-
-ENTRIES = ["none", "default", "chat", "locomo"]
-
-
-@pytest.mark.parametrize("entry", ENTRIES)
-def test_every_longterm_entry_composes_and_builds(make_config, entry: str) -> None:
-    cfg = make_config(f"longterm={entry}")
-    built = instantiate(cfg.longterm)
-    assert isinstance(built, Component)
 
 
 def test_the_documents_defaults_and_the_chat_override(make_config) -> None:

@@ -12,12 +12,13 @@ from hydra.utils import instantiate
 
 from memlab.dialogues import load_tau_bench
 from memlab.experiment import run_experiment
-from memlab.memory import AgentMemoryHistory, orphans
+from memlab.memory import AgentMemoryHistory
 from memlab.messages import Message
 from memlab.runtime import Component, Runtime, SecurityContext
 from memlab.sim import CallRecord, LifecycleRecord, simulate
 from memlab.tokens import get_counter
 from memlab.trace import MEMORY_COMPRESS
+from memlab.units import orphans
 
 TRAJECTORIES = 15
 

@@ -13,10 +13,10 @@ from memlab.memory import (
     TaskSegmentedCompressor,
     ToolRoundsCompressor,
     WindowedMemoryCompressor,
-    item_units,
     summarized_count,
 )
 from memlab.messages import FunctionCall, FunctionCallOutput, Item, MessageItem
+from memlab.units import item_units
 
 
 def _trajectory(shape: list[int]) -> list[Item]:

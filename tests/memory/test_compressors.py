@@ -17,12 +17,12 @@ from memlab.memory import (
     TaskMemory,
     TaskSegmentedCompressor,
     WindowedMemoryCompressor,
-    item_units,
     summarized_count,
 )
 from memlab.messages import FunctionCall, FunctionCallOutput, Item, MessageItem
 from memlab.tokens import get_counter
 from memlab.trace import FALLBACK, LLM_CALL, MEMORY_COMPRESS, SUMMARY, recording
+from memlab.units import item_units
 
 
 def users(n: int, start: int = 1) -> list[Item]:

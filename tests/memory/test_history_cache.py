@@ -6,9 +6,10 @@ from datetime import datetime
 
 import pytest
 
-from memlab.memory import StoreChatMemory
+from memlab.memory import InMemoryChatMemory, StoreChatMemory
 from memlab.messages import Message, ToolCall
 from memlab.stores import InMemoryStore, SqlStore
+from memlab.tokens import TalliedMessages, get_counter
 
 
 def _fresh(store) -> list[Message]:
@@ -65,3 +66,35 @@ def test_the_store_is_read_once_while_this_object_is_the_only_writer() -> None:
         chat.append(Message(role="user", content=f"m{i}"))
         assert len(chat.messages()) == i + 1
     assert loads == ["s"]
+
+
+@pytest.mark.parametrize("history", ["store", "in_memory"])
+def test_the_running_token_total_is_the_sum_of_counts_through_every_write(history: str) -> None:
+    """`TalliedMessages.tokens` (what the interceptor reports as tokens_in) always equals counting afresh."""
+    store = InMemoryStore()
+    chat = StoreChatMemory(store, "s") if history == "store" else InMemoryChatMemory()
+    counters = [get_counter("estimate"), get_counter("cl100k_base")]
+
+    def check() -> None:
+        snapshot = chat.messages()
+        assert isinstance(snapshot, TalliedMessages)
+        for counter in counters:
+            assert snapshot.tokens(counter) == sum(map(counter.count, snapshot))
+
+    for i in range(5):
+        chat.append(Message(role="user", content=f"message {i} " * (i + 1)))
+        check()
+    old = chat.messages()
+    chat.update(lambda ms: ms[2:])
+    check()
+    assert old.tokens(counters[1]) == sum(map(counters[1].count, old))  # taken before the update: counted afresh
+    if history == "store":
+        StoreChatMemory(store, "s").append(Message(role="user", content="from another writer"))
+        check()
+    chat.replace([Message(role="system", content="summary")])
+    check()
+    grown = chat.messages()
+    grown.append(Message(role="user", content="changed in place"))
+    assert grown.tokens(counters[0]) == sum(map(counters[0].count, grown))
+    chat.clear()
+    check()

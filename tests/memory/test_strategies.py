@@ -19,14 +19,13 @@ from memlab.memory import (
     TrimStrategy,
     keep_latest,
     keep_matching,
-    message_units,
-    orphans,
     rules_predicate,
     summarize,
     trim,
 )
 from memlab.messages import Message, ToolCall, as_messages
 from memlab.trace import FALLBACK, LLM_CALL, SUMMARY, recording
+from memlab.units import message_units, orphans
 
 
 def texts(ms: Sequence[Message]) -> list[str]:

@@ -9,7 +9,7 @@ from hand_made import call
 
 from memlab.errors import MemlabError
 from memlab.experiment import run_experiment
-from memlab.llm.litellm_import import import_litellm
+from memlab.litellm_offline import import_litellm
 from memlab.metrics import aux_cost_usd, check_tokenizer, compute_metrics, cost_usd, model_price
 from memlab.tokens import get_counter
 from memlab.trace import LLM_CALL, Event

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from memlab.context import orphans
 from memlab.context.peers import AutogenTokenLimited
 from memlab.dialogues import load_tau_bench
 from memlab.experiment import run_experiment
 from memlab.messages import system
+from memlab.units import orphans
 
 pytest.importorskip("autogen_core")
 

@@ -1,4 +1,4 @@
-"""Every preset of the configuration matrix (experiments/*.yaml, second document section 11) composes and runs."""
+"""Every preset of the configuration matrix (conf/experiment/*.yaml, second document section 11) composes and runs."""
 
 from __future__ import annotations
 

@@ -10,13 +10,13 @@ import pandas as pd
 import pytest
 from omegaconf import DictConfig
 
-from memlab.context import orphans
 from memlab.experiment import build_components, instantiate, load_dialogues, run_experiment
 from memlab.longterm import SOURCE_AGENT_TOOL, LongTermMemoryComponent, MemoryRulePolicy
 from memlab.messages import Message
 from memlab.runtime import CallContext, Component, RequestStage, Runtime, SecurityContext
 from memlab.sim import CallRecord, simulate
 from memlab.tokens import get_counter
+from memlab.units import orphans
 
 SMALL = ("dataset=synthetic", "dataset.dialogues=1", "dataset.sessions=3", "dataset.turns_per_session=8")
 TOOLS_ON = ("longterm=chat", "longterm.memory_tools=true")

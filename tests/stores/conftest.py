@@ -28,6 +28,7 @@ ALL_BACKENDS = ("memory", "sqlite", "postgres", "mariadb", "redis")
 SQL_BACKENDS = ("sqlite", "postgres", "mariadb")
 KV_BACKENDS = ("memory", *SQL_BACKENDS)
 SHARED_BACKENDS = (*SQL_BACKENDS, "redis")  # reachable from several processes
+ENTRY_BACKENDS = {"mysql": "mariadb"}  # conf/store entries whose backend has another name here
 
 
 @dataclass
@@ -64,7 +65,8 @@ def _admin(url: str, service: str) -> sa.Engine:
 
 @contextlib.contextmanager
 def isolated(name: str, tmp_path: Path, url: str | None = None) -> Iterator[Backend]:
-    """A fresh, empty database for backend `name` (at `url`, else the default), dropped on exit."""
+    """A fresh, empty database for backend `name` (or conf/store entry; at `url`, else the default), dropped on exit."""
+    name = ENTRY_BACKENDS.get(name, name)
     tag = f"memlab_test_{uuid.uuid4().hex[:12]}"
     if name == "memory":
         shared = InMemoryStore()  # one process: every "new store object" is the same store

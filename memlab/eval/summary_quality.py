@@ -1,9 +1,10 @@
 """How good the extractive summaries are: recall against LoCoMo's gold `session_summary`.
 
-Each LoCoMo session is rendered as the transcript a summarizer receives and summarized at the
-gold summary's token length; the extractive summary and the first-sentences baseline are scored
-by ROUGE-1 and ROUGE-L recall (Lin 2004, over lower-cased terms) and by the recall of the gold
-summary's facts (numbers, dates, proper names). `python experiments/summary_quality.py` prints them.
+Each LoCoMo session (as `memlab.dialogues.load_locomo` reads it, image captions included) is rendered
+as the transcript a summarizer receives and summarized at the gold summary's token length; the
+extractive summary and the first-sentences baseline are scored by ROUGE-1 and ROUGE-L recall
+(Lin 2004, over lower-cased terms) and by the recall of the gold summary's facts (numbers, dates,
+proper names). `python experiments/summary_quality.py` prints them.
 
 >>> rouge_l_recall("Ann moved to Oslo in 2021", "In 2021 Ann moved to Oslo")
 0.6666666666666666
@@ -11,13 +12,12 @@ summary's facts (numbers, dates, proper names). `python experiments/summary_qual
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Iterable, Iterator
 
+from memlab.dialogues import Dialogue
 from memlab.llm.prompts import render_transcript
-from memlab.llm.summarize import first_sentences, summarize
+from memlab.llm.summarize import extractive_summary, first_sentences
 from memlab.llm.text import fact_tokens, terms
 from memlab.messages import Message
 from memlab.tokens import get_counter
@@ -50,29 +50,26 @@ def fact_recall(reference: str, candidate: str) -> float:
     return len(facts & set(terms(candidate))) / len(facts) if facts else 0.0
 
 
-def locomo_sessions(path: Path) -> Iterator[tuple[str, list[Message], str]]:
-    """(session key, its turns as messages, its gold summary) for every summarized LoCoMo session."""
-    for sample in json.loads(Path(path).read_text(encoding="utf-8")):
-        conversation, summaries = sample["conversation"], sample.get("session_summary", {})
-        for key, turns in conversation.items():
-            gold = summaries.get(f"{key}_summary")
-            if isinstance(turns, list) and turns and gold:
-                messages = [
-                    Message(role="user", content=t["text"], id=t["dia_id"], speaker=t["speaker"]) for t in turns
-                ]
-                yield f"{sample['sample_id']}/{key}", messages, gold
+def summarized_sessions(dialogues: Iterable[Dialogue]) -> Iterator[tuple[str, tuple[Message, ...], str]]:
+    """(``dialogue/session`` key, the session's messages, its gold summary) for every summarized session."""
+    for dialogue in dialogues:
+        summaries = dialogue.metadata.get("session_summaries", {})
+        for session in dialogue.sessions:
+            gold = summaries.get(session.id)
+            if session.messages and gold:
+                yield f"{dialogue.id}/{session.id}", session.messages, gold
 
 
-def evaluate_locomo(path: Path, counter: str = "cl100k_base") -> dict[str, dict[str, float]]:
+def evaluate_summaries(dialogues: Iterable[Dialogue], counter: str = "cl100k_base") -> dict[str, dict[str, float]]:
     """Mean recall figures of the extractive summary and the first-sentences baseline, per method."""
     count = get_counter(counter).count_text
     methods = {
-        "extractive": lambda t, b: summarize(t, b, counter),
+        "extractive": lambda t, b: extractive_summary(t, b, counter),
         "first_sentences": lambda t, b: first_sentences(t, b, counter),
     }
     sums: dict[str, dict[str, float]] = {name: defaultdict(float) for name in methods}
     sessions = 0
-    for _, messages, gold in locomo_sessions(path):
+    for _, messages, gold in summarized_sessions(dialogues):
         transcript = render_transcript(messages)
         budget = count(gold)
         sessions += 1

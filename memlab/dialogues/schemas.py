@@ -1,0 +1,66 @@
+"""Structured configs of the `dataset` group: one per loader (validated by Hydra at start)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memlab import ranges
+
+
+@dataclass
+class JsonlConfig:
+    """`dataset=jsonl`: an OpenAI-format JSONL file (the shipped sample by default)."""
+
+    _target_: str = "memlab.dialogues.load_jsonl"
+    path: str = "datasets/sample.jsonl"
+    max_dialogues: int | None = ranges.ranged(None, ge=1)
+
+
+@dataclass
+class LocomoConfig:
+    """`dataset=locomo`: a `locomo10.json`-format file."""
+
+    _target_: str = "memlab.dialogues.load_locomo"
+    path: str = "datasets/locomo10.json"
+    max_dialogues: int | None = ranges.ranged(None, ge=1)
+    sample_ids: list[str] | None = None
+    categories: list[str] | None = None
+    """Keep only probes of these categories (names or "1".."5"); null: all."""
+
+
+@dataclass
+class TauBenchConfig:
+    """`dataset=tau_bench`: a tau-bench trajectory file."""
+
+    _target_: str = "memlab.dialogues.load_tau_bench"
+    path: str = "datasets/gpt-4o-airline.json"
+    max_dialogues: int | None = ranges.ranged(None, ge=1)
+
+
+@dataclass
+class SyntheticConfig:
+    """`dataset=synthetic`: the seeded generator (sizes chosen so the default run takes a second)."""
+
+    _target_: str = "memlab.dialogues.generate_synthetic"
+    seed: int = ranges.count(0)
+    """The generator's random stream (any non-negative integer)."""
+    dialogues: int = ranges.ranged(4, ge=1, le=100_000)
+    sessions: int = ranges.ranged(6, ge=1, le=1_000)
+    turns_per_session: int = ranges.ranged(10, ge=1, le=10_000)
+    facts: int = ranges.count(8, le=10_000)
+    update_rate: float = ranges.rate(0.3)
+    message_chars_mean: float = ranges.ranged(160.0, ge=1, le=100_000)
+    message_chars_sigma: float = ranges.ranged(0.6, ge=0, le=5)
+    tool_call_rate: float = ranges.rate(0.15)
+    tool_output_chars: float = ranges.ranged(3000.0, ge=1, le=1_000_000)
+    tool_output_sigma: float = ranges.ranged(0.4, ge=0, le=5)
+    session_gap_days: float = ranges.ranged(7.0, ge=0, le=3_650)
+    start: str = "2024-01-08T09:00:00"
+
+
+SCHEMAS: dict[tuple[str, str], type] = {
+    ("dataset", "jsonl"): JsonlConfig,
+    ("dataset", "locomo"): LocomoConfig,
+    ("dataset", "tau_bench"): TauBenchConfig,
+    ("dataset", "synthetic"): SyntheticConfig,
+}

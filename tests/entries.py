@@ -1,0 +1,55 @@
+"""The config repository as `memlab run` sees it: the groups and entries the generic tests iterate over.
+
+Read from Hydra, not from a folder listing, so entries added on a search path count too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from hydra import initialize_config_module
+from hydra.core.config_loader import ConfigLoader
+from hydra.core.global_hydra import GlobalHydra
+from hydra.core.object_type import ObjectType
+
+from memlab import config
+
+
+@contextmanager
+def repository() -> Iterator[ConfigLoader]:
+    config.register()
+    with initialize_config_module(config_module="memlab.conf", version_base=None):
+        yield GlobalHydra.instance().config_loader()
+
+
+def groups() -> list[str]:
+    with repository() as loader:
+        return sorted(loader.list_groups(""))
+
+
+def options(group: str) -> list[str]:
+    """The names `group=` accepts."""
+    with repository() as loader:
+        return sorted(loader.get_group_options(group, ObjectType.CONFIG))
+
+
+def context_strategy(name: str, knobs: Mapping[str, object], *overrides: str) -> Any:
+    """The strategy of `context=name`, each knob set where the entry has it (`context.<k>`, else the strategy's)."""
+    from memlab.api import compose
+    from memlab.experiment import instantiate
+
+    node = compose([f"context={name}", *overrides]).context
+    strategy = node.get("strategy") or {}
+    knob_overrides = [
+        f"context.{k}={v}" if k in node else f"context.strategy.{k}={v}"
+        for k, v in knobs.items()
+        if k in node or k in strategy
+    ]
+    return getattr(instantiate(compose([f"context={name}", *overrides, *knob_overrides]).context), "strategy", None)
+
+
+def is_peer(strategy: object) -> bool:
+    """A strategy wrapping another framework (memlab.context.peers): its tool-call orphans are measured, not barred."""
+    return type(strategy).__module__.startswith("memlab.context.peers")

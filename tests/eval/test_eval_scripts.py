@@ -1,0 +1,59 @@
+"""The evaluation scripts of docs/backends.md run as written on one LoCoMo conversation and print the figures."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memlab.dialogues import load_locomo
+from memlab.embed import HashingEmbedder
+from memlab.eval import evaluate_answers, evaluate_retrieval, evaluate_summaries
+from memlab.llm import ExtractiveChatModel
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def one_conversation(locomo_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("locomo") / "one.json"
+    path.write_text(json.dumps(json.loads(locomo_path.read_text(encoding="utf-8"))[:1]), encoding="utf-8")
+    return path
+
+
+def run_script(name: str, corpus: Path) -> list[str]:
+    """The table rows (`| ... |` lines after the header and rule) a script prints for `corpus`."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "experiments" / name), str(corpus)], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    return [line for line in done.stdout.splitlines() if line.startswith("|")][2:]
+
+
+def test_summary_quality(one_conversation: Path) -> None:
+    figures = evaluate_summaries(load_locomo(one_conversation))
+    f = figures["extractive"]
+    assert run_script("summary_quality.py", one_conversation)[0] == (
+        f"| extractive | {f['sessions']:.0f} | {f['fact_recall']:.3f} | {f['rouge1_recall']:.3f} "
+        f"| {f['rougeL_recall']:.3f} | {f['tokens']:.1f} |"
+    )
+
+
+def test_embed_retrieval(one_conversation: Path) -> None:
+    f = evaluate_retrieval(load_locomo(one_conversation), HashingEmbedder)
+    rows = run_script("embed_retrieval.py", one_conversation)
+    assert rows[0] == (
+        f"| hashing (768, default) | {f['questions']:.0f} | {f['hit@1']:.3f} | {f['hit@5']:.3f} "
+        f"| {f['hit@10']:.3f} | {f['mrr']:.3f} |"
+    )
+    assert rows[-1].startswith("| BM25 reference |")
+
+
+def test_extractive_qa(one_conversation: Path) -> None:
+    f = evaluate_answers(load_locomo(one_conversation), ExtractiveChatModel())
+    assert run_script("extractive_qa.py", one_conversation) == [
+        f"| {f['questions']:.0f} | {f['from_evidence']:.3f} | {f['judged_correct']:.3f} |"
+    ]

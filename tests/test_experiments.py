@@ -1,0 +1,96 @@
+"""Every named experiment (`memlab run experiment=NAME`) runs end to end on a tiny slice and writes its results.
+
+The experiments are the `experiment` group of Hydra's config repository, so a new memlab/conf/experiment/NAME.yaml is
+picked up with no edit here. Each runs through the CLI, in this process, with `debug=default` (one dialogue,
+two sessions). A sweep runs one job (each swept key at its first value; a sweeper with `n_trials`, one trial)
+and must leave its comparison; every other job of the sweep is composed and validated, not replayed.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from entries import options, repository
+from hydra import compose
+from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override
+from hydra.types import RunMode
+from omegaconf import DictConfig, OmegaConf
+
+from memlab import api, cli
+
+TINY = ("debug=default",)
+RUN_FILES = ("metrics.json", "manifest.json", "config.yaml", "calls.csv", "report.html")
+
+
+def composed(name: str) -> DictConfig:
+    """The experiment's tiny-slice config, its `hydra` node (mode, sweeper) included."""
+    with repository():
+        return compose("config", overrides=[f"experiment={name}", *TINY], return_hydra_config=True)
+
+
+def swept(sweeper: DictConfig) -> list[Override]:
+    return OverridesParser.create().parse_overrides([f"{k}={v}" for k, v in (sweeper.get("params") or {}).items()])
+
+
+def sweep_jobs(sweeper: DictConfig) -> list[list[str]]:
+    """Every job's overrides when the sweep is a product of choices (BasicSweeper's), else []."""
+    params = swept(sweeper)
+    if any(o.is_sweep_override() and not o.is_discrete_sweep() for o in params):
+        return []
+    (batch,) = BasicSweeper.split_arguments(params, None)
+    return batch
+
+
+def one_job(sweeper: DictConfig) -> list[str]:
+    """Overrides that cut a sweep to one job: each choice at its first value, one trial."""
+    first = [
+        f"{o.get_key_element()}={next(o.sweep_string_iterator())}" for o in swept(sweeper) if o.is_discrete_sweep()
+    ]
+    return first + (["hydra.sweeper.n_trials=1"] if "n_trials" in sweeper else [])
+
+
+def run_cli(monkeypatch: pytest.MonkeyPatch, *args: str) -> int:
+    """`memlab run ARGS` in this process; its exit status."""
+    monkeypatch.setenv("HYDRA_FULL_ERROR", "1")
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    try:
+        cli.main(["run", *args])
+    except SystemExit as e:
+        return int(e.code or 0)
+    return 0
+
+
+def assert_run(run_dir: Path) -> None:
+    missing = [f for f in RUN_FILES if not (run_dir / f).is_file()]
+    assert not missing, f"{run_dir} has no {', '.join(missing)}"
+
+
+@pytest.mark.parametrize("name", options("experiment"))
+def test_experiment_runs_on_a_tiny_slice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared_corpora: Path, name: str
+) -> None:
+    cfg = composed(name)
+    data = Path(str(cfg.dataset.get("path") or ""))
+    if data.is_relative_to(shared_corpora) and not data.is_file():
+        pytest.skip(f"experiment={name} reads {data}: not found (set MEMLAB_SHARED to the folder holding datasets/)")
+    sweep = cfg.hydra.mode == RunMode.MULTIRUN
+    out = tmp_path / name
+    monkeypatch.chdir(tmp_path)
+    cut = one_job(cfg.hydra.sweeper) if sweep else []
+    status = run_cli(monkeypatch, f"experiment={name}", *TINY, *cut, f"hydra.run.dir={out}", f"hydra.sweep.dir={out}")
+    assert status == 0, f"memlab run experiment={name} {' '.join(cut)} exited {status}"
+    if not sweep:
+        assert_run(out)
+        return
+    table = pd.read_csv(out / "comparison.csv")
+    assert len(table) == 1 and (table["status"] == "ok").all(), table.to_dict("records")
+    assert_run(out / "0")
+    assert (out / "comparison.html").is_file() and (out / "comparison.md").is_file()
+    for job in sweep_jobs(cfg.hydra.sweeper)[1:]:  # the first one ran
+        job_cfg = api.compose([f"experiment={name}", *TINY, *job])  # validated: an unknown key raises
+        OmegaConf.resolve(job_cfg)  # every interpolation resolves
