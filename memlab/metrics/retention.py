@@ -5,8 +5,10 @@ Four shares per probe, averaged over the probes where they are defined (and per 
 - `context.evidence_retention`: evidence ids sent verbatim (in the probe's `kept_ids`);
 - `context.evidence_fed_to_summary`: evidence ids not sent verbatim but fed to an accepted
   summary (the `source_ids` of SUMMARY events made for this request, or made by the memory
-  layer or a compressor earlier in the same dialogue). It says what a summarizer was given,
-  not what it kept, nor whether its summary reached the request;
+  layer or a compressor earlier in the same dialogue, or made by the context strategy at an
+  earlier call and sent again with this request: a stateful strategy such as
+  `llamaindex_summary` keeps its summary and reports it once, when it writes it). It says what
+  a summarizer was given, not what it kept;
 - `context.evidence_in_summary`: content words of the gold answer (the question's evidence
   content) found in the text of the accepted summaries that are actually in the request sent
   with the question. A summary a later step dropped (COMPOSITE's window, a newer memory
@@ -33,7 +35,7 @@ import pandas as pd
 
 from memlab.metrics.longterm import EVIDENCE_KEY as RETRIEVED_EVIDENCE
 from memlab.metrics.longterm import EXCLUDED_CATEGORIES, retrieval_scores
-from memlab.sim.records import LifecycleRecord, ProbeRecord, Record
+from memlab.sim.records import CallRecord, LifecycleRecord, ProbeRecord, Record
 from memlab.trace import SUMMARY, Event
 
 RETENTION_METRICS = (
@@ -173,22 +175,39 @@ def words_in_sent_summaries(context_text: str, summaries: Iterable[str]) -> froz
     return frozenset(words)
 
 
+def carried_summaries(events: Iterable[Event]) -> dict[str, tuple[str, ...]]:
+    """The accepted context-layer summaries among a call's `events`: their flattened text -> source ids."""
+    return {
+        _flat(str(e.data["text"])): tuple(str(i) for i in e.data.get("source_ids") or ())
+        for e in _accepted(events)
+        if e.data.get("layer") == "context" and e.data.get("text")
+    }
+
+
 def probe_retention(
-    probe: ProbeRecord, persisted_summary_ids: Iterable[str] = (), persisted_summaries: Iterable[str] = ()
+    probe: ProbeRecord,
+    persisted_summary_ids: Iterable[str] = (),
+    persisted_summaries: Iterable[str] = (),
+    earlier_context_summaries: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, float | None]:
     """The four shares for one probe; None where the probe has no evidence or no gold answer.
 
     `persisted_*` are the ids fed to, and the texts of, the summaries the memory layer and the
-    compressors made earlier in the probe's dialogue.
+    compressors made earlier in the probe's dialogue. `earlier_context_summaries` (flattened text ->
+    source ids, from `carried_summaries`) are the context strategy's summaries of earlier calls:
+    those whose text this probe's request carries count as if made for it.
     """
     evidence = set(probe.probe.evidence)
     kept = set(probe.kept_ids)
-    folded = (summarized_ids(probe.events) | set(persisted_summary_ids)) - kept
+    sent = _flat(probe.context_text) if earlier_context_summaries else ""
+    carried = {text: ids for text, ids in (earlier_context_summaries or {}).items() if text and text in sent}
+    carried_ids = {i for ids in carried.values() for i in ids}
+    folded = (summarized_ids(probe.events) | set(persisted_summary_ids) | carried_ids) - kept
     answer_words = set(content_words(probe.probe.answer or ""))
     context_words = _word_set(probe.context_text) if answer_words else frozenset()
     in_summary: float | None = None
     if evidence and answer_words:
-        texts = [*summary_texts(probe.events), *persisted_summaries]
+        texts = [*summary_texts(probe.events), *persisted_summaries, *carried]
         found = words_in_sent_summaries(probe.context_text, texts) if texts else frozenset()
         in_summary = len(answer_words & found) / len(answer_words)
     return {
@@ -203,9 +222,12 @@ def probe_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
     """One row per probe: its identity, prompt tokens and retention shares (the questions.csv rows)."""
     persisted: dict[str, set[str]] = {}
     persisted_texts: dict[str, list[str]] = {}
+    earlier: dict[str, dict[str, tuple[str, ...]]] = {}  # dialogue -> its calls' context summaries
     rows = []
     for r in records:
-        if isinstance(r, LifecycleRecord):
+        if isinstance(r, CallRecord):
+            earlier.setdefault(r.dialogue_id, {}).update(carried_summaries(r.events))
+        elif isinstance(r, LifecycleRecord):
             persisted.setdefault(r.dialogue_id, set()).update(summarized_ids(r.events))
             persisted_texts.setdefault(r.dialogue_id, []).extend(summary_texts(r.events))
         elif isinstance(r, ProbeRecord):
@@ -218,7 +240,12 @@ def probe_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
                     "answer": r.probe.answer,
                     "evidence": ";".join(r.probe.evidence),
                     "prompt_tokens": r.prompt_tokens,
-                    **probe_retention(r, persisted.get(r.dialogue_id, ()), persisted_texts.get(r.dialogue_id, ())),
+                    **probe_retention(
+                        r,
+                        persisted.get(r.dialogue_id, ()),
+                        persisted_texts.get(r.dialogue_id, ()),
+                        earlier.get(r.dialogue_id),
+                    ),
                     **{k: v for k, v in r.results.items() if isinstance(v, int | float | str)},
                     **_retrieval_scores(r),
                 }

@@ -14,9 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-from memlab.context import ContextStrategy, SlidingWindow, Trim
-from memlab.context.peers import (
+from peer_libraries import (
     AutogenBuffered,
     AutogenHeadTail,
     AutogenTokenLimited,
@@ -24,14 +22,12 @@ from memlab.context.peers import (
     LlamaIndexBuffer,
     LlamaIndexSummary,
 )
+
+from memlab.context import ContextStrategy, SlidingWindow, Trim
 from memlab.dialogues import load_locomo
 from memlab.llm import ExtractiveChatModel
 from memlab.messages import Message
 from memlab.tokens import get_counter
-
-pytest.importorskip("langchain_core")
-pytest.importorskip("llama_index.core")
-pytest.importorskip("autogen_core")
 
 HISTORY = 600
 MAX_TOKENS = 4_000

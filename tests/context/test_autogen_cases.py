@@ -10,13 +10,11 @@ says how many it really dropped. Both results are checked.
 from __future__ import annotations
 
 import pytest
+from peer_libraries import AutogenBuffered, AutogenHeadTail
 
 from memlab.context import Trim
-from memlab.context.peers import AutogenBuffered, AutogenHeadTail
 from memlab.messages import Message, ToolCall
 from memlab.units import orphans
-
-pytest.importorskip("autogen_core")
 
 SKIPPED = "Skipped {n} messages."
 SEATTLE = [

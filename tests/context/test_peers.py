@@ -14,9 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from memlab.context import SlidingWindow
-from memlab.context.peers import (
+from peer_libraries import (
     AutogenBuffered,
     AutogenHeadTail,
     AutogenTokenLimited,
@@ -24,6 +22,8 @@ from memlab.context.peers import (
     LlamaIndexBuffer,
     LlamaIndexSummary,
 )
+
+from memlab.context import SlidingWindow
 from memlab.errors import MemlabError
 from memlab.experiment import run_experiment
 from memlab.llm import ExtractiveChatModel, LitellmChatModel
@@ -31,10 +31,6 @@ from memlab.messages import Message
 from memlab.tokens import get_counter
 from memlab.trace import SUMMARY, recording
 from memlab.units import orphans
-
-pytest.importorskip("langchain_core")
-pytest.importorskip("llama_index.core")
-pytest.importorskip("autogen_core")
 
 BUDGETS = [200, 1_000, 4_000]
 

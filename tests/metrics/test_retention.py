@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hand_made import lifecycle, probe
+from hand_made import call, lifecycle, probe
 
 from memlab.metrics import content_words, probe_rows, retention_metrics
 from memlab.metrics.retention import probe_retention
@@ -70,6 +70,20 @@ def test_memory_layer_summaries_earlier_in_the_dialogue_count() -> None:
     )
     assert rows[0]["context.evidence_fed_to_summary"] == 0.5
     assert rows[0]["context.evidence_in_summary"] == 0.5
+
+
+def test_a_context_summary_of_an_earlier_call_counts_where_the_request_carries_it() -> None:
+    """A stateful strategy (llamaindex_summary) reports its summary once, at the call that wrote it."""
+    rows = probe_rows(
+        [
+            call(10, 20, summary("a", text="Ann likes Oslo"), dialogue="d1"),
+            call(10, 20, summary("b", text="Ann likes Lisbon"), dialogue="d1"),  # replaced by a later summary
+            call(10, 20, summary("c", text="Ann likes Rome"), dialogue="d2"),  # another dialogue's: never counts
+            probe(("a", "b", "c"), (), dialogue="d1", answer="Oslo Lisbon Rome", context="Ann likes  Oslo\nx"),
+        ]
+    )
+    assert rows[0]["context.evidence_fed_to_summary"] == pytest.approx(1 / 3)  # a: its summary is sent
+    assert rows[0]["context.evidence_in_summary"] == pytest.approx(1 / 3)  # oslo
 
 
 def test_undefined_shares_are_none_and_skipped_in_means() -> None:
