@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memlab import ranges
-from memlab.llm.extractive import DEFAULT_SUMMARY_TOKENS
+from memlab.llm.base import DEFAULT_SUMMARY_TOKENS
 from memlab.llm.faulty import DEFAULT_FAULT_RATE, FAULT_MODES
 
 
