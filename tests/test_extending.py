@@ -22,7 +22,8 @@ ENTRY = "last_turns"
 COPIED = ("memlab", "tests", "datasets", "conftest.py", "pyproject.toml")
 IGNORED = shutil.ignore_patterns("__pycache__", ".hypothesis")
 # The generic tests that iterate over every context entry.
-GENERIC = ("test_contracts.py", "context/test_protocol.py", "context/test_dict_io.py", "context/test_interceptor.py")
+GENERIC = ("test_contracts.py", "test_config.py")
+GENERIC += ("context/test_protocol.py", "context/test_dict_io.py", "context/test_interceptor.py")
 
 
 def walkthrough_files() -> dict[str, str]:
