@@ -224,13 +224,21 @@ class SummarizationHookConfig:
 
     _target_: str = "memlab.context.SummarizationHook"
     llm: Any = "${llm}"
+    """The model that compresses (null: the document's hard truncation)."""
     trigger_tokens: int = ranges.positive(hook.TRIGGER_TOKENS)
+    """Compress when a request has more tokens than this (the document: 80,000)."""
     counter: str = "estimate"
+    """How the trigger counts tokens (estimate: the document's chars / 2.5 + 4)."""
     keep_last: int = ranges.count(hook.DEFAULT_KEEP_LAST)
+    """Newest messages (and their tool-call units) kept out of the compression."""
     keep_chars: int = ranges.count(hook.KEEP_CHARS)
+    """Characters kept at each end of the text by the document's head-and-tail fallback."""
     language: str = "en"
+    """The summary prompt's language: en or zh."""
     max_conversation_chars: int = ranges.positive(summary.MAX_CONVERSATION_CHARS)
+    """The transcript sent for a summary is cut to this many characters."""
     summary_tokens: int | None = ranges.positive(summary.DEFAULT_SUMMARY_TOKENS)
+    """The longest summary asked for, in tokens (null: no limit)."""
 
 
 # Strategy nodes (group `context_strategy`, nested by the entries' defaults) and the entries.

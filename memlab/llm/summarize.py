@@ -18,13 +18,16 @@ import functools
 import heapq
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import sparse
 
 from memlab.llm.corpus import Corpus, Sentence, corpus
 from memlab.llm.tfidf import counts_as_matrix, tfidf
 from memlab.tokens import TiktokenCounter, _CachedCounter, get_counter
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 _NOT_TIKTOKEN_SPACE = re.compile("[\x1c-\x1f]")
 TEXTRANK_DAMPING = 0.85  # Mihalcea & Tarau (2004), after PageRank
@@ -43,6 +46,8 @@ def _textrank(similarity: sparse.csr_matrix) -> np.ndarray:
     ``(diags(1 / out weight) @ graph).T``) without building those matrices: the transposed
     transition matrix has the graph's layout, its entry (j, i) being ``graph[j, i] / out_weight[i]``.
     """
+    from scipy import sparse  # imported on use: it takes a third of a second
+
     n = similarity.shape[0]
     rows = np.repeat(np.arange(n), np.diff(similarity.indptr))
     off = similarity.indices != rows
@@ -72,6 +77,8 @@ def score_sentences(
 
 def _similarity(corpus: Corpus) -> sparse.csr_matrix:
     """The sentences' cosine similarities (their TF-IDF vectors' Gram matrix), rows sorted."""
+    from scipy import sparse  # imported on use: it takes a third of a second
+
     n = len(corpus.sentences)
     if not corpus.term_lengths.any():  # no content terms at all (only stop words or punctuation)
         return sparse.csr_matrix((n, n))

@@ -14,11 +14,14 @@ differ (first use in the corpus, not alphabetical), which no value depends on.
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import sparse
 
 from memlab.llm.text import content_term_tuple
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 _TERM_IDS: dict[str, int] = {}  # every content term this process has seen, by first sight
 
@@ -49,6 +52,8 @@ def counts_as_matrix(ids: np.ndarray, counts: np.ndarray, lengths: np.ndarray) -
     relabels the columns alphabetically without reordering the rows; labelling the columns by first
     use gives the same rows, entry for entry.
     """
+    from scipy import sparse  # imported on use: it takes a third of a second
+
     _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
     rank = np.empty_like(first)
     rank[np.argsort(first)] = np.arange(len(first))  # the column of each distinct term: its first use
@@ -83,6 +88,8 @@ def tfidf(counts: sparse.csr_array) -> sparse.csr_array:
     each row divided by the square root of its sum of squares, added in row order
     (`sklearn.utils.sparsefuncs_fast.inplace_csr_row_normalize_l2`).
     """
+    from scipy import sparse  # imported on use: it takes a third of a second
+
     df = np.bincount(counts.indices, minlength=counts.shape[1]).astype(np.float64)
     df += 1.0
     idf = np.full_like(df, fill_value=counts.shape[0] + 1, dtype=np.float64)

@@ -117,7 +117,9 @@ class ChatHistoryConfig:
     _target_: str = "memlab.memory.chat_history"
     _partial_: bool = True
     store: Any = "${store}"
+    """Where the histories live (the run's store)."""
     fresh: bool = True
+    """Clear what the store holds under a dialogue's id before its replay."""
 
 
 @dataclass
@@ -176,6 +178,7 @@ class ChainConfig:
     _convert_: str = "all"
     """Plain lists, so a dataclass compressor is not turned back into a config node."""
     stages: list[Any] = field(default_factory=list)
+    """The compressors, each a node with its own `_target_`, applied in order."""
 
 
 @dataclass
@@ -185,7 +188,9 @@ class AgentHistoryConfig:
     _target_: str = "memlab.memory.agent_history"
     _partial_: bool = True
     store: Any = "${store}"
+    """Where the histories live (the run's store)."""
     fresh: bool = True
+    """Clear what the store holds under a dialogue's id before its replay."""
     compressor: Any = MISSING
     """The compressor node, from the entry's defaults (`/schema/memory_compressor/<name>@compressor`)."""
 
@@ -196,8 +201,9 @@ class SessionEndOpsConfig:
 
     _target_: str = "memlab.memory.SessionEndOps"
     fork: bool = True
+    """Copy the history to `<id>@<session>` in the same store at every session end."""
     compactor: Any = None
-    """e.g. {_target_: memlab.memory.WindowedMemoryCompressor, max_items: 6}."""
+    """A compressor run at every session end, e.g. {_target_: memlab.memory.WindowedMemoryCompressor, max_items: 6}."""
 
 
 STRATEGIES: dict[str, type] = {
