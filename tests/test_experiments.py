@@ -8,6 +8,7 @@ and must leave its comparison; every other job of the sweep is composed and vali
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -68,6 +69,7 @@ def run_cli(monkeypatch: pytest.MonkeyPatch, *args: str) -> int:
 def assert_run(run_dir: Path) -> None:
     missing = [f for f in RUN_FILES if not (run_dir / f).is_file()]
     assert not missing, f"{run_dir} has no {', '.join(missing)}"
+    assert json.loads((run_dir / "metrics.json").read_text())["calls"] > 0, f"{run_dir}: no model call replayed"
 
 
 @pytest.mark.parametrize("name", options("experiment"))
