@@ -35,7 +35,7 @@ from typing import Protocol
 import numpy as np
 
 from memlab import ranges
-from memlab.longterm.text import search_terms
+from memlab.text import search_terms
 
 INDEX_KINDS = ("exact", "hnsw", "hybrid")
 HNSW_COMPACT_SHARE = 0.25  # rebuild the HNSW graph from live vectors once this share of it is retired
