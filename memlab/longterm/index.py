@@ -250,6 +250,9 @@ class Bm25Index:
         self.k1, self.b = k1, b
         self._postings: dict[str, tuple[list[int], list[int]]] = {}
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # posting lists as arrays, by term
+        # Each queried term's BM25 per posting (weight 1, retired ones 0), valid until the index changes.
+        self._contributions: dict[str, tuple[int, np.ndarray, np.ndarray]] = {}
+        self._version = 0  # bumped by every add and remove: lengths, their mean and idf move with it
         self._docs: list[Counter[str]] = []
         self._length = np.zeros(0, dtype=np.float64)
         self.alive = np.zeros(0, dtype=bool)
@@ -277,12 +280,14 @@ class Bm25Index:
                 self._arrays.pop(term, None)
             self.df.update(counts.keys())
         self.live += len(documents)
+        self._version += 1
 
     def remove(self, positions: Sequence[int]) -> None:
         for position in positions:
             if not self.alive[position]:
                 continue
             self.alive[position] = False
+            self._version += 1
             self.live -= 1
             self._total_length -= self._length[position]
             self.df.subtract(self._docs[position].keys())
@@ -302,28 +307,30 @@ class Bm25Index:
             arrays = self._arrays[term] = (np.asarray(docs, dtype=np.int64), np.asarray(tfs, dtype=np.float64))
         return arrays
 
+    def _contribution(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+        """The term's postings and each one's BM25 at weight 1 (0 when retired), cached until the next change."""
+        cached = self._contributions.get(term)
+        if cached is not None and cached[0] == self._version:
+            return cached[1], cached[2]
+        docs, tfs = self._posting(term)
+        norm = self.k1 * (1.0 - self.b + self.b * self._length[docs] / (self._total_length / self.live))
+        values = tfs * ((self.k1 + 1.0) * self.idf(term)) / (tfs + norm) * self.alive[docs]
+        self._contributions[term] = (self._version, docs, values)
+        return docs, values
+
     def scores(self, weights: Mapping[str, float]) -> np.ndarray:
         """BM25 of every position for query terms with weights (retired positions score 0).
 
-        One pass: the query terms' posting lists are concatenated and summed by position with a
-        single `numpy.bincount`, so a query costs its postings plus one sweep of the positions.
+        A query costs its terms' postings: each term's per-posting BM25 is computed once per state of
+        the index and added into the positions it names (unique within a posting list).
         """
-        n = len(self._docs)
+        out = np.zeros(len(self._docs), dtype=np.float64)
         if self.live == 0:
-            return np.zeros(n, dtype=np.float64)
-        mean_length = self._total_length / self.live
-        positions, contributions = [], []
+            return out
         for term, weight in weights.items():
-            if term not in self._postings:
-                continue
-            docs, tfs = self._posting(term)
-            norm = self.k1 * (1.0 - self.b + self.b * self._length[docs] / mean_length)
-            positions.append(docs)
-            contributions.append(tfs * ((self.k1 + 1.0) * weight * self.idf(term)) / (tfs + norm))
-        if not positions:
-            return np.zeros(n, dtype=np.float64)
-        out = np.bincount(np.concatenate(positions), weights=np.concatenate(contributions), minlength=n)
-        out *= self.alive[:n]
+            if term in self._postings:
+                docs, values = self._contribution(term)
+                out[docs] += values if weight == 1.0 else weight * values
         return out
 
     def feedback(self, query: Mapping[str, float], top: np.ndarray, terms: int, weight: float) -> dict[str, float]:
