@@ -9,14 +9,15 @@ counts them) and is scored by memlab's own `recall_at_k` / `ndcg_at_k`:
   lower-cased words); BM25 with memlab's preprocessing (`search_terms`: Snowball stems, no
   scikit-learn stop words; k1 0.9, b 0.4); all-MiniLM-L6-v2 cosine when ``memlab[minilm]`` is
   installed; reciprocal-rank fusion (k = 60) of the rank-bm25 default and MiniLM;
-- memlab's pipeline (``longterm=locomo``: extraction, memories, the hybrid index), ``longterm=chat``
-  and, with MiniLM installed, ``embedder=minilm``, each replayed through the simulator exactly as
-  ``memlab run`` does; retrieval-only ablations of the default search the memories its replay
-  stored (without recording the access).
+- memlab's pipeline (``longterm=locomo``: extraction, memories, the hybrid index) and ``longterm=chat``,
+  each replayed through the simulator exactly as ``memlab run`` does; retrieval-only variants of
+  the default (ablations and, with MiniLM installed, MiniLM as the dense side) search the memories
+  its replay stored, without recording the access.
 
 ``--loco`` adds the leave-one-conversation-out check of what the hybrid's defaults fitted
 (`dense_weight` and the feedback parameters): for each conversation, the grid point best on the
-other six is scored on the one left out, next to the shipped defaults.
+other six is scored on the one left out, next to the shipped defaults. Extraction runs once (the
+default's replay); each grid point only re-indexes the stored memories (embeddings are cached).
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ import importlib.util
 import itertools
 import os
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from hydra import compose, initialize_config_module
@@ -39,12 +41,12 @@ from rank_bm25 import BM25Okapi
 from memlab import config
 from memlab.dialogues import Dialogue, load_locomo
 from memlab.dialogues.locomo import LOCOMO_CATEGORIES
-from memlab.longterm import IndexSpec, make_index
-from memlab.longterm.text import search_terms
+from memlab.longterm import IndexSpec
 from memlab.memory import InMemoryChatMemory
 from memlab.metrics.longterm import EXCLUDED_CATEGORIES, K_VALUES, ndcg_at_k, recall_at_k
 from memlab.runtime import CallContext, Runtime, SecurityContext
 from memlab.sim import ProbeRecord, simulate
+from memlab.text import search_terms
 from memlab.tokens import get_counter
 
 SHARED = Path(os.environ.get("MEMLAB_SHARED", Path(__file__).resolve().parents[2] / "shared"))
@@ -65,14 +67,12 @@ ABLATIONS: tuple[tuple[str, dict[str, object]], ...] = (
     ("  without the update rule (`index.update_similarity=null`)", {"update_similarity": None}),
     ("  dense only (`index.kind=exact`)", {"kind": "exact"}),
 )
-MINILM_CONFIG = (
-    "  `embedder=minilm`, `index.dense_weight=0.4`",
-    ("embedder=minilm", "longterm.index.dense_weight=0.4"),
-)
+MINILM_DENSE_WEIGHTS = (0.1, 0.4, 1.0)  # MiniLM as the hybrid's dense side, over the default's memories
 # The fitted parameters and the grid the leave-one-conversation-out check searches.
 DENSE_WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.4)
 FEEDBACK: tuple[tuple[int, int, float], ...] = ((0, 0, 0.0), (3, 5, 0.3), (3, 10, 0.2), (5, 10, 0.3))
 
+Row = dict[str, float]  # one question's metrics
 Ranker = Callable[[str], list[list[str]]]  # question -> evidence ids of the retrieved units, best first
 
 
@@ -86,17 +86,20 @@ def questions(dialogue: Dialogue) -> list[tuple[str, list[str], str]]:
     return out
 
 
-def score(
-    rows: dict[str, list[dict[str, float]]], question: tuple[str, list[str], str], ranked: list[list[str]]
-) -> None:
-    _, evidence, category = question
-    row = {f"recall@{k}": recall_at_k(evidence, ranked, k) for k in K_VALUES}
-    row["ndcg@10"] = ndcg_at_k(evidence, ranked, 10)
+def metrics(evidence: Sequence[str], ranked: list[list[str]]) -> Row:
+    """recall@K and nDCG@10 of one question, by memlab's own metric functions."""
+    return {f"recall@{k}": recall_at_k(evidence, ranked, k) for k in K_VALUES} | {
+        "ndcg@10": ndcg_at_k(evidence, ranked, 10)
+    }
+
+
+def score(rows: dict[str, list[Row]], question: tuple[str, list[str], str], ranked: list[list[str]]) -> None:
+    row = metrics(question[1], ranked)
     rows["all"].append(row)
-    rows[category].append(row)
+    rows[question[2]].append(row)
 
 
-def summarize(rows: dict[str, list[dict[str, float]]]) -> dict[str, dict[str, float]]:
+def summarize(rows: dict[str, list[Row]]) -> dict[str, dict[str, float]]:
     return {c: {m: float(np.mean([r[m] for r in v])) for m in v[0]} | {"n": len(v)} for c, v in rows.items()}
 
 
@@ -178,64 +181,104 @@ def pipeline(dialogues: Sequence[Dialogue], overrides: Sequence[str]) -> tuple[d
     return summarize(rows), component
 
 
-def ablations(dialogues: Sequence[Dialogue], component: object) -> dict[str, dict[str, dict[str, float]]]:
-    """Each of `ABLATIONS` searched (without recording access) over the memories `component` stored."""
-    service = component.service  # type: ignore[attr-defined]
-    default, out = service.index_spec, {}
-    for label, change in ABLATIONS:
-        service.index_spec = replace(default, **change)
-        service._indexes.clear()  # rebuilt with the changed spec on the next search
-        rows: dict[str, list[dict[str, float]]] = defaultdict(list)
-        for d in dialogues:
-            end = max(m.timestamp for s in d.sessions for m in s.messages if m.timestamp)
-            ctx = CallContext("d", "s", 0, end, SecurityContext(d.user_id, "chat"))
-            for q in questions(d):
-                score(rows, q, [list(h.memory.evidence) for h in service.search(ctx, q[0], DEPTH, touch=False)])
-        out[label] = summarize(rows)
+def searched(dialogues: Sequence[Dialogue], service: Any, spec: IndexSpec) -> list[list[tuple[str, Row]]]:
+    """Each conversation's (category, metrics) per question: `spec` searched over the memories `service`
+    stored, without recording the access (the index is rebuilt for `spec`, the memories stay)."""
+    default = service.index_spec
+    service.index_spec = spec
+    service._indexes.clear()
+    out = []
+    for d in dialogues:
+        end = max(m.timestamp for s in d.sessions for m in s.messages if m.timestamp)
+        ctx = CallContext("d", "s", 0, end, SecurityContext(d.user_id, "chat"))
+        hits = [service.search(ctx, q, DEPTH, touch=False) for q, _, _ in questions(d)]
+        out.append(
+            [
+                (c, metrics(ev, [list(h.memory.evidence) for h in found]))
+                for (_, ev, c), found in zip(questions(d), hits, strict=True)
+            ]
+        )
     service.index_spec = default
     service._indexes.clear()
     return out
 
 
-def loco(dialogues: Sequence[Dialogue]) -> list[str]:
-    """Leave-one-conversation-out: fit (dense_weight, feedback) on six conversations, score the seventh."""
-    _, component = pipeline([replace(d, probes=()) for d in dialogues], ())
-    service = component.service  # type: ignore[attr-defined]
-    embedder = service.embedder
-    per_point: dict[tuple, list[list[float]]] = {}
+def pooled(per_conversation: Sequence[Sequence[tuple[str, Row]]]) -> dict[str, dict[str, float]]:
+    rows: dict[str, list[Row]] = defaultdict(list)
+    for conversation in per_conversation:
+        for category, row in conversation:
+            rows["all"].append(row)
+            rows[category].append(row)
+    return summarize(rows)
+
+
+def ablations(dialogues: Sequence[Dialogue], service: Any, minilm: Any) -> dict[str, dict[str, dict[str, float]]]:
+    """Each of `ABLATIONS` (and MiniLM as the dense side, when installed) over the default's memories."""
+    out = {
+        label: pooled(searched(dialogues, service, replace(service.index_spec, **change)))
+        for label, change in ABLATIONS
+    }
+    if minilm is not None:
+        hashing, service.embedder = service.embedder, minilm
+        for weight in MINILM_DENSE_WEIGHTS:
+            spec = replace(service.index_spec, dense_weight=weight)
+            out[f"  MiniLM as the dense side (`embedder=minilm`), `index.dense_weight={weight}`"] = pooled(
+                searched(dialogues, service, spec)
+            )
+        service.embedder = hashing
+    return out
+
+
+def loco(dialogues: Sequence[Dialogue], service: Any) -> tuple[list[str], dict[str, dict[str, float]]]:
+    """Leave-one-conversation-out: fit (dense_weight, feedback) on six conversations, score the seventh.
+
+    Returns the per-fold table and the pooled held-out metrics (each conversation searched with the
+    values fitted on the other six)."""
     points = list(itertools.product(DENSE_WEIGHTS, FEEDBACK))
+    runs: dict[tuple[float, tuple[int, int, float]], list[list[tuple[str, Row]]]] = {}
     for dense_weight, (docs, terms, weight) in points:
         spec = replace(service.index_spec, dense_weight=dense_weight, prf_docs=docs, prf_terms=terms, prf_weight=weight)
-        recalls = []
-        for d in dialogues:
-            ctx = CallContext("d", "s", 0, None, SecurityContext(d.user_id, "chat"))
-            memories = service.memories(ctx)
-            index = make_index(spec)
-            index.add(embedder.embed([m.content for m in memories]), [m.indexed_text() for m in memories])
-            found = [index.search(embedder.embed([q])[0], q, 10) for q, _, _ in questions(d)]
-            recalls.append(
-                [
-                    recall_at_k(ev, [list(memories[p].evidence) for p, _, _ in hits], 10)
-                    for (_, ev, _), hits in zip(questions(d), found, strict=True)
-                ]
-            )
-        per_point[(dense_weight, docs, terms, weight)] = recalls
+        runs[(dense_weight, (docs, terms, weight))] = searched(dialogues, service, spec)
+    recalls = {p: [[row["recall@10"] for _, row in conversation] for conversation in run] for p, run in runs.items()}
     default = IndexSpec()
-    shipped = (default.dense_weight, default.prf_docs, default.prf_terms, default.prf_weight)
+    shipped = (default.dense_weight, (default.prf_docs, default.prf_terms, default.prf_weight))
     lines = [
-        "| left out | fitted on the other six: dense_weight, prf (docs, terms, weight) | recall@10 on the six "
-        "| held-out recall@10 | shipped defaults, held out |",
-        "|---|---|---|---|---|",
+        "| left out | questions | fitted on the other six: dense_weight, feedback (docs, terms, weight) "
+        "| recall@10 on the six | held-out recall@10, fitted | held-out recall@10, shipped defaults |",
+        "|---|---|---|---|---|---|",
     ]
+    chosen, held_out = [], []
     for i, d in enumerate(dialogues):
-        best = max(per_point, key=lambda p: (_pooled(per_point[p], i), -points.index((p[0], p[1:]))))
-        fitted = f"{best[0]}, ({best[1]}, {best[2]}, {best[3]})"
-        held_out, shipped_out = np.mean(per_point[best][i]), np.mean(per_point[shipped][i])
-        lines.append(f"| {d.id} | {fitted} | {_pooled(per_point[best], i):.3f} | {held_out:.3f} | {shipped_out:.3f} |")
-    return lines
+        best = max(points, key=lambda p: (_others(recalls[p], i), -points.index(p)))  # ties: the earlier point
+        chosen.append(best)
+        held_out.append(runs[best][i])
+        lines.append(
+            f"| {d.id} | {len(recalls[best][i])} | {best[0]}, {best[1]} | {_others(recalls[best], i):.3f} "
+            f"| {np.mean(recalls[best][i]):.3f} | {np.mean(recalls[shipped][i]):.3f} |"
+        )
+    pooled_held_out = pooled(held_out)
+    pooled_shipped = float(np.mean([r for rs in recalls[shipped] for r in rs]))
+    lines.append(
+        f"| all (pooled) | {pooled_held_out['all']['n']:.0f} | | | {pooled_held_out['all']['recall@10']:.3f} "
+        f"| {pooled_shipped:.3f} |"
+    )
+    ((most, times),) = Counter(chosen).most_common(1)
+    lines += [
+        "",
+        f"Most frequent choice across the folds: dense_weight {most[0]}, feedback {most[1]} ({times} of "
+        f"{len(dialogues)}); shipped: dense_weight {shipped[0]}, feedback {shipped[1]}. Recall@10 of every grid "
+        "point on all of dev7 (in-sample):",
+        "",
+        "| dense_weight \\ feedback | " + " | ".join(str(f) for f in FEEDBACK) + " |",
+        "|---" * (len(FEEDBACK) + 1) + "|",
+    ]
+    for w in DENSE_WEIGHTS:
+        cells = " | ".join(f"{np.mean([r for rs in recalls[(w, f)] for r in rs]):.3f}" for f in FEEDBACK)
+        lines.append(f"| {w} | {cells} |")
+    return lines, pooled_held_out
 
 
-def _pooled(recalls: list[list[float]], left_out: int) -> float:
+def _others(recalls: list[list[float]], left_out: int) -> float:
     """Mean recall over the questions of every conversation but `left_out`."""
     return float(np.mean([r for j, rs in enumerate(recalls) if j != left_out for r in rs]))
 
@@ -264,18 +307,24 @@ def main() -> None:
 
         minilm = MiniLMEmbedder()
     results = baselines(dialogues, minilm)
-    configs = CONFIGS + ((MINILM_CONFIG,) if minilm is not None else ())
-    for label, overrides in configs:
+    service = None
+    for label, overrides in CONFIGS:
         results[label], component = pipeline(dialogues, overrides)
         archived = component.service.counts["archived.max_items"]  # type: ignore[attr-defined]
         if archived:
             results[label + f" ({archived} memories archived by the cap)"] = results.pop(label)
         if not overrides:
-            results.update(ablations(dialogues, component))
-    print("\n".join(table(results)))
+            service = component.service  # type: ignore[attr-defined]
+            results.update(ablations(dialogues, service, minilm))
+    folds: list[str] = []
     if args.loco:
+        folds, results["leave-one-conversation-out: each conversation with the values fitted on the other six"] = loco(
+            dialogues, service
+        )
+    print("\n".join(table(results)))
+    if folds:
         print()
-        print("\n".join(loco(dialogues)))
+        print("\n".join(folds))
 
 
 if __name__ == "__main__":

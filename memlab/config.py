@@ -12,7 +12,9 @@ holds the run's own schema (`RunConfig`).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+import typing
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +61,7 @@ class PricingConfig:
     """Which model's prices (litellm's bundled table) turn tokens into `cost.usd`."""
 
     model: str = "gpt-4o-mini"
+    """The model whose prices (and tokenizer) the run's tokens are counted and priced at."""
 
 
 @dataclass
@@ -66,11 +69,15 @@ class EvalConfig:
     """Optional answer evaluation: answer each probe from its context with `llm`, then score it."""
 
     answers: bool = False
+    """Answer every probe from its context with `llm` and score the answers."""
     judge: bool = True
-    # question categories left out of the overall retention and recall means (each still reported on its own)
+    """Also have `llm` judge each answer against the reference."""
     overall_excludes: list[str] = field(default_factory=lambda: ["adversarial"])
+    """Question categories left out of the overall retention and recall means (each still reported on its own)."""
     language: str = "en"
+    """The answer prompt's language: en or zh."""
     max_tokens: int = ranges.positive(64)
+    """The longest answer, in tokens."""
 
 
 @dataclass
@@ -78,8 +85,11 @@ class ObjectiveConfig:
     """What a run returns to a sweeper (optuna): `metric`, penalized above a token `budget`."""
 
     metric: str = "context.evidence_retention"
+    """The metric a sweeper maximizes (a key of metrics.json)."""
     budget: float | None = ranges.positive(None)
+    """Tokens per call above which the metric is penalized by the share over (null: no budget)."""
     budget_metric: str = "tokens.prompt.mean"
+    """The metric compared with `budget`."""
 
 
 @dataclass
@@ -87,6 +97,7 @@ class SweepConfig:
     """How `memlab run -m` ends: non-zero when a job failed or never finished, unless `allow_failures`."""
 
     allow_failures: bool = False
+    """Exit 0 from a sweep even when a job failed or never finished."""
 
 
 @dataclass
@@ -94,31 +105,49 @@ class RunConfig:
     """The whole experiment: one entry per group plus run-wide settings."""
 
     name: str = "default"
+    """The run's name: its folder under reports/runs/ and its label in comparisons."""
     tags: list[str] = field(default_factory=list)
     """Free labels kept in the manifest: tags=[baseline,gpt4o]."""
     seed: int = ranges.seed(0)
+    """Seeds Python's and numpy's random streams (and the synthetic data, by default)."""
     tokenizer: str = "${pricing.model}"
     """Counts every token the run reports: the pricing model's own tokenizer (memlab.metrics.check_tokenizer)."""
     system_prompt: str | None = None
+    """The agent's instructions when the dataset has none (null: none)."""
     agent_id: str = "default"
+    """Which agent's long-term memory settings apply (`longterm.agents.<id>`)."""
     dataset: Any = MISSING
+    """The dialogues to replay (conf/dataset)."""
     context: Any = MISSING
+    """How each request is cropped (conf/context)."""
     memory: Any = MISSING
+    """What is done to the stored history (conf/memory)."""
     agent_memory: Any = MISSING
+    """The stored history, plain or compressed (conf/agent_memory)."""
     longterm: Any = MISSING
+    """Long-term memory (conf/longterm)."""
     llm: Any = None
+    """The model behind summaries, extraction and answers (conf/llm)."""
     policy: Any = None
     """Who decides tool calls when components offer tools (conf/policy)."""
     embedder: Any = None
+    """The embeddings of long-term retrieval (conf/embedder)."""
     store: Any = None
+    """Where histories and long-term records live (conf/store)."""
     hooks: dict[str, Any] = field(default_factory=dict)
+    """Extra components by name, e.g. +hooks@hooks.summarization=summarization."""
     sim: SimConfig = field(default_factory=SimConfig)
+    """How the simulator replays."""
     context_window: int | None = ranges.positive(None)
     """The window `budget.violations` counts against; None: the pricing model's max input tokens."""
     pricing: PricingConfig = field(default_factory=PricingConfig)
+    """How tokens are priced."""
     eval: EvalConfig = field(default_factory=EvalConfig)
+    """Answer evaluation."""
     objective: ObjectiveConfig = field(default_factory=ObjectiveConfig)
+    """What a sweep optimizes."""
     sweep: SweepConfig = field(default_factory=SweepConfig)
+    """How a sweep ends."""
     output_dir: str | None = None
     """Where the run directory is published; None: Hydra's run directory."""
     profile: bool = False
@@ -134,6 +163,20 @@ def schemas() -> dict[tuple[str, str], type]:
     found: dict[tuple[str, str], type] = {}
     for package in SCHEMA_MODULES:
         found.update(importlib.import_module(package).SCHEMAS)
+    return found
+
+
+def schema_classes() -> list[type]:
+    """RunConfig, every group entry's schema, and the dataclasses their fields nest (IndexSpec, TypeSpec, ...)."""
+    todo: list[Any] = [RunConfig, *schemas().values()]
+    found: list[type] = []
+    while todo:
+        cls = todo.pop(0)
+        if cls in found or not dataclasses.is_dataclass(cls) or not isinstance(cls, type):
+            continue
+        found.append(cls)
+        for hint in typing.get_type_hints(cls).values():
+            todo += [a for arg in (typing.get_args(hint) or (hint,)) for a in (typing.get_args(arg) or (arg,))]
     return found
 
 

@@ -1,7 +1,8 @@
-"""`memlab run --help` lists the user-facing groups; bash completion works for `memlab run con<TAB>`."""
+"""`memlab run --help` lists the groups, and an entry's keys; bash completion works for `memlab run con<TAB>`."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -11,6 +12,9 @@ from pathlib import Path
 import pytest
 
 from memlab.cli import GROUP_HELP, INTERNAL_GROUPS, run_help
+from memlab.config import SimConfig, schema_classes
+from memlab.config_help import field_docs
+from memlab.context.schemas import ContextKnobs, TrimConfig, TrimContextConfig
 
 CONF = Path(__file__).resolve().parents[1] / "memlab" / "conf"
 BIN = Path(sys.executable).parent
@@ -29,6 +33,41 @@ def test_run_help_has_one_line_per_user_facing_group() -> None:
     assert "schema" not in out and "compare " not in out and "tolerances" not in out
     assert "none*" in out.split("  context ", 1)[1].split("  memory ", 1)[0]  # the default entry is marked
     assert all(len(ln) <= 160 for ln in out.splitlines())
+
+
+def test_run_help_of_an_entry_lists_its_keys_as_composed_with_their_docstrings() -> None:
+    """`memlab run --help context=trim`: each key's type, default (the YAML's wiring included), range and docstring."""
+    help_trim = [BIN / "memlab", "run", "--help", "context=trim"]
+    out = subprocess.run(help_trim, capture_output=True, text=True, check=True).stdout
+    lines = out.splitlines()
+    assert lines[0].startswith("context=trim: ")
+    keep_last = lines.index("  context.keep_last: int | None = 3  (>= 0)")
+    assert lines[keep_last + 1].strip() == field_docs(ContextKnobs)["keep_last"]
+    assert "  context.strategy.keep_first: int = ${..keep_first}  (>= 0)" in lines  # nested by the defaults entry
+    assert field_docs(TrimConfig)["placeholder"] in out and "_target_" not in out
+
+
+def test_run_help_of_a_section_and_of_a_wrong_entry() -> None:
+    sim = subprocess.run([BIN / "memlab", "run", "--help", "sim"], capture_output=True, text=True, check=True).stdout
+    assert "  sim.workers: int | None = null  (>= 1 and <= 1024)" in sim and field_docs(SimConfig)["workers"] in sim
+    wrong = subprocess.run([BIN / "memlab", "run", "--help", "context=trimm"], capture_output=True, text=True)
+    assert wrong.returncode == 2 and "Could not find 'context/trimm'" in wrong.stderr
+
+
+def test_field_docs_read_attribute_docstrings_of_a_class_and_its_bases() -> None:
+    assert field_docs(SimConfig)["max_tool_rounds"] == "Tool rounds a ReAct iteration may run before the reply."
+    assert set(field_docs(TrimContextConfig)) >= {"max_tokens", "keep_first", "keep_last", "threshold", "strategy"}
+
+
+def test_every_schema_field_has_a_docstring_for_the_help() -> None:
+    """A key `memlab run --help GROUP=ENTRY` lists is explained: each field has its docstring (not `_target_`)."""
+    undocumented = [
+        f"{cls.__module__}.{cls.__name__}.{f.name}"
+        for cls in schema_classes()
+        for f in dataclasses.fields(cls)
+        if not f.name.startswith("_") and f.name not in field_docs(cls)
+    ]
+    assert undocumented == []
 
 
 def _complete(line: str, tmp_path: Path) -> list[str]:

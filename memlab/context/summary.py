@@ -20,14 +20,13 @@ from dataclasses import dataclass
 
 from memlab.errors import MemlabError
 from memlab.llm import TASK_CONTEXT_SUMMARY, ChatModel, LLMError, prompts
+from memlab.llm.base import DEFAULT_SUMMARY_TOKENS
 from memlab.messages import Message
 from memlab.tokens import TokenCounter
 from memlab.trace import FALLBACK, SummaryEvent, emit, timed
 
 # Design document, SUMMARIZE step 1: "总字符数 > MAX_CONVERSATION_CHARS(50000) → 截断到前 50000 字符".
 MAX_CONVERSATION_CHARS = 50_000
-# Ours: the document sets no length for a summary; this caps what the model may write.
-DEFAULT_SUMMARY_TOKENS = 256
 
 # Layers of a SummaryEvent (the `summary.<layer>.*` metrics).
 LAYER_CONTEXT = "context"

@@ -16,6 +16,7 @@ class HashingConfig:
 
     _target_: str = "memlab.embed.HashingEmbedder"
     dim: int = ranges.ranged(DEFAULT_DIM, ge=1, le=65_536)
+    """Dimensions the character n-grams are hashed into."""
 
 
 @dataclass
@@ -24,7 +25,9 @@ class MiniLMConfig:
 
     _target_: str = "memlab.embed.MiniLMEmbedder"
     device: str = "cpu"
+    """Where the model runs: cpu, cuda, mps."""
     batch_size: int = ranges.ranged(64, ge=1, le=100_000)
+    """Texts embedded per batch."""
 
 
 @dataclass
@@ -33,15 +36,25 @@ class LitellmEmbedConfig:
 
     _target_: str = "memlab.embed.LitellmEmbedder"
     model: str = "text-embedding-3-small"
+    """litellm's provider/model name."""
     dim: int = ranges.ranged(DEFAULT_EMBEDDING_DIM, ge=1, le=65_536)
+    """The embedding's dimensions (the model's own)."""
     api_base: str | None = None
+    """The provider's URL (null: litellm's default)."""
     api_key_env: str | None = None
+    """The environment variable holding the key (null: the provider's default)."""
     timeout: float = ranges.positive(60.0)
+    """Seconds a request may take."""
     num_retries: int = ranges.count(2, le=100)
+    """Retries of a failed request."""
     retry_backoff_s: float = ranges.ranged(1.0, ge=0, le=3_600)
+    """Seconds before the first retry, doubled at each further one."""
     batch_size: int = ranges.ranged(128, ge=1, le=100_000)
+    """Texts embedded per request."""
     cache_dir: str | None = "${oc.env:MEMLAB_CACHE,.memlab-cache}/embed"
+    """Embeddings cached on disk per text (null: no cache)."""
     extra_params: dict[str, Any] = field(default_factory=dict)
+    """More keyword arguments for litellm.embedding."""
 
 
 SCHEMAS = {

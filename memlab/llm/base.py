@@ -22,6 +22,8 @@ TASK_EXTRACT_MEMORIES = "extract_memories"  # typed long-term memories with evid
 TASK_ANSWER = "answer"
 TASK_JUDGE = "judge"
 TASKS = (TASK_CHAT, TASK_CONTEXT_SUMMARY, TASK_MEMORY_SUMMARY, TASK_EXTRACT_MEMORIES, TASK_ANSWER, TASK_JUDGE)
+# Ours: the design document sets no length for a summary; every summarizer asks for at most this many tokens.
+DEFAULT_SUMMARY_TOKENS = 256
 
 
 class LLMError(RuntimeError):

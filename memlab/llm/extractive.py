@@ -29,6 +29,7 @@ import numpy as np
 from rank_bm25 import BM25Okapi
 
 from memlab.llm.base import (
+    DEFAULT_SUMMARY_TOKENS,
     TASK_ANSWER,
     TASK_CHAT,
     TASK_CONTEXT_SUMMARY,
@@ -41,11 +42,10 @@ from memlab.llm.base import (
 )
 from memlab.llm.prompts import parse_transcript, source_text, transcript_of
 from memlab.llm.summarize import extractive_summary
-from memlab.llm.text import content_terms, is_date_or_number, split_sentences, terms
 from memlab.messages import Message, MessageLike, as_messages
+from memlab.text import content_terms, is_date_or_number, split_sentences, terms
 from memlab.tokens import get_counter
 
-DEFAULT_SUMMARY_TOKENS = 256
 DEFAULT_ANSWER_TOKENS = 64
 JUDGE_MIN_RECALL = 0.5  # share of the gold answer's content terms the generated answer must contain
 _QUESTION = re.compile(r"\n\n(?:Question|问题): (?P<q>.*)\Z", re.DOTALL)

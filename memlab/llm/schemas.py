@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memlab import ranges
-from memlab.llm.extractive import DEFAULT_SUMMARY_TOKENS
+from memlab.llm.base import DEFAULT_SUMMARY_TOKENS
 from memlab.llm.faulty import DEFAULT_FAULT_RATE, FAULT_MODES
 
 
@@ -16,7 +16,9 @@ class ExtractiveConfig:
 
     _target_: str = "memlab.llm.ExtractiveChatModel"
     counter: str = "${tokenizer}"
+    """The token counter of its length budgets and of the usage it reports."""
     summary_tokens: int = ranges.positive(DEFAULT_SUMMARY_TOKENS)
+    """The longest summary written, in tokens."""
 
 
 @dataclass
@@ -25,18 +27,29 @@ class LitellmConfig:
 
     _target_: str = "memlab.llm.LitellmChatModel"
     model: str = "openai/gpt-4o-mini"
+    """litellm's provider/model name."""
     api_base: str | None = None
+    """The provider's URL (null: litellm's default for the provider)."""
     api_key_env: str | None = None
+    """The environment variable holding the key, read at each call (null: the provider's, e.g. OPENAI_API_KEY)."""
     temperature: float = ranges.ranged(0.0, ge=0, le=2)
+    """Sampling temperature (0: the most deterministic)."""
     max_tokens: int = ranges.positive(512)
+    """The longest reply, in tokens."""
     timeout: float = ranges.positive(60.0)
+    """Seconds a request may take."""
     num_retries: int = ranges.count(2, le=100)
+    """Retries of a failed request (rate limits, timeouts, server errors)."""
     retry_backoff_s: float = ranges.ranged(1.0, ge=0, le=3_600)
+    """Seconds before the first retry, doubled at each further one."""
     max_retry_after_s: float = ranges.ranged(60.0, ge=0, le=3_600)
     """The longest Retry-After honoured."""
     cache_dir: str | None = "${oc.env:MEMLAB_CACHE,.memlab-cache}/llm"
+    """Responses cached on disk by request (null: no cache)."""
     counter: str = "${tokenizer}"
+    """Counts a call's tokens when the provider reports none."""
     extra_params: dict[str, Any] = field(default_factory=dict)
+    """More keyword arguments for litellm.completion."""
 
 
 @dataclass
@@ -45,11 +58,15 @@ class FaultyConfig:
 
     _target_: str = "memlab.llm.FaultyChatModel"
     inner: Any = None
+    """The model that answers when no fault is injected (a conf/llm entry; null: extractive)."""
     rate: float = ranges.rate(DEFAULT_FAULT_RATE)
+    """Share of calls that fail."""
     modes: list[str] = field(default_factory=lambda: list(FAULT_MODES))
+    """The failures drawn from (uniformly): error, timeout, empty, long."""
     seed: int = ranges.seed("${seed}")
     """The fault sequence's seed (the run's by default)."""
     counter: str = "${tokenizer}"
+    """Counts the tokens of an injected fault's call."""
 
 
 SCHEMAS = {

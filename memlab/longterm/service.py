@@ -50,6 +50,7 @@ from memlab.longterm.model import (
 from memlab.longterm.store import MemoryStore
 from memlab.messages import Message
 from memlab.runtime.agent import CallContext
+from memlab.text import split_sentences, words
 from memlab.trace import LONGTERM_EXTRACT, LONGTERM_RETRIEVE, LONGTERM_SKIP, Event, emit, recording, timed
 
 # The design document's configuration defaults (agent.defaults.long-term-memory).
@@ -81,9 +82,15 @@ UPDATE_CUE = re.compile(
     r"this time|update[ds]?|scratch)\b|现在|改成|不再|换了",
     re.I,
 )
-UPDATE_RELEVANCE_SHARE = 0.5  # ... and only over a memory at most twice as relevant to the query
+
+UPDATE_RELEVANCE_SHARE = 0.3  # ... and only over a memory at most 1 / 0.3 times as relevant to the query
 CANDIDATE_OVERSAMPLE = 4  # the index returns this many times k candidates for the prior to re-rank ...
 MIN_CANDIDATES = 50  # ... and at least this many
+
+
+def update_sentences(text: str) -> str:
+    """The sentences of `text` that say they revise something (`UPDATE_CUE`), joined; "" if none."""
+    return " ".join(s for s in split_sentences(text) if UPDATE_CUE.search(s))
 
 
 @dataclass(frozen=True)
@@ -132,7 +139,7 @@ def with_context(draft: MemoryDraft, before: Mapping[str, str]) -> MemoryDraft:
 
 @functools.lru_cache(maxsize=1 << 16)  # every save compares against every stored memory
 def _normalized(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text.casefold()))
+    return " ".join(words(text.casefold()))
 
 
 def find_duplicate(content: str, memories: Sequence[Memory]) -> Memory | None:
@@ -275,33 +282,35 @@ class LongTermMemoryService:
     def _updates_first(self, ranked: list[Retrieved]) -> list[Retrieved]:
         """Each newer memory that states an update goes just above the best-ranked older one it revises.
 
-        Revises: same type, cosine >= `index.update_similarity`, at least `UPDATE_RELEVANCE_SHARE` of
-        the older one's score, and the newer text says it is an
-        update ("now", "these days", "switched", "no longer", ... `UPDATE_CUE`). Beyond the document,
-        whose only rule is PREFERENCE supersession: the old memory stays (it is history, and may be
-        asked about) but the current one is read first. Off with `update_similarity: null`.
+        Revises: the newer memory's update sentences (those with an update cue: "now", "these days",
+        "switched", "no longer", ... `UPDATE_CUE`) have cosine >= `index.update_similarity` with the
+        older memory, and the newer one scores at least `UPDATE_RELEVANCE_SHARE` of the older one.
+        The cue sentences, not the whole memory, are compared: an extracted memory is a whole turn, and
+        the chatter around an update would dilute its similarity to what it revises. Types are not
+        compared: they are read per turn, so a fix "I fixed it by ..." (PROCEDURE) revises "it is green
+        again after ..." (FACT). Beyond the document, whose only rule is PREFERENCE supersession: the
+        old memory stays (it is history, and may be asked about) but the current one is read first.
+        Off with `update_similarity: null`.
         """
         threshold = self.index_spec.update_similarity
         if threshold is None or len(ranked) < 2:
             return ranked
-        cues = [bool(UPDATE_CUE.search(h.memory.content)) for h in ranked]
+        cues = [update_sentences(h.memory.content) for h in ranked]
         if not any(cues):
             return ranked
         vectors = self.embedder.embed([h.memory.content for h in ranked])
+        revising = [j for j, cue in enumerate(cues) if cue]
         order = list(range(len(ranked)))
-        for j in range(len(ranked)):
-            if not cues[j]:
-                continue
-            newer = ranked[j].memory
+        for j, cue_vector in zip(revising, self.embedder.embed([cues[j] for j in revising]), strict=True):
+            newer = ranked[j]
             at = order.index(j)
             target = next(
                 (
                     i
                     for i in order[:at]
-                    if ranked[i].memory.type == newer.type
-                    and ranked[i].memory.created_at < newer.created_at
-                    and ranked[j].score >= UPDATE_RELEVANCE_SHARE * ranked[i].score
-                    and float(vectors[i] @ vectors[j]) >= threshold
+                    if ranked[i].memory.created_at < newer.memory.created_at
+                    and newer.score >= UPDATE_RELEVANCE_SHARE * ranked[i].score
+                    and float(vectors[i] @ cue_vector) >= threshold
                 ),
                 None,
             )

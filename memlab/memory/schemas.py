@@ -74,8 +74,11 @@ class FilterRuleConfig:
     """Keep messages of `roles` (any if empty) containing a keyword or matching a pattern (any text if both empty)."""
 
     roles: list[str] = field(default_factory=list)
+    """Roles the rule applies to (empty: any)."""
     keywords: list[str] = field(default_factory=list)
+    """Keep a message containing any of these (with `patterns` empty too: any text)."""
     patterns: list[str] = field(default_factory=list)
+    """Keep a message matching any of these regular expressions."""
 
 
 def _document_filter() -> list[FilterRuleConfig]:
@@ -117,7 +120,9 @@ class ChatHistoryConfig:
     _target_: str = "memlab.memory.chat_history"
     _partial_: bool = True
     store: Any = "${store}"
+    """Where the histories live (the run's store)."""
     fresh: bool = True
+    """Clear what the store holds under a dialogue's id before its replay."""
 
 
 @dataclass
@@ -137,9 +142,13 @@ class HybridConfig:
     max_items: int = ranges.ranged(DEFAULT_WINDOW_ITEMS, ge=1)
     """Items kept verbatim (the document's examples: 20)."""
     llm: Any = "${llm}"
+    """The model that writes the summary (null: the document's counting line)."""
     language: str = "auto"
+    """The summary prompt's language: auto (from the messages), en or zh."""
     max_tokens: int | None = ranges.positive(None)
+    """The longest summary asked for, in tokens (null: the model's own limit)."""
     counter: str = "${tokenizer}"
+    """The token counter that checks a summary is shorter than what it replaces."""
 
 
 @dataclass
@@ -150,10 +159,15 @@ class TaskSegmentedConfig:
     keep_tasks: int = ranges.count(1)
     """Newest sub-tasks kept whole."""
     boundary_role: str = "user"
+    """A message of this role starts a new sub-task."""
     llm: Any = "${llm}"
+    """The model that writes the summary (null: the document's counting line)."""
     language: str = "auto"
+    """The summary prompt's language: auto (from the messages), en or zh."""
     max_tokens: int | None = ranges.positive(None)
+    """The longest summary asked for, in tokens (null: the model's own limit)."""
     counter: str = "${tokenizer}"
+    """The token counter that checks a summary is shorter than what it replaces."""
 
 
 @dataclass
@@ -164,8 +178,11 @@ class ToolRoundsConfig:
     keep_rounds: int = ranges.count(DEFAULT_KEEP_ROUNDS)
     """Newest tool exchanges kept whole."""
     llm: Any = "${llm}"
+    """The model that writes the summary (null: the document's counting line)."""
     language: str = "auto"
+    """The summary prompt's language: auto (from the messages), en or zh."""
     max_tokens: int | None = ranges.positive(None)
+    """The longest summary asked for, in tokens (null: the model's own limit)."""
 
 
 @dataclass
@@ -176,6 +193,7 @@ class ChainConfig:
     _convert_: str = "all"
     """Plain lists, so a dataclass compressor is not turned back into a config node."""
     stages: list[Any] = field(default_factory=list)
+    """The compressors, each a node with its own `_target_`, applied in order."""
 
 
 @dataclass
@@ -185,7 +203,9 @@ class AgentHistoryConfig:
     _target_: str = "memlab.memory.agent_history"
     _partial_: bool = True
     store: Any = "${store}"
+    """Where the histories live (the run's store)."""
     fresh: bool = True
+    """Clear what the store holds under a dialogue's id before its replay."""
     compressor: Any = MISSING
     """The compressor node, from the entry's defaults (`/schema/memory_compressor/<name>@compressor`)."""
 
@@ -196,8 +216,9 @@ class SessionEndOpsConfig:
 
     _target_: str = "memlab.memory.SessionEndOps"
     fork: bool = True
+    """Copy the history to `<id>@<session>` in the same store at every session end."""
     compactor: Any = None
-    """e.g. {_target_: memlab.memory.WindowedMemoryCompressor, max_items: 6}."""
+    """A compressor run at every session end, e.g. {_target_: memlab.memory.WindowedMemoryCompressor, max_items: 6}."""
 
 
 STRATEGIES: dict[str, type] = {

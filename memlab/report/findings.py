@@ -2,7 +2,8 @@
 
 The paragraph a reader would otherwise write by hand: which configuration keeps the most
 evidence and at what cost, the cheapest one within `NEAR_BEST` of it, which configurations are
-dominated, and what each swept parameter did (or did not) change for each strategy.
+dominated, what each swept parameter did (or did not) change for each strategy, and why a cell of
+a column the others fill is empty ("—": the metric cannot apply to that configuration).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from memlab.metrics.registry import lookup
+from memlab.metrics.registry import comparison_columns, lookup
 from memlab.report.fmt import fmt_value, is_missing
 
 TOKENS = "tokens.prompt.mean"
@@ -20,6 +21,15 @@ RETENTION = "context.evidence_retention"
 NEAR_BEST = 0.9  # "within 10% of the best retention"
 FRONT = "pareto.evidence_retention"
 WATCHED = (TOKENS, RETENTION, "longterm.recall@10", "cost.usd")
+# Why a metric is undefined for a configuration, by the metric's name prefix (first match wins).
+UNDEFINED_BECAUSE = (
+    ("latency.context.", "it has no context stage"),
+    ("latency.", "that step never ran in it"),
+    ("context.", "none of its probe questions has the evidence or gold answer the metric needs"),
+    ("summary.", "it made no summary"),
+    ("longterm.", "it has no long-term memory"),
+    ("answer.", "its answers were not evaluated"),
+)
 
 
 def _number(value: object) -> float | None:
@@ -78,6 +88,17 @@ def findings(frame: pd.DataFrame) -> list[str]:
     for param in params:
         if all(_sort_key(str(r[param]))[0] == 0 for r in ok):  # a numeric knob, not a choice of strategy
             out += _effect(ok, param, [p for p in params if p != param])
+    return out + _undefined(ok, params)
+
+
+def _undefined(ok: Sequence[Row], params: Sequence[str]) -> list[str]:
+    """Why a comparison column that some configurations fill is empty for the others."""
+    out = []
+    for metric, title in comparison_columns():
+        missing = [r for r in ok if metric in r and _number(r[metric]) is None]
+        if missing and len(missing) < len(ok):
+            why = next((w for prefix, w in UNDEFINED_BECAUSE if metric.startswith(prefix)), "its run did not report it")
+            out.append(f"{title} is undefined (—) for {', '.join(_label(r, params) for r in missing)}: {why}.")
     return out
 
 

@@ -20,8 +20,11 @@ class SqliteStoreConfig:
 
     _target_: str = "memlab.stores.SqlStore"
     path: str = "memlab.sqlite"
+    """The database file; a relative path lands in the run directory."""
     run_dir: str | None = "${output_dir}"
+    """Where a relative `path` lands (the run's output directory)."""
     pool_size: int = ranges.ranged(10, ge=1, le=1_000)
+    """Connections kept open."""
 
 
 @dataclass
@@ -30,8 +33,11 @@ class PostgresStoreConfig:
 
     _target_: str = "memlab.stores.SqlStore"
     url: str = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+    """SQLAlchemy URL of the database."""
     schema: str | None = None
+    """A PostgreSQL schema of its own (null: the default one)."""
     pool_size: int = ranges.ranged(10, ge=1, le=1_000)
+    """Connections kept open."""
 
 
 @dataclass
@@ -40,7 +46,9 @@ class MysqlStoreConfig:
 
     _target_: str = "memlab.stores.SqlStore"
     url: str = "mysql+pymysql://root@127.0.0.1:3306/test"
+    """SQLAlchemy URL of the database."""
     pool_size: int = ranges.ranged(10, ge=1, le=1_000)
+    """Connections kept open."""
 
 
 @dataclass
@@ -49,7 +57,9 @@ class RedisStoreConfig:
 
     _target_: str = "memlab.stores.RedisStore"
     url: str = "redis://127.0.0.1:6379/0"
+    """Redis URL."""
     prefix: str = "memlab:"
+    """Every key starts with this."""
 
 
 SCHEMAS = {

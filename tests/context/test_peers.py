@@ -166,6 +166,21 @@ def test_a_peer_runs_like_any_strategy_through_hydra(make_config, tmp_path: Path
     assert metrics["calls"] > 0 and metrics["tokens.saved_ratio"] > 0.5
 
 
+def test_llamaindex_summary_summary_counts_for_the_probes_that_carry_it(
+    make_config, tmp_path: Path, locomo_path: Path
+) -> None:
+    """Its memory reports a summary once, when written; the probes at the dialogue's end still send it."""
+    cfg = make_config(
+        "dataset=locomo", f"dataset.path={locomo_path}", "dataset.sample_ids=[conv-30]",
+        "context=llamaindex_summary", "context.strategy.max_tokens=1000",
+    )  # fmt: skip
+    run_dir = run_experiment(cfg, tmp_path / "run").run_dir
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert 0 < metrics["summary.count"] < metrics["calls"]  # only when the buffer overflows, not every call
+    assert metrics["context.evidence_fed_to_summary"] > 0.5  # most evidence is older than the kept messages
+    assert 0 < metrics["context.evidence_in_summary"] <= metrics["context.answer_coverage"]
+
+
 def test_llamaindex_summary_through_litellm_over_http(
     locomo: list[list[Message]], openai_server_module, tmp_path: Path
 ) -> None:

@@ -8,17 +8,22 @@ without the update rule (docs/longterm.md).
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from hydra.utils import instantiate
 
 from memlab.dialogues.synthetic import UPDATE, generate_synthetic
-from memlab.longterm import RESULT_EVIDENCE
+from memlab.longterm import RESULT_EVIDENCE, MemoryType
+from memlab.longterm.model import SOURCE_AUTO_EXTRACT
 from memlab.memory import InMemoryChatMemory
 from memlab.runtime import Runtime, SecurityContext
 from memlab.sim import ProbeRecord, simulate
 from memlab.tokens import get_counter
 
-NEWER_FIRST_FLOOR = 0.85  # measured 0.861 (issue 15 aims at 0.95: not reached, docs/longterm.md says why)
+from .support import T0, context
+
+NEWER_FIRST_FLOOR = 0.95  # issue 15; measured 0.971 (34 of 35)
 
 
 def newer_first_rate(make_config, *overrides: str) -> tuple[float, int]:
@@ -50,3 +55,26 @@ def test_the_newer_fact_ranks_above_the_contradicted_one(make_config) -> None:
     assert n >= 30
     assert rate >= NEWER_FIRST_FLOOR
     assert rate > without_rule
+
+
+OLD_FIX = "The CI pipeline is green again after raising the job timeout to 40 minutes."
+# The update is one sentence among chatter, and reads as another type than the statement it revises.
+NEW_FIX = (
+    "Sorry for the delay, meetings all morning. I'm taking a short break to get some lentil curry. "
+    "Can you help me write a README section about installation? Could you explain feature flags? "
+    "CI broke again, and this time I fixed it by upgrading the checkout action."
+)
+
+
+@pytest.mark.parametrize("update_similarity", [0.2, None])
+def test_an_update_buried_in_chatter_goes_above_the_fix_it_revises(make_service, update_similarity) -> None:
+    from memlab.longterm import IndexSpec
+
+    service = make_service(index="hybrid")
+    service.index_spec = IndexSpec(update_similarity=update_similarity)
+    old = service.save(context(now=T0), OLD_FIX, MemoryType.FACT, source=SOURCE_AUTO_EXTRACT).memory
+    later = context(now=T0 + timedelta(days=9))
+    new = service.save(later, NEW_FIX, MemoryType.PROCEDURE, source=SOURCE_AUTO_EXTRACT).memory
+    ranked = [h.memory.id for h in service.search(later, "How did I fix the CI pipeline?", 2, touch=False)]
+    by_relevance = [old.id, new.id]  # the chatter dilutes the update's BM25 share
+    assert ranked == (by_relevance[::-1] if update_similarity is not None else by_relevance)
