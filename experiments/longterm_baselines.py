@@ -42,11 +42,11 @@ from memlab import config
 from memlab.dialogues import Dialogue, load_locomo
 from memlab.dialogues.locomo import LOCOMO_CATEGORIES
 from memlab.longterm import IndexSpec
-from memlab.longterm.text import search_terms
 from memlab.memory import InMemoryChatMemory
 from memlab.metrics.longterm import EXCLUDED_CATEGORIES, K_VALUES, ndcg_at_k, recall_at_k
 from memlab.runtime import CallContext, Runtime, SecurityContext
 from memlab.sim import ProbeRecord, simulate
+from memlab.text import search_terms
 from memlab.tokens import get_counter
 
 SHARED = Path(os.environ.get("MEMLAB_SHARED", Path(__file__).resolve().parents[2] / "shared"))

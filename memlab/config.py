@@ -12,7 +12,9 @@ holds the run's own schema (`RunConfig`).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+import typing
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -161,6 +163,20 @@ def schemas() -> dict[tuple[str, str], type]:
     found: dict[tuple[str, str], type] = {}
     for package in SCHEMA_MODULES:
         found.update(importlib.import_module(package).SCHEMAS)
+    return found
+
+
+def schema_classes() -> list[type]:
+    """RunConfig, every group entry's schema, and the dataclasses their fields nest (IndexSpec, TypeSpec, ...)."""
+    todo: list[Any] = [RunConfig, *schemas().values()]
+    found: list[type] = []
+    while todo:
+        cls = todo.pop(0)
+        if cls in found or not dataclasses.is_dataclass(cls) or not isinstance(cls, type):
+            continue
+        found.append(cls)
+        for hint in typing.get_type_hints(cls).values():
+            todo += [a for arg in (typing.get_args(hint) or (hint,)) for a in (typing.get_args(arg) or (arg,))]
     return found
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from memlab.cli import GROUP_HELP, INTERNAL_GROUPS, run_help
-from memlab.config import SimConfig
+from memlab.config import SimConfig, schema_classes
 from memlab.config_help import field_docs
 from memlab.context.schemas import ContextKnobs, TrimConfig, TrimContextConfig
 
@@ -56,6 +57,17 @@ def test_run_help_of_a_section_and_of_a_wrong_entry() -> None:
 def test_field_docs_read_attribute_docstrings_of_a_class_and_its_bases() -> None:
     assert field_docs(SimConfig)["max_tool_rounds"] == "Tool rounds a ReAct iteration may run before the reply."
     assert set(field_docs(TrimContextConfig)) >= {"max_tokens", "keep_first", "keep_last", "threshold", "strategy"}
+
+
+def test_every_schema_field_has_a_docstring_for_the_help() -> None:
+    """A key `memlab run --help GROUP=ENTRY` lists is explained: each field has its docstring (not `_target_`)."""
+    undocumented = [
+        f"{cls.__module__}.{cls.__name__}.{f.name}"
+        for cls in schema_classes()
+        for f in dataclasses.fields(cls)
+        if not f.name.startswith("_") and f.name not in field_docs(cls)
+    ]
+    assert undocumented == []
 
 
 def _complete(line: str, tmp_path: Path) -> list[str]:

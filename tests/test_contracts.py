@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 from entries import groups, is_peer, options
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from memlab.dialogues import Dialogue
 from memlab.errors import MemlabError
@@ -48,6 +48,11 @@ def entries() -> list[tuple[str, str]]:
 def selecting(group: str, name: str) -> str:
     """The override that puts the entry in a run (hooks are added under their own name)."""
     return f"+hooks@hooks.{name}={name}" if group == "hooks" else f"{group}={name}"
+
+
+def path_of(group: str, name: str) -> str:
+    """Where the entry's node is in the run's config."""
+    return f"hooks.{name}" if group == "hooks" else group
 
 
 def request() -> list[Message]:
@@ -194,8 +199,8 @@ def provider(node: DictConfig | None, server_module: Any, monkeypatch: pytest.Mo
 
 
 def test_every_group_has_a_contract() -> None:
-    groups = {g for g, _ in entries()}
-    assert groups - set(CONTRACTS) - set(ELSEWHERE) == set(), "add the new group's contract to CONTRACTS"
+    found = {g for g, _ in entries()}
+    assert found - set(CONTRACTS) - set(ELSEWHERE) == set(), "add the new group's contract to CONTRACTS"
 
 
 @pytest.mark.parametrize(("group", "name"), [e for e in entries() if e[0] in CONTRACTS])
@@ -212,13 +217,11 @@ def test_entry_keeps_its_groups_contract(
     monkeypatch.setenv("MEMLAB_TAU_BENCH", str(shared_corpora / "datasets/tau_bench/airline_gpt4o_dev150.json"))
     monkeypatch.setenv("MEMLAB_CACHE", str(tmp_path / "cache"))
     overrides = (selecting(group, name), *SMALL_RUN)
-    cfg = make_config(*overrides)
-    node = cfg.hooks[name] if group == "hooks" else cfg[group]
-    with provider(node, openai_server_module, monkeypatch) as served:
-        prefix = f"hooks.{name}" if group == "hooks" else group
-        cfg = make_config(*overrides, *(f"{prefix}.{o}" for o in served))
+    where = path_of(group, name)
+    with provider(OmegaConf.select(make_config(*overrides), where), openai_server_module, monkeypatch) as served:
+        cfg = make_config(*overrides, *(f"{where}.{o}" for o in served))
         try:
-            built = instantiate(cfg.hooks[name] if group == "hooks" else cfg[group])
+            built = instantiate(OmegaConf.select(cfg, where))
         except MemlabError as e:
             if "pip install 'memlab[" in str(e) or "no such file" in str(e):
                 pytest.skip(str(e))

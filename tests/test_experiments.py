@@ -9,6 +9,7 @@ and must leave its comparison; every other job of the sweep is composed and vali
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
 
@@ -56,13 +57,18 @@ def one_job(sweeper: DictConfig) -> list[str]:
 
 
 def run_cli(monkeypatch: pytest.MonkeyPatch, *args: str) -> int:
-    """`memlab run ARGS` in this process; its exit status."""
+    """`memlab run ARGS` in this process; its exit status. Hydra's logging setup is undone afterwards."""
     monkeypatch.setenv("HYDRA_FULL_ERROR", "1")
     monkeypatch.setattr(sys, "argv", list(sys.argv))
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
     try:
         cli.main(["run", *args])
     except SystemExit as e:
         return int(e.code or 0)
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)  # also clears the loggers' cached levels
     return 0
 
 

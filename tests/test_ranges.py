@@ -4,7 +4,6 @@ of them stops a run at start (status 2, one line naming the key, the value and t
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import os
 import subprocess
 import sys
@@ -23,22 +22,6 @@ CONF = Path(config.__file__).parent / "conf"
 NOT_ENTRIES = {"experiment", "hydra", "compare"}
 
 
-def _schemas() -> Iterator[type]:
-    """RunConfig and every registered entry schema, with the dataclasses nested in them."""
-    seen: set[type] = set()
-    todo: list[Any] = [config.RunConfig]
-    for package in config.SCHEMA_MODULES:
-        todo += list(importlib.import_module(package).SCHEMAS.values())
-    while todo:
-        cls = todo.pop()
-        if cls in seen or not dataclasses.is_dataclass(cls):
-            continue
-        seen.add(cls)
-        yield cls
-        for hint in typing.get_type_hints(cls).values():
-            todo += [a for arg in (typing.get_args(hint) or (hint,)) for a in (typing.get_args(arg) or (arg,))]
-
-
 def _numeric(hint: Any) -> bool:
     args = set(typing.get_args(hint)) - {type(None)} or {hint}
     return bool(args) and args <= {int, float}
@@ -47,7 +30,7 @@ def _numeric(hint: Any) -> bool:
 def test_every_numeric_schema_field_declares_a_range() -> None:
     missing = [
         f"{cls.__module__}.{cls.__name__}.{f.name}"
-        for cls in _schemas()
+        for cls in config.schema_classes()
         for f in dataclasses.fields(cls)
         if _numeric(typing.get_type_hints(cls)[f.name]) and field_range(f) is None
     ]
@@ -97,7 +80,9 @@ def test_every_ranged_field_refuses_a_value_outside_its_range(make_config: Calla
             stored = OmegaConf.select(broken, path)  # as the schema's type holds it (-1 in a float field is -1.0)
             assert str(caught.value) == f"{path}={stored!r} is out of range; valid: {bounds}"
             exercised.add((schema, name))
-    declared = {(cls, f.name) for cls in _schemas() for f in dataclasses.fields(cls) if field_range(f) is not None}
+    declared = {
+        (cls, f.name) for cls in config.schema_classes() for f in dataclasses.fields(cls) if field_range(f) is not None
+    }
     assert declared - exercised == set()  # every declared range was reached through a real entry
 
 

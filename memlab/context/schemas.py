@@ -101,6 +101,7 @@ class CompositeConfig:
             SlidingWindowConfig(max_tokens=_knob("max_tokens")),
         ]
     )
+    """The strategy nodes applied in order (each with its own `_target_`)."""
 
 
 @dataclass
@@ -171,51 +172,72 @@ class CompositeContextConfig(SummarizeContextConfig):
 class LangchainTrimConfig:
     _target_: str = f"{PEERS}.LangchainTrim"
     max_tokens: int = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
+    """The token budget (langchain's max_tokens)."""
     strategy: str = "last"
+    """first or last: which end of the conversation is kept."""
     token_counter: str = "exact"
+    """exact (memlab's `counter`) or approximate (langchain's count_tokens_approximately)."""
     counter: str = "estimate"
+    """The counter behind token_counter=exact."""
     include_system: bool = True
+    """Keep the leading system message."""
     start_on: str | None = None
+    """The kept messages start with this role (null: any)."""
     end_on: str | None = None
+    """The kept messages end with this role (null: any)."""
     allow_partial: bool = False
+    """Keep part of the message at the cut."""
 
 
 @dataclass
 class LlamaIndexBufferConfig:
     _target_: str = f"{PEERS}.LlamaIndexBuffer"
     max_tokens: int = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
+    """The token budget (llama-index's token_limit)."""
     counter: str = "estimate"
+    """The counter llama-index's tokenizer_fn uses."""
     keep_system: bool = True
+    """Keep the leading system messages out of the buffer, in front."""
 
 
 @dataclass
 class LlamaIndexSummaryConfig:
     _target_: str = f"{PEERS}.LlamaIndexSummary"
     llm: Any = "${llm}"
+    """The model that writes llama-index's summary (null: none)."""
     max_tokens: int = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
+    """The token budget (llama-index's token_limit)."""
     counter: str = "estimate"
+    """The counter llama-index's tokenizer_fn uses."""
     keep_system: bool = True
+    """Keep the leading system messages out of the buffer, in front."""
     summary_tokens: int | None = ranges.positive(summary.DEFAULT_SUMMARY_TOKENS)
+    """The longest summary asked for, in tokens (null: no limit)."""
 
 
 @dataclass
 class AutogenHeadTailConfig:
     _target_: str = f"{PEERS}.AutogenHeadTail"
     head_size: int = ranges.positive(trim.DEFAULT_KEEP_FIRST)
+    """Messages kept from the start (autogen's head_size)."""
     tail_size: int = ranges.positive(trim.DEFAULT_KEEP_LAST)
+    """Newest messages kept (autogen's tail_size)."""
 
 
 @dataclass
 class AutogenBufferedConfig:
     _target_: str = f"{PEERS}.AutogenBuffered"
     buffer_size: int = ranges.positive(autogen.DEFAULT_BUFFER_SIZE)
+    """Newest messages kept (autogen's buffer_size)."""
 
 
 @dataclass
 class AutogenTokenLimitedConfig:
     _target_: str = f"{PEERS}.AutogenTokenLimited"
     max_tokens: int = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
+    """The token budget (autogen's token_limit)."""
     counter: str = "estimate"
+    """The counter behind the token limit."""
 
 
 @dataclass

@@ -18,8 +18,8 @@ from collections.abc import Iterable, Iterator
 from memlab.dialogues import Dialogue
 from memlab.llm.prompts import render_transcript
 from memlab.llm.summarize import extractive_summary, first_sentences
-from memlab.llm.text import fact_tokens, terms
 from memlab.messages import Message
+from memlab.text import fact_tokens, terms
 from memlab.tokens import get_counter
 
 

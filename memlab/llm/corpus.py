@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from memlab.llm.prompts import parse_transcript
-from memlab.llm.text import content_term_tuple, is_date_or_number, proper_names, sentence_tuple, term_tuple, word_set
 from memlab.llm.tfidf import term_counts
+from memlab.text import content_term_tuple, is_date_or_number, proper_names, sentence_tuple, term_tuple, word_set
 
 MIN_CONTENT_TERMS = 4  # shorter sentences (greetings, "Thanks!") are scaled down
 

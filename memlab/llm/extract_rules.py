@@ -24,6 +24,7 @@ import re
 from collections.abc import Sequence
 
 from memlab.llm.prompts import TranscriptLine
+from memlab.text import words
 
 MIN_CONTENT_WORDS = 2  # fewer content words than this carry nothing worth remembering
 SHORT_REPLY_WORDS = 8  # a reply this short is read together with the question it answers
@@ -35,7 +36,6 @@ _STOP = frozenset(
         "when where which who why will with would yeah yes you your yours ok okay well really"
     ).split()
 )
-_WORD = re.compile(r"[A-Za-z][A-Za-z'’]*|\d+|[\u4e00-\u9fff]")
 _FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|ours|us)\b|我", re.I)
 _SECOND_PERSON = re.compile(r"\b(you|you're|you've|your|yours|yourself)\b|你|您", re.I)
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}")
@@ -61,7 +61,8 @@ _DATED = re.compile(
 
 
 def content_words(text: str) -> list[str]:
-    return [w for w in _WORD.findall(text.lower()) if w not in _STOP]
+    """Lower-cased words (`memlab.text.words`) without `_STOP`."""
+    return [w for w in words(text.lower().replace("’", "'")) if w not in _STOP]
 
 
 def is_about_someone(text: str) -> bool:

@@ -42,8 +42,8 @@ from memlab.llm.base import (
 )
 from memlab.llm.prompts import parse_transcript, source_text, transcript_of
 from memlab.llm.summarize import extractive_summary
-from memlab.llm.text import content_terms, is_date_or_number, split_sentences, terms
 from memlab.messages import Message, MessageLike, as_messages
+from memlab.text import content_terms, is_date_or_number, split_sentences, terms
 from memlab.tokens import get_counter
 
 DEFAULT_ANSWER_TOKENS = 64

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from memlab.llm.text import content_term_tuple
+from memlab.text import content_term_tuple
 
 if TYPE_CHECKING:
     from scipy import sparse

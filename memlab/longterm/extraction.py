@@ -17,6 +17,7 @@ from memlab.llm.extract_rules import content_words, is_about_someone
 from memlab.llm.prompts import build, render_transcript
 from memlab.longterm.model import MemoryDraft, MemoryType
 from memlab.messages import Message
+from memlab.text import words
 
 SKIP_TOOL_OUTPUT = "tool_output"
 SKIP_TOO_SHORT = "too_short"
@@ -38,11 +39,8 @@ _SMALL_TALK = re.compile(
 )
 
 
-_TOKEN = re.compile(r"[^\W_\u3400-\u9fff]+|[\u3400-\u9fff]")
-
-
 def _normalized(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text.lower()))
+    return " ".join(words(text.lower()))
 
 
 def should_skip_extraction(message: Message, recent: Sequence[Message] = ()) -> str | None:
@@ -56,7 +54,7 @@ def should_skip_extraction(message: Message, recent: Sequence[Message] = ()) -> 
     text = message.text.strip()
     if message.role == "tool" or (message.tool_calls and not text):
         return SKIP_TOOL_OUTPUT
-    if len(_TOKEN.findall(text)) < MIN_WORDS:
+    if len(words(text)) < MIN_WORDS:
         return SKIP_TOO_SHORT
     if len(content_words(_SMALL_TALK.sub(" ", text))) < 2:
         return SKIP_SMALL_TALK

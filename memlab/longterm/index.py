@@ -35,7 +35,7 @@ from typing import Protocol
 import numpy as np
 
 from memlab import ranges
-from memlab.longterm.text import search_terms
+from memlab.text import search_terms
 
 INDEX_KINDS = ("exact", "hnsw", "hybrid")
 HNSW_COMPACT_SHARE = 0.25  # rebuild the HNSW graph from live vectors once this share of it is retired
@@ -53,21 +53,33 @@ class IndexSpec:
     """
 
     kind: str = "hybrid"
+    """exact (cosine against every vector), hnsw (faiss HNSW) or hybrid (BM25 fused with the cosine)."""
     hnsw_m: int = ranges.ranged(16, ge=2, le=1_024)
+    """HNSW: links per node."""
     ef_construction: int = ranges.ranged(64, ge=1)
+    """HNSW: candidates kept while building."""
     ef_search: int = ranges.ranged(64, ge=1)
+    """HNSW: candidates kept while searching."""
     ann_min_items: int = ranges.ranged(20_000, ge=1)
+    """hybrid: the dense side is exact below this many memories, HNSW above."""
     bm25_weight: float = ranges.ranged(1.0, ge=0)
+    """hybrid: the weight of the BM25 share in the fused relevance."""
     dense_weight: float = ranges.ranged(0.1, ge=0)
+    """hybrid: the weight of the cosine in the fused relevance."""
     bm25_k1: float = ranges.ranged(0.9, ge=0)
+    """BM25 term-frequency saturation (Anserini's short-passage default)."""
     bm25_b: float = ranges.rate(0.4)
+    """BM25 length normalization (Anserini's short-passage default)."""
     prf_docs: int = ranges.count(3)
+    """Pseudo-relevance feedback: top BM25 results read (0: off)."""
     prf_terms: int = ranges.count(5)
+    """Pseudo-relevance feedback: their most distinctive terms added to the query."""
     prf_weight: float = ranges.ranged(0.3, ge=0)
-    prior_weight: float = ranges.ranged(0.0, ge=0)  # score = relevance x (type weight x decay) ** prior_weight
-    update_similarity: float | None = ranges.ranged(
-        0.2, ge=-1, le=1
-    )  # a newer update this close (cosine) to a better-ranked memory goes first
+    """Pseudo-relevance feedback: the added terms' weight."""
+    prior_weight: float = ranges.ranged(0.0, ge=0)
+    """score = relevance x (type weight x decay) ** prior_weight (0: relevance alone)."""
+    update_similarity: float | None = ranges.ranged(0.2, ge=-1, le=1)
+    """A newer update this close (cosine) to a better-ranked memory goes first (null: off)."""
 
 
 Hit = tuple[int, float, float]  # (position, relevance, similarity)

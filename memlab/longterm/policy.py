@@ -27,12 +27,12 @@ from typing import Any
 
 from memlab.llm.base import ChatModel
 from memlab.llm.extract_rules import memory_type
-from memlab.llm.text import split_sentences
 from memlab.longterm.extraction import should_skip_extraction
 from memlab.longterm.tools import MEMORY_SAVE, MEMORY_SEARCH
 from memlab.messages import Message, ToolCall
 from memlab.runtime.agent import CallContext
 from memlab.runtime.react import ModelToolPolicy, ToolPolicy
+from memlab.text import split_sentences
 
 DURABLE_TYPES = ("FACT", "PREFERENCE")
 SEARCH_LIMIT = 5

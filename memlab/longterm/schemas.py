@@ -16,12 +16,19 @@ class AgentOverrides:
     """One `agents.<id>` entry: the settings that differ from the defaults for that agent."""
 
     enabled: bool | None = None
+    """Long-term memory on for this agent (null: the default)."""
     namespace: str | None = None
+    """Its namespace prefix (null: the default)."""
     max_items: int | None = ranges.count(None)
+    """Memories kept per user (null: the default)."""
     auto_extract: bool | None = None
+    """Extract memories after each round (null: the default)."""
     auto_load: bool | None = None
+    """Load memories at session start (null: the default)."""
     load_max_items: int | None = ranges.count(None)
+    """Memories injected (null: the default)."""
     memory_tools: bool | None = None
+    """Offer memory_save / memory_search (null: the default)."""
 
 
 @dataclass
@@ -29,8 +36,11 @@ class TypeSpec:
     """`types.<TYPE>`: retrieval weight, half-life in days without access, optional expiry in days."""
 
     weight: float = ranges.ranged(1.0, ge=0)
+    """Retrieval weight of the type."""
     half_life_days: float | None = ranges.positive(None)
+    """Days without access after which the score halves (null: no decay)."""
     ttl_days: float | None = ranges.positive(None)
+    """Days after which a memory of the type expires (null: never)."""
 
 
 def _default_types() -> dict[str, TypeSpec]:
@@ -43,28 +53,49 @@ class LongTermConfig:
 
     _target_: str = "memlab.longterm.LongTermMemoryComponent"
     embedder: Any = "${embedder}"
+    """The embeddings of retrieval (the run's embedder)."""
     llm: Any = "${llm}"
+    """The model that extracts memories (the run's llm)."""
     counter: str = "${tokenizer}"
+    """Counts the injected block's tokens."""
     store: Any = "${store}"
     """Long-term memories live in the run's store (store=memory|sqlite|postgres|mysql)."""
     enabled: bool = service.DEFAULT_ENABLED
+    """Long-term memory on (the document: off by default, on per agent)."""
     namespace: str = service.DEFAULT_NAMESPACE
+    """Memory namespace prefix: agent:{namespace}, user:{userId}, memories."""
     max_items: int = ranges.count(service.DEFAULT_MAX_MEMORIES)
+    """Memories kept per user; beyond it the lowest-scoring are archived (the document: 100)."""
     auto_extract: bool = service.DEFAULT_AUTO_EXTRACT
+    """Extract memories after each round."""
     auto_load: bool = service.DEFAULT_AUTO_LOAD
+    """Load memories at session start."""
     load_max_items: int = ranges.count(service.DEFAULT_LOAD_MAX_ITEMS)
+    """Memories injected (the document's retrieval K: 10)."""
     memory_tools: bool = service.DEFAULT_MEMORY_TOOLS
+    """Offer the agent memory_save / memory_search."""
     agents: dict[str, AgentOverrides] = field(default_factory=dict)
+    """Per-agent settings that differ from the defaults (`agents.<id>`)."""
     types: dict[str, TypeSpec] = field(default_factory=_default_types)
+    """Per-type retrieval weight, decay and expiry."""
     index: IndexSpec = field(default_factory=IndexSpec)
+    """The search index and its parameters."""
     language: str = "en"
+    """The extraction prompt's language: en or zh."""
     dedup_auto_extract: bool = False
+    """Deduplicate extracted memories as the agent's own saves are (by substring)."""
     archive_threshold: float = ranges.ranged(service.DEFAULT_ARCHIVE_THRESHOLD, ge=0)
+    """Cleanup archives a memory whose decayed score fell below this ..."""
     archive_min_access: int = ranges.count(service.DEFAULT_ARCHIVE_MIN_ACCESS)
+    """... and that was retrieved fewer times than this."""
     supersede_similarity: float | None = ranges.ranged(service.DEFAULT_SUPERSEDE_SIMILARITY, ge=-1, le=1)
+    """A new PREFERENCE this close (cosine) to an older one supersedes (archives) it (null: never)."""
     probe_k: int = ranges.ranged(component.PROBE_K, ge=1)
+    """The deepest cut-off of longterm.recall@K."""
     background: bool = False
+    """Extract in a background worker drained at session end (else inline, reproducible)."""
     cleanup_at_session_end: bool = True
+    """Run the cleanup job at every session end."""
     retrieve: str = "session_start"
     """When memories are retrieved: session_start, or every_turn (step 1 of every ReAct iteration)."""
 
@@ -75,6 +106,7 @@ class AutoPolicyConfig:
 
     _target_: str = "memlab.longterm.model_or_rules"
     llm: Any = "${llm}"
+    """The model whose tool calling decides, when its backend has it."""
 
 
 @dataclass

@@ -33,7 +33,6 @@ import numpy as np
 from memlab.embed.base import Embedder
 from memlab.errors import MemlabError
 from memlab.llm.base import ChatModel, LLMError
-from memlab.llm.text import split_sentences
 from memlab.longterm.extraction import REPEAT_WINDOW, extract, should_skip_extraction
 from memlab.longterm.index import IndexSpec, MemoryIndex, make_index
 from memlab.longterm.model import (
@@ -51,6 +50,7 @@ from memlab.longterm.model import (
 from memlab.longterm.store import MemoryStore
 from memlab.messages import Message
 from memlab.runtime.agent import CallContext
+from memlab.text import split_sentences, words
 from memlab.trace import LONGTERM_EXTRACT, LONGTERM_RETRIEVE, LONGTERM_SKIP, Event, emit, recording, timed
 
 # The design document's configuration defaults (agent.defaults.long-term-memory).
@@ -139,7 +139,7 @@ def with_context(draft: MemoryDraft, before: Mapping[str, str]) -> MemoryDraft:
 
 @functools.lru_cache(maxsize=1 << 16)  # every save compares against every stored memory
 def _normalized(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text.casefold()))
+    return " ".join(words(text.casefold()))
 
 
 def find_duplicate(content: str, memories: Sequence[Memory]) -> Memory | None:

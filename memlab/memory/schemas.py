@@ -74,8 +74,11 @@ class FilterRuleConfig:
     """Keep messages of `roles` (any if empty) containing a keyword or matching a pattern (any text if both empty)."""
 
     roles: list[str] = field(default_factory=list)
+    """Roles the rule applies to (empty: any)."""
     keywords: list[str] = field(default_factory=list)
+    """Keep a message containing any of these (with `patterns` empty too: any text)."""
     patterns: list[str] = field(default_factory=list)
+    """Keep a message matching any of these regular expressions."""
 
 
 def _document_filter() -> list[FilterRuleConfig]:
@@ -139,9 +142,13 @@ class HybridConfig:
     max_items: int = ranges.ranged(DEFAULT_WINDOW_ITEMS, ge=1)
     """Items kept verbatim (the document's examples: 20)."""
     llm: Any = "${llm}"
+    """The model that writes the summary (null: the document's counting line)."""
     language: str = "auto"
+    """The summary prompt's language: auto (from the messages), en or zh."""
     max_tokens: int | None = ranges.positive(None)
+    """The longest summary asked for, in tokens (null: the model's own limit)."""
     counter: str = "${tokenizer}"
+    """The token counter that checks a summary is shorter than what it replaces."""
 
 
 @dataclass
@@ -152,10 +159,15 @@ class TaskSegmentedConfig:
     keep_tasks: int = ranges.count(1)
     """Newest sub-tasks kept whole."""
     boundary_role: str = "user"
+    """A message of this role starts a new sub-task."""
     llm: Any = "${llm}"
+    """The model that writes the summary (null: the document's counting line)."""
     language: str = "auto"
+    """The summary prompt's language: auto (from the messages), en or zh."""
     max_tokens: int | None = ranges.positive(None)
+    """The longest summary asked for, in tokens (null: the model's own limit)."""
     counter: str = "${tokenizer}"
+    """The token counter that checks a summary is shorter than what it replaces."""
 
 
 @dataclass
@@ -166,8 +178,11 @@ class ToolRoundsConfig:
     keep_rounds: int = ranges.count(DEFAULT_KEEP_ROUNDS)
     """Newest tool exchanges kept whole."""
     llm: Any = "${llm}"
+    """The model that writes the summary (null: the document's counting line)."""
     language: str = "auto"
+    """The summary prompt's language: auto (from the messages), en or zh."""
     max_tokens: int | None = ranges.positive(None)
+    """The longest summary asked for, in tokens (null: the model's own limit)."""
 
 
 @dataclass

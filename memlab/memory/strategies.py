@@ -29,6 +29,7 @@ from memlab.errors import MemlabError
 from memlab.llm.base import TASK_MEMORY_SUMMARY, ChatModel
 from memlab.llm.prompts import MEMORY_SUMMARY_PREFIX, check_language
 from memlab.messages import Message, MessageLike, as_messages
+from memlab.text import CJK
 from memlab.tokens import TokenCounter, resolve_counter
 from memlab.units import message_units
 
@@ -137,7 +138,7 @@ def rules_predicate(rules: Iterable[Mapping[str, Any] | KeepRule]) -> Predicate:
     return lambda m: any(rule(m) for rule in built)
 
 
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_CJK = re.compile(f"[{CJK}]")
 _LATIN = re.compile(r"[A-Za-z]")
 
 

@@ -27,7 +27,6 @@ exists for every dataset's probes, and it makes `evidence_in_summary` the part o
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -36,6 +35,7 @@ import pandas as pd
 from memlab.metrics.longterm import EVIDENCE_KEY as RETRIEVED_EVIDENCE
 from memlab.metrics.longterm import EXCLUDED_CATEGORIES, retrieval_scores
 from memlab.sim.records import CallRecord, LifecycleRecord, ProbeRecord, Record
+from memlab.text import words
 from memlab.trace import SUMMARY, Event
 
 RETENTION_METRICS = (
@@ -130,13 +130,11 @@ FUNCTION_WORDS = frozenset(
         "yes",
     ]
 )
-# Words: runs of letters or digits; each CJK ideograph is a word of its own (Chinese has no spaces).
-_WORD = re.compile(r"[\u4e00-\u9fff]|[^\W_\u4e00-\u9fff]+")
 
 
 def content_words(text: str) -> list[str]:
     """Lower-cased words of `text` without `FUNCTION_WORDS`."""
-    return [w for w in _WORD.findall(text.lower()) if w not in FUNCTION_WORDS]
+    return [w for w in words(text.lower()) if w not in FUNCTION_WORDS]
 
 
 @functools.lru_cache(maxsize=16)

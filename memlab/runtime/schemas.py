@@ -19,6 +19,7 @@ class ModelPolicyConfig:
 
     _target_: str = "memlab.runtime.ModelToolPolicy"
     llm: Any = "${llm}"
+    """The model that decides through its provider's tool calling."""
 
 
 SCHEMAS: dict[tuple[str, str], type] = {

@@ -2,7 +2,8 @@
 
 `memlab.llm.summarize.extractive_summary` must return the same bytes as `summarize` here for every input;
 tests/llm/test_summary_equivalence.py checks it on LoCoMo transcripts and on generated ones.
-Kept verbatim but for this docstring; do not "improve" it.
+Kept verbatim but for this docstring and where it imports the shared text functions from (`memlab.text`,
+the same sentences and terms as production); do not "improve" it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from scipy import sparse
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from memlab.llm.prompts import parse_transcript
-from memlab.llm.text import content_terms, is_date_or_number, proper_names, split_sentences, terms, word_set
+from memlab.text import content_terms, is_date_or_number, proper_names, split_sentences, terms, word_set
 from memlab.tokens import get_counter
 
 TEXTRANK_DAMPING = 0.85  # Mihalcea & Tarau (2004), after PageRank

@@ -1,13 +1,15 @@
-"""Recorded outputs of the offline summarizer as it was before it was made fast: the equivalence oracle.
+"""Recorded outputs of the offline summarizer, made by the slow reference: the equivalence oracle.
 
 `python tests/llm/summary_oracle.py` replays the first LoCoMo conversation of locomo_dev7.json with
-``context=summarize`` and ``context=composite`` and records every distinct summarizer request
-(its sha256, never the transcript itself) with the summary it produced, under ``tests/llm/oracle/``.
-The recording was made once, from the code before the speed work (commit a681381; its metrics.json
-then matched the fast code's byte for byte, commit cdc6228). The equivalence test replays the same
-runs with today's code and compares every summary, and compares metrics.json with a replay whose
-summaries are looked up in the recording (`recorded_model`), so that metric changes made since by
-design do not need a new recording.
+``context=summarize`` and ``context=composite`` under the default configuration (its tokenizer and
+pricing model), with every summary computed by the slow reference (tests/llm/reference_summarize.py,
+which takes sentences and terms from the same `memlab.text` functions as production), and records
+every distinct summarizer request (its sha256, never the transcript itself) with the summary it
+produced, under ``tests/llm/oracle/``. Re-record when `memlab.text` or the reference changes what a
+summary is (last: sentences through pysbd). The equivalence test replays the same runs with today's
+fast code and compares every summary, and compares metrics.json with a replay whose summaries are
+looked up in the recording (`recorded_model`), so that metric changes made since by design do not
+need a new recording.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import reference_summarize
 from hydra import compose, initialize_config_module
 
 from memlab import config
@@ -79,8 +82,6 @@ def oracle_overrides(locomo: Path, strategy: str) -> list[str]:
         f"dataset.path={locomo}",
         "dataset.max_dialogues=1",
         f"context={strategy}",
-        "tokenizer=cl100k_base",  # the counter the recording was made with (the default then)
-        "pricing.model=gpt-3.5-turbo",  # ... and a pricing model billed in it
         f"name=oracle-{strategy}",
         "sim.progress=false",
     ]
@@ -124,10 +125,22 @@ def load(strategy: str) -> dict[str, str]:
     return summaries
 
 
+@contextlib.contextmanager
+def reference_model() -> Iterator[None]:
+    """The extractive model summarizes with the slow reference while the block runs."""
+    original = extractive.extractive_summary
+    extractive.extractive_summary = reference_summarize.summarize  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        extractive.extractive_summary = original  # type: ignore[assignment]
+
+
 def record(locomo: Path) -> None:
+    """Record every summary of each oracle replay, as the slow reference makes it."""
     ORACLE.mkdir(exist_ok=True)
     for strategy in STRATEGIES:
-        with tempfile.TemporaryDirectory() as tmp:
+        with tempfile.TemporaryDirectory() as tmp, reference_model():
             seen = replay(locomo, strategy, Path(tmp) / "run", "sim.workers=1").summaries
         body: Any = dict(sorted(seen.items()))
         with gzip.GzipFile(ORACLE / f"{strategy}.summaries.json.gz", "wb", mtime=0) as f:

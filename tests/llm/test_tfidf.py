@@ -16,8 +16,8 @@ from memlab.dialogues import load_locomo
 from memlab.llm import summarize as fast
 from memlab.llm.corpus import corpus
 from memlab.llm.prompts import render_transcript
-from memlab.llm.text import content_term_tuple
 from memlab.llm.tfidf import tfidf_vectors
+from memlab.text import content_term_tuple
 
 
 def _by_term(vectors: sparse.csr_array, terms: list[str]) -> list[list[tuple[str, bytes]]]:

@@ -13,7 +13,7 @@ from memlab.embed import HashingEmbedder
 from memlab.longterm import IndexSpec, MemoryType
 from memlab.longterm.index import Bm25Index, ExactIndex, HnswIndex, HybridIndex
 from memlab.longterm.injection import parse_block
-from memlab.longterm.text import search_terms
+from memlab.text import search_terms
 
 from .support import context
 

@@ -1,0 +1,166 @@
+"""Plain-text analysis every package shares: words with one CJK rule, terms, sentences, stop words, facts.
+
+Works on English and Chinese. A *word* is a run of letters and digits with inner apostrophes ("I'm",
+"don't"; a final 's is dropped, so "Caroline's" is "Caroline"), a number with inner ``. , :``
+("3.5", "1:56"), or a single CJK ideograph (Chinese has no spaces). *Terms* are the lower-cased
+words plus the bigrams of each CJK run, the usual dictionary-free way to index Chinese. Sentences
+come from pysbd (abbreviations such as "Dr." and "p.m." do not end one; it also ends sentences at
+。！？). "Facts" are the tokens a summary should not lose: numbers, dates and proper names (capitalized
+words that do not start a sentence).
+
+>>> split_sentences("I met Dr. Smith at 5 p.m. yesterday. Do you like it? 我很喜欢。好的")
+['I met Dr. Smith at 5 p.m. yesterday.', 'Do you like it?', '我很喜欢。', '好的']
+>>> words("I'm in Ann's Oslo at 1:56, 我喜欢咖啡")
+["I'm", 'in', 'Ann', 'Oslo', 'at', '1:56', '我', '喜', '欢', '咖', '啡']
+>>> terms("Oslo 我喜欢")
+['oslo', '我', '喜', '欢', '我喜', '喜欢']
+>>> search_terms("Caroline went to the LGBTQ support groups")
+['carolin', 'went', 'lgbtq', 'support', 'group']
+>>> sorted(fact_tokens("Then Caroline went to Boston on 7 May 2023."))
+['2023', '7', 'boston', 'caroline', 'may']
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+import threading
+from collections.abc import Iterator
+from importlib import resources
+
+import pysbd
+import snowballstemmer
+
+# CJK Unified Ideographs: Extension A, the main block, compatibility ideographs, Extensions B and later.
+CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+_CJK_RUN = re.compile(f"[{CJK}]+")
+_ALNUM = rf"[^\W_{CJK}]"
+# A CJK run (split into ideographs by `words`), a number with inner separators, or letters and digits.
+_TOKEN = re.compile(rf"[{CJK}]+|[0-9]+(?:[.,:][0-9]+)+(?!{_ALNUM})|{_ALNUM}+(?:['’]{_ALNUM}+)*")
+_FINAL_S = re.compile(r"['’][sS]$")  # possessive or "is": "Caroline's" is about Caroline
+_NUMBER = re.compile(r"^[0-9]+(?:[.,:][0-9]+)*$")
+_SEGMENTER = pysbd.Segmenter(language="en", clean=False)
+_SEGMENTER_LOCK = threading.Lock()  # pysbd keeps per-call state on the segmenter
+_STEMMER = snowballstemmer.stemmer("english")
+_STEMMER_LOCK = threading.Lock()  # a Snowball stemmer keeps state while it works
+_CACHE = 1 << 16
+
+
+def word_set(words: str) -> frozenset[str]:
+    """A vocabulary written as one space-separated string."""
+    return frozenset(words.split())
+
+
+DATE_WORDS = word_set(
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec "
+    "monday tuesday wednesday thursday friday saturday sunday "
+    "yesterday today tomorrow tonight weekend week month year ago last next"
+)
+
+
+def _stop_words() -> frozenset[str]:
+    """scikit-learn's English stop words, shipped as data so that importing memlab does not import sklearn."""
+    text = resources.files("memlab").joinpath("english_stop_words.txt").read_text(encoding="utf-8")
+    return frozenset(w for w in text.split("\n") if w and not w.startswith("#"))
+
+
+STOP_WORDS = _stop_words()
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of `text`, stripped, in order; text without an end mark is one sentence."""
+    return list(sentence_tuple(text))
+
+
+@functools.lru_cache(maxsize=_CACHE)
+def sentence_tuple(text: str) -> tuple[str, ...]:
+    """`split_sentences`, memoized: a replay splits the same messages on every call."""
+    with _SEGMENTER_LOCK:
+        pieces = _SEGMENTER.segment(text) if text.strip() else []
+    return tuple(s.strip() for s in pieces if s.strip())
+
+
+def words(text: str) -> list[str]:
+    """The words of `text` in order, as written (see the module docstring)."""
+    return list(word_tuple(text))
+
+
+def _tokens(text: str) -> Iterator[tuple[str, bool]]:
+    """Each CJK run (True) and each other word, its final 's dropped (False), in order."""
+    for match in _TOKEN.finditer(text):
+        token = match.group(0)
+        cjk = bool(_CJK_RUN.match(token))
+        yield (token if cjk else _FINAL_S.sub("", token)), cjk
+
+
+@functools.lru_cache(maxsize=_CACHE)
+def word_tuple(text: str) -> tuple[str, ...]:
+    """`words`, memoized (read-only)."""
+    return tuple(w for token, cjk in _tokens(text) for w in (token if cjk else (token,)))
+
+
+def terms(text: str) -> list[str]:
+    """Lower-cased words and the bigrams of each CJK run, in order (the TF-IDF analyzer)."""
+    return list(term_tuple(text))
+
+
+@functools.lru_cache(maxsize=_CACHE)
+def term_tuple(text: str) -> tuple[str, ...]:
+    """`terms`, memoized (read-only)."""
+    out: list[str] = []
+    for token, cjk in _tokens(text):
+        if cjk:
+            out.extend(token)
+            out.extend(a + b for a, b in itertools.pairwise(token))
+        else:
+            out.append(token.lower().replace("’", "'"))
+    return tuple(out)
+
+
+def content_terms(text: str) -> list[str]:
+    """`terms` without English stop words (what two texts must share to be about the same thing)."""
+    return list(content_term_tuple(text))
+
+
+@functools.lru_cache(maxsize=_CACHE)
+def content_term_tuple(text: str) -> tuple[str, ...]:
+    """`content_terms`, memoized (read-only)."""
+    return tuple(t for t in term_tuple(text) if t not in STOP_WORDS)
+
+
+@functools.lru_cache(maxsize=_CACHE)
+def _stem(word: str) -> str:
+    with _STEMMER_LOCK:
+        return str(_STEMMER.stemWord(word))
+
+
+def search_terms(text: str) -> list[str]:
+    """The BM25 terms of `text`: `content_terms` with English words Snowball-stemmed ("painted" ~ "painting")."""
+    return list(_search_term_tuple(text))
+
+
+@functools.lru_cache(maxsize=_CACHE)
+def _search_term_tuple(text: str) -> tuple[str, ...]:
+    return tuple(t if _CJK_RUN.match(t) else _stem(t) for t in content_term_tuple(text))
+
+
+def proper_names(sentence: str) -> set[str]:
+    """Capitalized words that do not start the sentence and are not stop words, month names or "I", lower-cased."""
+    return {
+        t.lower()
+        for t in word_tuple(sentence)[1:]
+        if t[0].isupper() and t.lower() not in STOP_WORDS and t.lower() not in DATE_WORDS and t != "I" and t[:2] != "I'"
+    }
+
+
+def is_date_or_number(term: str) -> bool:
+    """A number ("2023", "1:56") or a date word ("may", "yesterday")."""
+    return bool(_NUMBER.match(term)) or term in DATE_WORDS
+
+
+def fact_tokens(text: str) -> set[str]:
+    """Numbers, date words and proper names of `text`, lower-cased (what a summary should keep)."""
+    names = set().union(*(proper_names(s) for s in split_sentences(text)))
+    return names | {t for t in terms(text) if is_date_or_number(t)}

@@ -1,0 +1,77 @@
+"""memlab.text: sentences through pysbd (abbreviations stay inside, CJK end marks split), one word rule everywhere."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memlab import text
+from memlab.llm.extract_rules import content_words as rule_words
+from memlab.llm.summarize import extractive_summary
+from memlab.longterm.extraction import MIN_WORDS, SKIP_TOO_SHORT, should_skip_extraction
+from memlab.messages import Message
+from memlab.metrics import content_words as retention_words
+from memlab.text import fact_tokens, search_terms, split_sentences, terms, words
+
+
+def test_abbreviations_do_not_end_a_sentence() -> None:
+    assert split_sentences("I met Dr. Smith at 5 p.m. on Friday. He was late!") == [
+        "I met Dr. Smith at 5 p.m. on Friday.",
+        "He was late!",
+    ]
+    assert split_sentences("Mrs. Lee moved to the U.S. in 2019. She loves it.") == [
+        "Mrs. Lee moved to the U.S. in 2019.",
+        "She loves it.",
+    ]
+
+
+def test_chinese_sentences_end_at_full_width_marks() -> None:
+    assert split_sentences("我很喜欢。你呢？好的！") == ["我很喜欢。", "你呢？", "好的！"]
+    assert split_sentences("I moved to Oslo. 我也去过奥斯陆。真好") == ["I moved to Oslo.", "我也去过奥斯陆。", "真好"]
+    assert split_sentences("no end mark") == ["no end mark"] and split_sentences("  ") == []
+
+
+def test_a_summary_keeps_the_proper_name_after_a_title() -> None:
+    transcript = "\n".join(
+        [
+            "[D1:1] Ann: Hi Bob!",
+            "[D1:2] Bob: Hey Ann, how are you?",
+            "[D1:3] Ann: I met Dr. Smith at 5 p.m. yesterday about my knee surgery.",
+            "[D1:4] Bob: Oh, good luck with it.",
+        ]
+    )
+    summary = extractive_summary(transcript, 24, "cl100k_base", personal=True)
+    assert "Dr. Smith at 5 p.m." in summary
+    assert "smith" in fact_tokens("I met Dr. Smith at 5 p.m. yesterday.")
+
+
+def test_one_cjk_rule_for_every_block() -> None:
+    # Extension A, the main block, a compatibility ideograph, Extension B: each ideograph a word.
+    assert words("㐀中豈𠀀") == ["㐀", "中", "豈", "𠀀"]
+    assert words("iPhone手机") == ["iPhone", "手", "机"]  # Latin and CJK split where the script changes
+    assert terms("我喜欢 咖啡") == ["我", "喜", "欢", "我喜", "喜欢", "咖", "啡", "咖啡"]
+    assert words("Caroline's 1:56 pm, 3.5 km; 4th") == ["Caroline", "1:56", "pm", "3.5", "km", "4th"]
+    assert words("I'm sure it’s Ann’s, don't") == ["I'm", "sure", "it", "Ann", "don't"]
+
+
+def test_every_package_counts_the_same_words() -> None:
+    line = "我住在北京 and I'm at 1:56 with Zoë"
+    assert retention_words(line) == ["我", "住", "在", "北", "京", "i'm", "1:56", "zoë"]
+    assert rule_words(line) == ["我", "住", "在", "北", "京", "1:56", "zoë"]  # its stop list has "i'm" and "with"
+    assert search_terms(line) == ["我", "住", "在", "北", "京", "我住", "住在", "在北", "北京", "i'm", "1:56", "zoë"]
+    short = Message("user", "好的呀")  # three ideographs are three words
+    assert len(words(short.text)) == MIN_WORDS and should_skip_extraction(short) != SKIP_TOO_SHORT
+
+
+_CHARS = st.text(alphabet=st.sampled_from(list("ab Z9.,:'’-\n我喜欢𠀀豈。！")), max_size=30)
+
+
+@given(_CHARS)
+def test_terms_are_lower_cased_words_plus_cjk_bigrams(s: str) -> None:
+    ws = words(s)
+    assert [t for t in terms(s) if len(t) < 2 or not re.fullmatch(f"[{text.CJK}]+", t)] == [
+        w.lower().replace("’", "'") for w in ws
+    ]
+    assert sum(len(w) for w in ws if re.fullmatch(f"[{text.CJK}]", w)) == len(re.findall(f"[{text.CJK}]", s))
