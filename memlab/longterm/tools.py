@@ -102,10 +102,16 @@ class MemoryToolProvider:
             emit(LONGTERM_TOOL, tool=name, outcome=TOOL_ERROR)
             return {"error": str(e)}
         if name == MEMORY_SAVE:
+            capped = self.service.counts["archived.max_items"]
             result = self.service.save(
                 ctx, args["content"], args["type"], source=SOURCE_AGENT_TOOL, evidence=ctx.evidence, dedup=True
             )
-            emit(LONGTERM_TOOL, tool=name, outcome=TOOL_SAVED if result.saved else TOOL_DUPLICATE)
+            emit(
+                LONGTERM_TOOL,
+                tool=name,
+                outcome=TOOL_SAVED if result.saved else TOOL_DUPLICATE,
+                archived_by_cap=self.service.counts["archived.max_items"] - capped,
+            )
             return {"saved": result.saved, "duplicate": result.duplicate, "id": result.memory.id}
         hits = self.service.search(ctx, args["query"], args["limit"])
         emit(LONGTERM_TOOL, tool=name, outcome=TOOL_SEARCHED, results=len(hits))

@@ -38,7 +38,8 @@ def event_metrics(events: Iterable[Event]) -> dict[str, int | float | None]:
     - `longterm.memories` / `longterm.duplicates`: memories saved by extraction and how many of
       them repeat one already stored (LONGTERM_EXTRACT `memories` / `duplicates`);
     - `longterm.skipped`: turns that extraction skipped before any model call (LONGTERM_SKIP events);
-    - `longterm.archived.max_items`: memories the per-user cap (`max_items`) archived after extraction.
+    - `longterm.archived.max_items`: memories the per-user cap (`max_items`) archived after an
+      extraction or a `memory_save` (LONGTERM_EXTRACT and LONGTERM_TOOL `archived_by_cap`);
     - `longterm.extract.failures`: extractions that failed (the model raised, or a background job did).
     """
     out = dict.fromkeys(
@@ -79,11 +80,11 @@ def event_metrics(events: Iterable[Event]) -> dict[str, int | float | None]:
         elif e.kind == LONGTERM_EXTRACT:
             out["longterm.memories"] += int(d.get("memories") or 0)
             out["longterm.duplicates"] += int(d.get("duplicates") or 0)
-            out["longterm.archived.max_items"] += int(d.get("archived_by_cap") or 0)
             out["longterm.extract.failures"] += bool(d.get("failed"))
         elif e.kind == LONGTERM_SKIP:
             out["longterm.skipped"] += 1
         out["memory.archived"] += int(d.get("archived") or 0)
+        out["longterm.archived.max_items"] += int(d.get("archived_by_cap") or 0)  # after extraction or a tool save
     result: dict[str, int | float | None] = dict(out)
     result["memory.compress.summary_tokens.mean"] = statistics.fmean(summary_tokens) if summary_tokens else None
     return result

@@ -70,3 +70,16 @@ def test_latency_parts_on_a_hand_case() -> None:
     assert m["latency.retrieval.query_p95_us"] == pytest.approx(5.8)  # 4 + 0.9 * (6 - 4)
     assert m["latency.extract.store_p50_us"] == m["latency.extract.store_p95_us"] == 100.0
     assert m["latency.retrieval.index_build_p50_us"] is None and m["latency.extract.model_p95_us"] is None
+
+
+def test_the_report_counts_what_the_per_user_cap_archived(make_config: Any, tmp_path: Path) -> None:
+    """`longterm=chat` keeps the document's cap; the run says how many memories it archived."""
+    keep = "longterm.supersede_similarity=null"  # only the cap archives (no supersession, no cleanup in 3 sessions)
+    uncapped = run(make_config, tmp_path, "uncapped", keep).metrics
+    saved = uncapped["longterm.memories"] + uncapped["longterm.tool.saves"]  # both channels count toward the cap
+    cap = int(saved) // 3
+    capped = run(make_config, tmp_path, "capped", keep, f"longterm.max_items={cap}").metrics
+    assert uncapped["longterm.archived.max_items"] == 0
+    # One user: everything saved beyond the cap is archived by it.
+    assert capped["longterm.memories"] + capped["longterm.tool.saves"] == saved
+    assert capped["longterm.archived.max_items"] == saved - cap > 0
