@@ -95,7 +95,7 @@ def write_summary(
         raise ValueError(f"unknown summary layer {layer!r}; expected one of {', '.join(LAYERS)}")
     if llm is None:
         return _fallback(Folded(None, NO_MODEL), layer, strategy, fallback, len(source))
-    text_in = prompts.render_transcript(source) if transcript is None else transcript
+    text_in = prompts.render_transcript(source, max_conversation_chars) if transcript is None else transcript
     request = prompts.build(task, text_in[:max_conversation_chars], language)
     source_tokens = sum(map(counter.count, source))
     error: str | None = None

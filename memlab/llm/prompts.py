@@ -97,9 +97,21 @@ def check_language(language: str) -> str:
     return language
 
 
-def render_transcript(messages: Sequence[MessageLike]) -> str:
-    """``[id] speaker: text`` per message; newlines inside a message are folded to spaces."""
-    return "\n".join(_transcript_line(as_message(raw)) for raw in messages)
+def render_transcript(messages: Sequence[MessageLike], max_chars: int | None = None) -> str:
+    """``[id] speaker: text`` per message; newlines inside a message are folded to spaces.
+
+    With `max_chars`, rendering stops at the first line that makes the text longer than that: its
+    first `max_chars` characters are the whole transcript's, and it is longer exactly when that is.
+    """
+    if max_chars is None:
+        return "\n".join(_transcript_line(as_message(raw)) for raw in messages)
+    lines, length = [], -1
+    for raw in messages:
+        lines.append(line := _transcript_line(as_message(raw)))
+        length += len(line) + 1
+        if length > max_chars:
+            break
+    return "\n".join(lines)
 
 
 @functools.lru_cache(maxsize=1 << 16)

@@ -154,6 +154,39 @@ def find_duplicate(content: str, memories: Sequence[Memory]) -> Memory | None:
     return None
 
 
+def _distinct(ranked: Sequence[Retrieved], k: int) -> list[Retrieved]:
+    """The first `k` hits that say something the earlier ones do not (`_repeats`).
+
+    A hit that repeats an earlier one is left out; one that the earlier one repeats takes its place
+    (and score: it says all that one says). Beyond the document: its two channels save the same
+    statement twice by design (a tool save of one sentence during the call, then auto-extraction of
+    the whole turn, which does not deduplicate), and two copies would spend two of the `k` places.
+    """
+    kept: list[Retrieved] = []
+    for hit in ranked:
+        same = next((i for i, other in enumerate(kept) if _repeats(hit.memory, other.memory)), None)
+        if same is None:
+            kept.append(hit)
+        elif len(_word_set(hit.memory.content)) > len(_word_set(kept[same].memory.content)):
+            kept[same] = Retrieved(hit.memory, kept[same].score, kept[same].similarity)
+        if len(kept) == k:
+            break
+    return kept
+
+
+def _repeats(a: Memory, b: Memory) -> bool:
+    """One of two memories of the same turn (a shared evidence id) uses only words the other uses."""
+    if not set(a.evidence) & set(b.evidence):
+        return False
+    wa, wb = _word_set(a.content), _word_set(b.content)
+    return bool(wa and wb) and (wa <= wb or wb <= wa)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(_normalized(text).split())
+
+
 @dataclass
 class _NamespaceIndex:
     """One namespace's index and which memory sits at each of its positions."""
@@ -277,7 +310,7 @@ class LongTermMemoryService:
             prior = self.types[memory.type].weight * decayed_score(memory, now, self.types[memory.type])
             score = relevance * prior**self.index_spec.prior_weight
             ranked.append((-score, -prior, pos, Retrieved(memory, score, similarity)))
-        return self._updates_first([r[-1] for r in sorted(ranked, key=lambda r: r[:3])])[:k]
+        return _distinct(self._updates_first([r[-1] for r in sorted(ranked, key=lambda r: r[:3])]), k)
 
     def _updates_first(self, ranked: list[Retrieved]) -> list[Retrieved]:
         """Each newer memory that states an update goes just above the best-ranked older one it revises.

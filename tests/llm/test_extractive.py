@@ -198,3 +198,16 @@ def test_the_model_summary_is_never_longer_than_the_transcript_it_was_given(text
     for task in (TASK_CONTEXT_SUMMARY, TASK_MEMORY_SUMMARY):
         summary = model.complete(prompts.build(task, text), task=task, max_tokens=10_000).text
         assert len(summary) <= len(text) and count(summary) <= count(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    texts=st.lists(st.text(alphabet="ab \n", max_size=30), max_size=12),
+    max_chars=st.integers(0, 400),
+)
+def test_a_transcript_rendered_up_to_a_length_starts_as_the_whole_one(texts: list[str], max_chars: int) -> None:
+    """What write_summary sends (the first max_chars characters) and whether it cut, without rendering every line."""
+    messages = [Message("user", t, id=str(i), speaker="Ann") for i, t in enumerate(texts)]
+    whole, head = prompts.render_transcript(messages), prompts.render_transcript(messages, max_chars)
+    assert head[:max_chars] == whole[:max_chars]
+    assert (len(head) > max_chars) == (len(whole) > max_chars)

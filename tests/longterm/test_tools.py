@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from memlab.longterm import MEMORY_SAVE, MEMORY_SEARCH, MemoryToolProvider
-from memlab.longterm.model import SOURCE_AGENT_TOOL
+from memlab.longterm.model import SOURCE_AGENT_TOOL, SOURCE_AUTO_EXTRACT
 from memlab.messages import ToolCall
 
 from .support import context
@@ -82,3 +82,21 @@ def test_a_scope_too_long_for_the_store_is_a_tool_error(make_service) -> None:
         result = tools.call(ctx, name, args)
         assert set(result) == {"error"} and "255 characters" in result["error"], result
     assert service.counts["tools.rejected"] == 2
+
+
+def test_a_tool_save_and_the_turn_it_came_from_take_one_place_in_the_results(make_service) -> None:
+    """The tool channel saves a sentence during the call, auto-extraction the whole turn after it
+    (without dedup, as the document says): search returns the turn once, in the better rank."""
+    service = make_service(index="hybrid")
+    ctx = context()
+    turn = "Ann: Thanks, Bo. I adopted a grey cat named Luna last spring. Work is busy."
+    service.save(ctx, "Ann: I adopted a grey cat named Luna last spring.", source=SOURCE_AGENT_TOOL, evidence=["D1:3"])
+    service.save(ctx, turn, source=SOURCE_AUTO_EXTRACT, evidence=["D1:3"])
+    service.save(ctx, "Ann: My cat Luna hates the rain.", source=SOURCE_AUTO_EXTRACT, evidence=["D2:1"])
+    hits = service.search(ctx, "What is the name of Ann's cat?", 3)
+    assert len(service.memories(ctx)) == 3
+    assert sorted(h.memory.content for h in hits) == sorted([turn, "Ann: My cat Luna hates the rain."])
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    # Memories of different turns never stand in for each other, whatever their words.
+    service.save(ctx, "Ann: I adopted a grey cat named Luna.", evidence=["D3:9"], dedup=False)
+    assert len(service.search(ctx, "What is the name of Ann's cat?", 5)) == 3

@@ -7,6 +7,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -42,19 +43,35 @@ def memlab(*overrides: str) -> str:
     return done.stdout
 
 
+@pytest.fixture(scope="session")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """The uninterrupted run's folder per backend, replayed once per test session (it does not depend on k)."""
+    done: dict[str, Path] = {}
+
+    def run(backend: str) -> Path:
+        if backend not in done:
+            out = tmp_path_factory.mktemp(f"whole-{backend}")
+            with _stores().isolated(backend, out) as one:  # its own database, dropped when the run is done
+                memlab(*RUN, *one.overrides, "name=whole", f"output_dir={out / 'whole'}")
+            done[backend] = out / "whole"
+        return done[backend]
+
+    return run
+
+
 @pytest.mark.parametrize(("backend", "stop_after"), [("sqlite", 3), ("sqlite", 4), ("postgres", 4), ("mariadb", 2)])
-def test_a_resumed_replay_gives_the_uninterrupted_metrics(backend: str, stop_after: int, tmp_path: Path) -> None:
-    stores = _stores()
+def test_a_resumed_replay_gives_the_uninterrupted_metrics(
+    backend: str, stop_after: int, tmp_path: Path, uninterrupted: Callable[[str], Path]
+) -> None:
+    whole = uninterrupted(backend)
     # histories, long-term memories and the checkpoint all live in the run's store: one database per replay
-    with stores.isolated(backend, tmp_path / "a") as one, stores.isolated(backend, tmp_path / "b") as other:
-        memlab(*RUN, *one.overrides, "name=whole", f"output_dir={tmp_path / 'whole'}")
+    with _stores().isolated(backend, tmp_path / "b") as other:
         parts = (*RUN, *other.overrides, "name=parts")
         stopped = memlab(*parts, f"sim.stop_after_session={stop_after}", f"output_dir={tmp_path / 'first'}")
         assert f"stopped after session {stop_after}" in stopped and not (tmp_path / "first").exists()
         memlab(*parts, "sim.resume=true", f"output_dir={tmp_path / 'resumed'}")
-    whole = (tmp_path / "whole" / "metrics.json").read_bytes()
-    assert whole == (tmp_path / "resumed" / "metrics.json").read_bytes()
-    assert (tmp_path / "whole" / "calls.csv").read_bytes() == (tmp_path / "resumed" / "calls.csv").read_bytes()
+    assert (whole / "metrics.json").read_bytes() == (tmp_path / "resumed" / "metrics.json").read_bytes()
+    assert (whole / "calls.csv").read_bytes() == (tmp_path / "resumed" / "calls.csv").read_bytes()
 
 
 def test_resume_without_a_checkpoint_names_the_key(tmp_path: Path) -> None:
