@@ -221,7 +221,7 @@ class HnswIndex:
         while True:  # retired rows take places in the answer: ask for more until `want` live ones came back
             ask = min(ask, self._labels.size)
             index.hnsw.efSearch = max(self.ef_search, ask)  # type: ignore[attr-defined]
-            sims, rows = index.search(q, ask)  # type: ignore[attr-defined]
+            sims, rows = _single_threaded_search(index, q, ask)
             found = rows[0] >= 0
             positions = self._labels[rows[0][found]]
             live = self.rows.alive[positions]
@@ -235,6 +235,20 @@ class HnswIndex:
 
     def __len__(self) -> int:
         return int(self.rows.live().sum())
+
+
+def _single_threaded_search(index: object, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """One query through faiss on one OpenMP thread: a single query gains nothing from a team of
+    threads, and on a shared machine waking one costs more than the search (at 100,000 memories
+    p50 23 ms with faiss's default threads, 3.2 ms with one; docs/longterm.md)."""
+    import faiss
+
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        return index.search(query, k)  # type: ignore[attr-defined]
+    finally:
+        faiss.omp_set_num_threads(threads)
 
 
 class Bm25Index:
