@@ -35,19 +35,17 @@ from typing import Any
 
 import numpy as np
 from hydra import compose, initialize_config_module
-from hydra.utils import instantiate
 from rank_bm25 import BM25Okapi
 
 from memlab import config
 from memlab.dialogues import Dialogue, load_locomo
 from memlab.dialogues.locomo import LOCOMO_CATEGORIES
+from memlab.experiment import build_components, runtime_factory
 from memlab.longterm import IndexSpec
-from memlab.memory import InMemoryChatMemory
 from memlab.metrics.longterm import EXCLUDED_CATEGORIES, K_VALUES, ndcg_at_k, recall_at_k
-from memlab.runtime import CallContext, Runtime, SecurityContext
-from memlab.sim import ProbeRecord, simulate
+from memlab.runtime import CallContext, SecurityContext
+from memlab.sim import ProbeRecord, ReplayOptions, simulate
 from memlab.text import search_terms
-from memlab.tokens import get_counter
 
 SHARED = Path(os.environ.get("MEMLAB_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 DEFAULT = SHARED / "datasets" / "locomo" / "locomo_dev7.json"
@@ -159,18 +157,17 @@ def baselines(dialogues: Sequence[Dialogue], minilm: object | None) -> dict[str,
 
 def compose_config(*overrides: str):
     with initialize_config_module(config_module="memlab.conf", version_base=None):
-        return compose(config_name="config", overrides=["longterm=locomo", "agent_id=chat", *overrides])
+        return compose(config_name="config", overrides=["longterm=locomo", *overrides])
 
 
 def pipeline(dialogues: Sequence[Dialogue], overrides: Sequence[str]) -> tuple[dict[str, dict[str, float]], object]:
-    """memlab's long-term pipeline replayed as `memlab run` does; its component for a look inside."""
+    """memlab's long-term pipeline replayed through `memlab run`'s own runtime (components, tool policy);
+    its long-term component for a look inside."""
     cfg = compose_config(*overrides)
-    component = instantiate(cfg.longterm)
-    counter = get_counter(cfg.tokenizer)
-    records = simulate(
-        dialogues,
-        lambda d: Runtime(InMemoryChatMemory(d.id), counter, SecurityContext(d.user_id, cfg.agent_id), [component]),
-    )
+    components = build_components(cfg)
+    component = next(c for c in components if hasattr(c, "service"))
+    options = ReplayOptions(call_roles=tuple(cfg.sim.call_roles), probe_context=cfg.sim.probe_context)
+    records = simulate(dialogues, runtime_factory(cfg, components), options)
     rows: dict[str, list[dict[str, float]]] = defaultdict(list)
     for record in records:
         if isinstance(record, ProbeRecord) and "longterm.retrieved_evidence" in record.results:
