@@ -58,6 +58,9 @@ class PlantedFact:
     date: str | None = None  # EPISODE: the ISO date its time phrase denotes
 
 
+_DEFAULTS = SyntheticConfig()  # the generator's defaults are its schema's, written once there
+
+
 @dataclass
 class _Plan:
     """One planted slot: its value(s), the user turns that state them, the probe it becomes."""
@@ -72,19 +75,19 @@ class _Plan:
 
 
 def generate_synthetic(
-    seed: int = 0,
-    dialogues: int = 4,
-    sessions: int = 6,
-    turns_per_session: int = 10,
-    facts: int = 8,
-    update_rate: float = 0.3,
-    message_chars_mean: float = 160.0,
-    message_chars_sigma: float = 0.6,
-    tool_call_rate: float = 0.15,
-    tool_output_chars: float = 3000.0,
-    tool_output_sigma: float = 0.4,
-    session_gap_days: float = 7.0,
-    start: str = "2024-01-08T09:00:00",
+    seed: int = _DEFAULTS.seed,
+    dialogues: int = _DEFAULTS.dialogues,
+    sessions: int = _DEFAULTS.sessions,
+    turns_per_session: int = _DEFAULTS.turns_per_session,
+    facts: int = _DEFAULTS.facts,
+    update_rate: float = _DEFAULTS.update_rate,
+    message_chars_mean: float = _DEFAULTS.message_chars_mean,
+    message_chars_sigma: float = _DEFAULTS.message_chars_sigma,
+    tool_call_rate: float = _DEFAULTS.tool_call_rate,
+    tool_output_chars: float = _DEFAULTS.tool_output_chars,
+    tool_output_sigma: float = _DEFAULTS.tool_output_sigma,
+    session_gap_days: float = _DEFAULTS.session_gap_days,
+    start: str = _DEFAULTS.start,
 ) -> list[Dialogue]:
     """`dialogues` synthetic dialogues of `sessions` x `turns_per_session` user turns, deterministic in `seed`."""
     settings = {k: v for k, v in locals().items() if k != "start"}  # the parameters, before anything else

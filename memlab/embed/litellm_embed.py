@@ -16,7 +16,7 @@ import numpy as np
 from memlab.embed.base import CachedEmbedder
 from memlab.llm.base import LLMError
 from memlab.llm.cache import ResponseCache, request_key
-from memlab.llm.litellm_import import Provider
+from memlab.llm.litellm_import import DEFAULT_NUM_RETRIES, DEFAULT_RETRY_BACKOFF_S, DEFAULT_TIMEOUT_S, Provider
 
 DEFAULT_EMBEDDING_DIM = 1536  # text-embedding-3-small
 
@@ -33,9 +33,9 @@ class LitellmEmbedder(CachedEmbedder):
         api_base: str | None = None,
         api_key: str | None = None,
         api_key_env: str | None = None,
-        timeout: float = 60.0,
-        num_retries: int = 2,
-        retry_backoff_s: float = 1.0,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        num_retries: int = DEFAULT_NUM_RETRIES,
+        retry_backoff_s: float = DEFAULT_RETRY_BACKOFF_S,
         batch_size: int = 128,
         cache_dir: str | None = None,
         extra_params: dict[str, Any] | None = None,

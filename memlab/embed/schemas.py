@@ -8,6 +8,7 @@ from typing import Any
 from memlab import ranges
 from memlab.embed.hashing import DEFAULT_DIM
 from memlab.embed.litellm_embed import DEFAULT_EMBEDDING_DIM
+from memlab.llm.litellm_import import DEFAULT_NUM_RETRIES, DEFAULT_RETRY_BACKOFF_S, DEFAULT_TIMEOUT_S
 
 
 @dataclass
@@ -43,11 +44,11 @@ class LitellmEmbedConfig:
     """The provider's URL (null: litellm's default)."""
     api_key_env: str | None = None
     """The environment variable holding the key (null: the provider's default)."""
-    timeout: float = ranges.positive(60.0)
+    timeout: float = ranges.positive(DEFAULT_TIMEOUT_S)
     """Seconds a request may take."""
-    num_retries: int = ranges.count(2, le=100)
+    num_retries: int = ranges.count(DEFAULT_NUM_RETRIES, le=100)
     """Retries of a failed request."""
-    retry_backoff_s: float = ranges.ranged(1.0, ge=0, le=3_600)
+    retry_backoff_s: float = ranges.ranged(DEFAULT_RETRY_BACKOFF_S, ge=0, le=3_600)
     """Seconds before the first retry, doubled at each further one."""
     batch_size: int = ranges.ranged(128, ge=1, le=100_000)
     """Texts embedded per request."""

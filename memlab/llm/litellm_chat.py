@@ -17,7 +17,13 @@ from typing import Any
 
 from memlab.llm.base import Completion, LLMError, RecordedChatModel
 from memlab.llm.cache import ResponseCache, request_key
-from memlab.llm.litellm_import import DEFAULT_MAX_RETRY_AFTER_S, Provider
+from memlab.llm.litellm_import import (
+    DEFAULT_MAX_RETRY_AFTER_S,
+    DEFAULT_NUM_RETRIES,
+    DEFAULT_RETRY_BACKOFF_S,
+    DEFAULT_TIMEOUT_S,
+    Provider,
+)
 from memlab.messages import Message, MessageLike, ToolCall, as_messages, to_openai
 from memlab.tokens import get_counter
 
@@ -36,9 +42,9 @@ class LitellmChatModel(RecordedChatModel):
         api_key_env: str | None = None,
         temperature: float = 0.0,
         max_tokens: int = 512,
-        timeout: float = 60.0,
-        num_retries: int = 2,
-        retry_backoff_s: float = 1.0,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        num_retries: int = DEFAULT_NUM_RETRIES,
+        retry_backoff_s: float = DEFAULT_RETRY_BACKOFF_S,
         max_retry_after_s: float = DEFAULT_MAX_RETRY_AFTER_S,
         cache_dir: str | None = None,
         counter: str = "cl100k_base",

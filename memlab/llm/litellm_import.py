@@ -22,6 +22,9 @@ from memlab.litellm_offline import import_litellm
 from memlab.llm.base import LLMAuthError, LLMError, LLMTimeout
 
 RETRY_STATUS = frozenset({408, 409, 429})  # and every 5xx
+DEFAULT_TIMEOUT_S = 60.0  # a request's seconds
+DEFAULT_NUM_RETRIES = 2
+DEFAULT_RETRY_BACKOFF_S = 1.0  # before the first retry, doubled at each further one
 DEFAULT_MAX_RETRY_AFTER_S = 60.0
 # What providers (through litellm) say when no key reached them; litellm reports it as a 500.
 _MISSING_KEY = ("missing credentials", "api_key client option must be set", "no api key", "api key not found")
@@ -114,9 +117,9 @@ class Provider:
     api_base: str | None = None
     api_key: str | None = None
     api_key_env: str | None = None
-    timeout: float = 60.0
-    num_retries: int = 2
-    retry_backoff_s: float = 1.0
+    timeout: float = DEFAULT_TIMEOUT_S
+    num_retries: int = DEFAULT_NUM_RETRIES
+    retry_backoff_s: float = DEFAULT_RETRY_BACKOFF_S
     max_retry_after_s: float = DEFAULT_MAX_RETRY_AFTER_S
 
     def key_variables(self) -> list[str]:

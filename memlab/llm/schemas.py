@@ -8,6 +8,12 @@ from typing import Any
 from memlab import ranges
 from memlab.llm.base import DEFAULT_SUMMARY_TOKENS
 from memlab.llm.faulty import DEFAULT_FAULT_RATE, FAULT_MODES
+from memlab.llm.litellm_import import (
+    DEFAULT_MAX_RETRY_AFTER_S,
+    DEFAULT_NUM_RETRIES,
+    DEFAULT_RETRY_BACKOFF_S,
+    DEFAULT_TIMEOUT_S,
+)
 
 
 @dataclass
@@ -36,13 +42,13 @@ class LitellmConfig:
     """Sampling temperature (0: the most deterministic)."""
     max_tokens: int = ranges.positive(512)
     """The longest reply, in tokens."""
-    timeout: float = ranges.positive(60.0)
+    timeout: float = ranges.positive(DEFAULT_TIMEOUT_S)
     """Seconds a request may take."""
-    num_retries: int = ranges.count(2, le=100)
+    num_retries: int = ranges.count(DEFAULT_NUM_RETRIES, le=100)
     """Retries of a failed request (rate limits, timeouts, server errors)."""
-    retry_backoff_s: float = ranges.ranged(1.0, ge=0, le=3_600)
+    retry_backoff_s: float = ranges.ranged(DEFAULT_RETRY_BACKOFF_S, ge=0, le=3_600)
     """Seconds before the first retry, doubled at each further one."""
-    max_retry_after_s: float = ranges.ranged(60.0, ge=0, le=3_600)
+    max_retry_after_s: float = ranges.ranged(DEFAULT_MAX_RETRY_AFTER_S, ge=0, le=3_600)
     """The longest Retry-After honoured."""
     cache_dir: str | None = "${oc.env:MEMLAB_CACHE,.memlab-cache}/llm"
     """Responses cached on disk by request (null: no cache)."""

@@ -24,7 +24,9 @@ from collections.abc import Sequence
 from memlab.llm.base import ChatModel
 from memlab.memory.agent import MemoryCompressor, MemorySnapshot
 from memlab.memory.compressors import fold_summary
+from memlab.memory.strategies import DEFAULT_SUMMARY_COUNTER
 from memlab.messages import FunctionCall, Item
+from memlab.tokens import TokenCounter, resolve_counter
 from memlab.units import item_units
 
 # CodeAct: "the last few rounds" of code and result.
@@ -55,6 +57,7 @@ class ToolRoundsCompressor:
         llm: ChatModel | None = None,
         language: str = "auto",
         max_tokens: int | None = None,
+        counter: str | TokenCounter = DEFAULT_SUMMARY_COUNTER,
     ) -> None:
         if keep_rounds < 0:
             raise ValueError(f"keep_rounds must be 0 or more, not {keep_rounds}")
@@ -62,6 +65,7 @@ class ToolRoundsCompressor:
         self.llm = llm
         self.language = language
         self.max_tokens = max_tokens
+        self.counter = resolve_counter(counter)
 
     def compress(self, snapshot: MemorySnapshot) -> MemorySnapshot:
         units = item_units(snapshot.items)
@@ -71,5 +75,7 @@ class ToolRoundsCompressor:
             return snapshot
         dropped: list[Item] = [i for n in sorted(old) for i in units[n]]
         kept = [i for n, u in enumerate(units) if n not in old for i in u]
-        summary = fold_summary(snapshot.summary, dropped, self.llm, self.language, self.max_tokens)
+        summary = fold_summary(
+            snapshot.summary, dropped, self.llm, self.language, self.max_tokens, self.counter, "tool_rounds"
+        )
         return MemorySnapshot.of(kept, summary)

@@ -183,6 +183,8 @@ class ToolRoundsConfig:
     """The summary prompt's language: auto (from the messages), en or zh."""
     max_tokens: int | None = ranges.positive(None)
     """The longest summary asked for, in tokens (null: the model's own limit)."""
+    counter: str = "${tokenizer}"
+    """The token counter that checks a summary is shorter than what it replaces."""
 
 
 @dataclass

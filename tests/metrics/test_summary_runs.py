@@ -167,3 +167,16 @@ def test_context_summarize_on_locomo_keeps_less_than_it_was_fed(
     # Per probe, from the questions table: the summary's share is part of the coverage, never more.
     table = pd.read_csv(result.run_dir / "questions.csv")
     assert (table["context.evidence_in_summary"] <= table["context.answer_coverage"] + 1e-9).all()
+
+
+def test_tool_rounds_summaries_name_their_compressor_and_the_runs_counter(
+    make_config: Any, tau_bench_path: Path, tmp_path: Path
+) -> None:
+    """CodeAct's compressor checks its summaries with the run's tokenizer, and its SUMMARY events say who wrote them."""
+    _, _, made = run(
+        make_config,
+        tmp_path,
+        *("dataset=tau_bench", f"dataset.path={tau_bench_path}", "dataset.max_dialogues=3"),
+        *("agent_memory=tool_rounds", "agent_memory.compressor.keep_rounds=1"),
+    )
+    assert made and {(s.layer, s.strategy, s.counter) for s in made} == {("compressor", "tool_rounds", "o200k_base")}
