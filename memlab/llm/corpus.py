@@ -30,9 +30,9 @@ FILLER_WORDS = word_set(
     "awesome amazing totally agree exactly absolutely really oh ah haha lol hmm glad sounds fun "
     "你好 谢谢 好的 是的 对 嗯 哈哈 哇 不错"
 )
-_FIRST_PERSON = word_set("i i'm i've i'd i'll me my mine myself we we're our us 我 我们")
+FIRST_PERSON_WORDS = word_set("i i'm i've i'd i'll me my mine myself we we're our us 我 我们")
 # Verbs and adverbs that mark preferences, habits and durable facts (the memory prompt's three kinds).
-_PERSONAL_CUES = word_set(
+PERSONAL_CUES = word_set(
     "love loves loved like likes enjoy enjoys prefer prefers favorite favourite hate hates dislike "
     "always usually often never every habit routine allergic vegetarian vegan born live lives living "
     "work works working job study studying moved married kids children son daughter wife husband "
@@ -75,7 +75,7 @@ def analyze(text: str) -> Analysis:
         date_numbers=len(distinct) - len(others),
         other_words=np.fromiter((_WORD_IDS.setdefault(w, len(_WORD_IDS)) for w in others), np.int64, len(others)),
         length=min(1.0, len(content) / MIN_CONTENT_TERMS),
-        cues=any(w in _FIRST_PERSON for w in words) + any(w in _PERSONAL_CUES for w in words),
+        cues=any(w in FIRST_PERSON_WORDS for w in words) + any(w in PERSONAL_CUES for w in words),
         question=text.rstrip().endswith(("?", "？")),
     )
 

@@ -2,8 +2,9 @@
 
 `memlab.llm.summarize.extractive_summary` must return the same bytes as `summarize` here for every input;
 tests/llm/test_summary_equivalence.py checks it on LoCoMo transcripts and on generated ones.
-Kept verbatim but for this docstring and where it imports the shared text functions from (`memlab.text`,
-the same sentences and terms as production); do not "improve" it.
+Kept verbatim but for this docstring and what it shares with production: the text functions
+(`memlab.text`: the same sentences and terms), the word lists and the scoring constants (the
+algorithm is what this oracle checks, not its parameters); do not "improve" it.
 """
 
 from __future__ import annotations
@@ -15,34 +16,19 @@ import numpy as np
 from scipy import sparse
 from sklearn.feature_extraction.text import TfidfVectorizer
 
+from memlab.llm.corpus import FILLER_WORDS, FIRST_PERSON_WORDS, MIN_CONTENT_TERMS, PERSONAL_CUES
 from memlab.llm.prompts import parse_transcript
-from memlab.text import content_terms, is_date_or_number, proper_names, split_sentences, terms, word_set
+from memlab.llm.summarize import (
+    MMR_REDUNDANCY,
+    QUESTION_FACTOR,
+    TEXTRANK_DAMPING,
+    TEXTRANK_ITERATIONS,
+    WEIGHT_CENTRALITY,
+    WEIGHT_FACTS,
+    WEIGHT_PERSONAL,
+)
+from memlab.text import content_terms, is_date_or_number, proper_names, split_sentences, terms
 from memlab.tokens import get_counter
-
-TEXTRANK_DAMPING = 0.85  # Mihalcea & Tarau (2004), after PageRank
-TEXTRANK_ITERATIONS = 50
-MMR_REDUNDANCY = 0.5  # weight of the similarity to what is already kept
-WEIGHT_CENTRALITY = 1.0
-WEIGHT_FACTS = 1.0
-WEIGHT_PERSONAL = 1.0  # memory summaries only
-MIN_CONTENT_TERMS = 4  # shorter sentences (greetings, "Thanks!") are scaled down
-QUESTION_FACTOR = 0.5  # a question states no fact; a memory summary halves its score
-
-# Words that carry no content of their own: a sentence made of them and speaker names is filler, never kept.
-_FILLER_WORDS = word_set(
-    "hi hey hello bye thanks thank welcome yes yeah yep yup no nope ok okay sure right fine good great nice cool wow "
-    "awesome amazing totally agree exactly absolutely really oh ah haha lol hmm glad sounds fun "
-    "你好 谢谢 好的 是的 对 嗯 哈哈 哇 不错"
-)
-_FIRST_PERSON = word_set("i i'm i've i'd i'll me my mine myself we we're our us 我 我们")
-# Verbs and adverbs that mark preferences, habits and durable facts (the memory prompt's three kinds).
-_PERSONAL_CUES = word_set(
-    "love loves loved like likes enjoy enjoys prefer prefers favorite favourite hate hates dislike "
-    "always usually often never every habit routine allergic vegetarian vegan born live lives living "
-    "work works working job study studying moved married kids children son daughter wife husband "
-    "plan plans planning want wants hope dream goal "
-    "喜欢 喜爱 热爱 讨厌 偏好 总是 经常 通常 每天 习惯 过敏 素食 住在 工作 结婚 孩子 计划 希望 打算"
-)
 
 
 @dataclass(frozen=True)
@@ -108,7 +94,7 @@ def score_sentences(
         facts[i] = sum(1 for w in set(words) if w in names or is_date_or_number(w))
         length[i] = min(1.0, len(content_terms(text)) / MIN_CONTENT_TERMS)
         if personal:
-            cues[i] = any(w in _FIRST_PERSON for w in words) + any(w in _PERSONAL_CUES for w in words)
+            cues[i] = any(w in FIRST_PERSON_WORDS for w in words) + any(w in PERSONAL_CUES for w in words)
     score = WEIGHT_CENTRALITY * centrality + WEIGHT_FACTS * _normalized(facts)
     if personal:
         score = score + WEIGHT_PERSONAL * cues / 2
@@ -118,7 +104,7 @@ def score_sentences(
 
 def _is_filler(sentence: str, speaker_terms: set[str]) -> bool:
     """Greetings, thanks and interjections ("Good, thanks!", "Wow, Ann!"): nothing but filler words and names."""
-    return all(t in _FILLER_WORDS or t in speaker_terms for t in content_terms(sentence))
+    return all(t in FILLER_WORDS or t in speaker_terms for t in content_terms(sentence))
 
 
 def _render(sentences: list[_Sentence], chosen: set[int]) -> str:
