@@ -248,7 +248,10 @@ def extractive_summary(transcript: str, max_tokens: int, counter: str = "cl100k_
         while words and count(_render([Sentence(0, top.speaker, " ".join(words))], {0})) > limit:
             words.pop()
         return _render([Sentence(0, top.speaker, " ".join(words))], {0}) if words else ""
-    return _render(sentences, chosen)
+    summary = _render(sentences, chosen)
+    # Sentences are rejoined with a space ("0?B" splits into "0?" and "B"): a text that fits whole is its own summary.
+    whole = transcript.strip()
+    return whole if len(summary) > len(whole) and count(whole) <= limit else summary
 
 
 def first_sentences(transcript: str, max_tokens: int, counter: str = "cl100k_base") -> str:
