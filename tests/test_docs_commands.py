@@ -3,8 +3,9 @@
 The commands are read from the fenced ``bash`` blocks (and the untagged blocks of command lines);
 placeholders (`/path/to/locomo10.json`, `DIR...`, `SWEEP_DIR`) are replaced by real files and
 the outputs of earlier commands, and each `memlab run` gets `debug=default` (one dialogue, two
-sessions). `memlab` commands run for real in a scratch directory. `make`, `pip` and `pytest`
-lines are checked without recursing into them: the make target exists (`make -n`), the
+sessions). `memlab` commands run for real in a scratch directory, in this process (as the console
+script calls `memlab.cli.main`), and a command shown in several places runs once. `make`, `pip` and
+`pytest` lines are checked without recursing into them: the make target exists (`make -n`), the
 extra exists in pyproject.toml, the test file collects.
 """
 
@@ -14,8 +15,8 @@ import os
 import re
 import shlex
 import subprocess
-import sys
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -46,22 +47,31 @@ def commands() -> list[tuple[str, str]]:
     return found
 
 
-def _sweep(scratch: Path) -> Path:
+def distinct_commands() -> list[tuple[str, str]]:
+    """(every place it is shown, command) for each command once; `[-o OUT]` is notation, not a difference."""
+    places: dict[tuple[str, ...], list[str]] = {}
+    shown: dict[tuple[str, ...], str] = {}
+    for where, command in commands():
+        key = tuple(shlex.split(command.replace("[-o OUT]", "")))
+        places.setdefault(key, []).append(where)
+        shown.setdefault(key, command)
+    return [(",".join(places[key]), command) for key, command in shown.items()]
+
+
+def _sweep(scratch: Path, memlab: Callable[..., int]) -> Path:
     """A small sweep, the `DIR` / `SWEEP_DIR` / `BASELINE CANDIDATE` of the report commands."""
     out = scratch / "sweep"
     if not (out / "comparison.csv").is_file():
-        _memlab(["run", "-m", "context=trim,sliding_window", f"hydra.sweep.dir={out}", "debug=default"], scratch)
+        _memlab(memlab, "run", "-m", "context=trim,sliding_window", f"hydra.sweep.dir={out}", "debug=default")
     return out
 
 
-def _memlab(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "memlab", *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=900
-    )
-    assert done.returncode == 0, f"memlab {shlex.join(args)} -> {done.returncode}\n{done.stderr[-3000:]}"
+def _memlab(memlab: Callable[..., int], *args: str) -> None:
+    status = memlab(*args)
+    assert status == 0, f"memlab {shlex.join(args)} -> {status} (its stderr is in the captured output)"
 
 
-def _concrete(command: str, scratch: Path) -> str:
+def _concrete(command: str, scratch: Path, memlab: Callable[..., int]) -> str:
     """The command with its placeholders replaced by real paths and values."""
     replacements = {
         "/path/to/locomo10.json": str(LOCOMO),
@@ -74,7 +84,7 @@ def _concrete(command: str, scratch: Path) -> str:
     for old, new in replacements.items():
         command = command.replace(old, new)
     if any(p in command for p in ("DIR", "BASELINE", "CANDIDATE")):
-        sweep = str(_sweep(scratch))
+        sweep = str(_sweep(scratch, memlab))
         command = re.sub(r"\bSWEEP_DIR\b|\bDIR\.\.\.|\bBASELINE\b|\bCANDIDATE\b", sweep, command)
     return command
 
@@ -96,16 +106,22 @@ def _check_other(program: str, words: list[str]) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("where", "command"), commands(), ids=[w for w, _ in commands()])
-def test_documented_command_works(where: str, command: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+@pytest.mark.parametrize(("where", "command"), distinct_commands(), ids=[w for w, _ in distinct_commands()])
+def test_documented_command_works(
+    where: str,
+    command: str,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    memlab_cli: Callable[..., int],
+) -> None:
     scratch = tmp_path_factory.getbasetemp() / "docs-commands"
     scratch.mkdir(exist_ok=True)
-    for part in _concrete(command, scratch).split("&&"):
+    monkeypatch.chdir(scratch)
+    for part in _concrete(command, scratch, memlab_cli).split("&&"):
         words = shlex.split(part)
-        env = dict(os.environ)
         while words and "=" in words[0]:
             name, _, value = words.pop(0).partition("=")
-            env[name] = value
+            monkeypatch.setenv(name, value)
         program = words[0]
         if program != "memlab":
             _check_other(program, words)
@@ -118,7 +134,7 @@ def test_documented_command_works(where: str, command: str, tmp_path_factory: py
                         pytest.skip(f"corpus not found at {corpus}")
             if not any(a.startswith("debug=") for a in args):
                 args.append("debug=default")
-        _memlab(args, scratch, env)
+        _memlab(memlab_cli, *args)
 
 
 def test_the_docs_show_commands() -> None:

@@ -9,8 +9,7 @@ and must leave its comparison; every other job of the sweep is composed and vali
 from __future__ import annotations
 
 import json
-import logging
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -23,7 +22,7 @@ from hydra.core.override_parser.types import Override
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from memlab import api, cli
+from memlab import api
 
 TINY = ("debug=default",)
 RUN_FILES = ("metrics.json", "manifest.json", "config.yaml", "calls.csv", "report.html")
@@ -56,22 +55,6 @@ def one_job(sweeper: DictConfig) -> list[str]:
     return first + (["hydra.sweeper.n_trials=1"] if "n_trials" in sweeper else [])
 
 
-def run_cli(monkeypatch: pytest.MonkeyPatch, *args: str) -> int:
-    """`memlab run ARGS` in this process; its exit status. Hydra's logging setup is undone afterwards."""
-    monkeypatch.setenv("HYDRA_FULL_ERROR", "1")
-    monkeypatch.setattr(sys, "argv", list(sys.argv))
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    try:
-        cli.main(["run", *args])
-    except SystemExit as e:
-        return int(e.code or 0)
-    finally:
-        root.handlers[:] = handlers
-        root.setLevel(level)  # also clears the loggers' cached levels
-    return 0
-
-
 def assert_run(run_dir: Path) -> None:
     missing = [f for f in RUN_FILES if not (run_dir / f).is_file()]
     assert not missing, f"{run_dir} has no {', '.join(missing)}"
@@ -80,7 +63,7 @@ def assert_run(run_dir: Path) -> None:
 
 @pytest.mark.parametrize("name", options("experiment"))
 def test_experiment_runs_on_a_tiny_slice(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared_corpora: Path, name: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memlab_cli: Callable[..., int], shared_corpora: Path, name: str
 ) -> None:
     cfg = composed(name)
     data = Path(str(cfg.dataset.get("path") or ""))
@@ -90,7 +73,7 @@ def test_experiment_runs_on_a_tiny_slice(
     out = tmp_path / name
     monkeypatch.chdir(tmp_path)
     cut = one_job(cfg.hydra.sweeper) if sweep else []
-    status = run_cli(monkeypatch, f"experiment={name}", *TINY, *cut, f"hydra.run.dir={out}", f"hydra.sweep.dir={out}")
+    status = memlab_cli("run", f"experiment={name}", *TINY, *cut, f"hydra.run.dir={out}", f"hydra.sweep.dir={out}")
     assert status == 0, f"memlab run experiment={name} {' '.join(cut)} exited {status}"
     if not sweep:
         assert_run(out)
