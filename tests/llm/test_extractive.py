@@ -23,7 +23,7 @@ from memlab.llm import (
     prompts,
     summarize,
 )
-from memlab.llm.extractive import judge
+from memlab.llm.extractive import best_sentence, judge
 from memlab.messages import Message
 from memlab.tokens import get_counter
 from memlab.trace import LLM_CALL, recording
@@ -110,6 +110,26 @@ def test_answer_picks_the_sentence_that_matches_the_question() -> None:
     )
     assert ask(TASK_ANSWER, question="What sport does Ann love?") == "I love skiing and I usually go every Sunday."
     assert ask(TASK_ANSWER, question="Quantum chromodynamics?") == ""
+
+
+@pytest.mark.parametrize(
+    "candidates",
+    [
+        ["Ada lives in Oslo"],
+        ["Ada lives in Oslo", "Bob likes tea"],
+        ["Bob likes tea", "Ada lives in Oslo"],
+        ["Ada lives in Oslo", "Ada likes tea", "Bob runs", "Kari sings"],
+    ],
+)
+def test_a_sentence_sharing_a_term_is_found_however_few_there_are(candidates: list[str]) -> None:
+    """Okapi BM25 scores a term in half or more of the candidates 0 or below: the overlap must still count."""
+    assert candidates[best_sentence("Where does Ada live?", candidates) or 0] == "Ada lives in Oslo"
+    assert best_sentence("Where does Ada live?", ["Bob likes tea"]) is None
+    messages = [
+        {"role": "user", "content": ". ".join(candidates) + "."},
+        {"role": "user", "content": "Where does Ada live?"},
+    ]
+    assert model.complete(messages, task=TASK_CHAT).text == "Ada lives in Oslo."
 
 
 def test_the_answer_respects_max_tokens() -> None:
