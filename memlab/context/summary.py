@@ -22,8 +22,8 @@ from memlab.errors import MemlabError
 from memlab.llm import TASK_CONTEXT_SUMMARY, ChatModel, LLMError, prompts
 from memlab.llm.base import DEFAULT_SUMMARY_TOKENS
 from memlab.messages import Message
-from memlab.tokens import TokenCounter
-from memlab.trace import FALLBACK, SummaryEvent, emit, timed
+from memlab.tokens import TokenCounter, request_tokens
+from memlab.trace import FALLBACK, SourceIds, SummaryEvent, emit, timed
 
 # Design document, SUMMARIZE step 1: "总字符数 > MAX_CONVERSATION_CHARS(50000) → 截断到前 50000 字符".
 MAX_CONVERSATION_CHARS = 50_000
@@ -97,7 +97,7 @@ def write_summary(
         return _fallback(Folded(None, NO_MODEL), layer, strategy, fallback, len(source))
     text_in = prompts.render_transcript(source, max_conversation_chars) if transcript is None else transcript
     request = prompts.build(task, text_in[:max_conversation_chars], language)
-    source_tokens = sum(map(counter.count, source))
+    source_tokens = request_tokens(counter, source)  # from its tally when it has one (`tallied_part`)
     error: str | None = None
     text = ""
     summary: Message | None = None
@@ -117,7 +117,7 @@ def write_summary(
     SummaryEvent(
         layer=layer,
         strategy=strategy,
-        source_ids=tuple(m.id for m in source if m.id is not None),
+        source_ids=SourceIds(source),
         source_messages=len(source),
         source_tokens=source_tokens,
         summary_tokens=made_tokens,
