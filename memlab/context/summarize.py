@@ -26,6 +26,7 @@ from memlab.context.summary import (
     DEFAULT_SUMMARY_TOKENS,
     LAYER_CONTEXT,
     MAX_CONVERSATION_CHARS,
+    GrowingTranscript,
     check_summary_settings,
     write_summary,
 )
@@ -66,6 +67,7 @@ class Summarize:
         self.language = language
         self.summary_tokens = summary_tokens
         self.counter = resolve_counter(counter)
+        self._transcript = GrowingTranscript()  # the history grows by a message or two between calls
 
     @dicts_in_dicts_out
     def apply(self, messages: Sequence[MessageLike]) -> list[Message]:
@@ -88,6 +90,7 @@ class Summarize:
             language=self.language,
             max_conversation_chars=self.max_conversation_chars,
             summary_tokens=self.summary_tokens,
+            render=self._transcript.render,
         )
         if folded.message is not None:
             return [*ms[:head], folded.message, *ms[start:]]
