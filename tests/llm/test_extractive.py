@@ -21,6 +21,7 @@ from memlab.llm import (
     extractive_summary,
     first_sentences,
     prompts,
+    summarize,
 )
 from memlab.llm.extractive import best_sentence, judge
 from memlab.messages import Message
@@ -231,3 +232,21 @@ def test_a_transcript_rendered_up_to_a_length_starts_as_the_whole_one(texts: lis
     whole, head = prompts.render_transcript(messages), prompts.render_transcript(messages, max_chars)
     assert head[:max_chars] == whole[:max_chars]
     assert (len(head) > max_chars) == (len(whole) > max_chars)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    words=st.lists(
+        st.sampled_from(["a", "Oslo", "2021,", "I'm", "—", "\u3000", " ", "\n", "\x1c", "supercalifragilistic"])
+    ),
+    repeat=st.integers(1, 400),
+    max_tokens=st.integers(1, 300),
+    counter=st.sampled_from(["cl100k_base", "o200k_base", "estimate"]),
+)
+def test_the_capped_count_is_the_count_up_to_the_budget(
+    words: list[str], repeat: int, max_tokens: int, counter: str
+) -> None:
+    """`_capped_count` (words counted in a prefix first) is ``min(max_tokens, count)`` on short and long texts."""
+    text = " ".join(words * repeat)
+    tokens = get_counter(counter)
+    assert summarize._capped_count(text, max_tokens, tokens) == min(max_tokens, tokens.count_text(text))
