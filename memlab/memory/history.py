@@ -3,7 +3,8 @@
 Each replayed message is written the way an agent runtime writes it (design document, section 4):
 a user message with `add_user_input`, a model turn with `add_output_items`, a tool result with
 `add_tool_output`. The request is the summary as a leading system message, then the items as
-chat messages. Items carry no source ids, so probes see no `kept_ids` through this history.
+chat messages. Items keep their messages' ids (`source_id`), so a probe's `kept_ids` and the
+SUMMARY events of compressors name the replayed messages as they do without an AgentMemory.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from memlab.memory.agent import MemoryCompressor, MemorySnapshot, StoreAgentMemory
-from memlab.messages import Message, items_to_messages, messages_to_items, system
+from memlab.messages import Message, MessageItem, items_to_messages, messages_to_items, system
 from memlab.stores.base import SessionStore
 
 
@@ -29,9 +30,9 @@ class AgentMemoryHistory:
 
     def append(self, message: Message) -> None:
         if message.role == "user":
-            self.memory.add_user_input(message.text)
+            self.memory.add_user_input(MessageItem(role="user", content=message.text, source_id=message.id))
         elif message.role == "tool":
-            self.memory.add_tool_output(message.tool_call_id or "", message.text)
+            self.memory.add_tool_output(message.tool_call_id or "", message.text, source_id=message.id)
         else:
             self.memory.add_output_items(messages_to_items([message]))
 

@@ -115,6 +115,12 @@ def rules_predicate(rules: Iterable[Mapping[str, Any] | KeepRule]) -> Predicate:
     >>> keep(Message(role="assistant", content="这很重要")), keep(Message(role="assistant", content="ok"))
     (True, False)
     """
+    built = keep_rules(rules)
+    return lambda m: any(rule(m) for rule in built)
+
+
+def keep_rules(rules: Iterable[Mapping[str, Any] | KeepRule]) -> tuple[KeepRule, ...]:
+    """Config rules (`roles`, `keywords`, `patterns`) as `KeepRule`s; a bad pattern is a MemlabError naming it."""
     built: list[KeepRule] = []
     for i, raw in enumerate(rules):
         if isinstance(raw, KeepRule):
@@ -135,7 +141,7 @@ def rules_predicate(rules: Iterable[Mapping[str, Any] | KeepRule]) -> Predicate:
                 patterns=tuple(patterns),
             )
         )
-    return lambda m: any(rule(m) for rule in built)
+    return tuple(built)
 
 
 _CJK = re.compile(f"[{CJK}]")
@@ -225,11 +231,11 @@ class FilterStrategy:
     name = "filter"
 
     def __init__(self, rules: Iterable[Mapping[str, Any] | KeepRule] = (), predicate: Predicate | None = None) -> None:
+        self.rules = keep_rules(rules)  # what the predicate keeps, when built from config
         if predicate is None:
-            rules = list(rules)
-            if not rules:
+            if not self.rules:
                 raise MemlabError("memory.strategy.rules is empty: FILTER needs at least one rule (or a predicate)")
-            predicate = rules_predicate(rules)
+            predicate = rules_predicate(self.rules)
         self.predicate = predicate
 
     def apply(self, messages: Sequence[MessageLike]) -> list[Message]:

@@ -6,7 +6,10 @@ config and seed); `compute_latency` the machine-dependent ones (`latency.json`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+import dataclasses
+import functools
+import inspect
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from memlab.metrics import registry
@@ -45,32 +48,37 @@ def compute_metrics(
     `cost.usd` prices the simulated prompts at `pricing_model` and each auxiliary call at its own
     model's price (the pricing model's for offline backends);
     `cost.full_history_usd` what sending the whole history at every call would have cost.
+    The metrics are those of the functions in `registry.FAMILIES`, each given the inputs it names.
     `probe_table` reuses rows already built by `probe_rows` (questions.csv). Question categories in
     `overall_excludes` (default: adversarial) stay out of the overall retention and recall means
     and are reported on their own.
     """
     records = list(records)
-    calls = [r for r in records if isinstance(r, CallRecord)]
-    events = list(all_events(records))
     price = model_price(pricing_model)
-    window = context_window if context_window is not None else price.max_input_tokens
-    metrics: dict[str, Any] = token_metrics(calls)
-    metrics["budget.violations"] = budget_violations(calls, window) if window else 0
-    aux = aux_token_metrics(events)
-    metrics.update(aux)
-    prompt_total = int(metrics["tokens.prompt.total"])
-    full_total = int(metrics["tokens.full_history.total"])
-    metrics["tokens.net_saved_ratio"] = net_saved_ratio(prompt_total, aux["tokens.aux.total"], full_total)
-    metrics["cost.usd"] = cost_usd(price, prompt_total, 0) + aux_cost_usd(events, price)
-    metrics["cost.full_history_usd"] = cost_usd(price, full_total, 0)
-    rows = probe_table if probe_table is not None else probe_rows(records)
-    metrics.update(retention_metrics(rows, excluded=overall_excludes))
-    metrics.update(longterm_metrics([r for r in records if isinstance(r, ProbeRecord)], excluded=overall_excludes))
-    metrics.update(summary_metrics(events))
-    metrics.update(event_metrics(events))
-    metrics.update(agent_metrics(records))
-    metrics.update(tool_orphan_metrics(events))
+    run = registry.RunInputs(
+        records=records,
+        calls=[r for r in records if isinstance(r, CallRecord)],
+        events=list(all_events(records)),
+        probes=[r for r in records if isinstance(r, ProbeRecord)],
+        rows=probe_table if probe_table is not None else probe_rows(records),
+        price=price,
+        window=context_window if context_window is not None else price.max_input_tokens,
+        excluded=overall_excludes,
+    )
+    metrics: dict[str, Any] = {}
+    for family in registry.FAMILIES:
+        found = family(**{name: getattr(run, name) for name in _inputs(family)})
+        if twice := sorted(metrics.keys() & found.keys()):
+            raise ValueError(f"{family.__qualname__} writes {twice}, which another family of FAMILIES wrote")
+        metrics.update(found)
     return metrics
+
+
+@functools.cache
+def _inputs(family: Callable[..., Any]) -> tuple[str, ...]:
+    """The `RunInputs` fields `family` takes (by parameter name)."""
+    fields = {f.name for f in dataclasses.fields(registry.RunInputs)}
+    return tuple(p for p in inspect.signature(family).parameters if p in fields)
 
 
 def compute_latency(records: Iterable[Record]) -> dict[str, float | None]:

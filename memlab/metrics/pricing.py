@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from memlab.errors import MemlabError
+from memlab.sim.records import CallRecord
 from memlab.tokens import get_counter
 from memlab.trace import LLM_CALL, Event
 
@@ -67,6 +68,18 @@ def cost_usd(price: ModelPrice, input_tokens: int, output_tokens: int) -> float:
     0.00102
     """
     return input_tokens * price.input_per_token + output_tokens * price.output_per_token
+
+
+def cost_metrics(calls: Iterable[CallRecord], events: Iterable[Event], price: ModelPrice) -> dict[str, float]:
+    """`cost.usd` (the simulated prompts at `price`, each auxiliary call at its own model's price) and
+    `cost.full_history_usd` (sending the whole history at every call, at `price`)."""
+    calls = list(calls)
+    prompt_total = sum(c.prompt_tokens for c in calls)
+    full_total = sum(c.full_tokens for c in calls)
+    return {
+        "cost.usd": cost_usd(price, prompt_total, 0) + aux_cost_usd(events, price),
+        "cost.full_history_usd": cost_usd(price, full_total, 0),
+    }
 
 
 def check_tokenizer(tokenizer: str, pricing_model: str) -> None:

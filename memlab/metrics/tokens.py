@@ -54,6 +54,11 @@ def budget_violations(calls: Iterable[CallRecord], context_window: int) -> int:
     return sum(1 for c in calls if c.prompt_tokens > context_window)
 
 
+def budget_metrics(calls: Iterable[CallRecord], window: int | None) -> dict[str, int]:
+    """`budget.violations`: calls over the context `window` (0 when the window is unknown)."""
+    return {"budget.violations": budget_violations(calls, window) if window else 0}
+
+
 def aux_token_metrics(events: Iterable[Event]) -> dict[str, int]:
     """`tokens.aux.prompt|completion|total`: what the strategies' own model calls (summaries, extraction) used.
 
@@ -66,6 +71,17 @@ def aux_token_metrics(events: Iterable[Event]) -> dict[str, int]:
             prompt += int(e.data.get("prompt_tokens") or 0)
             completion += int(e.data.get("completion_tokens") or 0)
     return {"tokens.aux.prompt": prompt, "tokens.aux.completion": completion, "tokens.aux.total": prompt + completion}
+
+
+def net_saved_metrics(calls: Sequence[CallRecord], events: Iterable[Event]) -> dict[str, float]:
+    """`tokens.net_saved_ratio` of the run's calls and its strategies' model calls."""
+    prompt_total = sum(c.prompt_tokens for c in calls)
+    full_total = sum(c.full_tokens for c in calls)
+    return {
+        "tokens.net_saved_ratio": net_saved_ratio(
+            prompt_total, aux_token_metrics(events)["tokens.aux.total"], full_total
+        )
+    }
 
 
 def net_saved_ratio(prompt_total: int, aux_total: int, full_total: int) -> float:

@@ -161,7 +161,7 @@ class Runtime:
             return history  # already a fresh list: not copied again
         return TalliedMessages(
             [*head, *history, *tail],
-            lambda c: request_tokens(c, head) + history.tokens(c) + request_tokens(c, tail),
+            lambda c, _: request_tokens(c, head) + history.tokens(c) + request_tokens(c, tail),
         )
 
     def context(self, query: str | None = None) -> CallContext:

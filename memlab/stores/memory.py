@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from memlab.stores.base import Entry, SessionState, Update, decode, encode
+from memlab.stores.base import Entry, SessionState, Update, decode, encode, plan_update
 from memlab.stores.memories import MemoryRow, Rescore, check_key, encode_value, naive, ns_text
 
 
@@ -46,16 +46,15 @@ class InMemoryStore:
     def update(self, session_id: str, fn: Update) -> SessionState:
         check_key(session_id)
         with self._lock:
-            old = self.load(session_id)
-            new = fn(old)
+            bodies = self._entries.get(session_id, [])
+            old, rewrite = plan_update(fn, bodies, self._summaries.get(session_id))  # "unchanged": same JSON
             self._entries.setdefault(session_id, [])  # an update creates the session, as on every backend
             self._summaries.setdefault(session_id, None)
-            if new is None or new == old:
+            if rewrite is None:
                 return old
-            bodies = [encode(e) for e in new.entries]
-            self._entries[session_id] = bodies
-            self._summaries[session_id] = new.summary
-            return SessionState(tuple(decode(b) for b in bodies), new.summary)
+            self._entries[session_id] = bodies[rewrite.drop :] + rewrite.add
+            self._summaries[session_id] = rewrite.summary
+            return rewrite.state
 
     def exists(self, session_id: str) -> bool:
         with self._lock:

@@ -195,3 +195,33 @@ def test_llamaindex_summary_through_litellm_over_http(
     prompt = bodies[0]["messages"][-1]["content"]
     assert prompt.startswith('"Transcript so far: ') and locomo[0][0].text in prompt  # llama-index's own prompt
     assert out[0].role == "system" and out[0].text == " ".join(reversed(prompt.split()))  # the server's reply
+
+
+@pytest.mark.parametrize(
+    ("entry", "library"),
+    [
+        ("langchain_trim", "langchain-core"),
+        ("llamaindex_buffer", "llama-index-core"),
+        ("autogen_buffered", "autogen-core"),
+    ],
+)
+def test_a_peer_run_records_its_librarys_version_and_the_next_run_does_not(
+    make_config, tmp_path: Path, entry: str, library: str
+) -> None:
+    """Two runs in one process (as a sweep): each manifest names the peer libraries its own config drives."""
+    import importlib.metadata
+
+    sample = Path(__file__).resolve().parents[2] / "datasets" / "sample.jsonl"
+    data = ("dataset=jsonl", f"dataset.path={sample}")
+    peer = json.loads(
+        (
+            run_experiment(make_config(*data, f"context={entry}"), tmp_path / "peer").run_dir / "manifest.json"
+        ).read_text()
+    )
+    own = json.loads(
+        (
+            run_experiment(make_config(*data, "context=sliding_window"), tmp_path / "own").run_dir / "manifest.json"
+        ).read_text()
+    )
+    assert peer["versions"][library] == importlib.metadata.version(library)
+    assert library not in own["versions"] and set(own["versions"]) < set(peer["versions"])

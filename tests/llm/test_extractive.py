@@ -21,8 +21,9 @@ from memlab.llm import (
     extractive_summary,
     first_sentences,
     prompts,
+    summarize,
 )
-from memlab.llm.extractive import judge
+from memlab.llm.extractive import best_sentence, judge
 from memlab.messages import Message
 from memlab.tokens import get_counter
 from memlab.trace import LLM_CALL, recording
@@ -109,6 +110,26 @@ def test_answer_picks_the_sentence_that_matches_the_question() -> None:
     )
     assert ask(TASK_ANSWER, question="What sport does Ann love?") == "I love skiing and I usually go every Sunday."
     assert ask(TASK_ANSWER, question="Quantum chromodynamics?") == ""
+
+
+@pytest.mark.parametrize(
+    "candidates",
+    [
+        ["Ada lives in Oslo"],
+        ["Ada lives in Oslo", "Bob likes tea"],
+        ["Bob likes tea", "Ada lives in Oslo"],
+        ["Ada lives in Oslo", "Ada likes tea", "Bob runs", "Kari sings"],
+    ],
+)
+def test_a_sentence_sharing_a_term_is_found_however_few_there_are(candidates: list[str]) -> None:
+    """Okapi BM25 scores a term in half or more of the candidates 0 or below: the overlap must still count."""
+    assert candidates[best_sentence("Where does Ada live?", candidates) or 0] == "Ada lives in Oslo"
+    assert best_sentence("Where does Ada live?", ["Bob likes tea"]) is None
+    messages = [
+        {"role": "user", "content": ". ".join(candidates) + "."},
+        {"role": "user", "content": "Where does Ada live?"},
+    ]
+    assert model.complete(messages, task=TASK_CHAT).text == "Ada lives in Oslo."
 
 
 def test_the_answer_respects_max_tokens() -> None:
@@ -211,3 +232,21 @@ def test_a_transcript_rendered_up_to_a_length_starts_as_the_whole_one(texts: lis
     whole, head = prompts.render_transcript(messages), prompts.render_transcript(messages, max_chars)
     assert head[:max_chars] == whole[:max_chars]
     assert (len(head) > max_chars) == (len(whole) > max_chars)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    words=st.lists(
+        st.sampled_from(["a", "Oslo", "2021,", "I'm", "—", "\u3000", " ", "\n", "\x1c", "supercalifragilistic"])
+    ),
+    repeat=st.integers(1, 400),
+    max_tokens=st.integers(1, 300),
+    counter=st.sampled_from(["cl100k_base", "o200k_base", "estimate"]),
+)
+def test_the_capped_count_is_the_count_up_to_the_budget(
+    words: list[str], repeat: int, max_tokens: int, counter: str
+) -> None:
+    """`_capped_count` (words counted in a prefix first) is ``min(max_tokens, count)`` on short and long texts."""
+    text = " ".join(words * repeat)
+    tokens = get_counter(counter)
+    assert summarize._capped_count(text, max_tokens, tokens) == min(max_tokens, tokens.count_text(text))

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
+from hand_made import call
 from hypothesis import given
 from hypothesis import strategies as st
 from omegaconf import DictConfig
 
-from memlab.metrics import registry
+from memlab.metrics import compute_metrics, registry, token_metrics
 from memlab.metrics.registry import ABS_TOL, REL_TOL, Metric, lookup, spec, unregistered
 from memlab.report.comparison import SHORT_NAMES, SUMMARY_METRICS
 from memlab.report.gate import compare_metric, rule_for
+from memlab.sim.records import CallRecord
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "evaluation.md"
@@ -141,3 +145,25 @@ def test_the_tolerance_is_absolute_plus_relative() -> None:
     edge = ABS_TOL + REL_TOL * base
     assert _status("context.evidence_retention", base, base - 0.999 * edge) == "ok"
     assert _status("context.evidence_retention", base, base - 1.001 * edge) == "regression"
+
+
+def test_every_family_takes_only_run_inputs_or_defaults() -> None:
+    """compute_metrics gives a family the `RunInputs` fields its parameters name; any other must have a default."""
+    fields = {f.name for f in dataclasses.fields(registry.RunInputs)}
+    for family in registry.FAMILIES:
+        params = inspect.signature(family).parameters.values()
+        assert [p.name for p in params if p.name not in fields and p.default is p.empty] == [], family.__name__
+
+
+def test_a_family_in_the_registry_is_all_compute_metrics_needs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new family is one function in FAMILIES: it gets the inputs it names; a name written twice is refused."""
+
+    def tool_turns(calls: Sequence[CallRecord], window: int | None, scale: int = 2) -> dict[str, int]:
+        return {"toy.calls": scale * len(calls), "toy.window": window or 0}
+
+    calls = [call(10, 10), call(20, 40)]
+    monkeypatch.setattr(registry, "FAMILIES", (tool_turns,))
+    assert compute_metrics(calls, context_window=7) == {"toy.calls": 4, "toy.window": 7}
+    monkeypatch.setattr(registry, "FAMILIES", (token_metrics, lambda calls: {"calls": len(calls)}))
+    with pytest.raises(ValueError, match=r"writes \['calls'\], which another family"):
+        compute_metrics(calls)

@@ -14,6 +14,7 @@ from entries import options
 
 from memlab.experiment import instantiate
 from memlab.stores import SessionState, SessionStore
+from memlab.stores.base import encode
 
 CHINESE = "航班 SK4411 改签 ✈️"
 ASKED, ANSWERED = {"role": "user", "content": CHINESE}, {"role": "assistant", "content": "ok"}
@@ -41,3 +42,17 @@ def test_store_entry_keeps_the_session_contract(make_config: Any, isolate: Any, 
         assert store.sessions() == ["s1", "s2"]
         store.delete_session("s1")
         assert not store.exists("s1") and store.sessions() == ["s2"]
+
+
+@pytest.mark.parametrize("name", options("store"))
+def test_every_store_entry_decides_unchanged_on_the_stored_json(
+    make_config: Any, isolate: Any, tmp_path: Path, name: str
+) -> None:
+    """1 and 1.0, True and 1 are equal in Python but not as JSON: an update to the other one is a change everywhere."""
+    with isolate(name, tmp_path) as backend:
+        store = instantiate(make_config(*backend.overrides).store)
+        backend.opened.append(store)
+        store.append("s", [{"n": 1, "flag": True}])
+        after = store.update("s", lambda s: SessionState(({"n": 1.0, "flag": 1},), s.summary))
+        assert [encode(e) for e in after.entries] == [encode(e) for e in store.load("s").entries]
+        assert [encode(e) for e in store.load("s").entries] == ['{"flag":1,"n":1.0}']

@@ -7,7 +7,8 @@ measured for a peer exactly as for memlab's own strategies. Budgets are called `
 everywhere and counted with memlab's counter (`counter`, the estimate by default) unless the
 peer's own counter is chosen. Messages a peer makes (AutoGen's placeholder, LlamaIndex's summary)
 come back without an id. A peer is not fixed when it splits a tool-call unit: the orphans it
-leaves are counted as ``context.tool_orphans``.
+leaves are counted as ``context.tool_orphans``. Each class names the distributions it drives
+(`libraries`); a run that configures it records their versions in its manifest.
 """
 
 from memlab.context.peers.autogen import AutogenBuffered, AutogenHeadTail, AutogenTokenLimited

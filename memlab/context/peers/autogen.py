@@ -91,6 +91,7 @@ class _Context:
     """Shared by the three: build the context from the request and read `get_messages()`."""
 
     name: str
+    libraries = ("autogen-core",)  # recorded with their versions in the run's manifest
 
     def __init__(self) -> None:
         self._convert = _Converter(self.name)

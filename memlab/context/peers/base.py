@@ -12,7 +12,7 @@ from collections.abc import Callable, Coroutine
 from types import ModuleType
 from typing import Any, Generic, TypeVar
 
-from memlab.errors import MemlabError
+from memlab.errors import MemlabError, MissingExtraError
 from memlab.messages import Message
 
 PEERS_EXTRA = "memlab[peers]"
@@ -24,7 +24,7 @@ def require(module: str, strategy: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as e:
-        raise MemlabError(
+        raise MissingExtraError(
             f"context strategy {strategy} needs {module.split('.')[0]}, which is not installed; "
             f"install the peers extra: pip install '{PEERS_EXTRA}'"
         ) from e

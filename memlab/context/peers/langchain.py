@@ -65,6 +65,7 @@ class LangchainTrim:
     """`trim_messages` from langchain-core, on memlab messages and memlab's token counts."""
 
     name = "langchain_trim"
+    libraries = ("langchain-core",)  # recorded with their versions in the run's manifest
 
     def __init__(
         self,

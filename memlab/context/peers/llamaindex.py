@@ -57,6 +57,7 @@ class _Memory:
     """What both share: keys, the system prefix, the tokenizer and the way back."""
 
     name: str
+    libraries = ("llama-index-core",)  # recorded with their versions in the run's manifest
 
     def __init__(self, max_tokens: int, counter: str | TokenCounter, keep_system: bool) -> None:
         self._memory_module = require("llama_index.core.memory", self.name)
