@@ -29,7 +29,6 @@ from memlab.memory.strategies import (
     keep_latest,
     keep_matching,
     rules_predicate,
-    summarize,
     trim,
 )
 from memlab.memory.tasks import TaskMemory
@@ -67,7 +66,6 @@ __all__ = [
     "keep_latest",
     "keep_matching",
     "rules_predicate",
-    "summarize",
     "summarized_count",
     "trim",
 ]

@@ -154,54 +154,6 @@ def detect_language(texts: Iterable[str]) -> str:
     return "zh" if len(_CJK.findall(joined)) > len(_LATIN.findall(joined)) else "en"
 
 
-def summarize(
-    messages: Sequence[MessageLike],
-    model: ChatModel,
-    *,
-    threshold: int = DEFAULT_SUMMARY_THRESHOLD,
-    keep_last: int = DEFAULT_SUMMARY_KEEP_LAST,
-    language: str = "auto",
-    max_conversation_chars: int = MAX_CONVERSATION_CHARS,
-    max_tokens: int | None = None,
-    counter: str | TokenCounter = DEFAULT_SUMMARY_COUNTER,
-) -> list[Message]:
-    """Past `threshold` messages, replace all but the last `keep_last` by one persistent-memory summary.
-
-    The summary is a system message prefixed ``[持久化记忆摘要] `` (Chinese prompt) or
-    ``[Persistent memory summary] `` (English), written with the persistent-memory prompt
-    (preferences, habits, durable facts) through `write_summary`, which cuts the text summarized
-    to `max_conversation_chars` and checks the summary as on every layer (non-empty, fewer
-    `counter` tokens than the messages it replaces). If the model fails or the summary is
-    rejected, the history is returned unchanged and a FALLBACK event (action ``unchanged``) says
-    so: the Context layer's "first 3 messages" fallback would here delete the rest for good.
-    """
-    ms = as_messages(messages)
-    if len(ms) <= threshold:
-        return ms
-    units = message_units(ms)
-    tail: list[Message] = []
-    while units and len(tail) < keep_last:
-        tail = units.pop() + tail
-    head = [m for u in units for m in u]
-    if not head:
-        return ms
-    lang = detect_language(m.text for m in head) if language == "auto" else check_language(language)
-    folded = write_summary(
-        head,
-        llm=model,
-        counter=resolve_counter(counter),
-        layer=LAYER_MEMORY,
-        strategy="summarize",
-        fallback=FALLBACK_UNCHANGED,
-        task=TASK_MEMORY_SUMMARY,
-        language=lang,
-        prefix=MEMORY_SUMMARY_PREFIX[lang],
-        max_conversation_chars=max_conversation_chars,
-        summary_tokens=max_tokens,
-    )
-    return ms if folded.message is None else [folded.message, *tail]
-
-
 @dataclass(frozen=True)
 class TrimStrategy:
     """TRIM: keep the first `keep_first` and the last `keep_last` messages."""
@@ -270,13 +222,38 @@ class SummarizeStrategy:
         self.counter = resolve_counter(counter)
 
     def apply(self, messages: Sequence[MessageLike]) -> list[Message]:
-        return summarize(
-            messages,
-            self.llm,
-            threshold=self.threshold,
-            keep_last=self.keep_last,
-            language=self.language,
-            max_conversation_chars=self.max_conversation_chars,
-            max_tokens=self.max_tokens,
+        """Past `threshold` messages, replace all but the last `keep_last` by one persistent-memory summary.
+
+        The summary is a system message prefixed ``[持久化记忆摘要] `` (Chinese prompt) or
+        ``[Persistent memory summary] `` (English), written with the persistent-memory prompt
+        (preferences, habits, durable facts) through `write_summary`, which cuts the text summarized
+        to `max_conversation_chars` and checks the summary as on every layer (non-empty, fewer
+        `counter` tokens than the messages it replaces). If the model fails or the summary is
+        rejected, the history is returned unchanged and a FALLBACK event (action ``unchanged``) says
+        so: the Context layer's "first 3 messages" fallback would here delete the rest for good.
+        """
+        ms = as_messages(messages)
+        if len(ms) <= self.threshold:
+            return ms
+        units = message_units(ms)
+        tail: list[Message] = []
+        while units and len(tail) < self.keep_last:
+            tail = units.pop() + tail
+        head = [m for u in units for m in u]
+        if not head:
+            return ms
+        lang = detect_language(m.text for m in head) if self.language == "auto" else check_language(self.language)
+        folded = write_summary(
+            head,
+            llm=self.llm,
             counter=self.counter,
+            layer=LAYER_MEMORY,
+            strategy="summarize",
+            fallback=FALLBACK_UNCHANGED,
+            task=TASK_MEMORY_SUMMARY,
+            language=lang,
+            prefix=MEMORY_SUMMARY_PREFIX[lang],
+            max_conversation_chars=self.max_conversation_chars,
+            summary_tokens=self.max_tokens,
         )
+        return ms if folded.message is None else [folded.message, *tail]

@@ -20,7 +20,6 @@ from memlab.memory import (
     keep_latest,
     keep_matching,
     rules_predicate,
-    summarize,
     trim,
 )
 from memlab.messages import Message, ToolCall, as_messages
@@ -113,25 +112,27 @@ def test_summarize_uses_the_persistent_memory_prompt_and_prefix(scripted: Any) -
 
 def test_summarize_in_chinese_uses_the_chinese_prefix_and_prompt(scripted: Any) -> None:
     model = scripted("喜欢靠窗座位")
-    out = summarize(long_history(text="我喜欢靠窗的座位，我住在上海"), model, threshold=20, keep_last=5)
+    out = SummarizeStrategy(model, threshold=20, keep_last=5).apply(long_history(text="我喜欢靠窗的座位，我住在上海"))
     assert out[0].text == MEMORY_SUMMARY_PREFIX["zh"] + "喜欢靠窗座位"
     assert "提取用户偏好、习惯、重要事实" in model.asked[0][0][0].text
-    assert summarize(long_history(), model, language="zh")[0].text.startswith("[持久化记忆摘要] ")
+    assert SummarizeStrategy(model, language="zh").apply(long_history())[0].text.startswith("[持久化记忆摘要] ")
 
 
 def test_summarize_truncates_what_it_sends(scripted: Any) -> None:
     model = scripted("ok")
-    summarize(long_history(40, "x" * 5_000), model, max_conversation_chars=50_000)
+    SummarizeStrategy(model, max_conversation_chars=50_000).apply(long_history(40, "x" * 5_000))
     sent = model.asked[0][0][1].text
     assert 50_000 <= len(sent) < 50_000 + 100  # the transcript is cut to 50,000 characters, plus the tags
 
 
 def test_summarize_below_threshold_and_on_failure_leaves_the_history(scripted: Any) -> None:
     ms = long_history()
-    assert summarize(ms, scripted("never asked"), threshold=30) == ms
+    assert SummarizeStrategy(scripted("never asked"), threshold=30).apply(ms) == ms
     with recording() as events:
-        assert summarize(ms, scripted(None)) == ms
-        assert summarize(ms, scripted("  ")) == ms  # an empty summary would delete the history for nothing
+        assert SummarizeStrategy(scripted(None)).apply(ms) == ms
+        assert (
+            SummarizeStrategy(scripted("  ")).apply(ms) == ms
+        )  # an empty summary would delete the history for nothing
     assert [(e.kind, e.data["action"]) for e in events if e.kind == FALLBACK] == [(FALLBACK, "unchanged")] * 2
     assert [(e.data["reason"], e.data["fallback"]) for e in events if e.kind == SUMMARY] == [
         ("llm_error", "unchanged"),
@@ -200,7 +201,7 @@ def test_strategies_keep_inputs_and_tool_pairs(ms: list[Message], a: int, b: int
 @given(histories(), st.integers(0, 4))
 def test_summarize_keeps_a_well_formed_suffix(scripted: Any, ms: list[Message], keep: int) -> None:
     with recording() as events:
-        out = summarize(ms, scripted("s"), threshold=3, keep_last=keep)
+        out = SummarizeStrategy(scripted("s"), threshold=3, keep_last=keep).apply(ms)
     rejected = [e for e in events if e.kind == SUMMARY and not e.data["accepted"]]
     if out == ms:  # at most `threshold` messages, the newest `keep_last` span every unit, or not shorter
         assert len(ms) <= 3 or len(flatten_tail(ms, keep)) == len(ms) or rejected
