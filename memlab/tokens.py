@@ -311,6 +311,25 @@ class TalliedMessages(list[Message]):
         return self._tally(counter, self) if len(self) == self._length else _summed(counter, self)
 
 
+def tallied_part(messages: Sequence[Message], start: int, stop: int) -> list[Message]:
+    """``messages[start:stop]``; from `TalliedMessages`, a part that knows its total too.
+
+    The part's total is the whole's less the messages outside it, when those are fewer than the
+    part's (a summary folds all of a long request but its ends), so a long part is never summed.
+    """
+    part = messages[start:stop]
+    if not isinstance(messages, TalliedMessages):
+        return list(part)
+    whole = messages
+
+    def tally(counter: TokenCounter, inside: Sequence[Message]) -> int:
+        if len(whole) - len(inside) >= len(inside):
+            return _summed(counter, inside)
+        return whole.tokens(counter) - _summed(counter, whole[:start]) - _summed(counter, whole[stop:])
+
+    return TalliedMessages(part, tally)
+
+
 def request_tokens(counter: TokenCounter, messages: Sequence[Message]) -> int:
     """Sum of per-message counts of `messages`, from their tally when they have one."""
     return messages.tokens(counter) if isinstance(messages, TalliedMessages) else _summed(counter, messages)

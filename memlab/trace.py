@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Protocol, overload
 
 # Event kinds used across memlab; metrics count them by these names.
 LLM_CALL = "llm.call"
@@ -37,10 +37,79 @@ SESSION_FORK = "session.fork"
 
 @dataclass(frozen=True)
 class Event:
-    """One thing that happened: a kind from the list above and flat, JSON-ready data."""
+    """One thing that happened: a kind from the list above and flat data, JSON-ready but a SUMMARY's `SourceIds`."""
 
     kind: str
     data: dict[str, Any] = field(default_factory=dict)
+
+
+class _HasId(Protocol):
+    @property
+    def id(self) -> str | None: ...
+
+
+class SourceIds(Sequence[str]):
+    """The ids (those not None, in order) of the messages a summary folded, listed when first read.
+
+    A summarizing strategy folds most of a long history on every call, so listing every folded id
+    made each call cost the history's length. This keeps a tuple of the messages (a copy at C
+    speed) and lists their ids only when read: metrics read those of the summaries a probe's
+    request carries, not every call's. Equal to any list or tuple of the same ids; pickled as its ids.
+
+    >>> from memlab.messages import Message
+    >>> ids = SourceIds([Message("user", "a", id="D1:1"), Message("system", "b"), Message("user", "c", id="D1:2")])
+    >>> len(ids), ids == ["D1:1", "D1:2"], ids
+    (2, True, SourceIds(['D1:1', 'D1:2']))
+    """
+
+    __slots__ = ("_ids", "_messages")
+
+    def __init__(self, messages: Iterable[_HasId]) -> None:
+        self._messages: tuple[_HasId, ...] = tuple(messages)
+        self._ids: tuple[str, ...] | None = None
+
+    @classmethod
+    def of_ids(cls, ids: Iterable[str]) -> SourceIds:
+        """Ids already listed (how a pickled one comes back)."""
+        out = cls(())
+        out._ids = tuple(ids)
+        return out
+
+    def listed(self) -> tuple[str, ...]:
+        """The ids as a tuple, listed on the first call (the messages are then let go)."""
+        if self._ids is None:
+            self._ids = tuple(m.id for m in self._messages if m.id is not None)
+            self._messages = ()
+        return self._ids
+
+    def __len__(self) -> int:
+        return len(self.listed())
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> tuple[str, ...]: ...
+
+    def __getitem__(self, i: int | slice) -> str | tuple[str, ...]:
+        return self.listed()[i]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.listed())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SourceIds | tuple | list):
+            return self.listed() == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.listed())
+
+    def __repr__(self) -> str:
+        return f"SourceIds({list(self.listed())!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (SourceIds.of_ids, (self.listed(),))
 
 
 @dataclass(frozen=True)
@@ -54,7 +123,7 @@ class SummaryEvent:
 
     layer: str
     strategy: str
-    source_ids: tuple[str, ...]
+    source_ids: Sequence[str]
     source_messages: int
     source_tokens: int
     summary_tokens: int | None
@@ -68,9 +137,10 @@ class SummaryEvent:
     latency_us: int = 0
 
     def emit(self) -> None:
-        """Report this summary to the open recording (JSON-ready: the source ids as a list)."""
+        """Report this summary to the open recording (the source ids as `SourceIds`, else as a list)."""
         data = {f.name: getattr(self, f.name) for f in fields(self)}
-        emit(SUMMARY, **{**data, "source_ids": list(self.source_ids)})
+        ids = self.source_ids
+        emit(SUMMARY, **{**data, "source_ids": ids if isinstance(ids, SourceIds) else list(ids)})
 
     @classmethod
     def of(cls, event: Event) -> SummaryEvent:

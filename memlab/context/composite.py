@@ -44,8 +44,11 @@ class Composite:
 
     @dicts_in_dicts_out
     def apply(self, messages: Sequence[MessageLike]) -> list[Message]:
-        out = as_messages(messages)
-        for step in self.strategies:
+        if not self.strategies:
+            return as_messages(messages)
+        first, *rest = self.strategies
+        out = first.apply(messages)  # the first step reads the request as given (a history's is not copied)
+        for step in rest:
             out = step.apply(out)
         return out
 

@@ -156,7 +156,7 @@ class SummarizeContextConfig(ContextKnobs):
 
 @dataclass
 class SlidingWindowContextConfig(ContextKnobs):
-    """`context=sliding_window`: `context.max_tokens`."""
+    """`context=sliding_window`, and the peers with a token budget: `context.max_tokens`."""
 
     max_tokens: int | None = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
 
@@ -272,6 +272,7 @@ PEER_STRATEGIES: dict[str, type] = {
     "autogen_buffered": AutogenBufferedConfig,
     "autogen_token_limited": AutogenTokenLimitedConfig,
 }
+BUDGETED_PEERS = ("langchain_trim", "llamaindex_buffer", "llamaindex_summary", "autogen_token_limited")
 STRATEGIES: dict[str, type] = {
     "trim": TrimConfig,
     "summarize": SummarizeConfig,
@@ -285,7 +286,8 @@ ENTRIES: dict[str, type] = {
     "summarize": SummarizeContextConfig,
     "sliding_window": SlidingWindowContextConfig,
     "composite": CompositeContextConfig,
-    **dict.fromkeys(PEER_STRATEGIES, InterceptorConfig),  # a peer entry's strategy node is all it has
+    **dict.fromkeys(PEER_STRATEGIES, InterceptorConfig),  # a peer entry's strategy node is all it has ...
+    **dict.fromkeys(BUDGETED_PEERS, SlidingWindowContextConfig),  # ... but a budget, which is `context.max_tokens`
 }
 SCHEMAS: dict[tuple[str, str], type] = {
     **{("context_strategy", name): node for name, node in STRATEGIES.items()},

@@ -26,12 +26,13 @@ from memlab.context.summary import (
     DEFAULT_SUMMARY_TOKENS,
     LAYER_CONTEXT,
     MAX_CONVERSATION_CHARS,
+    GrowingTranscript,
     check_summary_settings,
     write_summary,
 )
 from memlab.llm import ChatModel
 from memlab.messages import Message, MessageLike, as_messages, dicts_in_dicts_out
-from memlab.tokens import TokenCounter, resolve_counter
+from memlab.tokens import TalliedMessages, TokenCounter, resolve_counter, tallied_part
 from memlab.units import tail_start, unit_end_at
 
 # Design document, SUMMARIZE: "1条摘要 + 5条最新" (one summary plus the 5 newest messages).
@@ -66,19 +67,21 @@ class Summarize:
         self.language = language
         self.summary_tokens = summary_tokens
         self.counter = resolve_counter(counter)
+        self._transcript = GrowingTranscript()  # the history grows by a message or two between calls
 
     @dicts_in_dicts_out
     def apply(self, messages: Sequence[MessageLike]) -> list[Message]:
-        ms = as_messages(messages)
+        # A history's request (`TalliedMessages`, Messages only) is read as it is: no per-message pass.
+        ms = messages if isinstance(messages, TalliedMessages) else as_messages(messages)
         n = len(ms)
         if n <= self.threshold:
-            return ms
+            return list(ms)
         head = leading_system(ms)
         start = max(head, tail_start(ms, self.keep_last))
         if start == head:
-            return ms  # nothing between the instructions and the kept tail
+            return list(ms)  # nothing between the instructions and the kept tail
         folded = write_summary(
-            ms[head:start],
+            tallied_part(ms, head, start),
             llm=self.llm,
             counter=self.counter,
             layer=LAYER_CONTEXT,
@@ -87,6 +90,7 @@ class Summarize:
             language=self.language,
             max_conversation_chars=self.max_conversation_chars,
             summary_tokens=self.summary_tokens,
+            render=self._transcript.render,
         )
         if folded.message is not None:
             return [*ms[:head], folded.message, *ms[start:]]

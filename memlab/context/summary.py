@@ -15,15 +15,17 @@ document's counting line.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+import operator
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from memlab.errors import MemlabError
 from memlab.llm import TASK_CONTEXT_SUMMARY, ChatModel, LLMError, prompts
 from memlab.llm.base import DEFAULT_SUMMARY_TOKENS
-from memlab.messages import Message
-from memlab.tokens import TokenCounter
-from memlab.trace import FALLBACK, SummaryEvent, emit, timed
+from memlab.messages import Message, MessageLike, as_message
+from memlab.tokens import TokenCounter, request_tokens
+from memlab.trace import FALLBACK, SourceIds, SummaryEvent, emit, timed
 
 # Design document, SUMMARIZE step 1: "总字符数 > MAX_CONVERSATION_CHARS(50000) → 截断到前 50000 字符".
 MAX_CONVERSATION_CHARS = 50_000
@@ -52,6 +54,41 @@ class Folded:
     reason: str | None = None
     error: str | None = None
     text: str | None = None
+
+
+class GrowingTranscript:
+    """`render_transcript(source, max_chars)` for a source that grows at the end from one call to the next.
+
+    SUMMARIZE renders the same first messages of its history on every call. This keeps the last
+    rendering and the message objects it read, and renders only the messages after those (none
+    once the text is past `max_chars`, since render_transcript stops there). A source that does
+    not begin with the same objects is rendered afresh; messages are immutable, so the same
+    objects give the same lines (a dict is converted anew each time, so it never matches).
+    """
+
+    def __init__(self) -> None:
+        self._read: list[Message] = []
+        self._lines: list[str] = []
+        self._length = -1  # len("\n".join(self._lines))
+        self._max_chars: int | None = None
+        self._text = ""
+
+    def render(self, source: Sequence[MessageLike], max_chars: int) -> str:
+        read = len(self._read)
+        same = max_chars == self._max_chars and len(source) >= read and all(map(operator.is_, self._read, source))
+        if not same:
+            self._read, self._lines, self._length, self._max_chars = [], [], -1, max_chars
+        elif self._length > max_chars or len(source) == read:
+            return self._text
+        for raw in itertools.islice(source, len(self._read), None):
+            m = as_message(raw)
+            self._read.append(m)
+            self._lines.append(line := prompts.transcript_line(m))
+            self._length += len(line) + 1
+            if self._length > max_chars:
+                break
+        self._text = "\n".join(self._lines)
+        return self._text
 
 
 def check_summary_settings(language: str, max_conversation_chars: int, summary_tokens: int | None) -> None:
@@ -84,20 +121,22 @@ def write_summary(
     transcript: str | None = None,
     max_conversation_chars: int = MAX_CONVERSATION_CHARS,
     summary_tokens: int | None = DEFAULT_SUMMARY_TOKENS,
+    render: Callable[[Sequence[Message], int], str] = prompts.render_transcript,
 ) -> Folded:
     """Summarize `source` into one system message ``prefix + summary``, or say why not.
 
     `prefix` defaults to the context summary's (``[Conversation summary] ``); `transcript`
-    replaces the rendered transcript of `source` (a compressor adds its previous summary's lines).
+    replaces the rendered transcript of `source` (a compressor adds its previous summary's lines);
+    `render` renders it otherwise (a strategy that summarizes a growing history passes a `GrowingTranscript`'s).
     `fallback` is the action the caller takes when the summary is not used; it is reported, not taken.
     """
     if layer not in LAYERS:
         raise ValueError(f"unknown summary layer {layer!r}; expected one of {', '.join(LAYERS)}")
     if llm is None:
         return _fallback(Folded(None, NO_MODEL), layer, strategy, fallback, len(source))
-    text_in = prompts.render_transcript(source, max_conversation_chars) if transcript is None else transcript
+    text_in = render(source, max_conversation_chars) if transcript is None else transcript
     request = prompts.build(task, text_in[:max_conversation_chars], language)
-    source_tokens = sum(map(counter.count, source))
+    source_tokens = request_tokens(counter, source)  # from its tally when it has one (`tallied_part`)
     error: str | None = None
     text = ""
     summary: Message | None = None
@@ -117,7 +156,7 @@ def write_summary(
     SummaryEvent(
         layer=layer,
         strategy=strategy,
-        source_ids=tuple(m.id for m in source if m.id is not None),
+        source_ids=SourceIds(source),
         source_messages=len(source),
         source_tokens=source_tokens,
         summary_tokens=made_tokens,

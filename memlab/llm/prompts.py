@@ -104,10 +104,10 @@ def render_transcript(messages: Sequence[MessageLike], max_chars: int | None = N
     first `max_chars` characters are the whole transcript's, and it is longer exactly when that is.
     """
     if max_chars is None:
-        return "\n".join(_transcript_line(as_message(raw)) for raw in messages)
+        return "\n".join(transcript_line(as_message(raw)) for raw in messages)
     lines, length = [], -1
     for raw in messages:
-        lines.append(line := _transcript_line(as_message(raw)))
+        lines.append(line := transcript_line(as_message(raw)))
         length += len(line) + 1
         if length > max_chars:
             break
@@ -115,7 +115,7 @@ def render_transcript(messages: Sequence[MessageLike], max_chars: int | None = N
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _transcript_line(m: Message) -> str:
+def transcript_line(m: Message) -> str:
     """One message's transcript line, memoized: a replay renders the same messages on every call."""
     text = m.text
     if m.tool_calls:

@@ -173,10 +173,14 @@ def words_in_sent_summaries(context_text: str, summaries: Iterable[str]) -> froz
     return frozenset(words)
 
 
-def carried_summaries(events: Iterable[Event]) -> dict[str, tuple[str, ...]]:
-    """The accepted context-layer summaries among a call's `events`: their flattened text -> source ids."""
+def carried_summaries(events: Iterable[Event]) -> dict[str, Sequence[str]]:
+    """The accepted context-layer summaries among a call's `events`: their flattened text -> source ids.
+
+    The ids are not read here (a `SourceIds` lists them when first read): only the summaries a
+    probe's request carries need them.
+    """
     return {
-        _flat(str(e.data["text"])): tuple(str(i) for i in e.data.get("source_ids") or ())
+        _flat(str(e.data["text"])): e.data.get("source_ids", ())
         for e in _accepted(events)
         if e.data.get("layer") == "context" and e.data.get("text")
     }
@@ -199,7 +203,7 @@ def probe_retention(
     kept = set(probe.kept_ids)
     sent = _flat(probe.context_text) if earlier_context_summaries else ""
     carried = {text: ids for text, ids in (earlier_context_summaries or {}).items() if text and text in sent}
-    carried_ids = {i for ids in carried.values() for i in ids}
+    carried_ids = {str(i) for ids in carried.values() for i in ids or ()}
     folded = (summarized_ids(probe.events) | set(persisted_summary_ids) | carried_ids) - kept
     answer_words = set(content_words(probe.probe.answer or ""))
     context_words = _word_set(probe.context_text) if answer_words else frozenset()
@@ -220,7 +224,7 @@ def probe_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
     """One row per probe: its identity, prompt tokens and retention shares (the questions.csv rows)."""
     persisted: dict[str, set[str]] = {}
     persisted_texts: dict[str, list[str]] = {}
-    earlier: dict[str, dict[str, tuple[str, ...]]] = {}  # dialogue -> its calls' context summaries
+    earlier: dict[str, dict[str, Sequence[str]]] = {}  # dialogue -> its calls' context summaries
     rows = []
     for r in records:
         if isinstance(r, CallRecord):

@@ -158,7 +158,7 @@ def test_bad_options_fail_at_build_naming_the_key() -> None:
 def test_a_peer_runs_like_any_strategy_through_hydra(make_config, tmp_path: Path, locomo_path: Path) -> None:
     cfg = make_config(
         "dataset=locomo", f"dataset.path={locomo_path}", "dataset.sample_ids=[conv-26]",
-        "context=autogen_token_limited", "context.strategy.max_tokens=1000",
+        "context=autogen_token_limited", "context.max_tokens=1000",
     )  # fmt: skip
     metrics = json.loads((run_experiment(cfg, tmp_path / "run").run_dir / "metrics.json").read_text())
     assert metrics["context.tool_orphans"] == 0  # LoCoMo has no tool calls
@@ -172,7 +172,7 @@ def test_llamaindex_summary_summary_counts_for_the_probes_that_carry_it(
     """Its memory reports a summary once, when written; the probes at the dialogue's end still send it."""
     cfg = make_config(
         "dataset=locomo", f"dataset.path={locomo_path}", "dataset.sample_ids=[conv-30]",
-        "context=llamaindex_summary", "context.strategy.max_tokens=1000",
+        "context=llamaindex_summary", "context.max_tokens=1000",
     )  # fmt: skip
     run_dir = run_experiment(cfg, tmp_path / "run").run_dir
     metrics = json.loads((run_dir / "metrics.json").read_text())
@@ -225,3 +225,14 @@ def test_a_peer_run_records_its_librarys_version_and_the_next_run_does_not(
     )
     assert peer["versions"][library] == importlib.metadata.version(library)
     assert library not in own["versions"] and set(own["versions"]) < set(peer["versions"])
+
+
+@pytest.mark.parametrize(
+    "entry", ["langchain_trim", "llamaindex_buffer", "llamaindex_summary", "autogen_token_limited"]
+)
+def test_a_peers_budget_is_the_context_max_tokens_knob(make_config, entry: str) -> None:
+    """One path per knob: `context.max_tokens` sets a peer's budget as it sets SLIDING_WINDOW's, nothing ignored."""
+    from memlab.experiment import ignored_knobs, instantiate
+
+    cfg = make_config(f"context={entry}", "context.max_tokens=1234")
+    assert instantiate(cfg.context).strategy.max_tokens == 1234 and ignored_knobs(cfg) == {}

@@ -5,10 +5,12 @@ from __future__ import annotations
 import copy
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memlab.context import Summarize
 from memlab.context.summarize import FALLBACK_KEEP_FIRST
-from memlab.context.summary import MAX_CONVERSATION_CHARS
+from memlab.context.summary import MAX_CONVERSATION_CHARS, GrowingTranscript
 from memlab.llm import ExtractiveChatModel, prompts
 from memlab.messages import Message, ToolCall
 from memlab.tokens import get_counter
@@ -130,3 +132,29 @@ def test_chinese_prompts_and_prefix(recording_model) -> None:  # type: ignore[no
     out = Summarize(model, threshold=20, language="zh").apply(chat(30))
     assert out[1].text == prompts.CONTEXT_SUMMARY_PREFIX["zh"] + "摘要"
     assert model.requests[0][0].text == prompts.build("context_summary", "", "zh")[0].text
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(st.sampled_from(["grow", "grow", "grow", "shrink", "replace", "copy", "limit"]), st.integers(0, 6)),
+        max_size=12,
+    ),
+    max_chars=st.sampled_from([0, 1, 40, 120, 10_000]),
+)
+def test_growing_transcript_equals_render_transcript(steps: list[tuple[str, int]], max_chars: int) -> None:
+    """The incremental rendering is render_transcript's whatever the source does between calls."""
+    messages = chat(60, system=False)
+    renderer, source, fresh = GrowingTranscript(), [], 0
+    for action, k in steps:
+        if action == "grow":
+            source = source + messages[fresh : fresh + k]
+            fresh += k
+        elif action == "shrink":
+            source = source[: max(0, len(source) - k)]
+        elif action == "replace" and source:  # an equal message that is another object
+            source = [Message(source[0].role, source[0].content, id="other"), *source[1:]]
+        elif action == "copy":
+            source = [Message(m.role, m.content, id=m.id) for m in source]
+        limit = max_chars + k if action == "limit" else max_chars
+        assert renderer.render(source, limit) == prompts.render_transcript(source, limit)

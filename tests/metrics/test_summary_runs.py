@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +19,12 @@ from memlab.llm.prompts import MEMORY_SUMMARY_PREFIX
 from memlab.memory import HybridMemoryCompressor, InMemoryAgentMemory, MemoryCleanupService, TrimStrategy, agent_history
 from memlab.messages import Message
 from memlab.metrics import compute_metrics
+from memlab.metrics.retention import probe_rows
 from memlab.runtime import Runtime, SecurityContext
 from memlab.sim import ProbeRecord, simulate
 from memlab.stores.memory import InMemoryStore
 from memlab.tokens import CHAT_TOKENS_PER_MESSAGE, get_counter, load_encoding
-from memlab.trace import SUMMARY, SummaryEvent
+from memlab.trace import SUMMARY, Event, SourceIds, SummaryEvent
 
 # memory=summarize with a model whose every summary is its input twice (issue 11, item 4).
 OVERSIZED = ("dataset.dialogues=1", "memory=summarize", "llm=faulty", "llm.rate=1.0", "llm.modes=[long]")
@@ -180,3 +183,28 @@ def test_tool_rounds_summaries_name_their_compressor_and_the_runs_counter(
         *("agent_memory=tool_rounds", "agent_memory.compressor.keep_rounds=1"),
     )
     assert made and {(s.layer, s.strategy, s.counter) for s in made} == {("compressor", "tool_rounds", "o200k_base")}
+
+
+def _ids_listed(record: Any) -> Any:
+    """`record` with every SUMMARY event's `SourceIds` replaced by a list of its ids (the encoding before SourceIds)."""
+    events = tuple(
+        Event(e.kind, {**e.data, "source_ids": list(e.data["source_ids"])}) if e.kind == SUMMARY else e
+        for e in record.events
+    )
+    return dataclasses.replace(record, events=events)
+
+
+def test_source_ids_listed_when_read_give_the_same_metrics(make_config: Any, locomo_path: Path, tmp_path: Path) -> None:
+    """SUMMARY events keep the folded ids as `SourceIds`: a real run's metrics and questions are those of the same
+    records with every id list written out, and survive pickling (how replay workers and checkpoints send records)."""
+    cfg = make_config("dataset=locomo", f"dataset.path={locomo_path}", "dataset.max_dialogues=1", "context=composite")
+    records = run_experiment(cfg, tmp_path / "run").records
+    made = [e for r in records for e in r.events if e.kind == SUMMARY]
+    assert len(made) > 100 and all(isinstance(e.data["source_ids"], SourceIds) for e in made)
+    assert all(len(e.data["source_ids"]) == e.data["source_messages"] > 0 for e in made)  # LoCoMo turns all have ids
+    listed = [_ids_listed(r) for r in records]
+    unpickled = pickle.loads(pickle.dumps(records))
+    rows = probe_rows(records)
+    assert rows and probe_rows(listed) == probe_rows(unpickled) == rows
+    assert compute_metrics(listed) == compute_metrics(unpickled) == compute_metrics(records)
+    assert compute_metrics(records)["context.evidence_fed_to_summary"] > 0

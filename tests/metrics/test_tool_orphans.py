@@ -38,7 +38,7 @@ def test_tool_orphans_counts_requests_a_provider_would_reject(
 ) -> None:
     cfg = make_config(
         "dataset=tau_bench", f"dataset.path={tau_bench_path}", f"dataset.max_dialogues={DIALOGUES}",
-        f"context={context}", f"context.strategy.max_tokens={BUDGET}",
+        f"context={context}", f"context.max_tokens={BUDGET}",
     )  # fmt: skip
     metrics = json.loads((run_experiment(cfg, tmp_path / "run").run_dir / "metrics.json").read_text())
     expected = rejected_requests(tau_bench_path) if context == "autogen_token_limited" else 0
