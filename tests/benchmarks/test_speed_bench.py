@@ -35,13 +35,6 @@ TIMED_CALLS = 100
 BLOCKS = 3
 
 
-@pytest.fixture
-def timing(benchmark: Any) -> Any:
-    if benchmark.disabled:
-        pytest.skip("a timing run: make bench")
-    return benchmark
-
-
 def _load() -> str:
     return f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
 
