@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 from hydra import compose, initialize_config_module
@@ -90,3 +91,15 @@ def memlab_cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., int]:
         return 0
 
     return _memlab
+
+
+@pytest.fixture
+def timing(benchmark: Any) -> Any:
+    """pytest-benchmark's `benchmark`, for a test that only times: skipped unless `--benchmark-enable` (make bench).
+
+    It lives here, not in tests/benchmarks/conftest.py: with --doctest-modules pytest imports every
+    conftest.py as a module named `conftest`, and a subfolder sorted before conftest.py clashes with this one.
+    """
+    if benchmark.disabled:
+        pytest.skip("a timing run: make bench")
+    return benchmark
