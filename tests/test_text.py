@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 
+import pysbd
 from hypothesis import given
 from hypothesis import strategies as st
 
 from memlab import text
+from memlab.dialogues import load_locomo, load_tau_bench
 from memlab.llm.extract_rules import content_words as rule_words
 from memlab.llm.summarize import extractive_summary
 from memlab.longterm.extraction import MIN_WORDS, SKIP_TOO_SHORT, should_skip_extraction
@@ -75,3 +77,33 @@ def test_terms_are_lower_cased_words_plus_cjk_bigrams(s: str) -> None:
         w.lower().replace("’", "'") for w in ws
     ]
     assert sum(len(w) for w in ws if re.fullmatch(f"[{text.CJK}]", w)) == len(re.findall(f"[{text.CJK}]", s))
+
+
+_PYSBD = pysbd.Segmenter(language="en", clean=False)
+# Sentence ends, abbreviations, repeats, quotes and whitespace of several kinds: where locating pieces is subtle.
+_PROSE = st.lists(
+    st.sampled_from(
+        ["I met Dr.", "Smith", "at 5 p.m.", "Hi!", "Hi!", "Really?", "ok", '"Yes."', "(no)", "3.5", "我很喜欢。"]
+    )
+    | st.sampled_from([" ", "  ", "\n", "\t", "\u00a0", "\u2003", ". ", "... "]),
+    max_size=14,
+).map("".join)
+
+
+@given(_PROSE)
+def test_sentences_are_pysbds(s: str) -> None:
+    """`memlab.text` locates pysbd's sentences without its per-sentence regexes: the same pieces."""
+    assert text._segment(s) == _PYSBD.segment(s)
+
+
+def test_sentences_are_pysbds_on_the_corpora(locomo_path, tau_bench_path) -> None:
+    texts = [m.text for d in load_locomo(locomo_path) for session in d.sessions for m in session.messages]
+    texts += [m.text for d in load_tau_bench(tau_bench_path) for session in d.sessions for m in session.messages]
+    different = [t for t in texts if t.strip() and text._segment(t) != _PYSBD.segment(t)]
+    assert len(texts) > 5_000 and different == []
+
+
+def test_regex_whitespace_is_str_isspace() -> None:
+    """pysbd's ``\\s*`` after each sentence is matched with `str.isspace` (`memlab.text._segment`)."""
+    chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000]
+    assert [c for c in chars if bool(re.match(r"\s", c)) != c.isspace()] == []
