@@ -105,6 +105,7 @@ class Memory:
     relevance_score: float = 1.0
     archived: bool = False
     context: str = ""  # the turn before the memory's own (often the question it answers); indexed, never shown
+    revises: tuple[str, ...] = ()  # ids of older memories this one revises (`memlab.longterm.revision`)
 
     def indexed_text(self) -> str:
         """What the lexical index reads: content, context, and the date it was said (when the data has one).
@@ -125,6 +126,7 @@ class Memory:
             "evidence": list(self.evidence),
             "created_at": self.created_at.isoformat(),
             **({"context": self.context} if self.context else {}),
+            **({"revises": list(self.revises)} if self.revises else {}),
         }
 
 

@@ -11,8 +11,9 @@ Decay follows the document: ``relevance_score * decay_factor ** days_since_acces
 computes it when it is needed instead of rewriting every row each day (the same numbers, no
 double decay); an access stores the decayed score and restarts the clock. Beyond the document:
 each type has its own decay factor (from a half-life), PROCEDURE memories may expire
-(`TypePolicy.ttl_days`), and a new PREFERENCE supersedes (archives) an older one that says
-nearly the same (cosine >= `supersede_similarity`).
+(`TypePolicy.ttl_days`), a new PREFERENCE supersedes (archives) an older one that says
+nearly the same (cosine >= `supersede_similarity`), and a new memory records which older ones it
+revises (`memlab.longterm.revision`), which search then reads just above them.
 """
 
 from __future__ import annotations
@@ -47,10 +48,11 @@ from memlab.longterm.model import (
     namespace_for,
     namespace_key,
 )
+from memlab.longterm.revision import RevisionRule, revised_ids, revising_pairs
 from memlab.longterm.store import MemoryStore
 from memlab.messages import Message
 from memlab.runtime.agent import CallContext
-from memlab.text import split_sentences, words
+from memlab.text import search_terms, split_sentences, words
 from memlab.trace import LONGTERM_EXTRACT, LONGTERM_RETRIEVE, LONGTERM_SKIP, Event, emit, recording, timed
 
 # The design document's configuration defaults (agent.defaults.long-term-memory).
@@ -195,6 +197,7 @@ class _NamespaceIndex:
     positions: dict[str, int] = field(default_factory=dict)  # memory id -> index position
     texts: dict[str, str] = field(default_factory=dict)  # memory id -> the content it was indexed with
     memories: dict[int, Memory] = field(default_factory=dict)  # index position -> memory
+    revisers: dict[str, set[str]] = field(default_factory=dict)  # memory id -> ids of the indexed memories revising it
     next_position: int = 0
 
 
@@ -222,6 +225,13 @@ class LongTermMemoryService:
         self._agents = {name: defaults.merged(o) for name, o in (agents or {}).items()}
         self.types = {**DEFAULT_TYPES, **(types or {})}
         self.index_spec = index or IndexSpec()
+        spec = self.index_spec
+        self.revision_rule = RevisionRule(
+            spec.revision_value_min_shared,
+            spec.revision_cue_min_shared,
+            spec.revision_value_max_missing,
+            spec.revision_cue_max_missing,
+        )
         make_index(self.index_spec)  # fail at start on an unknown kind
         self.language = language
         self.dedup_auto_extract = dedup_auto_extract
@@ -310,7 +320,58 @@ class LongTermMemoryService:
             prior = self.types[memory.type].weight * decayed_score(memory, now, self.types[memory.type])
             score = relevance * prior**self.index_spec.prior_weight
             ranked.append((-score, -prior, pos, Retrieved(memory, score, similarity)))
-        return _distinct(self._updates_first([r[-1] for r in sorted(ranked, key=lambda r: r[:3])]), k)
+        ordered = self._updates_first([r[-1] for r in sorted(ranked, key=lambda r: r[:3])])
+        return _distinct(self._revisions_first(entry, ordered, query, qv), k)
+
+    def _revisions_first(
+        self, entry: _NamespaceIndex, ranked: list[Retrieved], query: str, query_vector: np.ndarray
+    ) -> list[Retrieved]:
+        """Just above each retrieved memory, the memories saved as revising it (`_revisers`), unless already above.
+
+        A reviser need not share a word with the question ("We just moved, so I live in Krakow now" for
+        "Which city am I based in?"): it is read first because what it revises was retrieved. It takes
+        the score of the memory it revises (its place in the ranking). The older memory stays: it is
+        history, and temporal questions ask about it.
+        """
+        if not entry.revisers or self.index_spec.revision_pull == 0:
+            return ranked
+        by_id = {h.memory.id: h for h in ranked}
+        asked = frozenset(search_terms(query))
+        out: list[Retrieved] = []
+        placed: set[str] = set()
+        for hit in ranked:
+            if hit.memory.id in placed:
+                continue
+            for mid in self._revisers(entry, hit.memory, asked):
+                if mid in placed:
+                    continue
+                found = by_id.get(mid)
+                if found is None:
+                    memory = entry.memories[entry.positions[mid]]
+                    similarity = float(self.embedder.embed([memory.content])[0] @ query_vector)
+                else:
+                    memory, similarity = found.memory, found.similarity
+                out.append(Retrieved(memory, hit.score, similarity))
+                placed.add(mid)
+            out.append(hit)
+            placed.add(hit.memory.id)
+        return out
+
+    def _revisers(self, entry: _NamespaceIndex, old: Memory, asked: frozenset[str]) -> list[str]:
+        """The memories revising `old` whose revising sentences (the new one or the one it revises) share a
+        term with the question, most shared terms first, then the newest; at most `index.revision_pull`.
+
+        A memory is a whole turn: the question must bear on the revised statement, not on the chatter
+        around it, for the revision to answer it; a question that names the old value ("Did I live in
+        Lisbon?") asks about the old statement, so its revision is not put first.
+        """
+        scored = []
+        for mid in entry.revisers.get(old.id, ()):
+            pairs = revising_pairs(entry.memories[entry.positions[mid]].content, old.content, self.revision_rule)
+            overlap = max((len(asked & (a | b)) for a, b, dropped in pairs if asked.isdisjoint(dropped)), default=0)
+            if overlap:
+                scored.append((-overlap, -entry.positions[mid], mid))
+        return [mid for *_, mid in sorted(scored)[: self.index_spec.revision_pull]]
 
     def _updates_first(self, ranked: list[Retrieved]) -> list[Retrieved]:
         """Each newer memory that states an update goes just above the best-ranked older one it revises.
@@ -391,14 +452,18 @@ class LongTermMemoryService:
         if gone:
             entry.index.remove(gone)
             for pos in gone:
-                mid = entry.memories.pop(pos).id
-                del entry.positions[mid], entry.texts[mid]
+                memory = entry.memories.pop(pos)
+                del entry.positions[memory.id], entry.texts[memory.id]
+                for old in memory.revises:
+                    entry.revisers.get(old, set()).discard(memory.id)
         if new:
             entry.index.add(self.embedder.embed([m.content for m in new]), [m.indexed_text() for m in new])
             for m in new:
                 entry.positions[m.id] = entry.next_position
                 entry.texts[m.id] = m.content
                 entry.next_position += 1
+                for old in m.revises:
+                    entry.revisers.setdefault(old, set()).add(m.id)
 
     # --- writing -----------------------------------------------------------------------------
 
@@ -492,6 +557,10 @@ class LongTermMemoryService:
                 evidence=draft.evidence,
                 context=draft.context,
             )
+            revises = revised_ids(memory, existing, self.revision_rule)
+            if revises:
+                memory = replace(memory, revises=revises)
+                self.counts["revisions"] += len(revises)
             results.append(SaveResult(memory, saved=True, duplicate=duplicate is not None))
             existing.append(memory)
             new.append(memory)

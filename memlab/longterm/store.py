@@ -47,6 +47,7 @@ def to_memory(row: MemoryRow) -> Memory:
         last_accessed_at=row.last_accessed_at,
         evidence=tuple(row.value.get("evidence", ())),
         context=row.value.get("context", ""),
+        revises=tuple(row.value.get("revises", ())),
         access_count=row.access_count,
         relevance_score=row.relevance_score,
         archived=row.archived,

@@ -31,9 +31,9 @@ def memory(i: int, ns=NS_A, content: str | None = None) -> Memory:
 
 
 def test_round_trip_keeps_every_field(store: MemoryStore) -> None:
-    m = memory(1)
+    m = replace(memory(1), revises=("m0",))
     assert store.add([m]) == 1
-    assert store.list(NS_A) == [m]  # microseconds, unicode and evidence survive every dialect
+    assert store.list(NS_A) == [m]  # microseconds, unicode, evidence and revision links survive every dialect
 
 
 def test_adding_a_stored_id_keeps_the_stored_row(store: MemoryStore) -> None:

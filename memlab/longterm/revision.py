@@ -1,0 +1,160 @@
+"""Which older memories a new one revises, decided once, when it is saved.
+
+A person revises what they said before by saying the same thing with another value ("There are
+five engineers on my team." -> "After the reorg there are seven engineers on my team.") or by
+saying that it changed ("I switched editors; these days I prefer Helix."). `revised_ids`
+compares each statement of a new memory with each statement of the same speaker's older memories
+(a statement: a sentence that is not a question and names no date; a dated sentence tells an
+event, and later events add to it rather than revise it):
+
+- *a changed value*: the two share at least `value_min_shared` frame terms (stemmed content
+  words that are not values), the older one's other terms are all in the newer one but at most
+  `value_max_missing`, and each has a value the other lacks; values are numbers, number words and
+  proper names (capitalized words that do not start the sentence), but not a speaker's name or
+  its start ("Thanks, Mel!" addresses Melanie, it states nothing);
+- *a revision cue*: the newer one says the speaker changed something (`REVISION_CUE`: "I switched",
+  "we moved", "instead", "no longer", "anymore", "from now on", "scratch that"), shares at least
+  `cue_min_shared` frame terms with the older one, misses at most `cue_max_missing` of its other
+  terms, and each has a term the other lacks (a repeat is no revision).
+
+Nothing here knows a template or a vocabulary of the data: the rules read English function words
+(number words, capitals, the cue words, date words). Memories of one turn (a shared evidence id:
+the two channels save one statement twice) never revise each other. The speaker is the
+``speaker:`` prefix that extraction and the memory tools write; memories without one compare with
+each other. Beyond the design document, whose only revision rule is a new PREFERENCE superseding
+(archiving) a near-identical one: the link keeps the older memory (history, which temporal
+questions ask about) and lets retrieval read the newer one first (`LongTermMemoryService.search`).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memlab.longterm.model import Memory
+from memlab.text import DATE_WORDS, STOP_WORDS, proper_names, search_terms, split_sentences, word_set, words
+
+# Words with which a speaker says their own statement changed: a first-person change verb, "instead" (not
+# "instead of"), "no longer", "anymore", "from now on", "scratch (that)". Not "update": mostly a noun
+# ("a status update") or "keep you updated".
+REVISION_CUE = re.compile(
+    r"\b(i|i've|i'm|we|we've|we're)\s+(just\s+|recently\s+|finally\s+|have\s+)?(changed|switched|moved|relocated)\b|"
+    r"\binstead\b(?!\s+of)|\b(no longer|any ?more|from now on|scratch)\b|改成|不再|换了",
+    re.I,
+)
+NUMBER_WORDS = word_set(
+    "zero two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million dozen"
+)
+_SPEAKER = re.compile(r"^\s*([^:\s][^:]{0,40}?):\s")
+_CACHE = 1 << 16
+
+
+@dataclass(frozen=True)
+class RevisionRule:
+    """The two rules' knobs (`longterm.index.revision_*`, see the module docstring); None turns a rule off."""
+
+    value_min_shared: int | None = 1
+    cue_min_shared: int | None = 1
+    value_max_missing: int = 1
+    cue_max_missing: int = 1
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    terms: frozenset[str]  # stemmed content terms, values included
+    values: frozenset[str]  # the stems of its numbers, number words and proper names
+    cue: bool
+
+
+def speaker(content: str) -> str:
+    """The ``speaker:`` prefix of a memory's content ("" without one).
+
+    >>> speaker("Caroline: I went to a pottery class."), speaker("I like tea")
+    ('Caroline', '')
+    """
+    match = _SPEAKER.match(content)
+    return match.group(1) if match else ""
+
+
+@functools.lru_cache(maxsize=_CACHE)
+def _sentences(content: str) -> tuple[_Sentence, ...]:
+    """The analysed sentences of `content` without its speaker prefix (a name in every memory is no frame)."""
+    out = []
+    for sentence in split_sentences(content[len(m.group(0)) :] if (m := _SPEAKER.match(content)) else content):
+        lowered = [w.lower() for w in words(sentence)]
+        if sentence.rstrip().endswith(("?", "？")) or not DATE_WORDS.isdisjoint(lowered):
+            continue  # a question states nothing; a dated sentence tells an event, which later ones add to
+        values = proper_names(sentence) | {w for w in lowered if w.isdigit() or w in NUMBER_WORDS}
+        stems = frozenset(next(iter(search_terms(v)), v) for v in values)  # "six" is a stop word, still a value
+        terms = frozenset(t for t in search_terms(sentence) if t.split("'")[0] not in STOP_WORDS) | stems
+        out.append(_Sentence(terms, stems, bool(REVISION_CUE.search(sentence))))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=_CACHE)
+def _all_terms(content: str) -> frozenset[str]:
+    return frozenset().union(*(s.terms for s in _sentences(content)))
+
+
+def _named(value: str, speakers: frozenset[str]) -> bool:
+    """A speaker's name or its start ("Mel" for Melanie): whom a sentence addresses, not what it states."""
+    return len(value) >= 3 and any(s.startswith(value) for s in speakers)
+
+
+def _revises(new: _Sentence, old: _Sentence, rule: RevisionRule, speakers: frozenset[str] = frozenset()) -> bool:
+    """`new` restates `old` with another value, or says it changed (see the module docstring)."""
+    shared = new.terms & old.terms
+    frame = len(shared - new.values - old.values)
+    missing = len(old.terms - new.terms - old.values)
+    if (
+        rule.value_min_shared is not None
+        and frame >= rule.value_min_shared
+        and missing <= rule.value_max_missing
+        and any(not _named(v, speakers) for v in new.values - old.terms)
+        and any(not _named(v, speakers) for v in old.values - new.terms)
+    ):
+        return True
+    return (
+        rule.cue_min_shared is not None
+        and new.cue
+        and frame >= rule.cue_min_shared
+        and missing <= rule.cue_max_missing
+        and bool(new.terms - old.terms)
+        and bool(old.terms - new.terms)
+    )
+
+
+def revising_pairs(
+    new: str, old: str, rule: RevisionRule, speakers: frozenset[str] = frozenset()
+) -> list[tuple[frozenset[str], frozenset[str], frozenset[str]]]:
+    """Each (new sentence, old sentence) pair of two contents where the first revises the second: the terms
+    of both, and the old sentence's values the new one dropped (what a question about the old value names)."""
+    return [
+        (s.terms, o.terms, o.values - s.terms)
+        for s in _sentences(new)
+        for o in _sentences(old)
+        if _revises(s, o, rule, speakers)
+    ]
+
+
+def revised_ids(new: Memory, older: Sequence[Memory], rule: RevisionRule) -> tuple[str, ...]:
+    """The ids of the memories in `older` (same namespace, saved before) that `new` revises."""
+    if rule.value_min_shared is None and rule.cue_min_shared is None:
+        return ()
+    who, turns, terms = speaker(new.content), set(new.evidence), _all_terms(new.content)
+    speakers = frozenset(s.casefold() for s in {who, *(speaker(m.content) for m in older)} if s)
+    out = []
+    for old in older:
+        if (
+            old.id == new.id
+            or speaker(old.content) != who
+            or turns & set(old.evidence)
+            or terms.isdisjoint(_all_terms(old.content))
+        ):
+            continue
+        if revising_pairs(new.content, old.content, rule, speakers):
+            out.append(old.id)
+    return tuple(out)
