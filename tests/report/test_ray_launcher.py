@@ -91,7 +91,7 @@ def test_ray_sweep_runs_jobs_on_the_cluster_and_marks_failures(cluster, tmp_path
     assert "Ray Launcher is launching 2 jobs" in log
     assert "Started a local Ray instance" not in log  # it joined the running cluster
     assert json.loads((job_dir(sweep, 0) / "metrics.json").read_text())["calls"] == 4
-    assert json.loads((job_dir(sweep, 1) / "error.json").read_text())["type"] == "DatasetError"
+    assert json.loads((job_dir(sweep, 1) / "error.json").read_text())["type"] == "MissingFileError"
     assert pd.read_csv(sweep / "comparison.csv")["status"].tolist() == ["ok", "failed"]
 
 
