@@ -60,6 +60,17 @@ def _admin(url: str, service: str) -> sa.Engine:
 
 
 @contextlib.contextmanager
+def _dropping(admin: sa.Engine, drop: str) -> Iterator[None]:
+    """Runs `drop` (SQL) on `admin` when the block ends, however it ends, then disposes of `admin`."""
+    try:
+        yield
+    finally:
+        with admin.begin() as conn:
+            conn.exec_driver_sql(drop)
+        admin.dispose()
+
+
+@contextlib.contextmanager
 def _memory(tag: str, tmp_path: Path, url: str | None) -> Iterator[Backend]:
     shared = InMemoryStore()  # one process: every "new store object" is the same store
     yield Backend("memory", lambda: shared, ("store=memory",))
@@ -75,13 +86,9 @@ def _sqlite(tag: str, tmp_path: Path, url: str | None) -> Iterator[Backend]:
 def _postgres(tag: str, tmp_path: Path, url: str | None) -> Iterator[Backend]:
     pg = url or POSTGRES_URL
     admin = _admin(pg, "PostgreSQL")
-    try:
+    with _dropping(admin, f'DROP SCHEMA IF EXISTS "{tag}" CASCADE'):
         overrides = ("store=postgres", f"store.url='{pg}'", f"store.schema={tag}")
         yield Backend("postgres", lambda: SqlStore(url=pg, schema=tag), overrides)
-    finally:
-        with admin.begin() as conn:
-            conn.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{tag}" CASCADE')
-        admin.dispose()
 
 
 @contextlib.contextmanager
@@ -90,12 +97,8 @@ def _mariadb(tag: str, tmp_path: Path, url: str | None) -> Iterator[Backend]:
     with admin.begin() as conn:
         conn.exec_driver_sql(f"CREATE DATABASE `{tag}` CHARACTER SET utf8mb4")
     db = sa.engine.make_url(url or MYSQL_URL).set(database=tag).render_as_string(hide_password=False)
-    try:
+    with _dropping(admin, f"DROP DATABASE IF EXISTS `{tag}`"):
         yield Backend("mariadb", lambda: SqlStore(url=db), ("store=mysql", f"store.url='{db}'"))
-    finally:
-        with admin.begin() as conn:
-            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS `{tag}`")
-        admin.dispose()
 
 
 @contextlib.contextmanager
