@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -31,20 +33,45 @@ def test_a_target_that_cannot_be_built_is_one_line_and_no_folder(tmp_path: Path)
     assert list(tmp_path.iterdir()) == []  # Hydra's run folder was removed
 
 
-def test_ctrl_c_ends_with_one_line_and_no_run_directory(tmp_path: Path) -> None:
-    """The defect: SIGINT printed a traceback."""
-    big = ("dataset.dialogues=400", "dataset.sessions=30", "dataset.turns_per_session=30")
+def _children(pid: int) -> list[int]:
+    """The processes `pid` started (Linux's /proc)."""
+    return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def _alive(pid: int) -> bool:
+    status = Path(f"/proc/{pid}/status")
+    return status.exists() and "zombie" not in status.read_text()
+
+
+@pytest.mark.parametrize("phase", ["before the replay", "during the parallel replay"])
+def test_ctrl_c_ends_with_one_line_and_no_run_directory(tmp_path: Path, phase: str) -> None:
+    """The defects: SIGINT printed a traceback; during a parallel replay it waited for every queued dialogue."""
+    # long to generate (SIGINT lands before the replay) and far longer to replay (summaries on every call)
+    big = ("dataset.dialogues=100", "dataset.sessions=30", "dataset.turns_per_session=30", "sim.workers=2")
+    big = (*big, "context=summarize")
     proc = subprocess.Popen(
-        _memlab(*big), cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        _memlab(*big),
+        cwd=tmp_path,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # as a terminal's foreground job has it: a shell's background job (pytest started with &) ignores
+        # SIGINT, and a child inherits that, so Python would never raise KeyboardInterrupt
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     runs = tmp_path / "reports" / "runs"
     deadline = time.monotonic() + 120
     while not runs.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)  # Hydra makes the run folder just before the run starts
-    time.sleep(1.0)
-    assert proc.poll() is None, proc.communicate()
+    workers: list[int] = []
+    while phase.startswith("during") and not workers and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+        workers = _children(proc.pid)  # the replay workers, forked once the dialogues are generated
+    assert proc.poll() is None and (workers or phase.startswith("before")), proc.communicate()
     proc.send_signal(signal.SIGINT)
     _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert err.strip().splitlines() == ["memlab: interrupted; the run directory was not published"]
     assert list(tmp_path.iterdir()) == []  # the empty run folder Hydra made is gone, nothing half-written
+    assert not any(_alive(w) for w in workers)  # no worker left running

@@ -1,8 +1,10 @@
-"""docs/extending.md's walkthrough, followed as written: a new context strategy is one module and one YAML.
+"""docs/extending.md's walkthroughs, followed as written: a context strategy, a memory strategy and a
+dataset loader are one module and one YAML each, a metric one module and its registry lines.
 
-The doc's files (its code blocks that open with a `# memlab/...` path) are written into a copy of the
-checkout (package, tests, sample data); there `memlab run` runs the new entry, and the generic tests,
-unedited, test it.
+The doc's files (its code blocks that open with a `# memlab/...` or `# datasets/...` path) are written
+into a copy of the checkout (package, tests, sample data), and the registry lines (the block that opens
+with `# in memlab/metrics/registry.py`) added where the doc says; there `memlab run` runs the new
+entries and the new metric, and the generic tests, unedited, test them.
 """
 
 from __future__ import annotations
@@ -17,45 +19,104 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "extending.md"
-FILE_BLOCK = re.compile(r"^```(?:python|yaml)\n# (memlab/\S+)\n(.*?)^```", re.S | re.M)
-ENTRY = "last_turns"
+# Code under memlab/ in python and yaml blocks (the schema sketches are text), data under datasets/ in text.
+FILE_BLOCK = re.compile(
+    r"^```(?:python|yaml)\n# (memlab/\S+)\n(.*?)^```|^```text\n# (datasets/\S+)\n(.*?)^```", re.S | re.M
+)
+REGISTRY = "memlab/metrics/registry.py"
+REGISTRY_BLOCK = re.compile(rf"^```python\n# in {REGISTRY}\n(.*?)^```", re.S | re.M)
+# Each walkthrough's entry (group, name) and the generic tests that iterate over that group's entries.
+ENTRIES = {("context", "last_turns"), ("memory", "recent_turns"), ("dataset", "transcript")}
+GENERIC = {
+    "context": {"test_contracts.py", "test_config.py", "context/test_protocol.py", "context/test_dict_io.py"}
+    | {"context/test_interceptor.py"},
+    "memory": {"test_contracts.py", "test_config.py"},
+    "dataset": {"test_contracts.py", "test_config.py"},
+}
+METRIC = "context.kept_messages.share"
+REGISTERED = "tests/metrics/test_registry.py::test_every_metric_a_real_run_computes_is_registered"
 COPIED = ("memlab", "tests", "datasets", "conftest.py", "pyproject.toml")
 IGNORED = shutil.ignore_patterns("__pycache__", ".hypothesis")
-# The generic tests that iterate over every context entry.
-GENERIC = ("test_contracts.py", "test_config.py")
-GENERIC += ("context/test_protocol.py", "context/test_dict_io.py", "context/test_interceptor.py")
 
 
 def walkthrough_files() -> dict[str, str]:
-    """{path: text} of the files the walkthrough adds."""
-    return {path: f"# {path}\n{body}" for path, body in FILE_BLOCK.findall(DOC.read_text(encoding="utf-8"))}
+    """{path: text} of the files the walkthroughs add (a code file keeps its path comment, data does not)."""
+    blocks = FILE_BLOCK.findall(DOC.read_text(encoding="utf-8"))
+    return {code or data: f"# {code}\n{body}" if code else rows for code, body, data, rows in blocks}
 
 
-def test_the_walkthrough_adds_one_module_and_one_yaml() -> None:
-    assert sorted(walkthrough_files()) == [f"memlab/conf/context/{ENTRY}.yaml", f"memlab/context/{ENTRY}.py"]
+def registry_lines() -> list[str]:
+    """The lines the metric walkthrough adds to the registry: the import, the FAMILIES entry, the METRICS row."""
+    (block,) = REGISTRY_BLOCK.findall(DOC.read_text(encoding="utf-8"))
+    return block.splitlines()
 
 
-def test_the_new_strategy_runs_and_the_generic_tests_pick_it_up(tmp_path: Path, shared_corpora: Path) -> None:
+def with_registry_lines(source: str, lines: list[str]) -> str:
+    """`source` (registry.py) with the import after the last metrics import, the family at the end of
+    FAMILIES and the row at the end of METRICS, as the doc places them."""
+    (line,) = [x for x in lines if x.startswith("from ")]
+    (row,) = [x for x in lines if x.lstrip().startswith("Metric(")]
+    (family,) = [x for x in lines if x not in (line, row)]
+    last_import = max(m.end() for m in re.finditer(r"^from memlab\.metrics\.\S+ import .*\n", source, re.M))
+    source = source[:last_import] + line + "\n" + source[last_import:]
+    families_end = source.index("\n)\n", source.index("FAMILIES:"))
+    source = source[: families_end + 1] + family + "\n" + source[families_end + 1 :]
+    return source.replace("\n)\n# fmt: on", f"\n{row}\n)\n# fmt: on", 1)
+
+
+def test_each_walkthrough_adds_one_module_and_one_yaml() -> None:
+    assert sorted(walkthrough_files()) == [
+        "datasets/transcript.txt",  # the toy loader's data, not code
+        "memlab/conf/context/last_turns.yaml",
+        "memlab/conf/dataset/transcript.yaml",
+        "memlab/conf/memory/recent_turns.yaml",
+        "memlab/context/last_turns.py",
+        "memlab/dialogues/transcript.py",
+        "memlab/memory/recent_turns.py",
+        "memlab/metrics/kept_messages.py",
+    ]
+    assert len(registry_lines()) == 3
+
+
+def _memlab(tmp_path: Path, env: dict[str, str], run: str, *overrides: str) -> dict[str, float]:
+    done = subprocess.run(
+        [sys.executable, "-m", "memlab", "run", *overrides, "debug=default", f"output_dir={tmp_path / run}"],
+        cwd=tmp_path, env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    return dict(json.loads((tmp_path / run / "metrics.json").read_text()))
+
+
+def test_the_new_entries_run_and_the_generic_tests_pick_them_up(tmp_path: Path, shared_corpora: Path) -> None:
     for tree in COPIED:
         copy = shutil.copytree if (ROOT / tree).is_dir() else shutil.copy
         copy(ROOT / tree, tmp_path / tree, **({"ignore": IGNORED} if copy is shutil.copytree else {}))
     for path, text in walkthrough_files().items():
         (tmp_path / path).write_text(text, encoding="utf-8")
+    registry = tmp_path / REGISTRY
+    registry.write_text(with_registry_lines(registry.read_text(encoding="utf-8"), registry_lines()), encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(tmp_path), "MEMLAB_SHARED": str(shared_corpora)}
 
-    run = subprocess.run(
-        [sys.executable, "-m", "memlab", "run", f"context={ENTRY}", "debug=default", f"output_dir={tmp_path / 'run'}"],
-        cwd=tmp_path, env=env, capture_output=True, text=True,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stderr[-3000:]
-    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
-    assert metrics["tokens.saved_ratio"] > 0, "the new strategy cut the requests"
+    cut = _memlab(tmp_path, env, "cut", "context=last_turns", "memory=recent_turns")
+    assert cut["tokens.saved_ratio"] > 0, "the new strategies cut the requests"
+    assert 0 < cut[METRIC] < 1, "the new metric is written"
+    loaded = _memlab(tmp_path, env, "loaded", "dataset=transcript")
+    assert loaded["calls"] == 2, "debug=default: the first dialogue of datasets/transcript.txt, one call per reply"
 
-    tests = [f"tests/{t}" for t in GENERIC]
+    names = " or ".join(name for _, name in ENTRIES)
+    tests = sorted({f"tests/{t}" for files in GENERIC.values() for t in files})
     generic = subprocess.run(
-        [sys.executable, "-m", "pytest", *tests, "-k", ENTRY, "-p", "no:cacheprovider", "-q", "-rA"],
+        [sys.executable, "-m", "pytest", *tests, "-k", names, "-p", "no:cacheprovider", "-q", "-rA"],
         cwd=tmp_path, env=env, capture_output=True, text=True,
     )  # fmt: skip
     assert generic.returncode == 0, generic.stdout[-3000:]
     passed = [line.split()[1] for line in generic.stdout.splitlines() if line.startswith("PASSED")]
-    assert {p.split("::")[0].removeprefix("tests/") for p in passed} == set(GENERIC), generic.stdout[-3000:]
+    for group, name in ENTRIES:
+        files = {p.split("::")[0].removeprefix("tests/") for p in passed if name in p}
+        assert GENERIC[group] <= files, (group, name, generic.stdout[-3000:])
+
+    registered = subprocess.run(
+        [sys.executable, "-m", "pytest", REGISTERED, "-p", "no:cacheprovider", "-q"],
+        cwd=tmp_path, env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert registered.returncode == 0, registered.stdout[-3000:]

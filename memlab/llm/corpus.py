@@ -20,17 +20,19 @@ import numpy as np
 
 from memlab.llm.prompts import parse_transcript
 from memlab.llm.tfidf import term_counts
-from memlab.text import content_term_tuple, is_date_or_number, proper_names, sentence_tuple, term_tuple, word_set
+from memlab.text import (
+    FILLER_WORDS,
+    content_term_tuple,
+    is_date_or_number,
+    proper_names,
+    sentence_tuple,
+    speaks_in_first_person,
+    term_tuple,
+    word_set,
+)
 
 MIN_CONTENT_TERMS = 4  # shorter sentences (greetings, "Thanks!") are scaled down
 
-# Words that carry no content of their own: a sentence made of them and speaker names is filler, never kept.
-FILLER_WORDS = word_set(
-    "hi hey hello bye thanks thank welcome yes yeah yep yup no nope ok okay sure right fine good great nice cool wow "
-    "awesome amazing totally agree exactly absolutely really oh ah haha lol hmm glad sounds fun "
-    "你好 谢谢 好的 是的 对 嗯 哈哈 哇 不错"
-)
-FIRST_PERSON_WORDS = word_set("i i'm i've i'd i'll me my mine myself we we're our us 我 我们")
 # Verbs and adverbs that mark preferences, habits and durable facts (the memory prompt's three kinds).
 PERSONAL_CUES = word_set(
     "love loves loved like likes enjoy enjoys prefer prefers favorite favourite hate hates dislike "
@@ -75,7 +77,7 @@ def analyze(text: str) -> Analysis:
         date_numbers=len(distinct) - len(others),
         other_words=np.fromiter((_WORD_IDS.setdefault(w, len(_WORD_IDS)) for w in others), np.int64, len(others)),
         length=min(1.0, len(content) / MIN_CONTENT_TERMS),
-        cues=any(w in FIRST_PERSON_WORDS for w in words) + any(w in PERSONAL_CUES for w in words),
+        cues=speaks_in_first_person(text) + any(w in PERSONAL_CUES for w in words),
         question=text.rstrip().endswith(("?", "？")),
     )
 

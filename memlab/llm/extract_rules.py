@@ -24,19 +24,12 @@ import re
 from collections.abc import Sequence
 
 from memlab.llm.prompts import TranscriptLine
-from memlab.text import words
+from memlab.text import FILLER_WORDS, FUNCTION_WORDS, speaks_in_first_person, words
 
 MIN_CONTENT_WORDS = 2  # fewer content words than this carry nothing worth remembering
 SHORT_REPLY_WORDS = 8  # a reply this short is read together with the question it answers
 
-_STOP = frozenset(
-    (  # noqa: SIM905 - a word list reads better as text
-        "a an and are as at be been but by can did do does for from had has have he her hers him his how i i'm if in "
-        "is it it's its just me my of oh on or our so that the their them they this to too us very was we were what "
-        "when where which who why will with would yeah yes you your yours ok okay well really"
-    ).split()
-)
-_FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|ours|us)\b|我", re.I)
+_NOT_CONTENT = FUNCTION_WORDS | FILLER_WORDS
 _SECOND_PERSON = re.compile(r"\b(you|you're|you've|your|yours|yourself)\b|你|您", re.I)
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}")
 _PROCEDURE = re.compile(
@@ -61,13 +54,13 @@ _DATED = re.compile(
 
 
 def content_words(text: str) -> list[str]:
-    """Lower-cased words (`memlab.text.words`) without `_STOP`."""
-    return [w for w in words(text.lower().replace("’", "'")) if w not in _STOP]
+    """Lower-cased words (`memlab.text.words`) that are neither function words nor filler."""
+    return [w for w in words(text.lower().replace("’", "'")) if w not in _NOT_CONTENT]
 
 
 def is_about_someone(text: str) -> bool:
     """First or second person, or a name after the first word."""
-    return bool(_FIRST_PERSON.search(text) or _SECOND_PERSON.search(text) or _NAME.search(text))
+    return bool(speaks_in_first_person(text) or _SECOND_PERSON.search(text) or _NAME.search(text))
 
 
 def memory_type(text: str) -> str:

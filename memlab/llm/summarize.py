@@ -109,14 +109,6 @@ def _score(corpus: Corpus, names: set[str], personal: bool) -> tuple[np.ndarray,
     return score * corpus.length, similarity
 
 
-def _dense_row(matrix: sparse.csr_matrix, i: int) -> np.ndarray:
-    """Row `i` as a dense vector (``matrix[i].toarray().ravel()`` without the indexing machinery)."""
-    row = np.zeros(matrix.shape[1])
-    start, end = matrix.indptr[i], matrix.indptr[i + 1]
-    row[matrix.indices[start:end]] = matrix.data[start:end]
-    return row
-
-
 def _render(sentences: Sequence[Sentence], chosen: set[int]) -> str:
     lines: dict[int, list[str]] = {}
     speakers: dict[int, str] = {}
@@ -163,6 +155,7 @@ class _Selection:
         self.with_newlines = 0  # sum of every kept line's tokens with its newline
         self.additive = True  # every kept line is separable
         self.last = -1  # the last kept line
+        self.newline = 0  # what the last kept line's newline adds to its tokens
 
     def _text(self, line: int, i: int) -> str:
         kept = self.lines.get(line)
@@ -183,7 +176,12 @@ class _Selection:
 
     def count_with(self, i: int) -> int:
         """Tokens of the summary if sentence `i` were kept too."""
-        line = self.sentences[i].line
+        sentence = self.sentences[i]
+        line = sentence.line
+        if self.additive and self.line_tokens and line not in self.lines:  # the usual candidate, inlined
+            alone = _alone(self.counter, sentence.speaker, sentence.text)[1]
+            if alone is not None:  # it becomes the last line, or goes before the last one, whose newline counts
+                return self.with_newlines + (alone[1] if line > self.last else alone[0] - self.newline)
         text, costs = self._costs(line, i)
         if costs is None:
             texts = {**self.texts, line: text}
@@ -204,6 +202,7 @@ class _Selection:
             return
         self.with_newlines += costs[0] - self.tokens.get(line, (0, 0))[0]
         self.tokens[line] = costs
+        self.newline = self.tokens[self.last][0] - self.tokens[self.last][1]
 
 
 def _capped_count(transcript: str, max_tokens: int, counter: _CachedCounter) -> int:
@@ -234,20 +233,24 @@ def extractive_summary(transcript: str, max_tokens: int, counter: str = "cl100k_
     limit = _capped_count(transcript, max_tokens, tokens)
     score, similarity = _score(found, found.names(), personal)
     selection = _Selection(sentences, tokens)
-    redundancy = np.zeros(len(sentences))
+    # Python floats (the same doubles) in the loop: indexing numpy arrays per candidate cost more than the rest.
+    scores, redundancy = score.tolist(), [0.0] * len(sentences)
     # Lazy greedy MMR: a sentence's value only falls as redundancy grows, so a stale heap entry is an upper bound.
     content = np.flatnonzero(found.content).tolist()  # greetings, thanks, interjections are not candidates
-    heap = [(-score[i], i) for i in content]
+    heap = [(-scores[i], i) for i in content]
     heapq.heapify(heap)
     while heap:
         stale, i = heapq.heappop(heap)
-        value = score[i] - MMR_REDUNDANCY * redundancy[i]
+        value = scores[i] - MMR_REDUNDANCY * redundancy[i]
         if heap and -value > heap[0][0] and -value != stale:
             heapq.heappush(heap, (-value, i))  # another sentence may be better now
             continue
         if selection.count_with(i) <= limit:
             selection.add(i)
-            redundancy = np.maximum(redundancy, _dense_row(similarity, i))
+            row = slice(similarity.indptr[i], similarity.indptr[i + 1])
+            for j, similar in zip(similarity.indices[row].tolist(), similarity.data[row].tolist(), strict=True):
+                if similar > redundancy[j]:  # redundancy = max(redundancy, similarity row i)
+                    redundancy[j] = similar
     chosen = {i for kept in selection.lines.values() for i in kept}
     if not chosen:  # no sentence fits: the best one's first words, as a provider would cut at max_tokens
         top = sentences[max(content or range(len(sentences)), key=lambda i: (score[i], -i))]

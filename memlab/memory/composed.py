@@ -23,10 +23,10 @@ from collections.abc import Sequence
 
 from memlab.llm.base import ChatModel
 from memlab.memory.agent import MemoryCompressor, MemorySnapshot
-from memlab.memory.compressors import fold_summary
+from memlab.memory.compressors import SummaryFolding
 from memlab.memory.strategies import DEFAULT_SUMMARY_COUNTER
 from memlab.messages import FunctionCall, Item
-from memlab.tokens import TokenCounter, resolve_counter
+from memlab.tokens import TokenCounter
 from memlab.units import item_units
 
 # CodeAct: "the last few rounds" of code and result.
@@ -48,7 +48,7 @@ class ChainCompressor:
         return f"ChainCompressor({[type(s).__name__ for s in self.stages]})"
 
 
-class ToolRoundsCompressor:
+class ToolRoundsCompressor(SummaryFolding):
     """CodeAct's memory: the newest `keep_rounds` tool exchanges whole, every message item, older rounds summarized."""
 
     def __init__(
@@ -61,11 +61,8 @@ class ToolRoundsCompressor:
     ) -> None:
         if keep_rounds < 0:
             raise ValueError(f"keep_rounds must be 0 or more, not {keep_rounds}")
+        super().__init__(llm, language, max_tokens, counter)
         self.keep_rounds = keep_rounds
-        self.llm = llm
-        self.language = language
-        self.max_tokens = max_tokens
-        self.counter = resolve_counter(counter)
 
     def compress(self, snapshot: MemorySnapshot) -> MemorySnapshot:
         units = item_units(snapshot.items)
@@ -75,7 +72,5 @@ class ToolRoundsCompressor:
             return snapshot
         dropped: list[Item] = [i for n in sorted(old) for i in units[n]]
         kept = [i for n, u in enumerate(units) if n not in old for i in u]
-        summary = fold_summary(
-            snapshot.summary, dropped, self.llm, self.language, self.max_tokens, self.counter, "tool_rounds"
-        )
+        summary = self.fold(snapshot.summary, dropped, "tool_rounds")
         return MemorySnapshot.of(kept, summary)

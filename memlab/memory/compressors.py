@@ -124,7 +124,32 @@ class WindowedMemoryCompressor:
         return MemorySnapshot.of(kept, snapshot.summary)
 
 
-class HybridMemoryCompressor:
+class SummaryFolding:
+    """A compressor's summary settings, checked and resolved once, and `fold` with them (`fold_summary`).
+
+    The base of everything here that folds dropped items into a summary (hybrid, per_task,
+    tool_rounds, the sub-task pools): they take the same four settings under the same names, and a
+    wrong `language` fails when the compressor is built rather than at its first summary.
+    """
+
+    def __init__(
+        self,
+        llm: ChatModel | None = None,
+        language: str = "auto",
+        max_tokens: int | None = None,
+        counter: str | TokenCounter = DEFAULT_SUMMARY_COUNTER,
+    ) -> None:
+        self.llm = llm
+        self.language = language if language == "auto" else check_language(language)
+        self.max_tokens = max_tokens
+        self.counter = resolve_counter(counter)
+
+    def fold(self, previous: str | None, dropped: Sequence[Item], strategy: str) -> str:
+        """`fold_summary` of `previous` and `dropped` with these settings; `strategy` names the caller in events."""
+        return fold_summary(previous, dropped, self.llm, self.language, self.max_tokens, self.counter, strategy)
+
+
+class HybridMemoryCompressor(SummaryFolding):
     """Strategy B (recommended): the newest `max_items` verbatim, everything older folded into the summary.
 
     With `llm`, the summary is written by the chat model (the document: "你可以把 head 交给模型生成更高
@@ -140,11 +165,8 @@ class HybridMemoryCompressor:
         max_tokens: int | None = None,
         counter: str | TokenCounter = DEFAULT_SUMMARY_COUNTER,
     ) -> None:
+        super().__init__(llm, language, max_tokens, counter)
         self.max_items = max_items
-        self.llm = llm
-        self.language = language
-        self.max_tokens = max_tokens
-        self.counter = resolve_counter(counter)
 
     def compress(self, snapshot: MemorySnapshot) -> MemorySnapshot:
         if len(snapshot.items) <= self.max_items:
@@ -152,13 +174,11 @@ class HybridMemoryCompressor:
         dropped, kept = split_window(snapshot.items, self.max_items)
         if not dropped:
             return snapshot
-        summary = fold_summary(
-            snapshot.summary, dropped, self.llm, self.language, self.max_tokens, self.counter, "hybrid"
-        )
+        summary = self.fold(snapshot.summary, dropped, "hybrid")
         return MemorySnapshot.of(kept, summary)
 
 
-class TaskSegmentedCompressor:
+class TaskSegmentedCompressor(SummaryFolding):
     """Strategy C: each sub-task its own pool; finished sub-tasks survive only as their summaries.
 
     A sub-task starts at each message item of `boundary_role` (a new user request, by default).
@@ -178,12 +198,9 @@ class TaskSegmentedCompressor:
     ) -> None:
         if keep_tasks < 1:
             raise ValueError(f"keep_tasks must be at least 1 (the live sub-task), not {keep_tasks}")
+        super().__init__(llm, language, max_tokens, counter)
         self.keep_tasks = keep_tasks
         self.boundary_role = boundary_role
-        self.llm = llm
-        self.language = language
-        self.max_tokens = max_tokens
-        self.counter = resolve_counter(counter)
 
     def segments(self, items: Sequence[Item]) -> list[list[Item]]:
         """The items cut into sub-tasks, only between units."""
@@ -204,7 +221,7 @@ class TaskSegmentedCompressor:
         number = sum(1 for line in (snapshot.summary or "").splitlines() if line.startswith(_TASK_PREFIXES))
         for task in done:
             number += 1
-            text = fold_summary(None, task, self.llm, self.language, self.max_tokens, self.counter, "per_task")
+            text = self.fold(None, task, "per_task")
             lang = (
                 detect_language(m.text for m in items_to_messages(task)) if self.language == "auto" else self.language
             )

@@ -126,6 +126,20 @@ class ChatHistoryConfig:
 
 
 @dataclass
+class SummaryFoldingConfig:
+    """The summary settings of a compressor that summarizes (`memlab.memory.compressors.SummaryFolding`)."""
+
+    llm: Any = "${llm}"
+    """The model that writes the summary (null: the document's counting line)."""
+    language: str = "auto"
+    """The summary prompt's language: auto (from the messages), en or zh."""
+    max_tokens: int | None = ranges.positive(None)
+    """The longest summary asked for, in tokens (null: the model's own limit)."""
+    counter: str = "${tokenizer}"
+    """The token counter that checks a summary is shorter than what it replaces."""
+
+
+@dataclass
 class WindowedConfig:
     """Strategy A: only the newest `max_items` items."""
 
@@ -135,24 +149,16 @@ class WindowedConfig:
 
 
 @dataclass
-class HybridConfig:
+class HybridConfig(SummaryFoldingConfig):
     """Strategy B: the newest `max_items` items plus a summary of the older ones."""
 
     _target_: str = "memlab.memory.HybridMemoryCompressor"
     max_items: int = ranges.ranged(DEFAULT_WINDOW_ITEMS, ge=1)
     """Items kept verbatim (the document's examples: 20)."""
-    llm: Any = "${llm}"
-    """The model that writes the summary (null: the document's counting line)."""
-    language: str = "auto"
-    """The summary prompt's language: auto (from the messages), en or zh."""
-    max_tokens: int | None = ranges.positive(None)
-    """The longest summary asked for, in tokens (null: the model's own limit)."""
-    counter: str = "${tokenizer}"
-    """The token counter that checks a summary is shorter than what it replaces."""
 
 
 @dataclass
-class TaskSegmentedConfig:
+class TaskSegmentedConfig(SummaryFoldingConfig):
     """Strategy C: each `boundary_role` message starts a sub-task; finished ones leave a summary."""
 
     _target_: str = "memlab.memory.TaskSegmentedCompressor"
@@ -160,31 +166,15 @@ class TaskSegmentedConfig:
     """Newest sub-tasks kept whole."""
     boundary_role: str = "user"
     """A message of this role starts a new sub-task."""
-    llm: Any = "${llm}"
-    """The model that writes the summary (null: the document's counting line)."""
-    language: str = "auto"
-    """The summary prompt's language: auto (from the messages), en or zh."""
-    max_tokens: int | None = ranges.positive(None)
-    """The longest summary asked for, in tokens (null: the model's own limit)."""
-    counter: str = "${tokenizer}"
-    """The token counter that checks a summary is shorter than what it replaces."""
 
 
 @dataclass
-class ToolRoundsConfig:
+class ToolRoundsConfig(SummaryFoldingConfig):
     """CodeAct: every message, the newest `keep_rounds` tool exchanges whole, older ones summarized."""
 
     _target_: str = "memlab.memory.ToolRoundsCompressor"
     keep_rounds: int = ranges.count(DEFAULT_KEEP_ROUNDS)
     """Newest tool exchanges kept whole."""
-    llm: Any = "${llm}"
-    """The model that writes the summary (null: the document's counting line)."""
-    language: str = "auto"
-    """The summary prompt's language: auto (from the messages), en or zh."""
-    max_tokens: int | None = ranges.positive(None)
-    """The longest summary asked for, in tokens (null: the model's own limit)."""
-    counter: str = "${tokenizer}"
-    """The token counter that checks a summary is shorter than what it replaces."""
 
 
 @dataclass

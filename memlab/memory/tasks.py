@@ -18,10 +18,10 @@ from collections.abc import Callable
 
 from memlab.llm.base import ChatModel
 from memlab.memory.agent import AgentMemory, InMemoryAgentMemory, MemorySnapshot
-from memlab.memory.compressors import fold_summary
+from memlab.memory.compressors import SummaryFolding
 
 
-class TaskMemory:
+class TaskMemory(SummaryFolding):
     """Named sub-task pools from `supplier`, and the summaries of the finished ones (in finishing order)."""
 
     def __init__(
@@ -31,10 +31,8 @@ class TaskMemory:
         language: str = "auto",
         max_tokens: int | None = None,
     ) -> None:
+        super().__init__(llm, language, max_tokens)
         self.supplier = supplier or (lambda _task: InMemoryAgentMemory())
-        self.llm = llm
-        self.language = language
-        self.max_tokens = max_tokens
         self._pools: dict[str, AgentMemory] = {}
         self._summaries: dict[str, str] = {}
 
@@ -50,9 +48,7 @@ class TaskMemory:
         """Summarize the sub-task from its own pool only, release the pool, and return the summary."""
         memory = self._pools.pop(task)
         snap = memory.snapshot()
-        self._summaries[task] = fold_summary(
-            snap.summary, snap.items, self.llm, self.language, self.max_tokens, strategy="task_memory"
-        )
+        self._summaries[task] = self.fold(snap.summary, snap.items, "task_memory")
         memory.clear()
         return self._summaries[task]
 

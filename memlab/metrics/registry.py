@@ -117,6 +117,18 @@ class Metric:
 
 
 _ANSWERS = "with eval.answers=true"
+# What the summarizers were asked and gave (metrics/summaries.py), each as `summary.<stat>` over every
+# layer and `summary.<layer>.<stat>` per layer (context, memory, compressor): (stat, unit, better, what, short).
+_SUMMARY_STATS = (
+    ("count", COUNT, NONE, "summaries asked of a model (SUMMARY events)", "summaries"),
+    ("accepted", COUNT, NONE, "summaries used: non-empty and fewer tokens than their source", ""),
+    ("ratio.mean", RATIO, LOWER, "mean summary tokens / source tokens", ""),
+    ("ratio.max", RATIO, LOWER, "largest summary tokens / source tokens", ""),
+    ("violations", COUNT, LOWER, "summaries not shorter than their source", ""),
+    ("empty", COUNT, LOWER, "empty summaries", ""),
+    ("failed", COUNT, LOWER, "summary calls that raised", ""),
+    ("fallbacks", COUNT, LOWER, "summaries not used: the caller took its documented fallback", ""),
+)
 # fmt: off
 METRICS: tuple[Metric, ...] = (
     # --- tokens and cost
@@ -164,22 +176,8 @@ METRICS: tuple[Metric, ...] = (
     Metric("longterm.tool.errors", COUNT, LOWER, S_LONGTERM, "memory tool calls refused (bad or forged arguments, tools off)"),
     Metric("longterm.extract.failures", COUNT, LOWER, S_LONGTERM, "extractions that failed (in the reply path or a background worker)"),
     # --- summaries
-    Metric("summary.count", COUNT, NONE, S_SUMMARIES, "summaries asked of a model, every layer (SUMMARY events)", "summaries"),
-    Metric("summary.accepted", COUNT, NONE, S_SUMMARIES, "summaries used: non-empty and fewer tokens than their source"),
-    Metric("summary.ratio.mean", RATIO, LOWER, S_SUMMARIES, "mean summary tokens / source tokens"),
-    Metric("summary.ratio.max", RATIO, LOWER, S_SUMMARIES, "largest summary tokens / source tokens"),
-    Metric("summary.violations", COUNT, LOWER, S_SUMMARIES, "summaries not shorter than their source"),
-    Metric("summary.empty", COUNT, LOWER, S_SUMMARIES, "empty summaries"),
-    Metric("summary.failed", COUNT, LOWER, S_SUMMARIES, "summary calls that raised"),
-    Metric("summary.fallbacks", COUNT, LOWER, S_SUMMARIES, "summaries not used: the caller took its documented fallback"),
-    Metric("summary.*.count", COUNT, NONE, S_SUMMARIES, "summaries asked on one layer (context, memory, compressor)"),
-    Metric("summary.*.accepted", COUNT, NONE, S_SUMMARIES, "summaries used on one layer"),
-    Metric("summary.*.ratio.mean", RATIO, LOWER, S_SUMMARIES, "mean summary tokens / source tokens on one layer"),
-    Metric("summary.*.ratio.max", RATIO, LOWER, S_SUMMARIES, "largest summary tokens / source tokens on one layer"),
-    Metric("summary.*.violations", COUNT, LOWER, S_SUMMARIES, "summaries not shorter than their source on one layer"),
-    Metric("summary.*.empty", COUNT, LOWER, S_SUMMARIES, "empty summaries on one layer"),
-    Metric("summary.*.failed", COUNT, LOWER, S_SUMMARIES, "summary calls that raised on one layer"),
-    Metric("summary.*.fallbacks", COUNT, LOWER, S_SUMMARIES, "summaries not used on one layer (fallback taken)"),
+    *(Metric(f"summary.{stat}", unit, better, S_SUMMARIES, f"{what}, every layer", short) for stat, unit, better, what, short in _SUMMARY_STATS),
+    *(Metric(f"summary.*.{stat}", unit, better, S_SUMMARIES, f"{what}, on one layer") for stat, unit, better, what, _ in _SUMMARY_STATS),
     # --- model calls and memory
     Metric("llm.calls", COUNT, NONE, S_CALLS, "model calls made by strategies (LLM_CALL events)", "LLM calls"),
     Metric("llm.failures", COUNT, LOWER, S_CALLS, "model calls that failed"),

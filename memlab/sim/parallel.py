@@ -9,6 +9,7 @@ A `Shared` pair carries what workers learn that the parent may reuse (cached mod
 from __future__ import annotations
 
 import multiprocessing
+import signal
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ _worker: tuple[RuntimeFactory, ReplayOptions, Shared | None] | None = None
 
 def _start(build: Callable[[Any], RuntimeFactory], spec: Any, options: ReplayOptions, shared: Shared | None) -> None:
     global _worker
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops the workers
     _worker = (build(spec), options, shared)
 
 
@@ -57,12 +59,23 @@ def simulate_parallel(
 
     `build(spec)` makes the runtime factory in each worker; both must be picklable (a module-level
     function and a config). Processes are forked where the platform allows it (no re-import).
+    Interrupted (Ctrl-C) or abandoned, it stops the workers at once: the queued dialogues are
+    dropped and the running ones terminated, where leaving the pool would wait for all of them.
     """
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     initargs = (build, spec, options, shared)
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_start, initargs=initargs) as pool:
+    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start, initargs=initargs)
+    finished = False
+    try:
         for records, taken in pool.map(_replay, dialogues):
             if shared is not None:
                 shared.give(taken)
             yield records
+        finished = True
+    finally:
+        if not finished:
+            # ProcessPoolExecutor has no public way to stop running work before Python 3.14 (terminate_workers)
+            for process in list(getattr(pool, "_processes", {}).values()):
+                process.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -16,7 +16,7 @@ import numpy as np
 from scipy import sparse
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from memlab.llm.corpus import FILLER_WORDS, FIRST_PERSON_WORDS, MIN_CONTENT_TERMS, PERSONAL_CUES
+from memlab.llm.corpus import MIN_CONTENT_TERMS, PERSONAL_CUES
 from memlab.llm.prompts import parse_transcript
 from memlab.llm.summarize import (
     MMR_REDUNDANCY,
@@ -27,7 +27,15 @@ from memlab.llm.summarize import (
     WEIGHT_FACTS,
     WEIGHT_PERSONAL,
 )
-from memlab.text import content_terms, is_date_or_number, proper_names, split_sentences, terms
+from memlab.text import (
+    FILLER_WORDS,
+    FIRST_PERSON_WORDS,
+    content_terms,
+    is_date_or_number,
+    proper_names,
+    split_sentences,
+    terms,
+)
 from memlab.tokens import get_counter
 
 

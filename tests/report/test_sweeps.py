@@ -40,7 +40,7 @@ def test_a_broken_configuration_does_not_stop_the_sweep(tmp_path: Path) -> None:
     assert "compared 4 configurations, 2 failed" in out.stderr
     assert f"memlab: error: job(s) 1, 3 failed in {sweep}; sweep.allow_failures=true to accept" in out.stderr
     error = json.loads((job_dir(sweep, 1) / "error.json").read_text())
-    assert error["type"] == "DatasetError" and "missing.jsonl" in error["message"]
+    assert error["type"] == "MissingFileError" and "missing.jsonl" in error["message"]
     assert (job_dir(sweep, 2) / "metrics.json").is_file()
     assert (job_dir(sweep, 0) / "metrics.json").read_bytes() == (job_dir(sweep, 2) / "metrics.json").read_bytes()
     table = pd.read_csv(sweep / "comparison.csv")

@@ -24,10 +24,6 @@ POSTGRES_URL = os.environ.get("MEMLAB_TEST_POSTGRES_URL", "postgresql+psycopg://
 MYSQL_URL = os.environ.get("MEMLAB_TEST_MYSQL_URL", "mysql+pymysql://root@127.0.0.1:3306/test")
 REDIS_URL = os.environ.get("MEMLAB_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
-ALL_BACKENDS = ("memory", "sqlite", "postgres", "mariadb", "redis")
-SQL_BACKENDS = ("sqlite", "postgres", "mariadb")
-KV_BACKENDS = ("memory", *SQL_BACKENDS)
-SHARED_BACKENDS = (*SQL_BACKENDS, "redis")  # reachable from several processes
 ENTRY_BACKENDS = {"mysql": "mariadb"}  # conf/store entries whose backend has another name here
 
 
@@ -64,64 +60,97 @@ def _admin(url: str, service: str) -> sa.Engine:
 
 
 @contextlib.contextmanager
-def isolated(name: str, tmp_path: Path, url: str | None = None) -> Iterator[Backend]:
-    """A fresh, empty database for backend `name` (or conf/store entry; at `url`, else the default), dropped on exit."""
-    name = ENTRY_BACKENDS.get(name, name)
-    tag = f"memlab_test_{uuid.uuid4().hex[:12]}"
-    if name == "memory":
-        shared = InMemoryStore()  # one process: every "new store object" is the same store
-        yield Backend(name, lambda: shared, ("store=memory",))
-    elif name == "sqlite":
-        path = tmp_path / f"{tag}.sqlite"
-        backend = Backend(name, lambda: SqlStore(path=str(path)), ("store=sqlite", f"store.path='{path}'"))
-        yield backend
-        _close(backend)
-    elif name == "postgres":
-        pg = url or POSTGRES_URL
-        admin = _admin(pg, "PostgreSQL")
-        overrides = ("store=postgres", f"store.url='{pg}'", f"store.schema={tag}")
-        backend = Backend(name, lambda: SqlStore(url=pg, schema=tag), overrides)
-        try:
-            yield backend
-        finally:
-            _close(backend)
-            with admin.begin() as conn:
-                conn.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{tag}" CASCADE')
-            admin.dispose()
-    elif name == "mariadb":
-        admin = _admin(url or MYSQL_URL, "MariaDB/MySQL")
+def _dropping(admin: sa.Engine, drop: str) -> Iterator[None]:
+    """Runs `drop` (SQL) on `admin` when the block ends, however it ends, then disposes of `admin`."""
+    try:
+        yield
+    finally:
         with admin.begin() as conn:
-            conn.exec_driver_sql(f"CREATE DATABASE `{tag}` CHARACTER SET utf8mb4")
-        db = sa.engine.make_url(url or MYSQL_URL).set(database=tag).render_as_string(hide_password=False)
-        backend = Backend(name, lambda: SqlStore(url=db), ("store=mysql", f"store.url='{db}'"))
-        try:
-            yield backend
-        finally:
-            _close(backend)
-            with admin.begin() as conn:
-                conn.exec_driver_sql(f"DROP DATABASE IF EXISTS `{tag}`")
-            admin.dispose()
-    elif name == "redis":
-        import redis
+            conn.exec_driver_sql(drop)
+        admin.dispose()
 
-        where = url or REDIS_URL
-        client = redis.Redis.from_url(where)
-        try:
-            client.ping()
-        except redis.exceptions.ConnectionError as e:
-            _unreachable("Redis", where, e)
+
+@contextlib.contextmanager
+def _memory(tag: str, tmp_path: Path, url: str | None) -> Iterator[Backend]:
+    shared = InMemoryStore()  # one process: every "new store object" is the same store
+    yield Backend("memory", lambda: shared, ("store=memory",))
+
+
+@contextlib.contextmanager
+def _sqlite(tag: str, tmp_path: Path, url: str | None) -> Iterator[Backend]:
+    path = tmp_path / f"{tag}.sqlite"
+    yield Backend("sqlite", lambda: SqlStore(path=str(path)), ("store=sqlite", f"store.path='{path}'"))
+
+
+@contextlib.contextmanager
+def _postgres(tag: str, tmp_path: Path, url: str | None) -> Iterator[Backend]:
+    pg = url or POSTGRES_URL
+    admin = _admin(pg, "PostgreSQL")
+    with _dropping(admin, f'DROP SCHEMA IF EXISTS "{tag}" CASCADE'):
+        overrides = ("store=postgres", f"store.url='{pg}'", f"store.schema={tag}")
+        yield Backend("postgres", lambda: SqlStore(url=pg, schema=tag), overrides)
+
+
+@contextlib.contextmanager
+def _mariadb(tag: str, tmp_path: Path, url: str | None) -> Iterator[Backend]:
+    admin = _admin(url or MYSQL_URL, "MariaDB/MySQL")
+    with admin.begin() as conn:
+        conn.exec_driver_sql(f"CREATE DATABASE `{tag}` CHARACTER SET utf8mb4")
+    db = sa.engine.make_url(url or MYSQL_URL).set(database=tag).render_as_string(hide_password=False)
+    with _dropping(admin, f"DROP DATABASE IF EXISTS `{tag}`"):
+        yield Backend("mariadb", lambda: SqlStore(url=db), ("store=mysql", f"store.url='{db}'"))
+
+
+@contextlib.contextmanager
+def _redis(tag: str, tmp_path: Path, url: str | None) -> Iterator[Backend]:
+    import redis
+
+    where = url or REDIS_URL
+    client = redis.Redis.from_url(where)
+    try:
+        client.ping()
+    except redis.exceptions.ConnectionError as e:
+        _unreachable("Redis", where, e)
+    try:
         overrides = ("store=redis", f"store.url='{where}'", f"store.prefix='{tag}:'")
-        backend = Backend(name, lambda: RedisStore(url=where, prefix=f"{tag}:"), overrides)
+        yield Backend("redis", lambda: RedisStore(url=where, prefix=f"{tag}:"), overrides)
+    finally:
+        keys = list(client.scan_iter(match=f"{tag}:*"))
+        if keys:
+            client.delete(*keys)
+        client.close()
+
+
+# How each backend gets a database of its own: (tag, tmp_path, url) -> the Backend, removed on exit.
+ISOLATORS: dict[str, Callable[[str, Path, str | None], contextlib.AbstractContextManager[Backend]]] = {
+    "memory": _memory,
+    "sqlite": _sqlite,
+    "postgres": _postgres,
+    "mariadb": _mariadb,
+    "redis": _redis,
+}
+
+
+@contextlib.contextmanager
+def isolated(name: str, tmp_path: Path, url: str | None = None) -> Iterator[Backend]:
+    """A fresh, empty database for backend `name` (or conf/store entry; at `url`, else the default), dropped on exit.
+
+    The stores opened on it are closed before it is dropped.
+    """
+    isolator = ISOLATORS.get(ENTRY_BACKENDS.get(name, name))
+    if isolator is None:
+        raise KeyError(f"store {name!r} has no isolated database: add one to ISOLATORS in tests/stores/conftest.py")
+    with isolator(f"memlab_test_{uuid.uuid4().hex[:12]}", tmp_path, url) as backend:
         try:
             yield backend
         finally:
             _close(backend)
-            keys = list(client.scan_iter(match=f"{tag}:*"))
-            if keys:
-                client.delete(*keys)
-            client.close()
-    else:
-        raise ValueError(name)
+
+
+ALL_BACKENDS = tuple(ISOLATORS)
+SQL_BACKENDS = ("sqlite", "postgres", "mariadb")
+KV_BACKENDS = ("memory", *SQL_BACKENDS)
+SHARED_BACKENDS = (*SQL_BACKENDS, "redis")  # reachable from several processes
 
 
 def _close(backend: Backend) -> None:

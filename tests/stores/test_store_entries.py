@@ -1,7 +1,7 @@
 """Every conf/store entry keeps the SessionStore contract on its own isolated database (see conftest.py).
 
 The entries are read from the config repository, so a new conf/store/<name>.yaml is tested here with no
-edit but its isolated database in conftest.py (`isolated`).
+edit but its isolated database in conftest.py (`ISOLATORS`).
 """
 
 from __future__ import annotations
