@@ -64,6 +64,7 @@ def test_ctrl_c_ends_with_one_line_and_no_run_directory(tmp_path: Path, phase: s
     deadline = time.monotonic() + 120
     while not runs.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)  # Hydra makes the run folder just before the run starts
+    time.sleep(1.0)  # inside the run (generating the dialogues): Hydra's own setup has no cleanup of ours
     workers: list[int] = []
     while phase.startswith("during") and not workers and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
