@@ -1,10 +1,11 @@
 """docs/extending.md's walkthroughs, followed as written: a context strategy, a memory strategy and a
-dataset loader are one module and one YAML each, a metric one module and its registry lines.
+dataset loader are one module and one YAML each, a metric one module and its registry line.
 
 The doc's files (its code blocks that open with a `# memlab/...` or `# datasets/...` path) are written
-into a copy of the checkout (package, tests, sample data), and the registry lines (the block that opens
-with `# in memlab/metrics/registry.py`) added where the doc says; there `memlab run` runs the new
-entries and the new metric, and the generic tests, unedited, test them.
+into a copy of the checkout (package, tests, docs, sample data), the registry line (the block that
+opens with `# in memlab/metrics/registry.py`) added where the doc says and the doc's command for the
+metric table run; there `memlab run` runs the new entries and the new metric, and the generic tests
+and the registry's, unedited, test them.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -25,6 +27,7 @@ FILE_BLOCK = re.compile(
 )
 REGISTRY = "memlab/metrics/registry.py"
 REGISTRY_BLOCK = re.compile(rf"^```python\n# in {REGISTRY}\n(.*?)^```", re.S | re.M)
+TABLE_COMMAND = re.compile(r"^```bash\n(python -m memlab\.metrics .*)\n```", re.M)
 # Each walkthrough's entry (group, name) and the generic tests that iterate over that group's entries.
 ENTRIES = {("context", "last_turns"), ("memory", "recent_turns"), ("dataset", "transcript")}
 GENERIC = {
@@ -34,8 +37,11 @@ GENERIC = {
     "dataset": {"test_contracts.py", "test_config.py"},
 }
 METRIC = "context.kept_messages.share"
-REGISTERED = "tests/metrics/test_registry.py::test_every_metric_a_real_run_computes_is_registered"
-COPIED = ("memlab", "tests", "datasets", "conftest.py", "pyproject.toml")
+REGISTRY_TESTS = [
+    f"tests/metrics/test_registry.py::{name}"
+    for name in ("test_every_metric_a_real_run_computes_is_registered", "test_docs_table_is_the_registry")
+]
+COPIED = ("memlab", "tests", "docs", "datasets", "conftest.py", "pyproject.toml")
 IGNORED = shutil.ignore_patterns("__pycache__", ".hypothesis")
 
 
@@ -45,23 +51,27 @@ def walkthrough_files() -> dict[str, str]:
     return {code or data: f"# {code}\n{body}" if code else rows for code, body, data, rows in blocks}
 
 
-def registry_lines() -> list[str]:
-    """The lines the metric walkthrough adds to the registry: the import, the FAMILIES entry, the METRICS row."""
+def registry_line() -> str:
+    """The one line the metric walkthrough adds to the registry: its `METRICS` row."""
     (block,) = REGISTRY_BLOCK.findall(DOC.read_text(encoding="utf-8"))
-    return block.splitlines()
+    (row,) = block.splitlines()
+    return row
 
 
-def with_registry_lines(source: str, lines: list[str]) -> str:
-    """`source` (registry.py) with the import after the last metrics import, the family at the end of
-    FAMILIES and the row at the end of METRICS, as the doc places them."""
-    (line,) = [x for x in lines if x.startswith("from ")]
-    (row,) = [x for x in lines if x.lstrip().startswith("Metric(")]
-    (family,) = [x for x in lines if x not in (line, row)]
-    last_import = max(m.end() for m in re.finditer(r"^from memlab\.metrics\.\S+ import .*\n", source, re.M))
-    source = source[:last_import] + line + "\n" + source[last_import:]
-    families_end = source.index("\n)\n", source.index("FAMILIES:"))
-    source = source[: families_end + 1] + family + "\n" + source[families_end + 1 :]
-    return source.replace("\n)\n# fmt: on", f"\n{row}\n)\n# fmt: on", 1)
+def with_registry_line(source: str, row: str) -> str:
+    """`source` (registry.py) with `row` after the last `METRICS` row of its section, as the doc places it."""
+    section = re.search(r", (S_[A-Z]+), ", row)
+    assert section, row
+    last = max(m.end() for m in re.finditer(rf"^    Metric\(.*, {section[1]}, .*\n", source, re.M))
+    return source[:last] + row + "\n" + source[last:]
+
+
+def table_command() -> list[str]:
+    """The doc's command that rewrites docs/evaluation.md's metric table, run by this interpreter."""
+    (command,) = TABLE_COMMAND.findall(DOC.read_text(encoding="utf-8"))
+    program, *args = shlex.split(command)
+    assert program == "python", command
+    return [sys.executable, *args]
 
 
 def test_each_walkthrough_adds_one_module_and_one_yaml() -> None:
@@ -75,7 +85,7 @@ def test_each_walkthrough_adds_one_module_and_one_yaml() -> None:
         "memlab/memory/recent_turns.py",
         "memlab/metrics/kept_messages.py",
     ]
-    assert len(registry_lines()) == 3
+    assert registry_line().lstrip().startswith("Metric(")
 
 
 def _memlab(tmp_path: Path, env: dict[str, str], run: str, *overrides: str) -> dict[str, float]:
@@ -94,8 +104,11 @@ def test_the_new_entries_run_and_the_generic_tests_pick_them_up(tmp_path: Path, 
     for path, text in walkthrough_files().items():
         (tmp_path / path).write_text(text, encoding="utf-8")
     registry = tmp_path / REGISTRY
-    registry.write_text(with_registry_lines(registry.read_text(encoding="utf-8"), registry_lines()), encoding="utf-8")
+    registry.write_text(with_registry_line(registry.read_text(encoding="utf-8"), registry_line()), encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(tmp_path), "MEMLAB_SHARED": str(shared_corpora)}
+    table = subprocess.run(table_command(), cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert table.returncode == 0, table.stderr
+    assert METRIC in (tmp_path / "docs" / "evaluation.md").read_text(encoding="utf-8")
 
     cut = _memlab(tmp_path, env, "cut", "context=last_turns", "memory=recent_turns")
     assert cut["tokens.saved_ratio"] > 0, "the new strategies cut the requests"
@@ -116,7 +129,7 @@ def test_the_new_entries_run_and_the_generic_tests_pick_them_up(tmp_path: Path, 
         assert GENERIC[group] <= files, (group, name, generic.stdout[-3000:])
 
     registered = subprocess.run(
-        [sys.executable, "-m", "pytest", REGISTERED, "-p", "no:cacheprovider", "-q"],
+        [sys.executable, "-m", "pytest", *REGISTRY_TESTS, "-p", "no:cacheprovider", "-q"],
         cwd=tmp_path, env=env, capture_output=True, text=True,
     )  # fmt: skip
     assert registered.returncode == 0, registered.stdout[-3000:]

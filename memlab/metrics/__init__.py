@@ -1,18 +1,18 @@
 """Metrics: pure functions from simulator records to flat, named numbers.
 
 `compute_metrics` gives the deterministic metrics of a run (`metrics.json`, byte-stable for a
-config and seed); `compute_latency` the machine-dependent ones (`latency.json`).
+config and seed): those of every function marked `@metric_family` in a module of this package
+(`memlab.metrics.family`). `compute_latency` gives the machine-dependent ones (`latency.json`).
+Every metric is declared in `memlab.metrics.registry`; `python -m memlab.metrics --write
+docs/evaluation.md` rewrites the registry's table in the docs.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import inspect
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from memlab.metrics import registry
+from memlab.metrics import family, registry
 from memlab.metrics.agent import agent_metrics, channel_recall, tool_outcomes
 from memlab.metrics.events import event_metrics
 from memlab.metrics.latency import LATENCY_STAGES, latency_metrics, latency_samples, reference_latency_us
@@ -48,14 +48,15 @@ def compute_metrics(
     `cost.usd` prices the simulated prompts at `pricing_model` and each auxiliary call at its own
     model's price (the pricing model's for offline backends);
     `cost.full_history_usd` what sending the whole history at every call would have cost.
-    The metrics are those of the functions in `registry.FAMILIES`, each given the inputs it names.
+    The metrics are those of every `@metric_family` function (`family.families()`), each given the
+    `RunInputs` it names; a metric name two families write is refused.
     `probe_table` reuses rows already built by `probe_rows` (questions.csv). Question categories in
     `overall_excludes` (default: adversarial) stay out of the overall retention and recall means
     and are reported on their own.
     """
     records = list(records)
     price = model_price(pricing_model)
-    run = registry.RunInputs(
+    run = family.RunInputs(
         records=records,
         calls=[r for r in records if isinstance(r, CallRecord)],
         events=list(all_events(records)),
@@ -66,19 +67,15 @@ def compute_metrics(
         excluded=overall_excludes,
     )
     metrics: dict[str, Any] = {}
-    for family in registry.FAMILIES:
-        found = family(**{name: getattr(run, name) for name in _inputs(family)})
+    written_by: dict[str, str] = {}
+    for compute in family.families():
+        found = compute(**{field: getattr(run, field) for field in family.inputs(compute)})
+        owner = f"{compute.__module__}.{compute.__qualname__}"
         if twice := sorted(metrics.keys() & found.keys()):
-            raise ValueError(f"{family.__qualname__} writes {twice}, which another family of FAMILIES wrote")
+            raise ValueError(f"metric family {owner} writes {twice}, which {written_by[twice[0]]} wrote first")
         metrics.update(found)
+        written_by.update(dict.fromkeys(found, owner))
     return metrics
-
-
-@functools.cache
-def _inputs(family: Callable[..., Any]) -> tuple[str, ...]:
-    """The `RunInputs` fields `family` takes (by parameter name)."""
-    fields = {f.name for f in dataclasses.fields(registry.RunInputs)}
-    return tuple(p for p in inspect.signature(family).parameters if p in fields)
 
 
 def compute_latency(records: Iterable[Record]) -> dict[str, float | None]:
@@ -109,6 +106,7 @@ __all__ = [
     "content_words",
     "cost_usd",
     "event_metrics",
+    "family",
     "latency_metrics",
     "latency_samples",
     "longterm_metrics",

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from memlab.metrics.family import metric_family
 from memlab.metrics.longterm import EVIDENCE_KEY, EXCLUDED_CATEGORIES, recall_at_k
 from memlab.sim.records import CallRecord, ProbeRecord, Record
 from memlab.trace import LONGTERM_INJECT, LONGTERM_RETRIEVE, LONGTERM_TOOL, SESSION_FORK, Event
@@ -65,6 +66,7 @@ def channel_recall(probes: Iterable[ProbeRecord], k: int = CHANNEL_K) -> dict[st
     return {f"longterm.recall@{k}.{c}": float(np.mean(v)) for c, v in rows.items() if v}
 
 
+@metric_family
 def agent_metrics(records: Sequence[Record]) -> dict[str, Any]:
     """Every metric of the module docstring that the run has something to measure for."""
     calls = [r for r in records if isinstance(r, CallRecord)]

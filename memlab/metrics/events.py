@@ -10,6 +10,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable
 
+from memlab.metrics.family import metric_family
 from memlab.trace import (
     FALLBACK,
     LLM_CALL,
@@ -23,6 +24,7 @@ from memlab.trace import (
 MEMORY_EDITS = (MEMORY_COMPRESS, MEMORY_CLEANUP)
 
 
+@metric_family
 def event_metrics(events: Iterable[Event]) -> dict[str, int | float | None]:
     """Counts: `llm.*`, `memory.cleanup.*`, `memory.compress.*`, `memory.archived`, `longterm.*`.
 

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from memlab.dialogues.locomo import ADVERSARIAL
+from memlab.metrics.family import metric_family
 
 K_VALUES = (1, 5, 10, 20)
 NDCG_K = 10
@@ -116,6 +117,7 @@ def retrieval_scores(
     return row
 
 
+@metric_family
 def longterm_metrics(
     probes: Iterable[Any],
     k_values: Sequence[int] = K_VALUES,

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from memlab.errors import MemlabError
+from memlab.metrics.family import metric_family
 from memlab.sim.records import CallRecord
 from memlab.tokens import get_counter
 from memlab.trace import LLM_CALL, Event
@@ -70,6 +71,7 @@ def cost_usd(price: ModelPrice, input_tokens: int, output_tokens: int) -> float:
     return input_tokens * price.input_per_token + output_tokens * price.output_per_token
 
 
+@metric_family
 def cost_metrics(calls: Iterable[CallRecord], events: Iterable[Event], price: ModelPrice) -> dict[str, float]:
     """`cost.usd` (the simulated prompts at `price`, each auxiliary call at its own model's price) and
     `cost.full_history_usd` (sending the whole history at every call, at `price`)."""

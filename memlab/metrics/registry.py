@@ -9,9 +9,10 @@ real run computes that is not registered here.
 
 Adding a metric is one line in `METRICS`::
 
-    Metric("tokens.net_saved_ratio", SHARE, HIGHER, TOKENS, "1 - (prompt + aux) / full-history tokens"),
+    Metric("tokens.net_saved_ratio", RATIO, HIGHER, S_TOKENS, "1 - (prompt + aux tokens) / full-history tokens"),
 
-and, for a new family of metrics, its function in `FAMILIES` (which `compute_metrics` calls: nothing else).
+and nothing else here: the function that computes it is marked `@metric_family` where it is defined
+(`memlab.metrics.family`), and `python -m memlab.metrics --write docs/evaluation.md` rewrites the table.
 
 Per-category variants (``<name>.cat_<category>``) need no entry: `lookup` strips the suffix.
 Exact names are found before patterns; among patterns the first declared that matches wins,
@@ -34,20 +35,9 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
-
-from memlab.metrics.agent import agent_metrics
-from memlab.metrics.events import event_metrics
-from memlab.metrics.longterm import longterm_metrics
-from memlab.metrics.pricing import ModelPrice, cost_metrics
-from memlab.metrics.retention import retention_metrics
-from memlab.metrics.summaries import summary_metrics
-from memlab.metrics.tokens import aux_token_metrics, budget_metrics, net_saved_metrics, token_metrics
-from memlab.metrics.tool_orphans import tool_orphan_metrics
-from memlab.sim.records import CallRecord, ProbeRecord, Record
-from memlab.trace import Event
 
 Better = Literal["higher", "lower", "none"]
 HIGHER: Better = "higher"
@@ -213,39 +203,6 @@ COLUMN_NAMES = {
     "longterm.ndcg@*": "longterm.ndcg@10",
     "latency.*_us": "latency.context.p50_us",
 }
-
-
-@dataclass(frozen=True)
-class RunInputs:
-    """What a metric family reads of a run, each field by its name as a parameter of the family's function."""
-
-    records: Sequence[Record]
-    calls: Sequence[CallRecord]
-    events: Sequence[Event]
-    probes: Sequence[ProbeRecord]
-    rows: Sequence[Mapping[str, Any]]  # the probe table (questions.csv), from `probe_rows`
-    price: ModelPrice  # pricing.model's
-    window: int | None  # the context window that bounds `budget.violations`
-    excluded: Sequence[str]  # question categories kept out of the overall means
-
-
-# The functions that compute metrics.json, each a family of the metrics above. A function takes any
-# `RunInputs` fields as parameters of the same name (its other parameters keep their defaults) and
-# returns the metrics it alone writes. `compute_metrics` calls them in this order; latency.json's
-# are `compute_latency`'s (machine-dependent) and answer.* are memlab.eval's (model calls).
-FAMILIES: tuple[Callable[..., Mapping[str, Any]], ...] = (
-    token_metrics,
-    budget_metrics,
-    aux_token_metrics,
-    net_saved_metrics,
-    cost_metrics,
-    retention_metrics,
-    longterm_metrics,
-    summary_metrics,
-    event_metrics,
-    agent_metrics,
-    tool_orphan_metrics,
-)
 
 
 @functools.lru_cache(maxsize=4096)

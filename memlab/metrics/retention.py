@@ -32,6 +32,7 @@ from typing import Any
 
 import pandas as pd
 
+from memlab.metrics.family import metric_family
 from memlab.metrics.longterm import EVIDENCE_KEY as RETRIEVED_EVIDENCE
 from memlab.metrics.longterm import EXCLUDED_CATEGORIES, retrieval_scores
 from memlab.sim.records import CallRecord, LifecycleRecord, ProbeRecord, Record
@@ -200,6 +201,7 @@ def mean_by_category(
     return out
 
 
+@metric_family
 def retention_metrics(
     rows: Sequence[Mapping[str, Any]], excluded: Sequence[str] = EXCLUDED_CATEGORIES
 ) -> dict[str, float | None]:

@@ -25,6 +25,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from memlab.metrics.family import metric_family
 from memlab.trace import SUMMARY, Event
 
 LAYERS = ("context", "memory", "compressor")
@@ -55,6 +56,7 @@ def _layer_metrics(prefix: str, events: list[Event]) -> dict[str, float | int | 
     return out
 
 
+@metric_family
 def summary_metrics(events: Iterable[Event]) -> dict[str, float | int | None]:
     """`summary.*` in total and `summary.<layer>.*` for each layer (see the module docstring)."""
     summaries = [e for e in events if e.kind == SUMMARY]

@@ -13,10 +13,12 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from memlab.metrics.family import metric_family
 from memlab.sim.records import CallRecord
 from memlab.trace import LLM_CALL, Event
 
 
+@metric_family
 def token_metrics(calls: Sequence[CallRecord]) -> dict[str, float | int]:
     """`calls`, `tokens.prompt.mean|p95|max|total` (p95 by linear interpolation), `tokens.full_history.total`
     and `tokens.saved_ratio`.
@@ -54,11 +56,13 @@ def budget_violations(calls: Iterable[CallRecord], context_window: int) -> int:
     return sum(1 for c in calls if c.prompt_tokens > context_window)
 
 
+@metric_family
 def budget_metrics(calls: Iterable[CallRecord], window: int | None) -> dict[str, int]:
     """`budget.violations`: calls over the context `window` (0 when the window is unknown)."""
     return {"budget.violations": budget_violations(calls, window) if window else 0}
 
 
+@metric_family
 def aux_token_metrics(events: Iterable[Event]) -> dict[str, int]:
     """`tokens.aux.prompt|completion|total`: what the strategies' own model calls (summaries, extraction) used.
 
@@ -73,6 +77,7 @@ def aux_token_metrics(events: Iterable[Event]) -> dict[str, int]:
     return {"tokens.aux.prompt": prompt, "tokens.aux.completion": completion, "tokens.aux.total": prompt + completion}
 
 
+@metric_family
 def net_saved_metrics(calls: Sequence[CallRecord], events: Iterable[Event]) -> dict[str, float]:
     """`tokens.net_saved_ratio` of the run's calls and its strategies' model calls."""
     prompt_total = sum(c.prompt_tokens for c in calls)

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from memlab.metrics.family import metric_family
 from memlab.trace import CONTEXT_APPLY, Event
 
 
+@metric_family
 def tool_orphan_metrics(events: Iterable[Event]) -> dict[str, int]:
     """`context.tool_orphans`: requests (calls and probes) whose context holds at least one orphan."""
     return {

@@ -15,7 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from omegaconf import DictConfig
 
-from memlab.metrics import compute_metrics, registry, token_metrics
+from memlab.metrics import compute_metrics, family, registry, token_metrics
+from memlab.metrics.__main__ import main as regenerate
 from memlab.metrics.registry import ABS_TOL, REL_TOL, Metric, lookup, spec, unregistered
 from memlab.report.comparison import SHORT_NAMES, SUMMARY_METRICS
 from memlab.report.gate import compare_metric, rule_for
@@ -24,6 +25,7 @@ from memlab.sim.records import CallRecord
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "evaluation.md"
 TABLE = re.compile(r"<!-- metric-registry:begin -->\n(.*?)\n<!-- metric-registry:end -->", re.S)
+REGENERATE = "python -m memlab.metrics --write docs/evaluation.md"
 
 # Runs that between them make every kind of metric: long-term retrieval and answer scoring on a LoCoMo
 # conversation; context, memory and compressor summaries on the synthetic set.
@@ -110,7 +112,20 @@ def test_a_bad_declaration_names_the_metric() -> None:
 def test_docs_table_is_the_registry() -> None:
     found = TABLE.search(DOC.read_text(encoding="utf-8"))
     assert found, f"{DOC} lacks the metric-registry markers"
-    assert found.group(1) == registry.markdown_table(), "paste registry.markdown_table() between the markers"
+    assert found.group(1) == registry.markdown_table(), f"{DOC.name}: the metric table is stale; run: {REGENERATE}"
+
+
+def test_the_regenerate_command_rewrites_only_the_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = tmp_path / "evaluation.md"
+    stale = TABLE.sub("<!-- metric-registry:begin -->\n| old |\n<!-- metric-registry:end -->", DOC.read_text())
+    doc.write_text(stale, encoding="utf-8")
+    regenerate(["--write", str(doc)])
+    assert doc.read_text(encoding="utf-8") == DOC.read_text(encoding="utf-8")
+    regenerate([])
+    assert capsys.readouterr().out == registry.markdown_table() + "\n"
+    (tmp_path / "plain.md").write_text("no markers\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match=r"plain\.md: the file lacks a <!-- metric-registry:begin --> line"):
+        regenerate(["--write", str(tmp_path / "plain.md")])
 
 
 def test_comparison_columns_and_gate_directions_come_from_the_registry() -> None:
@@ -149,21 +164,24 @@ def test_the_tolerance_is_absolute_plus_relative() -> None:
 
 def test_every_family_takes_only_run_inputs_or_defaults() -> None:
     """compute_metrics gives a family the `RunInputs` fields its parameters name; any other must have a default."""
-    fields = {f.name for f in dataclasses.fields(registry.RunInputs)}
-    for family in registry.FAMILIES:
-        params = inspect.signature(family).parameters.values()
-        assert [p.name for p in params if p.name not in fields and p.default is p.empty] == [], family.__name__
+    fields = {f.name for f in dataclasses.fields(family.RunInputs)}
+    for compute in family.families():
+        params = inspect.signature(compute).parameters.values()
+        assert [p.name for p in params if p.name not in fields and p.default is p.empty] == [], compute.__name__
 
 
-def test_a_family_in_the_registry_is_all_compute_metrics_needs(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A new family is one function in FAMILIES: it gets the inputs it names; a name written twice is refused."""
+def test_a_family_is_all_compute_metrics_needs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A family gets the inputs it names; a metric name two families write is refused, naming both."""
 
     def tool_turns(calls: Sequence[CallRecord], window: int | None, scale: int = 2) -> dict[str, int]:
         return {"toy.calls": scale * len(calls), "toy.window": window or 0}
 
+    def calls_again(calls: Sequence[CallRecord]) -> dict[str, int]:
+        return {"calls": len(calls)}
+
     calls = [call(10, 10), call(20, 40)]
-    monkeypatch.setattr(registry, "FAMILIES", (tool_turns,))
+    monkeypatch.setattr(family, "families", lambda: [tool_turns])
     assert compute_metrics(calls, context_window=7) == {"toy.calls": 4, "toy.window": 7}
-    monkeypatch.setattr(registry, "FAMILIES", (token_metrics, lambda calls: {"calls": len(calls)}))
-    with pytest.raises(ValueError, match=r"writes \['calls'\], which another family"):
+    monkeypatch.setattr(family, "families", lambda: [token_metrics, calls_again])
+    with pytest.raises(ValueError, match=r"calls_again writes \['calls'\], which memlab.metrics.tokens.token_metrics"):
         compute_metrics(calls)
