@@ -28,18 +28,8 @@ from typing import Any
 import numpy as np
 from rank_bm25 import BM25Okapi
 
-from memlab.llm.base import (
-    DEFAULT_SUMMARY_TOKENS,
-    TASK_ANSWER,
-    TASK_CHAT,
-    TASK_CONTEXT_SUMMARY,
-    TASK_EXTRACT_MEMORIES,
-    TASK_JUDGE,
-    TASK_MEMORY_SUMMARY,
-    Completion,
-    LLMError,
-    RecordedChatModel,
-)
+from memlab.llm import base
+from memlab.llm.base import DEFAULT_SUMMARY_TOKENS, Completion, LLMError, RecordedChatModel
 from memlab.llm.prompts import parse_transcript, source_text, transcript_of
 from memlab.llm.summarize import extractive_summary
 from memlab.messages import Message, MessageLike, as_messages
@@ -162,7 +152,9 @@ def _extract_memories(transcript: str) -> str:
     try:
         from memlab.llm.extract_rules import extract_memories
     except ImportError as e:
-        raise LLMError(f"the extractive backend needs memlab.llm.extract_rules for {TASK_EXTRACT_MEMORIES}: {e}") from e
+        raise LLMError(
+            f"the extractive backend needs memlab.llm.extract_rules for {base.TASK_EXTRACT_MEMORIES}: {e}"
+        ) from e
     return json.dumps(extract_memories(parse_transcript(transcript)), ensure_ascii=False)
 
 
@@ -182,13 +174,13 @@ class ExtractiveChatModel(RecordedChatModel):
         if not msgs:
             raise LLMError("the extractive backend got no messages")
         cached = False
-        if task in (TASK_CONTEXT_SUMMARY, TASK_MEMORY_SUMMARY):
+        if task in (base.TASK_CONTEXT_SUMMARY, base.TASK_MEMORY_SUMMARY):
             source = source_text(msgs)
             budget = max_tokens or self.summary_tokens
-            text, cached = SUMMARY_MEMO.summarize(source, budget, self.counter, task == TASK_MEMORY_SUMMARY)
-        elif task == TASK_EXTRACT_MEMORIES:
+            text, cached = SUMMARY_MEMO.summarize(source, budget, self.counter, task == base.TASK_MEMORY_SUMMARY)
+        elif task == base.TASK_EXTRACT_MEMORIES:
             text = _extract_memories(transcript_of(msgs))
-        elif task == TASK_JUDGE:
+        elif task == base.TASK_JUDGE:
             fields = _JUDGE_FIELDS.search(msgs[-1].text)
             if fields is None:
                 raise LLMError("the extractive judge needs the judge prompt (memlab.llm.prompts.judge_prompt)")
@@ -206,13 +198,13 @@ class ExtractiveChatModel(RecordedChatModel):
 
     def _answer(self, msgs: list[Message], task: str) -> str:
         """The sentence that best answers the question (answer) or the last message (chat)."""
-        if task == TASK_ANSWER:
+        if task == base.TASK_ANSWER:
             match = _QUESTION.search(msgs[-1].text)
             if match is None:
                 raise LLMError("the extractive backend found no 'Question:' in the answer prompt")
             question, sentences = match["q"], _sentences(transcript_of(msgs))
         else:
-            assert task == TASK_CHAT
+            assert task == base.TASK_CHAT
             question = msgs[-1].text
             sentences = [
                 (m.speaker or m.name or "", s) for m in msgs[:-1] if m.role != "system" for s in split_sentences(m.text)
@@ -221,6 +213,6 @@ class ExtractiveChatModel(RecordedChatModel):
         best = best_sentence(question, [f"{speaker} {s}" for speaker, s in sentences])
         if best is not None:
             return sentences[best][1]
-        if task == TASK_ANSWER:
+        if task == base.TASK_ANSWER:
             return ""  # nothing in the transcript shares a content term with the question: no answer
         raise LLMError(f"the extractive backend has nothing related to {question[:80]!r} to reply with")
