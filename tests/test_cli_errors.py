@@ -10,8 +10,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -33,22 +31,12 @@ def test_a_target_that_cannot_be_built_is_one_line_and_no_folder(tmp_path: Path)
     assert list(tmp_path.iterdir()) == []  # Hydra's run folder was removed
 
 
-def _children(pid: int) -> list[int]:
-    """The processes `pid` started (Linux's /proc)."""
-    return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-
-
-def _alive(pid: int) -> bool:
-    status = Path(f"/proc/{pid}/status")
-    return status.exists() and "zombie" not in status.read_text()
-
-
-@pytest.mark.parametrize("phase", ["before the replay"])  # the parallel phase is flaky: see the issue note
-def test_ctrl_c_ends_with_one_line_and_no_run_directory(tmp_path: Path, phase: str) -> None:
-    """The defects: SIGINT printed a traceback; during a parallel replay it waited for every queued dialogue."""
-    # long to generate (SIGINT lands before the replay) and far longer to replay (summaries on every call)
-    big = ("dataset.dialogues=100", "dataset.sessions=30", "dataset.turns_per_session=30", "sim.workers=2")
-    big = (*big, "context=summarize")
+def test_ctrl_c_ends_with_one_line_and_no_run_directory(tmp_path: Path) -> None:
+    """The defect: SIGINT printed a traceback. (What it does to a parallel replay's workers is
+    tests/sim/test_parallel_replay.py's: a signal sent from here can land in os.fork's after-fork
+    hooks, where Python drops the KeyboardInterrupt.)"""
+    # long to generate, so that SIGINT lands inside the run, before the replay
+    big = ("dataset.dialogues=100", "dataset.sessions=30", "dataset.turns_per_session=30", "context=summarize")
     proc = subprocess.Popen(
         _memlab(*big),
         cwd=tmp_path,
@@ -65,16 +53,9 @@ def test_ctrl_c_ends_with_one_line_and_no_run_directory(tmp_path: Path, phase: s
     while not runs.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)  # Hydra makes the run folder just before the run starts
     time.sleep(1.0)  # inside the run (generating the dialogues): Hydra's own setup has no cleanup of ours
-    workers: list[int] = []
-    while phase.startswith("during") and not workers and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-        workers = _children(proc.pid)  # the replay workers, forked once the dialogues are generated
-    if workers:
-        time.sleep(1.0)  # past the forks: a signal landing in os.fork's after-fork hooks is swallowed by Python
-    assert proc.poll() is None and (workers or phase.startswith("before")), proc.communicate()
+    assert proc.poll() is None, proc.communicate()
     proc.send_signal(signal.SIGINT)
     _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert err.strip().splitlines() == ["memlab: interrupted; the run directory was not published"]
     assert list(tmp_path.iterdir()) == []  # the empty run folder Hydra made is gone, nothing half-written
-    assert not any(_alive(w) for w in workers)  # no worker left running

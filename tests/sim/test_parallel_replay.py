@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from omegaconf import DictConfig
 
+from memlab.dialogues import Dialogue
+from memlab.dialogues.synthetic import generate_synthetic
 from memlab.errors import MemlabError
-from memlab.experiment import replay_workers, run_experiment
+from memlab.experiment import replay_workers, run_experiment, runtime_factory
 from memlab.llm.extractive import SUMMARY_MEMO
+from memlab.runtime import Runtime
+from memlab.sim.parallel import simulate_parallel
+from memlab.sim.replay import ReplayOptions
 
 # What a run publishes that must not depend on how the replay was split (latency.json may).
 DETERMINISTIC = ("metrics.json", "calls.csv", "questions.csv")
@@ -77,3 +84,30 @@ def test_summaries_from_workers_serve_the_next_job_of_a_sweep(make_config, tmp_p
     latency = json.loads((second.run_dir / "latency.json").read_text())
     assert second.metrics["summary.count"] > 0
     assert latency["latency.cached_calls"] == second.metrics["summary.count"]
+
+
+def _marking_factory(spec: tuple[DictConfig, Path]) -> Callable[[Dialogue], Runtime]:
+    """`runtime_factory` of the config, leaving a file named after each dialogue a worker starts."""
+    cfg, started = spec
+    make_runtime = runtime_factory(cfg)
+
+    def make(dialogue: Dialogue) -> Runtime:
+        (started / dialogue.id).touch()
+        return make_runtime(dialogue)
+
+    return make
+
+
+def test_an_abandoned_parallel_replay_stops_its_workers_and_drops_the_queue(make_config, tmp_path: Path) -> None:
+    """What Ctrl-C does to a parallel replay (the generator's `finally`), without a signal's timing."""
+    cfg = make_config("context=summarize", "dataset.dialogues=8", "dataset.sessions=4")
+    dialogues = generate_synthetic(seed=1, dialogues=8, sessions=4)
+    options = ReplayOptions(call_roles=tuple(cfg.sim.call_roles), probe_context=cfg.sim.probe_context)
+    replaying = simulate_parallel(dialogues, _marking_factory, (cfg, tmp_path), 2, options)
+    assert next(replaying)  # the first dialogue's records: both workers have started
+    workers = multiprocessing.active_children()
+    assert workers
+    replaying.close()  # as when KeyboardInterrupt leaves the loop that consumes it
+    assert [w.exitcode for w in workers] == [-signal.SIGTERM] * len(workers)  # stopped mid-dialogue, not awaited
+    started = sorted(p.name for p in tmp_path.iterdir())
+    assert 2 <= len(started) < len(dialogues), started  # the queued dialogues were never replayed
