@@ -11,6 +11,7 @@ extra exists in pyproject.toml, the test file collects.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shlex
@@ -101,6 +102,10 @@ def _check_other(program: str, words: list[str]) -> None:
     elif program == "pytest":
         paths = [w for w in words[1:] if w.startswith("tests/")]
         assert paths and all((ROOT / p.split("::")[0]).is_file() for p in paths), words
+    elif program == "python" and words[1] == "-m":  # a module to run: it exists, and a package has a __main__
+        spec = importlib.util.find_spec(words[2])
+        assert spec is not None, words
+        assert not spec.submodule_search_locations or importlib.util.find_spec(f"{words[2]}.__main__"), words
     elif program == "python":
         assert (ROOT / words[1]).is_file(), words
 
