@@ -174,18 +174,26 @@ def _discard_if_empty(run_dir: Path) -> None:
             return
 
 
-class SweepFolder(Callback):
-    """Remembers where the running sweep writes, so that one stopped at start leaves no folder behind."""
+class OutputFolders(Callback):
+    """Remembers where the run or sweep writes, so that one stopped at start leaves no folder behind.
 
-    path: Path | None = None
+    The run's folder is read before Hydra makes it: `hydra.run.dir`'s ``${now:...}`` is resolved once
+    per config (Hydra caches it), so this is the name Hydra then gives the folder.
+    """
+
+    run: Path | None = None
+    sweep: Path | None = None
+
+    def on_run_start(self, config: DictConfig, **kwargs: object) -> None:
+        OutputFolders.run = Path(config.hydra.run.dir)
 
     def on_multirun_start(self, config: DictConfig, **kwargs: object) -> None:
-        SweepFolder.path = Path(config.hydra.sweep.dir)
+        OutputFolders.sweep = Path(config.hydra.sweep.dir)
 
 
 def _discard_sweep_stub() -> None:
     """After a sweep stopped at start, remove its folder if it holds only multirun.yaml and empty job folders."""
-    sweep_dir = SweepFolder.path
+    sweep_dir = OutputFolders.sweep
     if sweep_dir is None or not (sweep_dir / "multirun.yaml").is_file():
         return
     if any(p.is_file() and p.name != "multirun.yaml" for p in sweep_dir.iterdir()):
@@ -374,6 +382,17 @@ def _list_groups_from_one_repository() -> None:
     ConfigLoaderImpl._parse_overrides_and_create_caching_repo = once  # type: ignore[method-assign]
 
 
+def _discard_interrupted() -> None:
+    """After Ctrl-C: the folder Hydra made for the run, if nothing was written to it, and a sweep's stub.
+
+    Ctrl-C inside memlab's task is cleaned up there (`_run`); this covers one that lands in Hydra's
+    own setup, after it made the folder and before the task started.
+    """
+    if OutputFolders.run is not None:
+        _discard_if_empty(OutputFolders.run)
+    _discard_sweep_stub()
+
+
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help"):
@@ -402,6 +421,7 @@ def main(argv: list[str] | None = None) -> None:
             print(f"memlab: error: {explain_error(e)}", file=sys.stderr)
             sys.exit(2)
         except KeyboardInterrupt:
+            _discard_interrupted()
             print("memlab: interrupted; the run directory was not published", file=sys.stderr)
             sys.exit(130)
         sys.exit(_sweep_status())

@@ -9,6 +9,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
+
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -18,7 +22,15 @@ def _memlab(*args: str) -> list[str]:
 
 
 def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT), "CI": "1"}
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")]), "CI": "1"}
+
+
+class InterruptAtJobStart(Callback):
+    """A Hydra callback that is Ctrl-C at the one moment memlab's task cannot clean up after: Hydra has
+    made the run folder and not yet started the task."""
+
+    def on_job_start(self, config: DictConfig, **kwargs: Any) -> None:
+        raise KeyboardInterrupt
 
 
 def test_a_target_that_cannot_be_built_is_one_line_and_no_folder(tmp_path: Path) -> None:
@@ -52,10 +64,18 @@ def test_ctrl_c_ends_with_one_line_and_no_run_directory(tmp_path: Path) -> None:
     deadline = time.monotonic() + 120
     while not runs.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)  # Hydra makes the run folder just before the run starts
-    time.sleep(1.0)  # inside the run (generating the dialogues): Hydra's own setup has no cleanup of ours
+    time.sleep(1.0)  # inside the run, generating the dialogues (Hydra's setup: the next test)
     assert proc.poll() is None, proc.communicate()
     proc.send_signal(signal.SIGINT)
     _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert err.strip().splitlines() == ["memlab: interrupted; the run directory was not published"]
     assert list(tmp_path.iterdir()) == []  # the empty run folder Hydra made is gone, nothing half-written
+
+
+def test_ctrl_c_in_hydras_setup_leaves_no_run_folder(tmp_path: Path) -> None:
+    interrupt = "+hydra.callbacks.interrupt._target_=test_cli_errors.InterruptAtJobStart"
+    done = subprocess.run(_memlab(interrupt), cwd=tmp_path, env=_env(), capture_output=True, text=True)
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.strip().splitlines() == ["memlab: interrupted; the run directory was not published"]
+    assert list(tmp_path.iterdir()) == []  # reports/runs/<time>, made by Hydra, is gone
