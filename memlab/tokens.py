@@ -95,9 +95,6 @@ class _CachedCounter:
         """``count_text("\\n".join(lines))``; counters that can add up cached per-line counts do."""
         return self.count_text("\n".join(lines))
 
-    def cache_size(self) -> int:
-        return len(self._cache)
-
     def clear(self) -> None:
         self._cache.clear()
 

@@ -18,7 +18,6 @@ import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from memlab.llm.base import (
     TASK_ANSWER,
@@ -29,8 +28,6 @@ from memlab.llm.base import (
 )
 from memlab.messages import Message, MessageLike, as_message
 
-PROMPT_VERSION = "1"
-Language = Literal["en", "zh"]
 LANGUAGES: tuple[str, ...] = ("en", "zh")
 
 # Memory SUMMARIZE's prefix (design document: "[持久化记忆摘要] " + summaryContent).
