@@ -177,15 +177,22 @@ def _discard_if_empty(run_dir: Path) -> None:
 class OutputFolders(Callback):
     """Remembers where the run or sweep writes, so that one stopped at start leaves no folder behind.
 
-    The run's folder is read before Hydra makes it: `hydra.run.dir`'s ``${now:...}`` is resolved once
-    per config (Hydra caches it), so this is the name Hydra then gives the folder.
+    The run's folder is read before Hydra makes it (`hydra.run.dir`'s ``${now:...}`` is resolved once
+    per config: Hydra caches it, so this is the name Hydra then gives the folder), and only a folder
+    that did not exist yet is remembered: an empty folder of the user's own is never removed.
     """
 
     run: Path | None = None
     sweep: Path | None = None
 
+    @classmethod
+    def forget(cls) -> None:
+        """Before a command: nothing of an earlier one in the same process (tests run several) is removed."""
+        cls.run = cls.sweep = None
+
     def on_run_start(self, config: DictConfig, **kwargs: object) -> None:
-        OutputFolders.run = Path(config.hydra.run.dir)
+        run = Path(config.hydra.run.dir)
+        OutputFolders.run = None if run.exists() else run
 
     def on_multirun_start(self, config: DictConfig, **kwargs: object) -> None:
         OutputFolders.sweep = Path(config.hydra.sweep.dir)
@@ -414,6 +421,7 @@ def main(argv: list[str] | None = None) -> None:
         if any(a in ("--hydra-help", "--info", "-i") for a in rest):
             _list_groups_from_one_repository()
         os.environ.setdefault("HYDRA_FULL_ERROR", "1")  # configuration errors come back here, to be explained
+        OutputFolders.forget()
         try:
             _run()
         except (ConfigCompositionException, OmegaConfBaseException, ConfigKeyProblem) as e:

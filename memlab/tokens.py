@@ -95,9 +95,6 @@ class _CachedCounter:
         """``count_text("\\n".join(lines))``; counters that can add up cached per-line counts do."""
         return self.count_text("\n".join(lines))
 
-    def clear(self) -> None:
-        self._cache.clear()
-
 
 class EstimateCounter(_CachedCounter):
     """The design document's estimator: ``int(chars / 2.5) + 4`` per message, no network, no vocabulary."""

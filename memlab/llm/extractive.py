@@ -29,7 +29,6 @@ import numpy as np
 from rank_bm25 import BM25Okapi
 
 from memlab.llm import base
-from memlab.llm.base import DEFAULT_SUMMARY_TOKENS, Completion, LLMError, RecordedChatModel
 from memlab.llm.prompts import parse_transcript, source_text, transcript_of
 from memlab.llm.summarize import extractive_summary
 from memlab.messages import Message, MessageLike, as_messages
@@ -152,27 +151,27 @@ def _extract_memories(transcript: str) -> str:
     try:
         from memlab.llm.extract_rules import extract_memories
     except ImportError as e:
-        raise LLMError(
+        raise base.LLMError(
             f"the extractive backend needs memlab.llm.extract_rules for {base.TASK_EXTRACT_MEMORIES}: {e}"
         ) from e
     return json.dumps(extract_memories(parse_transcript(transcript)), ensure_ascii=False)
 
 
-class ExtractiveChatModel(RecordedChatModel):
+class ExtractiveChatModel(base.RecordedChatModel):
     """Deterministic, offline, free: the lab's default `llm` (see the module docstring for each task)."""
 
     name = "extractive"
 
-    def __init__(self, counter: str = "cl100k_base", summary_tokens: int = DEFAULT_SUMMARY_TOKENS) -> None:
+    def __init__(self, counter: str = "cl100k_base", summary_tokens: int = base.DEFAULT_SUMMARY_TOKENS) -> None:
         self.counter = counter
         self.summary_tokens = summary_tokens
 
     def _complete(
         self, messages: Sequence[MessageLike], *, task: str, max_tokens: int | None, **params: Any
-    ) -> Completion:
+    ) -> base.Completion:
         msgs = as_messages(messages)
         if not msgs:
-            raise LLMError("the extractive backend got no messages")
+            raise base.LLMError("the extractive backend got no messages")
         cached = False
         if task in (base.TASK_CONTEXT_SUMMARY, base.TASK_MEMORY_SUMMARY):
             source = source_text(msgs)
@@ -183,12 +182,12 @@ class ExtractiveChatModel(RecordedChatModel):
         elif task == base.TASK_JUDGE:
             fields = _JUDGE_FIELDS.search(msgs[-1].text)
             if fields is None:
-                raise LLMError("the extractive judge needs the judge prompt (memlab.llm.prompts.judge_prompt)")
+                raise base.LLMError("the extractive judge needs the judge prompt (memlab.llm.prompts.judge_prompt)")
             text = "CORRECT" if judge(fields["gold"], fields["generated"]) else "WRONG"
         else:
             text = _truncate(self._answer(msgs, task), max_tokens or DEFAULT_ANSWER_TOKENS, self.counter)
         counter = get_counter(self.counter)
-        return Completion(
+        return base.Completion(
             text=text,
             prompt_tokens=counter.count_request(msgs),
             completion_tokens=counter.count_text(text),
@@ -201,7 +200,7 @@ class ExtractiveChatModel(RecordedChatModel):
         if task == base.TASK_ANSWER:
             match = _QUESTION.search(msgs[-1].text)
             if match is None:
-                raise LLMError("the extractive backend found no 'Question:' in the answer prompt")
+                raise base.LLMError("the extractive backend found no 'Question:' in the answer prompt")
             question, sentences = match["q"], _sentences(transcript_of(msgs))
         else:
             assert task == base.TASK_CHAT
@@ -215,4 +214,4 @@ class ExtractiveChatModel(RecordedChatModel):
             return sentences[best][1]
         if task == base.TASK_ANSWER:
             return ""  # nothing in the transcript shares a content term with the question: no answer
-        raise LLMError(f"the extractive backend has nothing related to {question[:80]!r} to reply with")
+        raise base.LLMError(f"the extractive backend has nothing related to {question[:80]!r} to reply with")

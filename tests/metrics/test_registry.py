@@ -28,7 +28,7 @@ TABLE = re.compile(r"<!-- metric-registry:begin -->\n(.*?)\n<!-- metric-registry
 REGENERATE = "python -m memlab.metrics --write docs/evaluation.md"
 
 # Runs that between them make every kind of metric: long-term retrieval and answer scoring on a LoCoMo
-# conversation; context, memory and compressor summaries on the synthetic set.
+# conversation; context, memory and compressor summaries and session forks on the synthetic set.
 RUNS = {
     "locomo": (
         "dataset=locomo",
@@ -44,6 +44,7 @@ RUNS = {
         "agent_memory=hybrid",
         "+hooks@hooks.summarization=summarization",
         "hooks.summarization.trigger_tokens=1500",
+        "+hooks@hooks.sessions=sessions",
     ),
 }
 
@@ -117,7 +118,9 @@ def test_docs_table_is_the_registry() -> None:
 
 def test_the_regenerate_command_rewrites_only_the_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     doc = tmp_path / "evaluation.md"
-    stale = TABLE.sub("<!-- metric-registry:begin -->\n| old |\n<!-- metric-registry:end -->", DOC.read_text())
+    stale = TABLE.sub(
+        "<!-- metric-registry:begin -->\n| old |\n<!-- metric-registry:end -->", DOC.read_text(encoding="utf-8")
+    )
     doc.write_text(stale, encoding="utf-8")
     regenerate(["--write", str(doc)])
     assert doc.read_text(encoding="utf-8") == DOC.read_text(encoding="utf-8")
@@ -185,3 +188,10 @@ def test_a_family_is_all_compute_metrics_needs(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(family, "families", lambda: [token_metrics, calls_again])
     with pytest.raises(ValueError, match=r"calls_again writes \['calls'\], which memlab.metrics.tokens.token_metrics"):
         compute_metrics(calls)
+
+
+def test_every_family_writes_in_a_real_run(real_runs: dict[str, Path]) -> None:
+    """A family left unmarked (never called) or one that stopped writing shows here: each of its metrics is missing."""
+    written = {registry.spec(n).name for run in real_runs.values() for n in _metric_names(run)}
+    declared = {m.name for m in registry.METRICS if not m.name.startswith("latency.")}
+    assert declared - written == set()

@@ -103,11 +103,12 @@ def test_an_abandoned_parallel_replay_stops_its_workers_and_drops_the_queue(make
     cfg = make_config("context=summarize", "dataset.dialogues=8", "dataset.sessions=4")
     dialogues = generate_synthetic(seed=1, dialogues=8, sessions=4)
     options = ReplayOptions(call_roles=tuple(cfg.sim.call_roles), probe_context=cfg.sim.probe_context)
+    before = set(multiprocessing.active_children())
     replaying = simulate_parallel(dialogues, _marking_factory, (cfg, tmp_path), 2, options)
-    assert next(replaying)  # the first dialogue's records: both workers have started
-    workers = multiprocessing.active_children()
-    assert workers
+    assert next(replaying)  # the first dialogue's records: the pool's two workers are running
+    workers = set(multiprocessing.active_children()) - before
+    assert len(workers) == 2
     replaying.close()  # as when KeyboardInterrupt leaves the loop that consumes it
-    assert [w.exitcode for w in workers] == [-signal.SIGTERM] * len(workers)  # stopped mid-dialogue, not awaited
+    assert [w.exitcode for w in workers] == [-signal.SIGTERM] * 2  # terminated, not awaited (that exits 0)
     started = sorted(p.name for p in tmp_path.iterdir())
-    assert 2 <= len(started) < len(dialogues), started  # the queued dialogues were never replayed
+    assert 1 <= len(started) < len(dialogues), started  # the queued dialogues were never replayed
