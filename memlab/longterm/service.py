@@ -225,13 +225,6 @@ class LongTermMemoryService:
         self._agents = {name: defaults.merged(o) for name, o in (agents or {}).items()}
         self.types = {**DEFAULT_TYPES, **(types or {})}
         self.index_spec = index or IndexSpec()
-        spec = self.index_spec
-        self.revision_rule = RevisionRule(
-            spec.revision_value_min_shared,
-            spec.revision_cue_min_shared,
-            spec.revision_value_max_missing,
-            spec.revision_cue_max_missing,
-        )
         make_index(self.index_spec)  # fail at start on an unknown kind
         self.language = language
         self.dedup_auto_extract = dedup_auto_extract
@@ -323,6 +316,17 @@ class LongTermMemoryService:
         ordered = self._updates_first([r[-1] for r in sorted(ranked, key=lambda r: r[:3])])
         return _distinct(self._revisions_first(entry, ordered, query, qv), k)
 
+    @property
+    def revision_rule(self) -> RevisionRule:
+        """The save-time revision rule of `index_spec` (read from it each time: the spec may be replaced)."""
+        spec = self.index_spec
+        return RevisionRule(
+            spec.revision_value_min_shared,
+            spec.revision_cue_min_shared,
+            spec.revision_value_max_missing,
+            spec.revision_cue_max_missing,
+        )
+
     def _revisions_first(
         self, entry: _NamespaceIndex, ranked: list[Retrieved], query: str, query_vector: np.ndarray
     ) -> list[Retrieved]:
@@ -365,9 +369,9 @@ class LongTermMemoryService:
         around it, for the revision to answer it; a question that names the old value ("Did I live in
         Lisbon?") asks about the old statement, so its revision is not put first.
         """
-        scored = []
+        scored, rule = [], self.revision_rule
         for mid in entry.revisers.get(old.id, ()):
-            pairs = revising_pairs(entry.memories[entry.positions[mid]].content, old.content, self.revision_rule)
+            pairs = revising_pairs(entry.memories[entry.positions[mid]].content, old.content, rule)
             overlap = max((len(asked & (a | b)) for a, b, dropped in pairs if asked.isdisjoint(dropped)), default=0)
             if overlap:
                 scored.append((-overlap, -entry.positions[mid], mid))

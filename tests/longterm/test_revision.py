@@ -51,6 +51,15 @@ def test_what_is_not_a_revision(make_service, old, new, why) -> None:
     assert saved(service, new, 9, "D2:1").revises == (), why
 
 
+def test_the_rules_follow_the_index_spec_in_force(make_service) -> None:
+    from memlab.longterm import IndexSpec
+
+    service = make_service(index="hybrid")
+    service.index_spec = IndexSpec(revision_value_min_shared=None, revision_cue_min_shared=None)  # both rules off
+    saved(service, "user: There are five engineers on my team.", 0, "D1:1")
+    assert saved(service, "user: After the reorg there are seven engineers on my team.", 9, "D2:1").revises == ()
+
+
 def test_memories_of_one_turn_never_revise_each_other(make_service) -> None:
     service = make_service(index="hybrid")
     saved(service, "user: I live in Lisbon.", 0, "D1:1")
