@@ -30,7 +30,8 @@ MIN_CONTENT_WORDS = 2  # fewer content words than this carry nothing worth remem
 SHORT_REPLY_WORDS = 8  # a reply this short is read together with the question it answers
 
 _NOT_CONTENT = FUNCTION_WORDS | FILLER_WORDS
-_SECOND_PERSON = re.compile(r"\b(you|you're|you've|your|yours|yourself)\b|你|您", re.I)
+# "please" addresses the listener as "you" does: "From now on, please write examples in Go." is a standing request.
+_SECOND_PERSON = re.compile(r"\b(you|you're|you've|your|yours|yourself|please)\b|你|您", re.I)
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}")
 _PROCEDURE = re.compile(
     r"\b(fixed|solved|resolved|figured out|worked out|managed to|the trick (is|was)|the fix|by (changing|switching|"

@@ -87,7 +87,7 @@ class IndexSpec:
     """... and missing at most this many of the older sentence's other terms."""
     revision_cue_min_shared: int | None = ranges.ranged(1, ge=1)
     """Save time: a sentence with an update cue revises an older one sharing this many frame terms (null: off) ..."""
-    revision_cue_max_missing: int = ranges.count(3)
+    revision_cue_max_missing: int = ranges.count(5)
     """... and missing at most this many of the older sentence's other terms."""
     revision_pull: int = ranges.count(2)
     """Search: the newest this many revisers of a retrieved memory go just above it (0: none)."""

@@ -13,9 +13,14 @@ event, and later events add to it rather than revise it):
   proper names (capitalized words that do not start the sentence), but not a speaker's name or
   its start ("Thanks, Mel!" addresses Melanie, it states nothing);
 - *a revision cue*: the newer one says the speaker changed something (`REVISION_CUE`: "I switched",
-  "we moved", "instead", "no longer", "anymore", "from now on", "scratch that"), shares at least
-  `cue_min_shared` frame terms with the older one, misses at most `cue_max_missing` of its other
-  terms, and each has a term the other lacks (a repeat is no revision).
+  "we moved", "instead", "no longer", "anymore", "from now on", "scratch that") or that it happened
+  again and was met another way ("again", "once more", "this time": "CI broke again, and this time I
+  fixed it by ..."), shares at least `cue_min_shared` frame terms with the older one, misses at most
+  `cue_max_missing` of its other terms, and each has a term the other lacks (a repeat is no revision).
+
+A frame term is a shared term that is not a value of both sentences: a name both sentences give as a
+value is who or what each is about, but a word that is a value in one only ("The CI pipeline ..." /
+"CI broke again ...", a capital at the start of a sentence is no proper name) is the topic they share.
 
 Nothing here knows a template or a vocabulary of the data: the rules read English function words
 (number words, capitals, the cue words, date words). Memories of one turn (a shared evidence id:
@@ -37,11 +42,12 @@ from memlab.longterm.model import Memory
 from memlab.text import DATE_WORDS, STOP_WORDS, proper_names, search_terms, split_sentences, word_set, words
 
 # Words with which a speaker says their own statement changed: a first-person change verb, "instead" (not
-# "instead of"), "no longer", "anymore", "from now on", "scratch (that)". Not "update": mostly a noun
-# ("a status update") or "keep you updated".
+# "instead of"), "no longer", "anymore", "from now on", "scratch (that)"; or that a thing recurred and was
+# met another way: "again", "once more", "this time". Not "update": mostly a noun ("a status update") or
+# "keep you updated".
 REVISION_CUE = re.compile(
     r"\b(i|i've|i'm|we|we've|we're)\s+(just\s+|recently\s+|finally\s+|have\s+)?(changed|switched|moved|relocated)\b|"
-    r"\binstead\b(?!\s+of)|\b(no longer|any ?more|from now on|scratch)\b|改成|不再|换了",
+    r"\binstead\b(?!\s+of)|\b(no longer|any ?more|from now on|scratch|again|once more|this time)\b|改成|不再|换了",
     re.I,
 )
 NUMBER_WORDS = word_set(
@@ -108,7 +114,7 @@ def _named(value: str, speakers: frozenset[str]) -> bool:
 def _revises(new: _Sentence, old: _Sentence, rule: RevisionRule, speakers: frozenset[str] = frozenset()) -> bool:
     """`new` restates `old` with another value, or says it changed (see the module docstring)."""
     shared = new.terms & old.terms
-    frame = len(shared - new.values - old.values)
+    frame = len(shared - (new.values & old.values))  # a value of one sentence only is a shared topic
     missing = len(old.terms - new.terms - old.values)
     if (
         rule.value_min_shared is not None

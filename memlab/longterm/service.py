@@ -48,7 +48,7 @@ from memlab.longterm.model import (
     namespace_for,
     namespace_key,
 )
-from memlab.longterm.revision import RevisionRule, revised_ids, revising_pairs
+from memlab.longterm.revision import RevisionRule, revised_ids, revising_pairs, speaker
 from memlab.longterm.store import MemoryStore
 from memlab.messages import Message
 from memlab.runtime.agent import CallContext
@@ -313,7 +313,7 @@ class LongTermMemoryService:
             prior = self.types[memory.type].weight * decayed_score(memory, now, self.types[memory.type])
             score = relevance * prior**self.index_spec.prior_weight
             ranked.append((-score, -prior, pos, Retrieved(memory, score, similarity)))
-        ordered = self._updates_first([r[-1] for r in sorted(ranked, key=lambda r: r[:3])])
+        ordered = self._updates_first([r[-1] for r in sorted(ranked, key=lambda r: r[:3])], query)
         return _distinct(self._revisions_first(entry, ordered, query, qv), k)
 
     @property
@@ -377,12 +377,15 @@ class LongTermMemoryService:
                 scored.append((-overlap, -entry.positions[mid], mid))
         return [mid for *_, mid in sorted(scored)[: self.index_spec.revision_pull]]
 
-    def _updates_first(self, ranked: list[Retrieved]) -> list[Retrieved]:
+    def _updates_first(self, ranked: list[Retrieved], query: str) -> list[Retrieved]:
         """Each newer memory that states an update goes just above the best-ranked older one it revises.
 
         Revises: the newer memory's update sentences (those with an update cue: "now", "these days",
-        "switched", "no longer", ... `UPDATE_CUE`) have cosine >= `index.update_similarity` with the
-        older memory, and the newer one scores at least `UPDATE_RELEVANCE_SHARE` of the older one.
+        "switched", "no longer", ... `UPDATE_CUE`) share a term with the question and have cosine >=
+        `index.update_similarity` with an older memory of the same speaker, and the newer one scores at
+        least `UPDATE_RELEVANCE_SHARE` of the older one. As for the save-time links (`_revisers`): a
+        person revises their own statements, and the question must bear on the update sentence, not on
+        the chatter of its turn (LoCoMo's "now" and "again" are rarely revisions).
         The cue sentences, not the whole memory, are compared: an extracted memory is a whole turn, and
         the chatter around an update would dilute its similarity to what it revises. Types are not
         compared: they are read per turn, so a fix "I fixed it by ..." (PROCEDURE) revises "it is green
@@ -394,10 +397,11 @@ class LongTermMemoryService:
         if threshold is None or len(ranked) < 2:
             return ranked
         cues = [update_sentences(h.memory.content) for h in ranked]
-        if not any(cues):
+        asked = frozenset(search_terms(query))
+        revising = [j for j, cue in enumerate(cues) if cue and not asked.isdisjoint(search_terms(cue))]
+        if not revising:
             return ranked
         vectors = self.embedder.embed([h.memory.content for h in ranked])
-        revising = [j for j, cue in enumerate(cues) if cue]
         order = list(range(len(ranked)))
         for j, cue_vector in zip(revising, self.embedder.embed([cues[j] for j in revising]), strict=True):
             newer = ranked[j]
@@ -407,6 +411,7 @@ class LongTermMemoryService:
                     i
                     for i in order[:at]
                     if ranked[i].memory.created_at < newer.memory.created_at
+                    and speaker(ranked[i].memory.content) == speaker(newer.memory.content)
                     and newer.score >= UPDATE_RELEVANCE_SHARE * ranked[i].score
                     and float(vectors[i] @ cue_vector) >= threshold
                 ),

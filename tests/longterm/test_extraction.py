@@ -33,6 +33,7 @@ def msg(text: str, role: str = "user", id: str = "D1:1", speaker: str = "Ann") -
         (msg("谢谢，再见！好的好的"), "small_talk"),
         (msg("The weather in the valley is rainy again today."), "not_personal"),
         (msg("I started learning the cello last month."), None),
+        (msg("From now on, please write examples in Go instead."), None),  # a standing request to the listener
         (msg("我上个月开始学大提琴了"), None),
     ],
 )

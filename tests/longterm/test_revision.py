@@ -23,6 +23,16 @@ def saved(service, text: str, days: int, evidence: str, type: MemoryType = Memor
         ("user: There are five engineers on my team.", "user: After the reorg there are seven engineers on my team."),
         ("Ann: I live in Lisbon.", "Ann: We just moved, so I live in Krakow now."),
         ("Ann: I prefer long answers with examples.", "Ann: I've changed my mind: I prefer terse answers now."),
+        # A whole new object: five of the older sentence's terms are missing (cue_max_missing 5).
+        (
+            "Ann: I prefer short bullet lists over long paragraphs.",
+            "Ann: Actually, I've changed my mind: I prefer terse answers without small talk now.",
+        ),
+        # A recurrence cue; "CI" is a value (a capital) in the older sentence only: the topic both share.
+        (
+            "user: The CI pipeline is green again after pinning the runner image.",
+            "user: CI broke again, and this time I fixed it by clearing the dependency cache.",
+        ),
     ],
 )
 def test_a_changed_value_or_a_revision_cue_links_the_new_memory_to_the_old(make_service, old, new) -> None:
