@@ -8,7 +8,7 @@ compares each statement of a new memory with each statement of the same speaker'
 event, and later events add to it rather than revise it):
 
 - *a changed value*: the two share at least `value_min_shared` frame terms (stemmed content
-  words that are not values), the older one's other terms are all in the newer one but at most
+  words, see below), the older one's other terms are all in the newer one but at most
   `value_max_missing`, and each has a value the other lacks; values are numbers, number words and
   proper names (capitalized words that do not start the sentence), but not a speaker's name or
   its start ("Thanks, Mel!" addresses Melanie, it states nothing);
