@@ -42,6 +42,7 @@ NDCG_K = 10
 EXCLUDED_CATEGORIES = (ADVERSARIAL,)  # left out of the overall means, reported on their own
 EVIDENCE_KEY = "longterm.retrieved_evidence"
 INJECTED_TOKENS_KEY = "longterm.injected_tokens"
+SUPERSEDED_KEY = "superseded"  # in a probe's metadata: the statements its evidence contradicts (synthetic UPDATE)
 
 
 def _wanted(evidence: Iterable[str]) -> set[str]:
@@ -155,3 +156,34 @@ def longterm_metrics(
 
 def _means(suffix: str, rows: list[dict[str, float]]) -> dict[str, float]:
     return {f"longterm.{name}{suffix}": float(np.mean([r[name] for r in rows])) for name in rows[0]}
+
+
+def newer_first(newer: str, superseded: Iterable[str], retrieved: Sequence[Sequence[str]]) -> bool | None:
+    """Whether the first memory citing `newer` ranks above every memory citing a `superseded` turn
+    (True when only the newer is retrieved); None when neither is.
+
+    >>> newer_first("D5:1", ["D1:2"], [["D9:9"], ["D5:1"], ["D1:2"]]), newer_first("D5:1", ["D1:2"], [["D1:2"]])
+    (True, False)
+    """
+    old = set(superseded)
+    at_newer = next((i for i, memory in enumerate(retrieved) if newer in memory), None)
+    at_old = next((i for i, memory in enumerate(retrieved) if old & set(memory)), None)
+    if at_newer is None and at_old is None:
+        return None
+    return at_newer is not None and (at_old is None or at_newer < at_old)
+
+
+@metric_family
+def newer_first_metrics(probes: Iterable[Any]) -> dict[str, float]:
+    """``longterm.newer_first``: over the probes of updated facts (a ``superseded`` list in their metadata,
+    the synthetic generator's UPDATE) where the newer or a contradicted statement is retrieved, the share
+    where the newer ranks first; ``longterm.newer_first.probes`` counts them. Empty without such probes."""
+    outcomes = [
+        newer_first(record.probe.evidence[0], superseded, record.results[EVIDENCE_KEY])
+        for record in probes
+        if (superseded := record.probe.metadata.get(SUPERSEDED_KEY)) and EVIDENCE_KEY in record.results
+    ]
+    counted = [o for o in outcomes if o is not None]
+    if not counted:
+        return {}
+    return {"longterm.newer_first": sum(counted) / len(counted), "longterm.newer_first.probes": float(len(counted))}

@@ -153,6 +153,8 @@ METRICS: tuple[Metric, ...] = (
     Metric("longterm.recall_all@*", SHARE, HIGHER, S_LONGTERM, "1 if every evidence turn is among the first K turns the memories cite (LongMemEval)"),
     Metric("longterm.ndcg_any@*", SHARE, HIGHER, S_LONGTERM, "binary nDCG@K over the cited turns, LongMemEval's ideal and discount"),
     Metric("longterm.ndcg@*", SHARE, HIGHER, S_LONGTERM, "nDCG@K over memories, gain = evidence turns first cited (ranx's ndcg@K)", "nDCG@10"),
+    Metric("longterm.newer_first.probes", COUNT, NONE, S_LONGTERM, "updated-fact probes where the newer or a contradicted statement is retrieved"),
+    Metric("longterm.newer_first", SHARE, HIGHER, S_LONGTERM, "share of those where the newer statement ranks first"),
     Metric("longterm.injected_tokens.mean", TOKENS, LOWER, S_LONGTERM, "tokens of the injected <long_term_memory> block per probe"),
     Metric("longterm.memories", COUNT, NONE, S_LONGTERM, "memories saved by extraction"),
     Metric("longterm.duplicates", COUNT, LOWER, S_LONGTERM, "saved memories that repeat a stored one"),

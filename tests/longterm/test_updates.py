@@ -21,6 +21,7 @@ from memlab.dialogues.synthetic import UPDATE, generate_synthetic
 from memlab.longterm import RESULT_EVIDENCE, MemoryType
 from memlab.longterm.model import SOURCE_AUTO_EXTRACT
 from memlab.memory import InMemoryChatMemory
+from memlab.metrics.longterm import newer_first_metrics
 from memlab.runtime import Runtime, SecurityContext
 from memlab.sim import ProbeRecord, simulate
 from memlab.tokens import get_counter
@@ -38,20 +39,28 @@ def newer_first_rate(make_config, *overrides: str) -> tuple[float, int]:
     cfg = make_config("longterm=chat", "agent_id=chat", *overrides)
     # The seeds are independent (a fresh store each): replayed in forked processes, the test takes half the time.
     with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
-        outcomes = [o for seed_outcomes in pool.map(_seed_outcomes, [cfg] * len(SEEDS), SEEDS) for o in seed_outcomes]
+        per_seed = list(pool.map(_seed_outcomes, [cfg] * len(SEEDS), SEEDS))
+    for outcomes, metrics in per_seed:  # the metric a run writes agrees with this count, seed by seed
+        assert metrics == {
+            "longterm.newer_first": sum(outcomes) / len(outcomes),
+            "longterm.newer_first.probes": float(len(outcomes)),
+        }
+    outcomes = [o for seed_outcomes, _ in per_seed for o in seed_outcomes]
     return sum(outcomes) / len(outcomes), len(outcomes)
 
 
-def _seed_outcomes(cfg: DictConfig, seed: int) -> list[bool]:
-    """`_outcomes` of one seed's dialogues, its users' memories in one store."""
+def _seed_outcomes(cfg: DictConfig, seed: int) -> tuple[list[bool], dict[str, float]]:
+    """`_outcomes` of one seed's dialogues (its users' memories in one store), and `newer_first_metrics` of them."""
     counter = get_counter(cfg.tokenizer)
     component = instantiate(cfg.longterm)
     dialogues = generate_synthetic(seed=seed, dialogues=16, sessions=6, turns_per_session=10, facts=8, update_rate=0.5)
-    records = simulate(
-        dialogues,
-        lambda d: Runtime(InMemoryChatMemory(d.id), counter, SecurityContext(d.user_id, "chat"), [component]),
+    records = list(
+        simulate(
+            dialogues,
+            lambda d: Runtime(InMemoryChatMemory(d.id), counter, SecurityContext(d.user_id, "chat"), [component]),
+        )
     )
-    return _outcomes(records)
+    return _outcomes(records), newer_first_metrics([r for r in records if isinstance(r, ProbeRecord)])
 
 
 def _outcomes(records) -> list[bool]:

@@ -46,6 +46,7 @@ RUNS = {
         "hooks.summarization.trigger_tokens=1500",
         "+hooks@hooks.sessions=sessions",
     ),
+    "updates": ("dataset.dialogues=2", "dataset.update_rate=1.0", "longterm=chat", "agent_id=chat"),
 }
 
 
