@@ -313,8 +313,9 @@ class LongTermMemoryService:
             prior = self.types[memory.type].weight * decayed_score(memory, now, self.types[memory.type])
             score = relevance * prior**self.index_spec.prior_weight
             ranked.append((-score, -prior, pos, Retrieved(memory, score, similarity)))
-        ordered = self._updates_first([r[-1] for r in sorted(ranked, key=lambda r: r[:3])], query)
-        return _distinct(self._revisions_first(entry, ordered, query, qv), k)
+        asked = frozenset(search_terms(query))
+        ordered = self._updates_first([r[-1] for r in sorted(ranked, key=lambda r: r[:3])], asked)
+        return _distinct(self._revisions_first(entry, ordered, asked, qv), k)
 
     @property
     def revision_rule(self) -> RevisionRule:
@@ -328,7 +329,7 @@ class LongTermMemoryService:
         )
 
     def _revisions_first(
-        self, entry: _NamespaceIndex, ranked: list[Retrieved], query: str, query_vector: np.ndarray
+        self, entry: _NamespaceIndex, ranked: list[Retrieved], asked: frozenset[str], query_vector: np.ndarray
     ) -> list[Retrieved]:
         """Just above each retrieved memory, the memories saved as revising it (`_revisers`), unless already above.
 
@@ -340,7 +341,6 @@ class LongTermMemoryService:
         if not entry.revisers or self.index_spec.revision_pull == 0:
             return ranked
         by_id = {h.memory.id: h for h in ranked}
-        asked = frozenset(search_terms(query))
         out: list[Retrieved] = []
         placed: set[str] = set()
         for hit in ranked:
@@ -377,11 +377,12 @@ class LongTermMemoryService:
                 scored.append((-overlap, -entry.positions[mid], mid))
         return [mid for *_, mid in sorted(scored)[: self.index_spec.revision_pull]]
 
-    def _updates_first(self, ranked: list[Retrieved], query: str) -> list[Retrieved]:
+    def _updates_first(self, ranked: list[Retrieved], asked: frozenset[str]) -> list[Retrieved]:
         """Each newer memory that states an update goes just above the best-ranked older one it revises.
 
         Revises: the newer memory's update sentences (those with an update cue: "now", "these days",
-        "switched", "no longer", ... `UPDATE_CUE`) share a term with the question and have cosine >=
+        "switched", "no longer", ... `UPDATE_CUE`) share a term with the question (`asked`, its search
+        terms) and have cosine >=
         `index.update_similarity` with an older memory of the same speaker, and the newer one scores at
         least `UPDATE_RELEVANCE_SHARE` of the older one. As for the save-time links (`_revisers`): a
         person revises their own statements, and the question must bear on the update sentence, not on
@@ -397,7 +398,6 @@ class LongTermMemoryService:
         if threshold is None or len(ranked) < 2:
             return ranked
         cues = [update_sentences(h.memory.content) for h in ranked]
-        asked = frozenset(search_terms(query))
         revising = [j for j, cue in enumerate(cues) if cue and not asked.isdisjoint(search_terms(cue))]
         if not revising:
             return ranked
