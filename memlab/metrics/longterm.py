@@ -181,7 +181,9 @@ def newer_first_metrics(probes: Iterable[Any]) -> dict[str, float]:
     outcomes = [
         newer_first(record.probe.evidence[0], superseded, record.results[EVIDENCE_KEY])
         for record in probes
-        if (superseded := record.probe.metadata.get(SUPERSEDED_KEY)) and EVIDENCE_KEY in record.results
+        if (superseded := record.probe.metadata.get(SUPERSEDED_KEY))
+        and record.probe.evidence
+        and EVIDENCE_KEY in record.results
     ]
     counted = [o for o in outcomes if o is not None]
     if not counted:
