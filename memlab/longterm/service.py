@@ -382,11 +382,11 @@ class LongTermMemoryService:
 
         Revises: the newer memory's update sentences (those with an update cue: "now", "these days",
         "switched", "no longer", ... `UPDATE_CUE`) share a term with the question (`asked`, its search
-        terms) and have cosine >=
-        `index.update_similarity` with an older memory of the same speaker, and the newer one scores at
-        least `UPDATE_RELEVANCE_SHARE` of the older one. As for the save-time links (`_revisers`): a
-        person revises their own statements, and the question must bear on the update sentence, not on
-        the chatter of its turn (LoCoMo's "now" and "again" are rarely revisions).
+        terms) and have cosine >= `index.update_similarity` with an older memory of the same speaker,
+        and the newer one scores at least `UPDATE_RELEVANCE_SHARE` of the older one. As for the
+        save-time links (`_revisers`): a person revises their own statements, and the question must
+        bear on the update sentence, not on the chatter of its turn (LoCoMo's "now" and "again" are
+        rarely revisions).
         The cue sentences, not the whole memory, are compared: an extracted memory is a whole turn, and
         the chatter around an update would dilute its similarity to what it revises. Types are not
         compared: they are read per turn, so a fix "I fixed it by ..." (PROCEDURE) revises "it is green
