@@ -1,6 +1,5 @@
 """Doctest collection of memlab/ (`--doctest-modules`): what it leaves out, and why.
 
-- memlab/conf: configs only (the YAML tree Hydra reads);
 - a module whose examples drive an optional extra's library is skipped, naming the extra, when it is missing.
 """
 
@@ -10,8 +9,6 @@ import importlib.util
 
 import pytest
 from _pytest.doctest import DoctestItem
-
-collect_ignore = ["memlab/conf"]
 
 # Module -> the library of an optional extra that its examples drive, and the extra.
 EXTRA_LIBRARIES = {

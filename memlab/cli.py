@@ -14,6 +14,7 @@ import os
 import sys
 import textwrap
 import traceback
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,8 @@ from memlab import config
 from memlab.config_keys import ConfigKeyProblem, check_keys, explain_error
 from memlab.errors import MemlabError
 
-CONFIG_PATH = "conf"
+CONFIG_MODULE = "memlab.conf"  # the top-level conf/, shipped in the wheel as this package
+CONFIG_PATH = f"pkg://{CONFIG_MODULE}"
 USAGE = """usage: memlab COMMAND [ARGS]
 
 commands:
@@ -312,7 +314,7 @@ COMMANDS = {"report": _report, "compare": _compare, "recommend": _recommend}
 
 def run_help() -> str:
     """`memlab run --help`: the user-facing groups, one line each, and their entries below, from conf/."""
-    conf = Path(__file__).parent / CONFIG_PATH
+    conf = Path(str(resources.files(CONFIG_MODULE)))  # a folder on disk: installed or editable, never zipped
     defaults: dict[str, str] = {}
     for line in (conf / "config.yaml").read_text(encoding="utf-8").splitlines():
         key, sep, value = line.strip().removeprefix("- ").partition(":")
@@ -339,7 +341,7 @@ def topic_help(topic: str) -> str:
     else:
         overrides, path = ([topic] if sep else []), group
     config.register()
-    with initialize_config_module(f"memlab.{CONFIG_PATH}", version_base=None):
+    with initialize_config_module(CONFIG_MODULE, version_base=None):
         cfg = compose("config", overrides=overrides)
     return config_help.node_help(cfg, path, topic)
 

@@ -16,7 +16,7 @@ from memlab.config import SimConfig, schema_classes
 from memlab.config_help import field_docs
 from memlab.context.schemas import ContextKnobs, TrimConfig, TrimContextConfig
 
-CONF = Path(__file__).resolve().parents[1] / "memlab" / "conf"
+CONF = Path(__file__).resolve().parents[1] / "conf"
 BIN = Path(sys.executable).parent
 
 

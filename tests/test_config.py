@@ -18,7 +18,7 @@ from memlab.experiment import COMPONENT_GROUPS, instantiate
 from memlab.messages import Message
 from memlab.runtime import Component
 
-CONF = Path(__file__).resolve().parents[1] / "memlab" / "conf"
+CONF = Path(__file__).resolve().parents[1] / "conf"
 # The groups whose entries are parts of a run (the others are settings: debug, experiment, ...).
 GROUPS = ("dataset", "context", "memory", "agent_memory", "longterm", "llm", "embedder", "store", "policy", "hooks")
 
@@ -156,10 +156,10 @@ def test_component_entries_build_components(make_config, group: str, name: str) 
 
 
 def test_the_config_tree_is_one_real_folder_of_yaml() -> None:
-    """memlab/conf is the one config tree (the wheel ships it): no links into other folders, no scripts in it."""
+    """conf/ is the one config tree (the wheel ships it as memlab.conf): no links, no scripts, no second tree."""
     root = Path(__file__).resolve().parents[1]
     tree = [p for p in CONF.rglob("*") if "__pycache__" not in p.parts]
-    assert [p for p in tree if p.is_symlink()] == [] and not (root / "conf").exists()
+    assert [p for p in tree if p.is_symlink()] == [] and not (root / "memlab" / "conf").exists()
     files = [p for p in tree if p.is_file()]
     assert {p.suffix for p in files} <= {".yaml", ".md", ".py"}
     assert [p.name for p in files if p.suffix == ".py"] == ["__init__.py"]

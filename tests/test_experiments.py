@@ -1,6 +1,6 @@
 """Every named experiment (`memlab run experiment=NAME`) runs end to end on a tiny slice and writes its results.
 
-The experiments are the `experiment` group of Hydra's config repository, so a new memlab/conf/experiment/NAME.yaml is
+The experiments are the `experiment` group of Hydra's config repository, so a new conf/experiment/NAME.yaml is
 picked up with no edit here. Each runs through the CLI, in this process, with `debug=default` (one dialogue,
 two sessions). A sweep runs one job (each swept key at its first value; a sweeper with `n_trials`, one trial)
 and must leave its comparison; every other job of the sweep is composed and validated, not replayed.

@@ -21,9 +21,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "extending.md"
-# Code under memlab/ in python and yaml blocks (the schema sketches are text), data under datasets/ in text.
+# Code under memlab/ or conf/ in python and yaml blocks (the schema sketches are text), data under datasets/ in text.
 FILE_BLOCK = re.compile(
-    r"^```(?:python|yaml)\n# (memlab/\S+)\n(.*?)^```|^```text\n# (datasets/\S+)\n(.*?)^```", re.S | re.M
+    r"^```(?:python|yaml)\n# ((?:memlab|conf)/\S+)\n(.*?)^```|^```text\n# (datasets/\S+)\n(.*?)^```", re.S | re.M
 )
 REGISTRY = "memlab/metrics/registry.py"
 REGISTRY_BLOCK = re.compile(rf"^```python\n# in {REGISTRY}\n(.*?)^```", re.S | re.M)
@@ -41,7 +41,7 @@ REGISTRY_TESTS = [
     f"tests/metrics/test_registry.py::{name}"
     for name in ("test_every_metric_a_real_run_computes_is_registered", "test_docs_table_is_the_registry")
 ]
-COPIED = ("memlab", "tests", "docs", "datasets", "conftest.py", "pyproject.toml")
+COPIED = ("memlab", "conf", "tests", "docs", "datasets", "conftest.py", "pyproject.toml")
 IGNORED = shutil.ignore_patterns("__pycache__", ".hypothesis")
 
 
@@ -76,10 +76,10 @@ def table_command() -> list[str]:
 
 def test_each_walkthrough_adds_one_module_and_one_yaml() -> None:
     assert sorted(walkthrough_files()) == [
+        "conf/context/last_turns.yaml",
+        "conf/dataset/transcript.yaml",
+        "conf/memory/recent_turns.yaml",
         "datasets/transcript.txt",  # the toy loader's data, not code
-        "memlab/conf/context/last_turns.yaml",
-        "memlab/conf/dataset/transcript.yaml",
-        "memlab/conf/memory/recent_turns.yaml",
         "memlab/context/last_turns.py",
         "memlab/dialogues/transcript.py",
         "memlab/memory/recent_turns.py",
@@ -101,6 +101,7 @@ def test_the_new_entries_run_and_the_generic_tests_pick_them_up(tmp_path: Path, 
     for tree in COPIED:
         copy = shutil.copytree if (ROOT / tree).is_dir() else shutil.copy
         copy(ROOT / tree, tmp_path / tree, **({"ignore": IGNORED} if copy is shutil.copytree else {}))
+    (tmp_path / "memlab" / "conf").symlink_to("../conf")  # where the wheel installs conf/ (package memlab.conf)
     for path, text in walkthrough_files().items():
         (tmp_path / path).write_text(text, encoding="utf-8")
     registry = tmp_path / REGISTRY

@@ -9,7 +9,7 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CONF = ROOT / "memlab" / "conf"
+CONF = ROOT / "conf"  # installed as the package memlab.conf
 
 
 def test_the_wheel_ships_every_config_and_runs_an_experiment_from_the_install(tmp_path: Path) -> None:
@@ -17,7 +17,7 @@ def test_the_wheel_ships_every_config_and_runs_an_experiment_from_the_install(tm
     subprocess.run([*build, str(ROOT)], check=True, capture_output=True, text=True)
     (wheel,) = tmp_path.glob("memlab-*.whl")
     shipped = {n for n in zipfile.ZipFile(wheel).namelist() if n.startswith("memlab/conf/")}
-    configs = {p.relative_to(ROOT).as_posix() for p in CONF.rglob("*.yaml") if p.parent.name != "local"}
+    configs = {f"memlab/{p.relative_to(ROOT).as_posix()}" for p in CONF.rglob("*.yaml") if p.parent.name != "local"}
     assert configs - shipped == set() and {"memlab/conf/experiment/ci.yaml", "memlab/conf/config.yaml"} <= shipped
     assert [n for n in shipped if n.endswith(".py")] == ["memlab/conf/__init__.py"]  # configs only, no scripts
 

@@ -1,6 +1,6 @@
 """The project's own regression gate: the pinned CI experiments match their committed baselines.
 
-Three experiments (memlab/conf/experiment/ci*.yaml), each with its baseline in experiments/baselines/:
+Three experiments (conf/experiment/ci*.yaml), each with its baseline in experiments/baselines/:
 `ci` (context strategies on synthetic and LoCoMo data), `ci_summaries` (every summarizing strategy)
 and `ci_longterm` (long-term recall and answer scoring on a LoCoMo conversation). When a change is
 meant to move these numbers, rerun and accept it (the message below says how); the diff of the

@@ -17,7 +17,7 @@ STRATEGIES = ("none", "trim", "sliding_window", "summarize", "composite")
 
 
 def test_demo_compares_every_context_strategy_and_renders(tmp_path: Path) -> None:
-    missing = [s for s in STRATEGIES if not (ROOT / "memlab" / "conf" / "context" / f"{s}.yaml").is_file()]
+    missing = [s for s in STRATEGIES if not (ROOT / "conf" / "context" / f"{s}.yaml").is_file()]
     if missing:
         pytest.skip(f"context entries not on this branch yet: {', '.join(missing)}")
     sweep = tmp_path / "demo"
