@@ -21,6 +21,12 @@ The category numbering is checked against the data (tests/dialogues/test_locomo.
 category 1 questions cite several turns (multi-hop), 78% of category 2 ask "When" (temporal),
 category 3 asks what someone would "likely" do (open-domain), 96% of category 4 cite one turn.
 
+Two optional QA keys that LoCoMo lacks mark how a question's evidence relates to other turns (memlab's
+own sets in ``datasets/updates/`` use them; `memlab.metrics.longterm` reads them): ``superseded``, the older
+turns the evidence revises, and ``decoys``, later turns that sound like a revision but revise nothing. Each
+is a list of the conversation's ``dia_id``s, kept in the probe's metadata under the same name; an id that
+names no turn is an error, since these keys are written for memlab and not inherited untidy.
+
 Real evidence lists are untidy: several ids in one string (``"D8:6; D9:17"``), ids that do not
 exist (``"D"``, ``"D:11:26"``, or a turn the conversation lacks). Valid ids are kept, the rest
 counted in `Dialogue.metadata` (see `LocomoMetadata` for every key), and loading never fails on them.
@@ -35,7 +41,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypedDict
 
-from memlab.dialogues.model import Dialogue, Probe, Session
+from memlab.dialogues.model import DECOYS_KEY, SUPERSEDED_KEY, Dialogue, Probe, Session
 from memlab.dialogues.source import JsonReader, child, read_json, resolve_path
 from memlab.messages import Message
 
@@ -45,6 +51,7 @@ TURN_INTERVAL = timedelta(seconds=30)
 IMAGE_NOTE = "[shares an image: {caption}]"
 LOCOMO_CATEGORIES = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop", "5": "adversarial"}
 ADVERSARIAL = LOCOMO_CATEGORIES["5"]
+RELATED_TURN_KEYS = (SUPERSEDED_KEY, DECOYS_KEY)  # optional QA keys, kept in `Probe.metadata` (module docstring)
 
 _SESSION_KEY = re.compile(r"session_(\d+)")
 _OBSERVATION_KEY = re.compile(r"(session_\d+)_observation")
@@ -260,9 +267,12 @@ def _probe(reader: JsonReader, qa: Any, where: str, probe_id: str, evidence: _Ev
     number = str(reader.get(qa, "category", int, where))
     answer = reader.optional(qa, "answer", (str, int, float), where)
     adversarial = reader.optional(qa, "adversarial_answer", (str, int, float), where)
-    metadata = {"locomo_category": number}
+    metadata: dict[str, Any] = {"locomo_category": number}
     if adversarial is not None:
         metadata["adversarial_answer"] = str(adversarial)
+    for key in RELATED_TURN_KEYS:
+        if (ids := reader.optional(qa, key, list, where)) is not None:
+            metadata[key] = _turn_ids(reader, ids, child(where, key), evidence.known)
     return Probe(
         id=probe_id,
         question=reader.get(qa, "question", str, where),
@@ -271,6 +281,13 @@ def _probe(reader: JsonReader, qa: Any, where: str, probe_id: str, evidence: _Ev
         category=LOCOMO_CATEGORIES.get(number, number),
         metadata=metadata,
     )
+
+
+def _turn_ids(reader: JsonReader, ids: list[Any], where: str, known: set[str]) -> tuple[str, ...]:
+    for i, turn in enumerate(ids):
+        if not isinstance(turn, str) or turn not in known:
+            raise reader.error(child(where, i), f"{turn!r} is not a dia_id of this conversation; expected e.g. 'D1:3'")
+    return tuple(ids)
 
 
 def _annotation(reader: JsonReader, raw: dict[str, Any], key: str, where: str) -> dict[str, Any]:

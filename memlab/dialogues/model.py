@@ -9,6 +9,10 @@ from typing import Any
 
 from memlab.messages import Message
 
+# `Probe.metadata` keys naming the turns a probe's evidence relates to (memlab.metrics.longterm reads them):
+SUPERSEDED_KEY = "superseded"  # older statements the evidence revises (synthetic UPDATE; LoCoMo-format files)
+DECOYS_KEY = "decoys"  # later turns that sound like a revision of the evidence but revise nothing
+
 
 @dataclass(frozen=True)
 class Session:
@@ -25,7 +29,7 @@ class Probe:
 
     `category` follows the source (LoCoMo: 1 multi-hop, 2 temporal, 3 open-domain,
     4 single-hop, 5 adversarial; synthetic: the planted memory type, or UPDATE). `metadata` holds
-    what the source adds beyond that (a LoCoMo adversarial answer, the synthetic superseded ids).
+    what the source adds beyond that (a LoCoMo adversarial answer, `SUPERSEDED_KEY`, `DECOYS_KEY`).
     """
 
     id: str

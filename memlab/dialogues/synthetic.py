@@ -28,7 +28,7 @@ from typing import Any
 
 from memlab import ranges
 from memlab.dialogues import synthetic_text as text
-from memlab.dialogues.model import Dialogue, Probe, Session
+from memlab.dialogues.model import SUPERSEDED_KEY, Dialogue, Probe, Session
 from memlab.dialogues.schemas import SyntheticConfig
 from memlab.errors import MemlabError
 from memlab.messages import Message, ToolCall
@@ -347,7 +347,7 @@ def _probe(probe_id: str, plan: _Plan) -> Probe:
             "type": plan.slot.type,
             "slot": plan.slot.key,
             "statement": latest.statement,
-            "superseded": tuple(f.message_id for f in earlier),
+            SUPERSEDED_KEY: tuple(f.message_id for f in earlier),
             "superseded_answer": earlier[-1].value if earlier else None,
         },
     )

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from memlab.dialogues.locomo import ADVERSARIAL
+from memlab.dialogues.model import DECOYS_KEY, SUPERSEDED_KEY
 from memlab.metrics.family import metric_family
 
 K_VALUES = (1, 5, 10, 20)
@@ -42,7 +43,7 @@ NDCG_K = 10
 EXCLUDED_CATEGORIES = (ADVERSARIAL,)  # left out of the overall means, reported on their own
 EVIDENCE_KEY = "longterm.retrieved_evidence"
 INJECTED_TOKENS_KEY = "longterm.injected_tokens"
-SUPERSEDED_KEY = "superseded"  # in a probe's metadata: the statements its evidence contradicts (synthetic UPDATE)
+UPDATE_DEPTH = 10  # longterm.newer_missed@10: the newer statement is not among this many memories
 
 
 def _wanted(evidence: Iterable[str]) -> set[str]:
@@ -158,6 +159,16 @@ def _means(suffix: str, rows: list[dict[str, float]]) -> dict[str, float]:
     return {f"longterm.{name}{suffix}": float(np.mean([r[name] for r in rows])) for name in rows[0]}
 
 
+def first_citing(turns: Iterable[str], retrieved: Sequence[Sequence[str]]) -> int | None:
+    """The 0-based rank of the first memory citing any of `turns`; None when none does.
+
+    >>> first_citing(["D1:2"], [["D9:9"], ["D1:2", "D1:3"]]), first_citing(["D4:4"], [["D9:9"]])
+    (1, None)
+    """
+    wanted = set(turns)
+    return next((i for i, memory in enumerate(retrieved) if wanted & set(memory)), None)
+
+
 def newer_first(newer: str, superseded: Iterable[str], retrieved: Sequence[Sequence[str]]) -> bool | None:
     """Whether the first memory citing `newer` ranks above every memory citing a `superseded` turn
     (True when only the newer is retrieved); None when neither is.
@@ -165,27 +176,69 @@ def newer_first(newer: str, superseded: Iterable[str], retrieved: Sequence[Seque
     >>> newer_first("D5:1", ["D1:2"], [["D9:9"], ["D5:1"], ["D1:2"]]), newer_first("D5:1", ["D1:2"], [["D1:2"]])
     (True, False)
     """
-    old = set(superseded)
-    at_newer = next((i for i, memory in enumerate(retrieved) if newer in memory), None)
-    at_old = next((i for i, memory in enumerate(retrieved) if old & set(memory)), None)
+    at_newer, at_old = first_citing([newer], retrieved), first_citing(superseded, retrieved)
     if at_newer is None and at_old is None:
         return None
     return at_newer is not None and (at_old is None or at_newer < at_old)
 
 
+def _related(probes: Iterable[Any], key: str) -> list[tuple[str, tuple[str, ...], Sequence[Sequence[str]]]]:
+    """(first evidence turn, the turns under `key` in the probe's metadata, retrieved memories) of every probe
+    that has both and long-term results."""
+    return [
+        (record.probe.evidence[0], tuple(related), record.results[EVIDENCE_KEY])
+        for record in probes
+        if (related := record.probe.metadata.get(key)) and record.probe.evidence and EVIDENCE_KEY in record.results
+    ]
+
+
 @metric_family
 def newer_first_metrics(probes: Iterable[Any]) -> dict[str, float]:
-    """``longterm.newer_first``: over the probes of updated facts (a ``superseded`` list in their metadata,
-    the synthetic generator's UPDATE) where the newer or a contradicted statement is retrieved, the share
-    where the newer ranks first; ``longterm.newer_first.probes`` counts them. Empty without such probes."""
-    outcomes = [
-        newer_first(record.probe.evidence[0], superseded, record.results[EVIDENCE_KEY])
-        for record in probes
-        if (superseded := record.probe.metadata.get(SUPERSEDED_KEY))
-        and record.probe.evidence
-        and EVIDENCE_KEY in record.results
-    ]
+    """``longterm.newer_first``: over the probes of updated facts (a ``superseded`` list in their metadata: the
+    synthetic generator's UPDATE, datasets/updates/) where the newer or a superseded statement is among the
+    retrieved memories, the share where the first memory citing the newer ranks above every memory citing a
+    superseded one (`newer_first`); ``longterm.newer_first.probes`` counts them. Empty without such probes."""
+    outcomes = [newer_first(newer, older, got) for newer, older, got in _related(probes, SUPERSEDED_KEY)]
     counted = [o for o in outcomes if o is not None]
     if not counted:
         return {}
     return {"longterm.newer_first": sum(counted) / len(counted), "longterm.newer_first.probes": float(len(counted))}
+
+
+@metric_family
+def update_rank_metrics(probes: Iterable[Any]) -> dict[str, float]:
+    """The top of the ranking on updated facts, over every probe with a ``superseded`` list (none left out, unlike
+    ``longterm.newer_first``): ``longterm.newer_at_1``, the top memory cites the newer statement;
+    ``longterm.older_at_1``, it cites a superseded one (a memory citing both counts for both);
+    ``longterm.newer_missed@10``, no memory of the top 10 cites the newer one. ``longterm.update_probes`` counts
+    them; empty without such probes."""
+    ranks = [(first_citing([new], got), first_citing(old, got)) for new, old, got in _related(probes, SUPERSEDED_KEY)]
+    if not ranks:
+        return {}
+    n = len(ranks)
+    return {
+        "longterm.update_probes": float(n),
+        "longterm.newer_at_1": sum(newer == 0 for newer, _ in ranks) / n,
+        "longterm.older_at_1": sum(older == 0 for _, older in ranks) / n,
+        f"longterm.newer_missed@{UPDATE_DEPTH}": sum(newer is None or newer >= UPDATE_DEPTH for newer, _ in ranks) / n,
+    }
+
+
+@metric_family
+def decoy_metrics(probes: Iterable[Any]) -> dict[str, float]:
+    """Cue words that revise nothing, over every probe with ``decoys`` (later turns that sound like a revision of
+    its evidence, e.g. datasets/updates/misfire_*.json): ``longterm.decoy_above``, a memory citing a decoy ranks
+    above every memory citing the evidence (or it alone is retrieved; a tie is not above);
+    ``longterm.decoy_answer_at_1``, the top memory cites the evidence. ``longterm.decoy_probes`` counts them;
+    empty without such probes."""
+    ranks = [
+        (first_citing([answer], got), first_citing(later, got)) for answer, later, got in _related(probes, DECOYS_KEY)
+    ]
+    if not ranks:
+        return {}
+    n = len(ranks)
+    return {
+        "longterm.decoy_probes": float(n),
+        "longterm.decoy_above": sum(d is not None and (a is None or d < a) for a, d in ranks) / n,
+        "longterm.decoy_answer_at_1": sum(a == 0 for a, _ in ranks) / n,
+    }

@@ -12,6 +12,7 @@ import pytest
 
 from memlab.dialogues import Observation, Probe, load_locomo
 from memlab.dialogues.locomo import LOCOMO_CATEGORIES, TURN_INTERVAL, parse_session_time
+from memlab.dialogues.model import DECOYS_KEY, SUPERSEDED_KEY
 from memlab.errors import DatasetError
 
 DIA_ID = re.compile(r"D\d+:\d+")
@@ -177,6 +178,20 @@ def test_malformed_evidence_never_fails(tmp_path: Path, write_json, locomo_sampl
     assert d.metadata["evidence_dropped_values"] == ("D", "D1:9", "7", "D:1:1")
 
 
+def test_superseded_and_decoy_turns_are_kept_in_probe_metadata(tmp_path: Path, write_json, locomo_sample) -> None:
+    """memlab's own QA keys (datasets/updates/) are kept as tuples; a question without them has none."""
+    sample = locomo_sample()
+    sample["qa"] += [
+        {"question": "Who greets?", "answer": "Bob", "evidence": ["D1:2"], "superseded": ["D1:1"], "category": 4},
+        {"question": "Who greets first?", "answer": "Ann", "evidence": ["D1:1"], "decoys": ["D1:2"], "category": 4},
+    ]
+    [d] = load_locomo(write_json(tmp_path / "l.json", [sample]))
+    plain, updated, decoyed = d.probes
+    assert SUPERSEDED_KEY not in plain.metadata and DECOYS_KEY not in plain.metadata
+    assert updated.metadata[SUPERSEDED_KEY] == ("D1:1",) and DECOYS_KEY not in updated.metadata
+    assert decoyed.metadata[DECOYS_KEY] == ("D1:2",) and SUPERSEDED_KEY not in decoyed.metadata
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
@@ -207,6 +222,11 @@ def test_malformed_evidence_never_fails(tmp_path: Path, write_json, locomo_sampl
         (lambda s: s["qa"][0].update(category="four"), r"\[0\]\.qa\[0\]\.category: expected an integer, got a string"),
         (lambda s: s["qa"][0].pop("evidence"), r'\[0\]\.qa\[0\]: missing key "evidence" \(expected a list\)'),
         (lambda s: s.update(observation=[]), r"\[0\]\.observation: expected an object, got a list"),
+        (
+            lambda s: s["qa"][0].update(superseded=["D1:1", "D9:9"]),
+            r"\[0\]\.qa\[0\]\.superseded\[1\]: 'D9:9' is not a dia_id of this conversation; expected e\.g\. 'D1:3'",
+        ),
+        (lambda s: s["qa"][0].update(decoys="D1:1"), r"\[0\]\.qa\[0\]\.decoys: expected a list, got a string"),
     ],
 )
 def test_broken_sample_names_the_place(tmp_path: Path, write_json, locomo_sample, change, message) -> None:

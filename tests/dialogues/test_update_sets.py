@@ -1,0 +1,73 @@
+"""datasets/updates/: the hand-written sets load with `dataset=locomo`, have the counts and split their README
+states, and every turn a question cites exists and was said at least a week before or after its evidence, as claimed."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from hydra.utils import instantiate
+
+from memlab import api
+from memlab.dialogues import Dialogue
+from memlab.dialogues.model import DECOYS_KEY, SUPERSEDED_KEY
+
+SETS = Path(__file__).resolve().parents[2] / "datasets" / "updates"
+UPDATES, MISFIRES = ("dev", "heldout"), ("misfire_dev", "misfire_heldout")
+WEEK = timedelta(days=7)  # an update comes weeks after the statement it revises, a decoy after the answer
+# The README's table row: | `dev.json` | dev | 5 (`upd-01` to `upd-05`) | 38 | 396 | 45 | ...
+ROW = re.compile(
+    r"^\| `(\w+)\.json` \| ([\w-]+) \| (\d+) \(`([\w-]+)` to `([\w-]+)`\) \| (\d+) \| (\d+) \| (\d+) \|", re.M
+)
+
+
+@pytest.fixture(scope="module")
+def sets() -> dict[str, list[Dialogue]]:
+    """Each file as `memlab run dataset=locomo dataset.path=datasets/updates/<file>` loads it (a relative path)."""
+    loaded = {}
+    for name in (*UPDATES, *MISFIRES):
+        cfg = api.compose(["dataset=locomo", f"dataset.path=datasets/updates/{name}.json"])
+        loaded[name] = list(instantiate(cfg.dataset))
+    return loaded
+
+
+def test_counts_and_split_are_the_readmes(sets: dict[str, list[Dialogue]]) -> None:
+    rows = {m.group(1): m.groups()[1:] for m in ROW.finditer((SETS / "README.md").read_text(encoding="utf-8"))}
+    assert sorted(rows) == sorted(sets)
+    for name, dialogues in sets.items():
+        split, conversations, first, last, sessions, turns, questions = rows[name]
+        assert split == ("dev" if name.endswith("dev") else "held-out")
+        assert (len(dialogues), dialogues[0].id, dialogues[-1].id) == (int(conversations), first, last)
+        assert sum(len(d.sessions) for d in dialogues) == int(sessions)
+        assert sum(len(d) for d in dialogues) == int(turns)
+        assert sum(len(d.probes) for d in dialogues) == int(questions)
+    # the issue's floors: >= 40 updated facts on each side of the split, >= 40 misfire pairs in all
+    assert min(sum(len(d.probes) for d in sets[n]) for n in UPDATES) >= 40
+    assert sum(len(d.probes) for n in MISFIRES for d in sets[n]) >= 40
+
+
+def test_the_split_is_by_conversation(sets: dict[str, list[Dialogue]]) -> None:
+    ids = [d.id for dialogues in sets.values() for d in dialogues]
+    speakers = [d.metadata[who] for dialogues in sets.values() for d in dialogues for who in ("speaker_a", "speaker_b")]
+    assert len(ids) == len(set(ids)) and len(speakers) == len(set(speakers))
+
+
+def test_every_cited_turn_exists_and_is_older_or_newer_as_claimed(sets: dict[str, list[Dialogue]]) -> None:
+    raw = {name: json.loads((SETS / f"{name}.json").read_text(encoding="utf-8")) for name in sets}
+    for name, dialogues in sets.items():
+        for sample, d in zip(raw[name], dialogues, strict=True):
+            said = {m.id: m.timestamp for m in d.messages()}  # the session's date, 30 s per turn
+            for qa, probe in zip(sample["qa"], d.probes, strict=True):
+                assert probe.evidence == tuple(qa["evidence"]) and len(probe.evidence) == 1  # nothing dropped
+                (evidence,) = probe.evidence
+                if name in UPDATES:
+                    older = probe.metadata[SUPERSEDED_KEY]
+                    assert older == tuple(qa["superseded"]) and DECOYS_KEY not in probe.metadata
+                    assert all(said[evidence] - said[o] >= WEEK for o in older), probe
+                else:
+                    later = probe.metadata[DECOYS_KEY]
+                    assert later == tuple(qa["decoys"]) and SUPERSEDED_KEY not in probe.metadata
+                    assert all(said[x] - said[evidence] >= WEEK for x in later), probe
