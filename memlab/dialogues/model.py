@@ -9,6 +9,8 @@ from typing import Any
 
 from memlab.messages import Message
 
+SUPERSEDED_KEY = "superseded"  # in a probe's metadata: the older statements its evidence replaces (updated facts)
+
 
 @dataclass(frozen=True)
 class Session:
@@ -26,6 +28,8 @@ class Probe:
     `category` follows the source (LoCoMo: 1 multi-hop, 2 temporal, 3 open-domain,
     4 single-hop, 5 adversarial; synthetic: the planted memory type, or UPDATE). `metadata` holds
     what the source adds beyond that (a LoCoMo adversarial answer, the synthetic superseded ids).
+    `asked_at` is when the question is asked, if the source says (LongMemEval's ``question_date``):
+    the replay's clock moves there before the probe, so decay counts up to that moment.
     """
 
     id: str
@@ -34,6 +38,7 @@ class Probe:
     evidence: tuple[str, ...]
     category: str
     metadata: dict[str, Any] = field(default_factory=dict, compare=False)
+    asked_at: datetime | None = None
 
 
 @dataclass(frozen=True)

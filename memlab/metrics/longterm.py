@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from memlab.dialogues.locomo import ADVERSARIAL
+from memlab.dialogues.model import SUPERSEDED_KEY
 from memlab.metrics.family import metric_family
 
 K_VALUES = (1, 5, 10, 20)
@@ -42,7 +43,6 @@ NDCG_K = 10
 EXCLUDED_CATEGORIES = (ADVERSARIAL,)  # left out of the overall means, reported on their own
 EVIDENCE_KEY = "longterm.retrieved_evidence"
 INJECTED_TOKENS_KEY = "longterm.injected_tokens"
-SUPERSEDED_KEY = "superseded"  # in a probe's metadata: the statements its evidence contradicts (synthetic UPDATE)
 
 
 def _wanted(evidence: Iterable[str]) -> set[str]:
