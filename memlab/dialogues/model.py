@@ -10,6 +10,7 @@ from typing import Any
 from memlab.messages import Message
 
 SUPERSEDED_KEY = "superseded"  # in a probe's metadata: the older statements its evidence replaces (updated facts)
+EVIDENCE_SESSIONS_KEY = "evidence_sessions"  # in a probe's metadata: the sessions holding its answer (LongMemEval)
 
 
 @dataclass(frozen=True)
