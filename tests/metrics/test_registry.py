@@ -28,7 +28,8 @@ TABLE = re.compile(r"<!-- metric-registry:begin -->\n(.*?)\n<!-- metric-registry
 REGENERATE = "python -m memlab.metrics --write docs/evaluation.md"
 
 # Runs that between them make every kind of metric: long-term retrieval and answer scoring on a LoCoMo
-# conversation; context, memory and compressor summaries and session forks on the synthetic set.
+# conversation; context, memory and compressor summaries and session forks on the synthetic set;
+# session-level retrieval on the LongMemEval sample.
 RUNS = {
     "locomo": (
         "dataset=locomo",
@@ -47,6 +48,7 @@ RUNS = {
         "+hooks@hooks.sessions=sessions",
     ),
     "updates": ("dataset.dialogues=2", "dataset.update_rate=1.0", "longterm=chat", "agent_id=chat"),
+    "longmemeval": ("dataset=longmemeval", "dataset.path=datasets/longmemeval_sample.json", "longterm=chat"),
 }
 
 
