@@ -57,15 +57,22 @@ _READ_CHUNK = 1 << 20
 def load_longmemeval(
     path: str | Path, max_dialogues: int | None = None, question_types: Sequence[str] | None = None
 ) -> Iterator[Dialogue]:
-    """Each question of the file as a `Dialogue` (the first `max_dialogues` kept, of `question_types` only)."""
-    import ijson
+    """Each question of the file as a `Dialogue` (the first `max_dialogues` kept, of `question_types` only).
 
+    The file is found and the options checked here; the questions are read as the result is iterated.
+    """
     file = resolve_path(path, hint=LONGMEMEVAL_SOURCE)
     for kept in question_types or ():
         if kept not in QUESTION_TYPES:
             raise DatasetError(
                 f"dataset.question_types: unknown type {kept!r}; expected some of {', '.join(QUESTION_TYPES)}"
             )
+    return _questions(file, max_dialogues, question_types)
+
+
+def _questions(file: Path, max_dialogues: int | None, question_types: Sequence[str] | None) -> Iterator[Dialogue]:
+    import ijson
+
     reader = JsonReader(file)
     sessions: dict[str, tuple[Message, ...]] = {}  # one tuple per distinct session, shared by the questions
     count = index = 0

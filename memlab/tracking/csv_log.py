@@ -41,7 +41,7 @@ class CsvLogger(RunLogger):
             header = _header(self.path)
             added = sorted(name for name in run.metrics if name not in header)
             if header and not added:
-                _append(self.path, _line(header, row))
+                _append(self.path, _line([row.get(column, "") for column in header]))
             else:
                 _rewrite(self.path, [*(header or RUN_COLUMNS), *added], row)
 
@@ -61,9 +61,9 @@ def _header(path: Path) -> list[str]:
         return next(csv.reader(f), [])
 
 
-def _line(header: Sequence[str], row: Mapping[str, str]) -> str:
+def _line(values: Sequence[str | None]) -> str:
     text = io.StringIO()
-    csv.writer(text, lineterminator="\n").writerow([row.get(column, "") for column in header])
+    csv.writer(text, lineterminator="\n").writerow(values)
     return text.getvalue()
 
 
@@ -83,9 +83,9 @@ def _rewrite(path: Path, header: Sequence[str], row: Mapping[str, str]) -> None:
             old = list(csv.DictReader(f))
     fd, staged = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(_line(header, dict(zip(header, header, strict=True))))
+        f.write(_line(header))
         for previous in [*old, row]:
-            f.write(_line(header, previous))
+            f.write(_line([previous.get(column) or "" for column in header]))
         f.flush()
         os.fsync(f.fileno())
     os.replace(staged, path)

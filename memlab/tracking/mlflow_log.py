@@ -108,8 +108,9 @@ class MlflowLogger(RunLogger):
         )
 
         metrics = mlflow_metrics(run.metrics)
-        params = {mlflow_name(key): value[:MAX_PARAM_VAL_LENGTH] for key, value in flatten(run.config)}
-        truncated = [key for key, value in flatten(run.config) if len(value) > MAX_PARAM_VAL_LENGTH]
+        config = dict(flatten(run.config))
+        params = {mlflow_name(key): value[:MAX_PARAM_VAL_LENGTH] for key, value in config.items()}
+        truncated = [key for key, value in config.items() if len(value) > MAX_PARAM_VAL_LENGTH]
         tags = {
             "memlab.name": run.name,
             "memlab.seed": str(run.manifest.get("seed")),

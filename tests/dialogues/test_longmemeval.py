@@ -120,9 +120,9 @@ def test_a_bad_file_names_the_question_and_key(tmp_path: Path, data: Any, messag
 
 def test_a_missing_file_says_where_to_get_it(tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match=r"no such file .*; get longmemeval_s\.json from https://huggingface\.co"):
-        list(load_longmemeval(tmp_path / "longmemeval_s.json"))
+        load_longmemeval(tmp_path / "longmemeval_s.json")  # at once, before anything is read
     with pytest.raises(DatasetError, match=r"dataset\.question_types: unknown type 'temporal'"):
-        list(load_longmemeval(SAMPLE, question_types=["temporal"]))
+        load_longmemeval(SAMPLE, question_types=["temporal"])
 
 
 def _turn2session(ranked_turns: list[str], correct: list[str], k: int) -> tuple[float, float]:

@@ -44,7 +44,7 @@ def leaves(node: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def test_mlflow_client_lists_the_run_with_every_metric_and_the_resolved_config(tmp_path: Path) -> None:
-    mlflow = pytest.importorskip("mlflow")
+    mlflow = pytest.importorskip("mlflow", reason="mlflow is not installed: pip install 'memlab[mlflow]'")
     run_dir = tmp_path / "run"
     out = memlab(
         "run",
