@@ -15,10 +15,12 @@ from typing import Any
 
 import pytest
 import yaml
+from entries import options
 
-from memlab.errors import MemlabError
+from memlab.errors import MemlabError, MissingExtraError
+from memlab.experiment import instantiate
 from memlab.metrics import registry
-from memlab.tracking import CsvLogger, FinishedRun, from_mlflow_name, mlflow_name
+from memlab.tracking import CsvLogger, FinishedRun, RunLogger, from_mlflow_name, mlflow_name, now
 from memlab.tracking.mlflow_log import mlflow_metrics
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -93,6 +95,31 @@ def test_without_mlflow_the_run_stops_at_start_with_the_install_command(tmp_path
         "memlab: error: logger=mlflow needs MLflow, which is not installed: pip install 'memlab[mlflow]'"
     )
     assert not (tmp_path / "reports").exists()  # nothing replayed, nothing written
+
+
+@pytest.mark.parametrize("name", options("logger"))
+def test_every_logger_entry_records_runs_under_reports_only(
+    make_config: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """The group's contract: a RunLogger records run after run and writes under reports/ only (none: nothing)."""
+    monkeypatch.chdir(tmp_path)  # the entries' default paths are relative: they land here
+    try:
+        logger = instantiate(make_config(f"logger={name}").logger)
+    except MissingExtraError as e:
+        pytest.skip(str(e))
+    assert isinstance(logger, RunLogger)
+    run_dir = tmp_path / "reports" / "runs" / "one"
+    run_dir.mkdir(parents=True)
+    (run_dir / "metrics.json").write_text('{"calls": 3, "longterm.recall@10": 0.5}\n')
+    metrics, config = {"calls": 3, "longterm.recall@10": 0.5}, {"seed": 1, "context": {"max_tokens": 2000}}
+    for _ in range(2):
+        logger.log_run(
+            FinishedRun(run_dir, "contract", now(), ("seed=1",), metrics, config, {"seed": 1}, ("metrics.json",))
+        )
+    made = {p.relative_to(tmp_path).parts[0] for p in tmp_path.rglob("*")}
+    assert made == {"reports"}
+    written = {p for p in (tmp_path / "reports").iterdir() if p.name != "runs"}
+    assert bool(written) == (name != "none")
 
 
 def registry_names() -> list[str]:
