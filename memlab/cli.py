@@ -55,6 +55,7 @@ GROUP_HELP = {
     "llm": "the model behind summaries, extraction and answers",
     "embedder": "the embeddings of long-term retrieval",
     "policy": "who calls the memory tools: the model (litellm tool calling) or the offline rules",
+    "logger": "where each finished run is also recorded: csv (one row per run), mlflow",
     "hooks": "extra components, e.g. +hooks@hooks.summarization=summarization",
     "experiment": "a named experiment (a preset sweep or comparison)",
     "debug": "a tiny slice to try a command in seconds; profile adds cProfile",

@@ -28,7 +28,7 @@ from memlab.runtime.agent import DEFAULT_MAX_TOOL_ROUNDS
 # Each package's config dataclasses, in its `schemas` module (each exports SCHEMAS).
 SCHEMA_MODULES = tuple(
     f"memlab.{package}.schemas"
-    for package in ("dialogues", "runtime", "memory", "stores", "llm", "embed", "longterm", "context")
+    for package in ("dialogues", "runtime", "memory", "stores", "llm", "embed", "longterm", "context", "tracking")
 )
 
 
@@ -134,6 +134,8 @@ class RunConfig:
     """The embeddings of long-term retrieval (conf/embedder)."""
     store: Any = None
     """Where histories and long-term records live (conf/store)."""
+    logger: Any = None
+    """Where each finished run is recorded besides its folder: a CSV file, MLflow (conf/logger)."""
     hooks: dict[str, Any] = field(default_factory=dict)
     """Extra components by name, e.g. +hooks@hooks.summarization=summarization."""
     sim: SimConfig = field(default_factory=SimConfig)

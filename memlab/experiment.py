@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import cProfile
 import io
+import json
 import logging
 import math
 import os
@@ -36,13 +37,14 @@ from memlab.metrics.answers import ANSWER_METRICS, answerable
 from memlab.ranges import check_config
 from memlab.report import RunData, questions_table, run_files
 from memlab.report.health import measurement_warnings
-from memlab.report.rundata import ERROR_FILE
+from memlab.report.rundata import ERROR_FILE, METRICS_FILE
 from memlab.rundir import data_hash, git_revision, publish, versions
 from memlab.runtime import Component, History, Runtime, SecurityContext
 from memlab.sim import CallRecord, Cursor, ProbeRecord, Record, ReplayOptions, Shared, simulate, simulate_parallel
 from memlab.sim.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from memlab.stores import InMemoryStore, SessionStore
 from memlab.tokens import get_counter
+from memlab.tracking import FinishedRun, RunLogger, now, record_run
 
 T = TypeVar("T")
 
@@ -304,6 +306,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
     check_keys(cfg)
     check_config(cfg)  # before anything is read or written
     get_counter(cfg.tokenizer)  # an unknown tokenizer fails before the dataset is read
+    logger: RunLogger = instantiate(cfg.logger) if cfg.get("logger") is not None else RunLogger()
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
     dialogues = load_dialogues(cfg)
@@ -348,6 +351,10 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
     if profile is not None:
         files["profile.txt"] = profile.getvalue()
     out = publish(Path(run_dir), files, replace=(ERROR_FILE,))
+    metrics = json.loads(files[METRICS_FILE])  # what metrics.json holds, rounded as there
+    record_run(
+        logger, FinishedRun(out, cfg.name, now(), tuple(overrides), metrics, run.config, run.manifest, tuple(files))
+    )
     warnings = measurement_warnings(run.metrics)
     for warning in warnings:
         print(f"memlab: WARNING: this run measured nothing here: {warning} (see {out / 'report.md'})", file=sys.stderr)

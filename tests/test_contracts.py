@@ -34,7 +34,7 @@ from memlab.units import orphans
 
 # Groups of run settings rather than parts (experiment: tests/test_experiments.py).
 SETTINGS = ("hydra", "schema", "experiment", "debug", "hparams_search", "local")
-ELSEWHERE = {"store": "tests/stores/test_store_entries.py"}
+ELSEWHERE = {"store": "tests/stores/test_store_entries.py", "logger": "tests/tracking/test_loggers.py"}
 # A small run for the contracts that replay: one synthetic user, two short sessions, one process.
 SMALL_RUN = ("dataset=synthetic", "dataset.dialogues=1", "dataset.sessions=2", "dataset.turns_per_session=6")
 SMALL_RUN += ("sim.workers=1", "sim.progress=false", "agent_id=chat")

@@ -1,7 +1,8 @@
-"""Dataset loaders (LoCoMo, tau-bench, OpenAI JSONL) and the synthetic generator; all return `Dialogue`s."""
+"""Dataset loaders (LoCoMo, LongMemEval, tau-bench, OpenAI JSONL) and the synthetic generator -> `Dialogue`s."""
 
 from memlab.dialogues.jsonl import load_jsonl
 from memlab.dialogues.locomo import LifeEvent, LocomoMetadata, Observation, load_locomo
+from memlab.dialogues.longmemeval import load_longmemeval
 from memlab.dialogues.model import Dialogue, Probe, Session
 from memlab.dialogues.source import resolve_path
 from memlab.dialogues.synthetic import PlantedFact, generate_synthetic
@@ -18,6 +19,7 @@ __all__ = [
     "generate_synthetic",
     "load_jsonl",
     "load_locomo",
+    "load_longmemeval",
     "load_tau_bench",
     "resolve_path",
 ]

@@ -6,6 +6,12 @@ line, ``"id"`` and ``"started_at"`` (ISO 8601) on a session, and ``"id"`` and ``
 (ISO 8601) on a message. A leading system message becomes the dialogue's system prompt.
 Message ids default to ``L<line>:<index>`` (the index over the line's messages); blank lines are skipped.
 
+A line may carry the questions to ask after the conversation, ``"probes": [...]``, each an object with
+``question`` (required), ``answer``, ``evidence`` (ids of the messages that hold the answer),
+``category``, ``superseded`` (ids of older statements the evidence replaces: ``longterm.newer_first``),
+``id`` and ``asked_at`` (ISO 8601). Evidence and superseded ids must name messages of the same line,
+so recall and retention are measured on a team's own logs as on LoCoMo.
+
 Every problem is reported as ``<file>:<line>: <path>: <what was expected>``.
 """
 
@@ -15,10 +21,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memlab.dialogues.model import Dialogue, Session
+from memlab.dialogues.model import SUPERSEDED_KEY, Dialogue, Probe, Session
 from memlab.dialogues.openai_format import check_tool_results, parse_message
 from memlab.dialogues.source import JsonReader, child, parse_json, read_text, resolve_path
 from memlab.messages import Message
+
+DEFAULT_CATEGORY = "question"  # a probe's category when the line gives none
+PROBE_KEYS = ("question", "answer", "evidence", "category", "superseded", "id", "asked_at")
+_LISTED_IDS = 5  # message ids an unknown-id error lists
 
 
 def load_jsonl(path: str | Path, max_dialogues: int | None = None) -> list[Dialogue]:
@@ -78,12 +88,62 @@ def _dialogue(reader: JsonReader, raw: Any, lineno: int) -> Dialogue:
             "no messages besides a system prompt; expected a conversation",
         )
     check_tool_results(reader, flat, wheres)
+    dialogue_id = reader.optional(raw, "id", str, "") or f"line-{lineno}"
+    ids = [m.id for s in sessions for m in s.messages if m.id is not None]
+    probes = [
+        _probe(reader, p, child("probes", i), f"{dialogue_id}:q{i}", ids)
+        for i, p in enumerate(reader.optional(raw, "probes", list, "") or [])
+    ]
+    seen: set[str] = set()
+    for i, probe in enumerate(probes):
+        if probe.id in seen:
+            raise reader.error(child(child("probes", i), "id"), f"{probe.id!r} is another probe's id; ids are unique")
+        seen.add(probe.id)
     return Dialogue(
-        id=reader.optional(raw, "id", str, "") or f"line-{lineno}",
+        id=dialogue_id,
         sessions=tuple(sessions),
+        probes=tuple(probes),
         system_prompt=system_prompt,
         user_id=reader.optional(raw, "user_id", str, "") or "user",
     )
+
+
+def _probe(reader: JsonReader, raw: Any, where: str, default_id: str, ids: list[str]) -> Probe:
+    """One entry of a line's ``probes``: its keys checked, its ids names of the line's messages."""
+    reader.expect(raw, dict, where)
+    unknown = sorted(set(raw) - set(PROBE_KEYS))
+    if unknown:
+        raise reader.error(child(where, unknown[0]), f"unknown key; a probe has {', '.join(PROBE_KEYS)}")
+    evidence = _message_ids(reader, raw, "evidence", where, ids)
+    superseded = _message_ids(reader, raw, SUPERSEDED_KEY, where, ids)
+    for i, old in enumerate(superseded):
+        if old in evidence:
+            raise reader.error(
+                child(child(where, SUPERSEDED_KEY), i),
+                f"{old!r} is also evidence; superseded names the older statements the evidence replaces",
+            )
+    return Probe(
+        id=reader.optional(raw, "id", str, where) or default_id,
+        question=reader.get(raw, "question", str, where),
+        answer=reader.optional(raw, "answer", str, where),
+        evidence=evidence,
+        category=reader.optional(raw, "category", str, where) or DEFAULT_CATEGORY,
+        metadata={SUPERSEDED_KEY: superseded} if superseded else {},
+        asked_at=_time(reader, raw, "asked_at", where),
+    )
+
+
+def _message_ids(reader: JsonReader, raw: dict[str, Any], key: str, where: str, ids: list[str]) -> tuple[str, ...]:
+    """The list at `key` (absent: empty), each entry the id of one of the conversation's messages."""
+    at = child(where, key)
+    found = reader.optional(raw, key, list, where) or []
+    known = set(ids)
+    for i, value in enumerate(found):
+        reader.expect(value, str, child(at, i))
+        if value not in known:
+            listed = ", ".join(ids[:_LISTED_IDS]) + (f", ... ({len(ids)} in all)" if len(ids) > _LISTED_IDS else "")
+            raise reader.error(child(at, i), f"no message {value!r} in this conversation; its message ids: {listed}")
+    return tuple(dict.fromkeys(found))
 
 
 def _time(reader: JsonReader, obj: dict[str, Any], key: str, where: str) -> datetime | None:

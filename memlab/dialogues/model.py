@@ -12,6 +12,7 @@ from memlab.messages import Message
 # `Probe.metadata` keys naming the turns a probe's evidence relates to (memlab.metrics.longterm reads them):
 SUPERSEDED_KEY = "superseded"  # older statements the evidence revises (synthetic UPDATE; LoCoMo-format files)
 DECOYS_KEY = "decoys"  # later turns that sound like a revision of the evidence but revise nothing
+EVIDENCE_SESSIONS_KEY = "evidence_sessions"  # the sessions holding its answer (LongMemEval)
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,9 @@ class Probe:
 
     `category` follows the source (LoCoMo: 1 multi-hop, 2 temporal, 3 open-domain,
     4 single-hop, 5 adversarial; synthetic: the planted memory type, or UPDATE). `metadata` holds
-    what the source adds beyond that (a LoCoMo adversarial answer, `SUPERSEDED_KEY`, `DECOYS_KEY`).
+    what the source adds beyond that (a LoCoMo adversarial answer, `SUPERSEDED_KEY`, `DECOYS_KEY`,
+    `EVIDENCE_SESSIONS_KEY`). `asked_at` is when the question is asked, if the source says (LongMemEval's
+    ``question_date``): the replay's clock moves there before the probe, so decay counts up to that moment.
     """
 
     id: str
@@ -38,6 +41,7 @@ class Probe:
     evidence: tuple[str, ...]
     category: str
     metadata: dict[str, Any] = field(default_factory=dict, compare=False)
+    asked_at: datetime | None = None
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,19 @@ class LocomoConfig:
 
 
 @dataclass
+class LongMemEvalConfig:
+    """`dataset=longmemeval`: a LongMemEval file (longmemeval_s.json, longmemeval_m.json, longmemeval_oracle.json)."""
+
+    _target_: str = "memlab.dialogues.load_longmemeval"
+    path: str = "datasets/longmemeval_s.json"
+    """The LongMemEval file; relative: from the working directory, else the project root."""
+    max_dialogues: int | None = ranges.ranged(None, ge=1)
+    """Read only the first N questions (null: all); the rest of the file is not parsed."""
+    question_types: list[str] | None = None
+    """Keep only questions of these types (single-session-user, ..., temporal-reasoning); null: all."""
+
+
+@dataclass
 class TauBenchConfig:
     """`dataset=tau_bench`: a tau-bench trajectory file."""
 
@@ -80,6 +93,7 @@ class SyntheticConfig:
 SCHEMAS: dict[tuple[str, str], type] = {
     ("dataset", "jsonl"): JsonlConfig,
     ("dataset", "locomo"): LocomoConfig,
+    ("dataset", "longmemeval"): LongMemEvalConfig,
     ("dataset", "tau_bench"): TauBenchConfig,
     ("dataset", "synthetic"): SyntheticConfig,
 }

@@ -149,6 +149,8 @@ def _call(rt: Runtime, message: Message, call: ModelCall, full_tokens: int) -> C
 
 def _probe(rt: Runtime, dialogue: Dialogue, probe: Probe, options: ReplayOptions) -> ProbeRecord:
     question = Message(role="user", content=probe.question, id=f"probe:{probe.id}")
+    if probe.asked_at is not None:  # else the clock stays where the dialogue ended
+        rt.now = _advance(rt.now, probe.asked_at)
     with recording() as events:
         results: dict[str, object] = {}
         for c in rt.components:

@@ -29,7 +29,7 @@ REGENERATE = "python -m memlab.metrics --write docs/evaluation.md"
 
 # Runs that between them make every kind of metric: long-term retrieval and answer scoring on a LoCoMo
 # conversation; context, memory and compressor summaries and session forks on the synthetic set; updated facts
-# (synthetic) and decoys (datasets/updates/).
+# (synthetic) and decoys (datasets/updates/); session-level retrieval on the LongMemEval sample.
 RUNS = {
     "locomo": (
         "dataset=locomo",
@@ -54,6 +54,7 @@ RUNS = {
         "sim.max_dialogues=1",
         "longterm=locomo",
     ),
+    "longmemeval": ("dataset=longmemeval", "dataset.path=datasets/longmemeval_sample.json", "longterm=chat"),
 }
 
 
