@@ -86,8 +86,8 @@ def update_row(name: str, probes: list[ProbeRecord]) -> list[str]:
     return [
         name,
         f"{int(m.get('longterm.update_probes', 0))}",
-        _count(m, "longterm.newer_at_1", "longterm.update_probes"),
-        _count(m, "longterm.older_at_1", "longterm.update_probes"),
+        _count(m, "longterm.newer@1", "longterm.update_probes"),
+        _count(m, "longterm.older@1", "longterm.update_probes"),
         _count(m, "longterm.newer_first", "longterm.newer_first.probes"),
         _count(m, f"longterm.newer_missed@{UPDATE_DEPTH}", "longterm.update_probes"),
     ]
@@ -98,7 +98,7 @@ def misfire_row(name: str, probes: list[ProbeRecord]) -> list[str]:
     return [
         name,
         f"{int(m.get('longterm.decoy_probes', 0))}",
-        _count(m, "longterm.decoy_answer_at_1", "longterm.decoy_probes"),
+        _count(m, "longterm.decoy_answer@1", "longterm.decoy_probes"),
         _count(m, "longterm.decoy_above", "longterm.decoy_probes"),
     ]
 

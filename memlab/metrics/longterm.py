@@ -208,8 +208,8 @@ def newer_first_metrics(probes: Iterable[Any]) -> dict[str, float]:
 @metric_family
 def update_rank_metrics(probes: Iterable[Any]) -> dict[str, float]:
     """The top of the ranking on updated facts, over every probe with a ``superseded`` list (none left out, unlike
-    ``longterm.newer_first``): ``longterm.newer_at_1``, the top memory cites the newer statement;
-    ``longterm.older_at_1``, it cites a superseded one (a memory citing both counts for both);
+    ``longterm.newer_first``): ``longterm.newer@1``, the top memory cites the newer statement;
+    ``longterm.older@1``, it cites a superseded one (a memory citing both counts for both);
     ``longterm.newer_missed@10``, no memory of the top 10 cites the newer one. ``longterm.update_probes`` counts
     them; empty without such probes."""
     ranks = [(first_citing([new], got), first_citing(old, got)) for new, old, got in _related(probes, SUPERSEDED_KEY)]
@@ -218,8 +218,8 @@ def update_rank_metrics(probes: Iterable[Any]) -> dict[str, float]:
     n = len(ranks)
     return {
         "longterm.update_probes": float(n),
-        "longterm.newer_at_1": sum(newer == 0 for newer, _ in ranks) / n,
-        "longterm.older_at_1": sum(older == 0 for _, older in ranks) / n,
+        "longterm.newer@1": sum(newer == 0 for newer, _ in ranks) / n,
+        "longterm.older@1": sum(older == 0 for _, older in ranks) / n,
         f"longterm.newer_missed@{UPDATE_DEPTH}": sum(newer is None or newer >= UPDATE_DEPTH for newer, _ in ranks) / n,
     }
 
@@ -229,7 +229,7 @@ def decoy_metrics(probes: Iterable[Any]) -> dict[str, float]:
     """Cue words that revise nothing, over every probe with ``decoys`` (later turns that sound like a revision of
     its evidence, e.g. datasets/updates/misfire_*.json): ``longterm.decoy_above``, a memory citing a decoy ranks
     above every memory citing the evidence (or it alone is retrieved; a tie is not above);
-    ``longterm.decoy_answer_at_1``, the top memory cites the evidence. ``longterm.decoy_probes`` counts them;
+    ``longterm.decoy_answer@1``, the top memory cites the evidence. ``longterm.decoy_probes`` counts them;
     empty without such probes."""
     ranks = [
         (first_citing([answer], got), first_citing(later, got)) for answer, later, got in _related(probes, DECOYS_KEY)
@@ -240,5 +240,5 @@ def decoy_metrics(probes: Iterable[Any]) -> dict[str, float]:
     return {
         "longterm.decoy_probes": float(n),
         "longterm.decoy_above": sum(d is not None and (a is None or d < a) for a, d in ranks) / n,
-        "longterm.decoy_answer_at_1": sum(a == 0 for a, _ in ranks) / n,
+        "longterm.decoy_answer@1": sum(a == 0 for a, _ in ranks) / n,
     }

@@ -35,8 +35,8 @@ def test_the_table_pools_the_runs_metrics(tmp_path: Path) -> None:
         cells = [
             label,
             str(sum(int(m["longterm.update_probes"]) for m in runs)),
-            counted(runs, "longterm.newer_at_1", "longterm.update_probes"),
-            counted(runs, "longterm.older_at_1", "longterm.update_probes"),
+            counted(runs, "longterm.newer@1", "longterm.update_probes"),
+            counted(runs, "longterm.older@1", "longterm.update_probes"),
             counted(runs, "longterm.newer_first", "longterm.newer_first.probes"),
             counted(runs, "longterm.newer_missed@10", "longterm.update_probes"),
         ]
@@ -48,6 +48,6 @@ def test_the_table_pools_the_runs_metrics(tmp_path: Path) -> None:
         update_row("synthetic seeds 21-22", metrics("synthetic_21", "synthetic_22")),
     ]
     assert rows[4] == (
-        f"| misfire_dev | 8 | {counted(misfires, 'longterm.decoy_answer_at_1', 'longterm.decoy_probes')} "
+        f"| misfire_dev | 8 | {counted(misfires, 'longterm.decoy_answer@1', 'longterm.decoy_probes')} "
         f"| {counted(misfires, 'longterm.decoy_above', 'longterm.decoy_probes')} |"
     )

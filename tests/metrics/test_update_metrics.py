@@ -1,4 +1,4 @@
-"""The update metrics (`longterm.newer_at_1`, `older_at_1`, `newer_missed@10`, the decoy pair) on hand-made
+"""The update metrics (`longterm.newer@1`, `older@1`, `newer_missed@10`, the decoy pair) on hand-made
 rankings and on real runs of the hand-written sets and the synthetic generator, recounted independently."""
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ def test_rank_one_counts_every_updated_fact_and_a_memory_citing_both_counts_twic
     ]
     assert update_rank_metrics(probes) == {
         "longterm.update_probes": 5.0,
-        "longterm.newer_at_1": 2 / 5,
-        "longterm.older_at_1": 1 / 5,
+        "longterm.newer@1": 2 / 5,
+        "longterm.older@1": 1 / 5,
         "longterm.newer_missed@10": 3 / 5,
     }
     assert newer_first_metrics(probes) == {"longterm.newer_first": 2 / 4, "longterm.newer_first.probes": 4.0}
@@ -56,13 +56,13 @@ def test_a_decoy_is_above_only_when_it_ranks_strictly_before_the_answer() -> Non
     assert decoy_metrics(probes) == {
         "longterm.decoy_probes": 4.0,
         "longterm.decoy_above": 2 / 4,
-        "longterm.decoy_answer_at_1": 1 / 4,
+        "longterm.decoy_answer@1": 1 / 4,
     }
 
 
 def recount(records: list[Any], key: str) -> dict[str, tuple[int, int]]:
     """(hits, questions) per outcome, from the ranked evidence lists directly."""
-    counts = {"newer_at_1": 0, "older_at_1": 0, "missed": 0, "decoy_above": 0, "answer_at_1": 0}
+    counts = {"newer@1": 0, "older@1": 0, "missed": 0, "decoy_above": 0, "answer_at_1": 0}
     asked = 0
     for r in records:
         if not isinstance(r, ProbeRecord) or not r.probe.metadata.get(key):  # synthetic: () unless updated
@@ -73,9 +73,9 @@ def recount(records: list[Any], key: str) -> dict[str, tuple[int, int]]:
         ranked = r.results[EVIDENCE_KEY]
         target_ranks = [i for i, cited in enumerate(ranked) if target in cited]
         other_ranks = [i for i, cited in enumerate(ranked) if any(t in cited for t in other)]
-        counts["newer_at_1"] += target in ranked[0]
+        counts["newer@1"] += target in ranked[0]
         counts["answer_at_1"] += target in ranked[0]
-        counts["older_at_1"] += any(t in ranked[0] for t in other)
+        counts["older@1"] += any(t in ranked[0] for t in other)
         counts["missed"] += target not in {t for cited in ranked[:10] for t in cited}
         counts["decoy_above"] += bool(other_ranks) and (not target_ranks or other_ranks[0] < target_ranks[0])
     return {name: (hits, asked) for name, hits in counts.items()}
@@ -95,12 +95,12 @@ def written(result: Any) -> dict[str, float]:
 @pytest.mark.parametrize("name", ["updates", "synthetic"])
 def test_update_metrics_of_a_run_match_an_independent_count(runs: dict[str, Any], name: str) -> None:
     m, counts = written(runs[name]), recount(runs[name].records, SUPERSEDED_KEY)
-    asked = counts["newer_at_1"][1]
+    asked = counts["newer@1"][1]
     assert asked > 0 and m["longterm.update_probes"] == asked
-    for metric, outcome in (("newer_at_1", "newer_at_1"), ("older_at_1", "older_at_1"), ("newer_missed@10", "missed")):
+    for metric, outcome in (("newer@1", "newer@1"), ("older@1", "older@1"), ("newer_missed@10", "missed")):
         assert m[f"longterm.{metric}"] == round(counts[outcome][0] / asked, 6), metric
     if name == "updates":  # the hand-written conversation: the current rules neither always win nor always lose
-        assert 0 < m["longterm.newer_at_1"] < 1 and 0 < m["longterm.newer_missed@10"] < 1
+        assert 0 < m["longterm.newer@1"] < 1 and 0 < m["longterm.newer_missed@10"] < 1
 
 
 def test_decoy_metrics_of_a_run_match_an_independent_count(runs: dict[str, Any]) -> None:
@@ -108,6 +108,6 @@ def test_decoy_metrics_of_a_run_match_an_independent_count(runs: dict[str, Any])
     asked = counts["answer_at_1"][1]
     assert asked == 24 and m["longterm.decoy_probes"] == asked
     assert m["longterm.decoy_above"] == round(counts["decoy_above"][0] / asked, 6)
-    assert m["longterm.decoy_answer_at_1"] == round(counts["answer_at_1"][0] / asked, 6)
+    assert m["longterm.decoy_answer@1"] == round(counts["answer_at_1"][0] / asked, 6)
     assert 0 < m["longterm.decoy_above"] < 1
     assert "longterm.update_probes" not in m and "longterm.decoy_probes" not in written(runs["updates"])
