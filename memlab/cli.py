@@ -24,7 +24,7 @@ from hydra.errors import ConfigCompositionException, InstantiationException
 from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig
-from omegaconf.errors import OmegaConfBaseException
+from omegaconf.errors import InterpolationResolutionError, OmegaConfBaseException
 
 from memlab import config
 from memlab.config_keys import ConfigKeyProblem, check_keys, explain_error
@@ -105,7 +105,7 @@ def _run(cfg: DictConfig) -> float | None:
         return _worst(hc.sweeper) if math.isnan(value) else value
     try:
         result = run_experiment(cfg, run_dir, overrides=overrides)
-    except (MemlabError, InstantiationException) as e:
+    except (MemlabError, InstantiationException, InterpolationResolutionError) as e:
         _discard_if_empty(run_dir)
         print(f"memlab: error: {_one_line(_root_cause(e))}", file=sys.stderr)
         sys.exit(2)
@@ -156,9 +156,13 @@ def _sweep_status() -> int:
 
 
 def _root_cause(error: BaseException) -> BaseException:
-    """The error a Hydra instantiation wrapped (the user's real problem), else the error itself."""
-    while isinstance(error, InstantiationException) and error.__cause__ is not None:
-        error = error.__cause__
+    """The error a Hydra instantiation or a config resolver wrapped (the user's real problem), else the error itself."""
+    while isinstance(error, InstantiationException | InterpolationResolutionError):
+        # OmegaConf raises a resolver's error anew while handling it: the user's error is its context.
+        inner = error.__cause__ or (error.__context__ if isinstance(error, InterpolationResolutionError) else None)
+        if inner is None:
+            break
+        error = inner
     return error
 
 

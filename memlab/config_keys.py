@@ -1,9 +1,9 @@
 """Errors that teach: an unknown or misplaced config key, explained with the keys that do exist.
 
-Hydra rejects ``context.counter=exact`` with "Key 'counter' not in 'SlidingWindowContextConfig'"
-and suggests ``+context.counter=exact``, which the struct check then lets through. Here both
+Hydra rejects ``context.language=zh`` with "Key 'language' not in 'SummarizeContextConfig'"
+and suggests ``+context.language=zh``, which the struct check then lets through. Here both
 cases end in one message that lists the node's valid keys, names the path where a key of that
-name does exist (``context.strategy.counter``) and the group entries that have it; `check_keys`
+name does exist (``context.strategy.language``) and the group entries that have it; `check_keys`
 rejects what a ``+key=value`` override added that no schema declares (``+foo=1``).
 """
 
