@@ -134,6 +134,8 @@ def _worst(sweeper: DictConfig) -> float:
 def _one_line(error: BaseException) -> str:
     """A user error's message on one line (an instantiation error names the target that failed)."""
     text = " ".join(str(error).split())
+    if isinstance(error, ImportError) and text.startswith("Error loading"):  # a `_target_` Hydra could not import
+        text += " (a module of your own: run from its folder with PYTHONPATH=., or pip install its package)"
     return text if isinstance(error, MemlabError) else f"{type(error).__name__}: {text}"
 
 
