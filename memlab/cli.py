@@ -47,7 +47,7 @@ commands:
 # folder of conf/ is here or in INTERNAL_GROUPS).
 GROUP_HELP = {
     "dataset": "the dialogues to replay",
-    "context": "how each request is cropped (context.max_tokens, keep_first, keep_last, threshold)",
+    "context": "how each request is cropped (context.max_tokens, keep_first, keep_last, threshold, counter)",
     "memory": "what is done to the stored history, at session ends or every N turns",
     "agent_memory": "the stored history: plain, or compressed (windowed, hybrid, per task)",
     "longterm": "long-term memory: extraction, retrieval and injection",

@@ -140,7 +140,7 @@ class ContextKnobs:
     threshold: int | None = ranges.positive(None)
     """Messages past which a strategy summarizes."""
     counter: str | None = None
-    """How a strategy counts its tokens: exact (the run's tokenizer) or estimate (chars / 2.5 + 4)."""
+    """How tokens are counted: exact (the run's tokenizer) or estimate (chars / 2.5 + 4); default: budget_counter."""
     strategy: Any = MISSING
     """The strategy node (last, so that a knob's error names the knob), from the entry's defaults."""
 
