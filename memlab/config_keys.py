@@ -191,7 +191,7 @@ def explain_error(error: BaseException) -> str:
     if plugin and plugin[1] in PLUGIN_EXTRAS:
         kind, _, name = plugin[1].removeprefix("hydra/").partition("/")
         return (
-            f"hydra/{kind}={name} is not installed (Hydra's {name} {kind} plugin, {users_of(plugin[1])}): "
+            f"hydra/{kind}={name} is not installed (Hydra's {name} {kind} plugin, {_users_of(plugin[1])}): "
             f"pip install 'memlab[{PLUGIN_EXTRAS[plugin[1]]}]'"
         )
     options = [ln.strip() for ln in text.splitlines() if ln.startswith("\t") and "provider=" not in ln]
@@ -200,7 +200,7 @@ def explain_error(error: BaseException) -> str:
     return " ".join(lines) + (" " + ", ".join(options) if options else "")
 
 
-def users_of(plugin: str) -> str:
+def _users_of(plugin: str) -> str:
     """Which configs of conf/ select the Hydra plugin config `plugin` (``hydra/sweeper/optuna``), for an error."""
     kind, name = plugin.removeprefix("hydra/").split("/")
     conf = resources.files("memlab.conf")

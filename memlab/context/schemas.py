@@ -18,8 +18,8 @@ each element is checked when the pipeline is built (`memlab.context.Composite`).
 count. It defaults to the run's `budget_counter`: estimate, the design document's
 ``chars / 2.5 + 4`` (SLIDING_WINDOW's rule, and the SummarizationHook's ``estimateTokens``), as
 the strategies' own defaults are; the lab's experiments (conf/experiment/) set exact so that a
-budget of 2,000 sends about 2,000 of the tokens the reports count (the estimate sends ~61% of it
-on LoCoMo).
+budget of 2,000 sends about 2,000 of the tokens the reports count (the estimate sends 60% of it
+on LoCoMo dev7: docs/context.md).
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ import memlab
 from memlab.context import SlidingWindow, SummarizationHook, Summarize
 from memlab.context.interceptor import ignored_knobs
 from memlab.experiment import instantiate
+from memlab.report.recommend import recommend
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS = sorted(p.stem for p in (ROOT / "conf" / "experiment").glob("*.yaml"))
@@ -128,3 +129,23 @@ def test_sliding_window_at_2000_sends_1800_to_2000_measured_tokens_in_the_lab(
     plain = memlab.run(["dataset=locomo", f"dataset.path={locomo_path}", *window], tmp_path / "plain")
     assert plain.metrics["tokens.prompt.mean"] < 0.7 * 2_000  # the document's estimate over-counts English chat
     assert plain.metrics["context.evidence_retention"] < lab.metrics["context.evidence_retention"]
+
+
+def test_recommend_says_what_would_spend_a_budget_its_choice_leaves_unused() -> None:
+    """A hand-made comparison: TRIM fits 2,500 with 18% of it; the window over it has a budget to set."""
+    frame = pd.DataFrame(
+        [
+            {"label": "trim", "status": "ok", "tokens.prompt.mean": 460.0, "context.evidence_retention": 0.09}
+            | {"budget.max_tokens": None, "budget.counter": ""},
+            {"label": "window", "status": "ok", "tokens.prompt.mean": 3018.0, "context.evidence_retention": 0.28}
+            | {"budget.max_tokens": 4000, "budget.counter": "exact"},
+        ]
+    )
+    rec = recommend(frame, 2500)
+    assert rec.best is not None and rec.best["label"] == "trim"
+    assert rec.reasons[1] == (
+        "  it uses 18% of the 2,500-token budget: it has no token budget (its cut counts messages or summarizes); "
+        "window may fit at context.max_tokens=2500 context.counter=exact"
+    )
+    assert recommend(frame, 3100).reasons[0].endswith("; configured context.max_tokens 4,000 exact")
+    assert len(recommend(frame, 3100).reasons) == 2  # 97% of the budget used: nothing to say about it
