@@ -19,16 +19,26 @@ if TYPE_CHECKING:
 
 
 def compose(overrides: Sequence[str] = (), config_name: str = "config") -> DictConfig:
-    """The config `memlab run OVERRIDES` would run, validated (an unknown key raises, naming it)."""
+    """The config `memlab run OVERRIDES` would run, validated.
+
+    A wrong override raises `MemlabError` with the line the command line prints (an unknown key
+    with the node's keys and "did you mean", a missing entry with the entries there are).
+    """
     from hydra import compose as hydra_compose
     from hydra import initialize_config_module
+    from hydra.errors import ConfigCompositionException
+    from omegaconf.errors import OmegaConfBaseException
 
     from memlab import config
-    from memlab.config_keys import check_keys
+    from memlab.config_keys import check_keys, explain_error
+    from memlab.errors import MemlabError
 
     config.register()
-    with initialize_config_module(config_module="memlab.conf", version_base=None):
-        cfg = hydra_compose(config_name=config_name, overrides=list(overrides))
+    try:
+        with initialize_config_module(config_module="memlab.conf", version_base=None):
+            cfg = hydra_compose(config_name=config_name, overrides=list(overrides))
+    except (ConfigCompositionException, OmegaConfBaseException) as e:
+        raise MemlabError(explain_error(e)) from None
     check_keys(cfg)
     return cfg
 

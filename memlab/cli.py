@@ -24,7 +24,7 @@ from hydra.errors import ConfigCompositionException, InstantiationException
 from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig
-from omegaconf.errors import OmegaConfBaseException
+from omegaconf.errors import InterpolationResolutionError, OmegaConfBaseException
 
 from memlab import config
 from memlab.config_keys import ConfigKeyProblem, check_keys, explain_error
@@ -47,7 +47,7 @@ commands:
 # folder of conf/ is here or in INTERNAL_GROUPS).
 GROUP_HELP = {
     "dataset": "the dialogues to replay",
-    "context": "how each request is cropped (context.max_tokens, keep_first, keep_last, threshold)",
+    "context": "how each request is cropped (context.max_tokens, keep_first, keep_last, threshold, counter)",
     "memory": "what is done to the stored history, at session ends or every N turns",
     "agent_memory": "the stored history: plain, or compressed (windowed, hybrid, per task)",
     "longterm": "long-term memory: extraction, retrieval and injection",
@@ -106,7 +106,7 @@ def _run(cfg: DictConfig) -> float | None:
         return _worst(hc.sweeper) if math.isnan(value) else value
     try:
         result = run_experiment(cfg, run_dir, overrides=overrides)
-    except (MemlabError, InstantiationException) as e:
+    except (MemlabError, InstantiationException, InterpolationResolutionError) as e:
         _discard_if_empty(run_dir)
         print(f"memlab: error: {_one_line(_root_cause(e))}", file=sys.stderr)
         sys.exit(2)
@@ -135,6 +135,8 @@ def _worst(sweeper: DictConfig) -> float:
 def _one_line(error: BaseException) -> str:
     """A user error's message on one line (an instantiation error names the target that failed)."""
     text = " ".join(str(error).split())
+    if isinstance(error, ImportError) and text.startswith("Error loading"):  # a `_target_` Hydra could not import
+        text += " (a module of your own: run from its folder with PYTHONPATH=., or pip install its package)"
     return text if isinstance(error, MemlabError) else f"{type(error).__name__}: {text}"
 
 
@@ -157,9 +159,13 @@ def _sweep_status() -> int:
 
 
 def _root_cause(error: BaseException) -> BaseException:
-    """The error a Hydra instantiation wrapped (the user's real problem), else the error itself."""
-    while isinstance(error, InstantiationException) and error.__cause__ is not None:
-        error = error.__cause__
+    """The error a Hydra instantiation or a config resolver wrapped (the user's real problem), else the error itself."""
+    while isinstance(error, InstantiationException | InterpolationResolutionError):
+        # OmegaConf raises a resolver's error anew while handling it: the user's error is its context.
+        inner = error.__cause__ or (error.__context__ if isinstance(error, InterpolationResolutionError) else None)
+        if inner is None:
+            break
+        error = inner
     return error
 
 

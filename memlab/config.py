@@ -19,11 +19,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
-from omegaconf import MISSING
+from omegaconf import MISSING, DictConfig, OmegaConf
 
 from memlab import ranges
 from memlab.naming import register_resolver
 from memlab.runtime.agent import DEFAULT_MAX_TOOL_ROUNDS
+from memlab.tokens import budget_counter
+
+# ``${memlab_counter:${..counter}}``: the counter spec of a budget counted exact (the run's tokenizer) or estimate.
+COUNTER_RESOLVER = "memlab_counter"
 
 # Each package's config dataclasses, in its `schemas` module (each exports SCHEMAS).
 SCHEMA_MODULES = tuple(
@@ -112,6 +116,8 @@ class RunConfig:
     """Seeds Python's and numpy's random streams (and the synthetic data, by default)."""
     tokenizer: str = "${pricing.model}"
     """Counts every token the run reports: the pricing model's own tokenizer (memlab.metrics.check_tokenizer)."""
+    budget_counter: str = "estimate"
+    """How context budgets count unless `context.counter` says: estimate (the document's) or exact (`tokenizer`)."""
     system_prompt: str | None = None
     """The agent's instructions when the dataset has none (null: none)."""
     agent_id: str = "default"
@@ -182,9 +188,24 @@ def schema_classes() -> list[type]:
     return found
 
 
+def _counter(name: str, *, _root_: DictConfig) -> str:
+    return budget_counter(name, str(_root_.tokenizer))
+
+
+def register_resolvers() -> None:
+    """The config's resolvers: ``memlab_name`` (folder names) and ``memlab_counter`` (budget counters)."""
+    register_resolver()
+    if not OmegaConf.has_resolver(COUNTER_RESOLVER):
+        OmegaConf.register_new_resolver(COUNTER_RESOLVER, _counter)
+
+
+# At import too: a replay worker or a joblib job resolves a config without calling `register()`.
+register_resolvers()
+
+
 def register() -> ConfigStore:
     """Store the run schema and every subpackage's entry schemas in Hydra's ConfigStore."""
-    register_resolver()
+    register_resolvers()
     cs = ConfigStore.instance()
     cs.store(name="run_schema", node=RunConfig)
     for (group, name), node in schemas().items():

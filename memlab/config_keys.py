@@ -1,9 +1,9 @@
 """Errors that teach: an unknown or misplaced config key, explained with the keys that do exist.
 
-Hydra rejects ``context.counter=exact`` with "Key 'counter' not in 'SlidingWindowContextConfig'"
-and suggests ``+context.counter=exact``, which the struct check then lets through. Here both
+Hydra rejects ``context.language=zh`` with "Key 'language' not in 'SummarizeContextConfig'"
+and suggests ``+context.language=zh``, which the struct check then lets through. Here both
 cases end in one message that lists the node's valid keys, names the path where a key of that
-name does exist (``context.strategy.counter``) and the group entries that have it; `check_keys`
+name does exist (``context.strategy.language``) and the group entries that have it; `check_keys`
 rejects what a ``+key=value`` override added that no schema declares (``+foo=1``).
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import re
 from collections.abc import Iterator
 from importlib import resources
 from typing import Any
@@ -22,6 +23,11 @@ from memlab.config import RunConfig, schemas
 from memlab.errors import MemlabError
 
 GROUPS = tuple(f.name for f in dataclasses.fields(RunConfig) if f.type in ("Any", Any))
+# Hydra plugins an extra brings, by the config Hydra could not find without them.
+PLUGIN_EXTRAS = {"hydra/sweeper/optuna": "optuna", "hydra/launcher/ray": "ray"}
+_MISSING_PLUGIN = re.compile(r"Could not find '(hydra/\w+/\w+)'")
+# `hooks=summarization`: hooks is a dict of named hooks, not a group with one choice.
+_NOT_IN_DEFAULTS = re.compile(r"Could not override '(\w+)'\. No match in the defaults list\..*use \+\1=(\S+)", re.S)
 
 
 class ConfigKeyProblem(MemlabError):
@@ -123,16 +129,90 @@ def explain(full_key: str, schema: type | None, node: Any = None) -> str:
     return message + ("; " + "; ".join(hints) if hints else "")
 
 
+def _entries_typed(group: str, schema: type) -> list[str]:
+    return sorted(entry for (g, entry), s in schemas().items() if g == group and s is schema)
+
+
+def _entries_with_path(group: str, path: str) -> list[str]:
+    """The entries of `group` whose nested nodes (`defaults_nodes`) have the key at `path` (``strategy.max_tokens``)."""
+    package, _, rest = path.partition(".")
+    entries = {entry for (g, entry) in schemas() if g == group}
+    return sorted(
+        entry
+        for entry in entries
+        if (node := defaults_nodes(group, entry).get(package)) is not None
+        and rest in _paths(OmegaConf.structured(node), rest.rpartition(".")[2])
+    )
+
+
+def explain_untyped(full_key: str, parent: Any) -> str | None:
+    """Why `full_key` is not a key of an untyped node (`context.strategy` under `context=none`), from its typed parent.
+
+    None when no enclosing node is typed.
+    """
+    node, up = parent, 0
+    while node is not None and not dataclasses.is_dataclass(OmegaConf.get_type(node)):
+        node, up = node._get_parent(), up + 1
+    parts = full_key.split(".")
+    if node is None or up == 0 or len(parts) <= up + 1:
+        return None
+    schema = OmegaConf.get_type(node)
+    assert schema is not None
+    typed, untyped, name = ".".join(parts[: -1 - up]), ".".join(parts[:-1]), parts[-1]
+    group, relative = parts[0], ".".join(parts[len(typed.split(".")) :])
+    entries = _entries_typed(group, schema) if typed == group else []
+    where = f"{typed}={'|'.join(entries)}" if entries else typed
+    message = f"{full_key}: no such key; {untyped} has no keys in {where} ({schema.__name__}), whose keys are "
+    message += ", ".join(_fields(schema))
+    having = _entries_with_path(group, relative) if typed == group else []
+    if having:
+        message += f"; {group}=" + "|".join(having) + f" have {full_key}"
+        message += f" (the knob {typed}.{name} reaches it)" if name in _fields(schema) else ""
+    return message
+
+
 def explain_error(error: BaseException) -> str:
     """One line for a Hydra composition error: an unknown key explained, else Hydra's words joined."""
     cause = error.__cause__ if error.__cause__ is not None else error
     if isinstance(cause, ConfigKeyError | ConfigAttributeError) and getattr(cause, "full_key", None):
-        return explain(str(cause.full_key), cause.object_type)
+        untyped = None
+        if not dataclasses.is_dataclass(cause.object_type):
+            untyped = explain_untyped(str(cause.full_key), getattr(cause, "parent_node", None))
+        return untyped or explain(str(cause.full_key), cause.object_type)
     text = str(error) if cause is error else f"{error}: {cause}"
+    hooks = _NOT_IN_DEFAULTS.search(text)
+    if hooks and hooks[1] == "hooks":
+        entry = hooks[2]
+        return (
+            f"hooks={entry}: hooks holds named hooks, each added under its own name: "
+            f"+hooks@hooks.{entry}={entry} (its keys: memlab run --help hooks={entry})"
+        )
+    plugin = _MISSING_PLUGIN.search(text)
+    if plugin and plugin[1] in PLUGIN_EXTRAS:
+        kind, _, name = plugin[1].removeprefix("hydra/").partition("/")
+        return (
+            f"hydra/{kind}={name} is not installed (Hydra's {name} {kind} plugin, {_users_of(plugin[1])}): "
+            f"pip install 'memlab[{PLUGIN_EXTRAS[plugin[1]]}]'"
+        )
     options = [ln.strip() for ln in text.splitlines() if ln.startswith("\t") and "provider=" not in ln]
     lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("\t")]
     lines = [ln for ln in lines if not ln.startswith(("full_key:", "object_type=", "Config search path"))]
     return " ".join(lines) + (" " + ", ".join(options) if options else "")
+
+
+def _users_of(plugin: str) -> str:
+    """Which configs of conf/ select the Hydra plugin config `plugin` (``hydra/sweeper/optuna``), for an error."""
+    kind, name = plugin.removeprefix("hydra/").split("/")
+    conf = resources.files("memlab.conf")
+    users = [
+        f"{group.name}={entry.name.removesuffix('.yaml')}"
+        for group in sorted(conf.iterdir(), key=lambda p: p.name)
+        if group.is_dir()
+        for entry in sorted(group.iterdir(), key=lambda p: p.name)
+        if entry.name.endswith(".yaml")
+        and re.search(rf"^\s*- override /hydra/{kind}: {name}\s*$", entry.read_text(encoding="utf-8"), re.M)
+    ]
+    return "which " + " and ".join(users) + " use" if users else "asked for here"
 
 
 def _unknown(node: DictConfig, prefix: str) -> Iterator[tuple[str, type, DictConfig]]:

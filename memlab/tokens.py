@@ -19,6 +19,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from memlab.errors import MemlabError
 from memlab.messages import Message
 
 if TYPE_CHECKING:
@@ -34,6 +35,8 @@ CHAT_TOKENS_PER_NAME = 1
 CHAT_REPLY_PRIMING = 3
 
 ENCODINGS = ("cl100k_base", "o200k_base", "p50k_base")
+# How a token budget is counted (`context.counter`, `budget_counter`): the run's tokenizer or the document's estimate.
+BUDGET_COUNTERS = ("exact", "estimate")
 
 
 @runtime_checkable
@@ -254,8 +257,6 @@ def get_counter(spec: str) -> _CachedCounter:
         return TiktokenCounter(encoding)
     if _litellm_knows(spec):
         return LitellmCounter(spec)
-    from memlab.errors import MemlabError
-
     raise MemlabError(
         f"tokenizer={spec!r} is unknown; expected estimate, a tiktoken encoding ({', '.join(ENCODINGS)}), "
         "an OpenAI model name (e.g. gpt-4o-mini), a model in litellm's price table (e.g. claude-sonnet-4-5) "
@@ -275,6 +276,20 @@ def _litellm_knows(model: str) -> bool:
     except Exception:  # litellm raises its own BadRequestError for a name it cannot place
         return False
     return True
+
+
+def budget_counter(name: str, tokenizer: str) -> str:
+    """The counter spec of a budget counted `name`: exact is `tokenizer` (what reports count), estimate the document's.
+
+    >>> budget_counter("exact", "o200k_base"), budget_counter("estimate", "o200k_base")
+    ('o200k_base', 'estimate')
+    """
+    if name not in BUDGET_COUNTERS:
+        raise MemlabError(
+            f"counter={name!r} (context.counter or budget_counter) is not a budget counter; expected exact "
+            f"(the run's tokenizer, {tokenizer}) or estimate (the design document's chars / 2.5 + 4)"
+        )
+    return tokenizer if name == "exact" else "estimate"
 
 
 def resolve_counter(counter: str | TokenCounter) -> TokenCounter:

@@ -16,10 +16,10 @@ def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     ("overrides", "expected"),
     [
-        # Hydra's own rejection, explained: the node's keys and where a `counter` does exist.
+        # Hydra's own rejection, explained: the node's keys and where a `language` does exist.
         (
-            ["context=sliding_window", "context.counter=exact"],
-            ["context.counter: no such key", "max_tokens, keep_first", "it is at context.strategy.counter"],
+            ["context=summarize", "context.language=zh"],
+            ["context.language: no such key", "max_tokens, keep_first", "it is at context.strategy.language"],
         ),
         # A strategy's own parameter it does not have: its keys.
         (["context=trim", "context.strategy.max_tokens=5"], ["context.strategy (TrimConfig); its keys are keep_first"]),
@@ -28,7 +28,7 @@ def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         # What `+` lets past Hydra's struct check.
         (["+foo=1"], ["foo: no such key in the run config", "seed, tokenizer"]),
         (["+contxt=sliding_window"], ["contxt: no such key", "did you mean context"]),
-        (["context=trim", "+context.counter=1"], ["context.counter: no such key in context (TrimContextConfig)"]),
+        (["context=trim", "+context.language=1"], ["context.language: no such key in context (TrimContextConfig)"]),
         (["seeed=1"], ["did you mean seed"]),
         (["max_tokens=5"], ["it is at eval.max_tokens", "context.max_tokens is a key of context="]),
         (["context=trimm"], ["Could not find 'context/trimm'", "composite", "sliding_window"]),

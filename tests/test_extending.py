@@ -1,5 +1,11 @@
-"""docs/extending.md's walkthroughs, followed as written: a context strategy, a memory strategy and a
-dataset loader are one module and one YAML each, a metric one module and its registry line.
+"""docs/extending.md, followed as written: a team's own repository outside the package, and the walkthroughs
+that add a context strategy, a memory strategy and a dataset loader (one module and one YAML each) and a
+metric (one module and its registry line) to memlab itself.
+
+The team's repository (the blocks that open with a ``# my-team/...`` path) is written into a folder outside
+the checkout and the doc's commands run there as written: the `$ ` lines, then the GitHub Actions job's `run`
+steps (the GitLab job's script must be the same commands), whose gate passes on the committed baseline and
+fails once the strategy's setting changes.
 
 The doc's files (its code blocks that open with a `# memlab/...` or `# datasets/...` path) are written
 into a copy of the checkout (package, tests, docs, sample data), the registry line (the block that
@@ -17,7 +23,10 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
+
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "extending.md"
@@ -43,6 +52,13 @@ REGISTRY_TESTS = [
 ]
 COPIED = ("memlab", "conf", "tests", "docs", "datasets", "conftest.py", "pyproject.toml")
 IGNORED = shutil.ignore_patterns("__pycache__", ".hypothesis")
+# A team's files: code keeps its path comment (after Hydra's package header, which must come first), data does not.
+TEAM_BLOCK = re.compile(
+    r"^```(?:python|yaml)\n((?:# @package _global_\n)?# my-team/(\S+)\n.*?)^```|^```text\n# my-team/(\S+)\n(.*?)^```",
+    re.S | re.M,
+)
+TEAM_COMMANDS = re.compile(r"^```console\n(.*?)^```", re.S | re.M)
+GITHUB_JOB, GITLAB_JOB = ".github/workflows/memlab.yml", ".gitlab-ci.yml"
 
 
 def walkthrough_files() -> dict[str, str]:
@@ -134,3 +150,77 @@ def test_the_new_entries_run_and_the_generic_tests_pick_them_up(tmp_path: Path, 
         cwd=tmp_path, env=env, capture_output=True, text=True,
     )  # fmt: skip
     assert registered.returncode == 0, registered.stdout[-3000:]
+
+
+def team_files() -> dict[str, str]:
+    """{path in the team's repository: text} of the doc's first section."""
+    blocks = TEAM_BLOCK.findall(DOC.read_text(encoding="utf-8"))
+    return {code_path or data_path: code or rows for code, code_path, data_path, rows in blocks}
+
+
+def team_commands() -> list[str]:
+    """The doc's `$ ` command lines (run once to make the baseline)."""
+    blocks = TEAM_COMMANDS.findall(DOC.read_text(encoding="utf-8"))
+    return [line.removeprefix("$ ") for block in blocks for line in block.splitlines() if line.startswith("$ ")]
+
+
+def ci_commands(files: dict[str, str]) -> list[str]:
+    """The GitHub Actions job's `run` steps, checked to be the GitLab job's script."""
+    (github,) = yaml.safe_load(files[GITHUB_JOB])["jobs"].values()
+    (gitlab,) = yaml.safe_load(files[GITLAB_JOB]).values()
+    runs = [step["run"] for step in github["steps"] if "run" in step]
+    assert runs == gitlab["script"], "the two CI jobs run the same commands"
+    return runs
+
+
+def _shell(command: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`command` as the CI job's shell runs it; `pip install` lines are checked, not run (memlab is installed)."""
+    words = shlex.split(command)
+    if words[:2] == ["pip", "install"]:
+        extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+        for spec in words[2:]:
+            name, _, extra = spec.partition("[")
+            assert name == "memlab" and (not extra or extra.rstrip("]") in extras), spec
+        return subprocess.CompletedProcess(words, 0, "", "")
+    return subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True)
+
+
+def test_a_teams_own_repository_outside_the_checkout_runs_its_strategy_experiment_and_gate(tmp_path: Path) -> None:
+    repo = tmp_path / "my-team"
+    assert ROOT not in repo.parents
+    files = team_files()
+    assert {"team_memory/strategies.py", "conf/context/user_turns.yaml", "conf/experiment/team.yaml"} <= set(files)
+    assert {"data/support_logs.jsonl", GITHUB_JOB, GITLAB_JOB} <= set(files)
+    for path, text in files.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text, encoding="utf-8")
+    # The installed memlab on PATH, as in CI; nothing of the checkout on the import path.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+
+    for command in team_commands():
+        done = _shell(command, repo, env)
+        assert done.returncode == 0, (command, done.stderr[-3000:])
+    baseline = json.loads((repo / "baselines" / "team.json").read_text())
+    assert len(baseline["runs"]) == 3
+    sweep = repo / "reports" / "team"
+    used = [yaml.safe_load((job / "config.yaml").read_text())["context"] for job in sorted(sweep.glob("[0-9]*"))]
+    assert "team_memory.strategies.UserTurnsAndTail" in [(c.get("strategy") or {}).get("_target_") for c in used]
+
+    def gate() -> tuple[int, str]:
+        shutil.rmtree(sweep)  # a fresh CI checkout
+        *setup, compare = ci_commands(files)
+        for command in setup:
+            done = _shell(command, repo, env)
+            assert done.returncode == 0, (command, done.stderr[-3000:])
+        done = _shell(compare, repo, env)
+        return done.returncode, (repo / "reports" / "memlab-junit.xml").read_text()
+
+    status, junit = gate()
+    assert status == 0 and 'failures="0"' in junit
+    entry = repo / "conf" / "context" / "user_turns.yaml"
+    entry.write_text(entry.read_text().replace("keep_last: 4", "keep_last: 8"))  # sends more of each history
+    status, junit = gate()
+    assert status == 1
+    assert re.search(r'<testcase classname="context=user_turns" name="tokens.prompt.mean">\s*<failure', junit), junit
+    assert re.search(r'<testsuite name="context=trim" tests="\d+" failures="0"', junit), "only our strategy moved"

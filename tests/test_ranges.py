@@ -18,7 +18,7 @@ from omegaconf import DictConfig, OmegaConf
 from memlab import config
 from memlab.ranges import ConfigRangeError, Range, check_config, field_range
 
-CONF = Path(config.__file__).parents[1] / "conf"  # the top-level config tree
+CONF = Path(__file__).resolve().parents[1] / "conf"  # installed as the package memlab.conf
 NOT_ENTRIES = {"experiment", "hydra", "compare"}
 
 

@@ -9,7 +9,8 @@ and its time in microseconds).
 
 The interceptor also receives the entry's sweep knobs (`context.max_tokens`, ...; see
 `memlab.context.schemas`): the config has already passed them to the strategy. Which of them a
-strategy has no use for is read from the config alone (`ignored_knobs`), for the run's manifest.
+strategy has no use for is read from the config alone (`ignored_knobs`), for the run's manifest,
+and so is the token budget the strategy was given (`configured_budget`), for the reports.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from memlab.units import orphans
 
 STAGE = "context_editing"
 # The sweep knobs every context entry has (`context.max_tokens`, ...; memlab.context.schemas.ContextKnobs).
-KNOBS = ("max_tokens", "keep_first", "keep_last", "threshold")
+KNOBS = ("max_tokens", "keep_first", "keep_last", "threshold", "counter")
 
 
 def request_counter(ctx: CallContext) -> TokenCounter:
@@ -54,6 +55,7 @@ class ContextEditingInterceptor(Component):
         keep_first: int | None = None,
         keep_last: int | None = None,
         threshold: int | None = None,
+        counter: str | None = None,
     ) -> None:
         if not isinstance(strategy, ContextStrategy):
             raise MemlabError(
@@ -98,22 +100,34 @@ def ignored_knobs(node: Any) -> dict[str, Any]:
     """The knobs set on a composed context entry that its strategy node has no parameter for.
 
     Read from the config without building anything (a peer strategy would import its library):
-    a knob is used when the `strategy` node, or a step of COMPOSITE's `strategies`, has a key of
-    that name holding the knob's value; `context=none` has no strategy and uses none.
+    a knob is used when the `strategy` node, or a step of COMPOSITE's `strategies`, has a parameter
+    of that name (a value given to the parameter itself, ``context.strategy.max_tokens=2000``,
+    takes the knob's place: not a knob ignored); `context=none` has no strategy and uses none.
     """
-    strategy = node.get("strategy")
+    steps = _steps(node.get("strategy"))
     return {
         f"context.{name}": node[name]
         for name in KNOBS
-        if node.get(name) is not None and not _uses(strategy, name, node[name])
+        if node.get(name) is not None and not any(name in step for step in steps)
     }
 
 
-def _uses(strategy: Any, name: str, value: int) -> bool:
-    """Whether the strategy node (or a step of a pipeline's) sets parameter `name` to `value`."""
+def _steps(strategy: Any) -> list[Any]:
+    """The strategy node, or the step nodes of a pipeline's `strategies` (none for `context=none`)."""
     if not isinstance(strategy, DictConfig | dict):
-        return False
+        return []
     steps = strategy.get("strategies")
     if isinstance(steps, ListConfig | list):
-        return any(_uses(step, name, value) for step in steps)
-    return bool(strategy.get(name) == value)
+        return [s for step in steps for s in _steps(step)]
+    return [strategy]
+
+
+def configured_budget(node: Any) -> tuple[int, str] | None:
+    """(max_tokens, counter spec) of a context entry's budgeted strategy, or of COMPOSITE's last budgeted step.
+
+    Read from the config (resolved: the counter is "estimate" or the run's tokenizer); None without a budget.
+    """
+    budgeted = [s for s in _steps(node.get("strategy") if node else None) if s.get("max_tokens") is not None]
+    if not budgeted:
+        return None
+    return int(budgeted[-1]["max_tokens"]), str(budgeted[-1].get("counter", "estimate"))

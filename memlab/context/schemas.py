@@ -4,14 +4,22 @@ Each `conf/context/<name>.yaml` is a ContextEditingInterceptor whose `strategy` 
 defaults entry (``- /schema/context_strategy/trim@strategy``), so it is typed and validated by
 the strategy's own schema here. The parameters a sweep varies have one path for every entry
 (`ContextKnobs`): ``context.max_tokens``, ``context.keep_first``, ``context.keep_last``,
-``context.threshold``; the entry's YAML passes the ones its strategy has by interpolation
-(``strategy: {keep_first: ${..keep_first}}``), so
+``context.threshold``, ``context.counter``; the entry's YAML passes the ones its strategy has by
+interpolation (``strategy: {keep_first: ${..keep_first}}``), so
 ``memlab run -m context=trim,sliding_window,composite context.max_tokens=1000,4000`` is one
 sweep. A knob the entry's strategy has no use for is None by default, and a value set for it
 is reported as ignored (`memlab.context.interceptor.ignored_knobs`). COMPOSITE's `strategies`
 is a list of strategy nodes: its default holds typed SUMMARIZE and SLIDING_WINDOW nodes that
 read the knobs of the entry around it; a list written by the user is not typed by Hydra and
 each element is checked when the pipeline is built (`memlab.context.Composite`).
+
+``context.counter`` (exact or estimate) reaches a strategy's `counter` through the
+``memlab_counter`` resolver (`memlab.config`): exact is the run's `tokenizer`, what the reports
+count. It defaults to the run's `budget_counter`: estimate, the design document's
+``chars / 2.5 + 4`` (SLIDING_WINDOW's rule, and the SummarizationHook's ``estimateTokens``), as
+the strategies' own defaults are; the lab's experiments (conf/experiment/) set exact so that a
+budget of 2,000 sends about 2,000 of the tokens the reports count (the estimate sends 60% of it
+on LoCoMo dev7: docs/context.md).
 """
 
 from __future__ import annotations
@@ -28,6 +36,8 @@ from memlab.context.peers import autogen
 PEERS = "memlab.context.peers"
 
 INTERCEPTOR = "memlab.context.ContextEditingInterceptor"
+# An entry's default `context.counter`: the run's (the YAML passes it on as ``${memlab_counter:${..counter}}``).
+BUDGET_COUNTER = II("budget_counter")
 
 
 @dataclass
@@ -90,6 +100,9 @@ def _knob(name: str) -> Any:
     return II(f"....{name}")
 
 
+STEP_COUNTER = "${memlab_counter:" + _knob("counter") + "}"
+
+
 @dataclass
 class CompositeConfig:
     """SUMMARIZE then SLIDING_WINDOW (the design document's default pipeline), reading the entry's knobs."""
@@ -97,8 +110,8 @@ class CompositeConfig:
     _target_: str = "memlab.context.Composite"
     strategies: list[Any] = field(
         default_factory=lambda: [
-            SummarizeConfig(threshold=_knob("threshold"), keep_last=_knob("keep_last")),
-            SlidingWindowConfig(max_tokens=_knob("max_tokens")),
+            SummarizeConfig(threshold=_knob("threshold"), keep_last=_knob("keep_last"), counter=STEP_COUNTER),
+            SlidingWindowConfig(max_tokens=_knob("max_tokens"), counter=STEP_COUNTER),
         ]
     )
     """The strategy nodes applied in order (each with its own `_target_`)."""
@@ -126,6 +139,8 @@ class ContextKnobs:
     """Newest messages kept, for strategies that keep a tail."""
     threshold: int | None = ranges.positive(None)
     """Messages past which a strategy summarizes."""
+    counter: str | None = None
+    """How tokens are counted: exact (the run's tokenizer) or estimate (chars / 2.5 + 4); default: budget_counter."""
     strategy: Any = MISSING
     """The strategy node (last, so that a knob's error names the knob), from the entry's defaults."""
 
@@ -148,22 +163,25 @@ class TrimContextConfig(ContextKnobs):
 
 @dataclass
 class SummarizeContextConfig(ContextKnobs):
-    """`context=summarize`: `context.threshold`, `context.keep_last`."""
+    """`context=summarize`: `context.threshold`, `context.keep_last`, `context.counter` (its summary check)."""
 
     threshold: int | None = ranges.positive(summarize.DEFAULT_THRESHOLD)
     keep_last: int | None = ranges.count(summarize.DEFAULT_KEEP_LAST)
+    counter: str | None = BUDGET_COUNTER
 
 
 @dataclass
 class SlidingWindowContextConfig(ContextKnobs):
-    """`context=sliding_window`, and the peers with a token budget: `context.max_tokens`."""
+    """`context=sliding_window`, and the peers with a token budget: `context.max_tokens`, `context.counter`."""
 
     max_tokens: int | None = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
+    counter: str | None = BUDGET_COUNTER
 
 
 @dataclass
 class CompositeContextConfig(SummarizeContextConfig):
-    """`context=composite`: SUMMARIZE's `context.threshold`, `context.keep_last`; the window's `context.max_tokens`."""
+    """`context=composite`: SUMMARIZE's `context.threshold`, `context.keep_last`; the window's `context.max_tokens`;
+    both steps' `context.counter`."""
 
     max_tokens: int | None = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
 
@@ -249,8 +267,8 @@ class SummarizationHookConfig:
     """The model that compresses (null: the document's hard truncation)."""
     trigger_tokens: int = ranges.positive(hook.TRIGGER_TOKENS)
     """Compress when a request has more tokens than this (the document: 80,000)."""
-    counter: str = "estimate"
-    """How the trigger counts tokens (estimate: the document's chars / 2.5 + 4)."""
+    counter: str = "${memlab_counter:${budget_counter}}"
+    """How the trigger counts tokens: the run's `budget_counter` (estimate: the document's chars / 2.5 + 4)."""
     keep_last: int = ranges.count(hook.DEFAULT_KEEP_LAST)
     """Newest messages (and their tool-call units) kept out of the compression."""
     keep_chars: int = ranges.count(hook.KEEP_CHARS)

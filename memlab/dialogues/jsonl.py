@@ -23,7 +23,7 @@ from typing import Any
 
 from memlab.dialogues.model import SUPERSEDED_KEY, Dialogue, Probe, Session
 from memlab.dialogues.openai_format import check_tool_results, parse_message
-from memlab.dialogues.source import JsonReader, child, parse_json, read_text, resolve_path
+from memlab.dialogues.source import JsonReader, check_format, child, parse_json, read_text, resolve_path
 from memlab.messages import Message
 
 DEFAULT_CATEGORY = "question"  # a probe's category when the line gives none
@@ -34,12 +34,17 @@ _LISTED_IDS = 5  # message ids an unknown-id error lists
 def load_jsonl(path: str | Path, max_dialogues: int | None = None) -> list[Dialogue]:
     """Each non-blank line a `Dialogue` (the first `max_dialogues` of them, all by default)."""
     file = resolve_path(path)
+    text = read_text(file)
+    if text.lstrip().startswith("["):  # one JSON list, not a line per conversation: LoCoMo's or tau-bench's?
+        records = parse_json(text, str(file))
+        check_format(file, records[0] if isinstance(records, list) and records else None, "jsonl")
     dialogues: list[Dialogue] = []
-    for lineno, line in enumerate(read_text(file).splitlines(), start=1):
+    for lineno, line in enumerate(text.splitlines(), start=1):
         if max_dialogues is not None and len(dialogues) >= max_dialogues:
             break
         if line.strip():
             raw = parse_json(line, str(file), first_line=lineno)
+            check_format(file, raw, "jsonl", f"line {lineno}")
             dialogues.append(_dialogue(JsonReader(f"{file}:{lineno}"), raw, lineno))
     if not dialogues:
         raise JsonReader(file).error("", "no conversations; expected one JSON object per line")

@@ -34,6 +34,32 @@ _KIND_NAMES: dict[type, str] = {
 }
 
 
+# Keys that mark a record of each loader's format, so that a file given to the wrong `dataset=` names the right one.
+RECORD_KEYS = {
+    "locomo": ("sample_id", "conversation", "qa"),
+    "tau_bench": ("task_id", "traj"),
+    "jsonl": ("messages", "sessions"),
+}
+FORMAT_NAMES = {"locomo": "LoCoMo", "tau_bench": "tau-bench trajectories", "jsonl": "OpenAI JSONL"}
+
+
+def check_format(source: str | os.PathLike[str], record: Any, dataset: str, where: str = "[0]") -> None:
+    """Refuse a record of another loader's format, naming the `dataset=` that reads it.
+
+    A tau-bench file given to `dataset=locomo` would otherwise fail on its first record's missing key
+    (``[0]: missing key "sample_id"``); a record with none of any format's keys is left to the loader.
+    """
+    if not isinstance(record, dict) or any(k in record for k in RECORD_KEYS[dataset]):
+        return
+    for other, keys in RECORD_KEYS.items():
+        found = [k for k in keys if k in record]
+        if other != dataset and found:
+            raise DatasetError(
+                f"{source}: {where} is a {FORMAT_NAMES[other]} record (it has {', '.join(map(repr, found))}), "
+                f"not {FORMAT_NAMES[dataset]}; read this file with dataset={other} dataset.path={source}"
+            )
+
+
 def resolve_path(path: str | os.PathLike[str], *, hint: str | None = None) -> Path:
     """An existing file: `path` itself if absolute, else under the current directory, else the project root.
 

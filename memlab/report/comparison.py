@@ -16,6 +16,7 @@ import pandas as pd
 
 from memlab.metrics.registry import comparison_columns, lookup
 from memlab.report import html, plots
+from memlab.report.budget import budget_columns, budget_from_row
 from memlab.report.findings import findings
 from memlab.report.fmt import fmt_value, is_missing
 from memlab.report.rundata import RunData
@@ -163,6 +164,7 @@ def comparison_table(runs: Sequence[RunData]) -> pd.DataFrame:
             "status": "failed" if run.failed else "ok",
             "error": " ".join(f"{run.error.get('type')}: {run.error.get('message')}".split()) if run.error else "",
             "run_dir": str(run.path),
+            **budget_columns(run.config),
         }
         row.update(run.all_metrics())
         rows.append(row)
@@ -192,6 +194,10 @@ def _display(frame: pd.DataFrame, *, html_badges: bool = False) -> pd.DataFrame:
         ]
     for c in ["status", *[m for m in SUMMARY_METRICS if shown_metric(m)]]:
         shown[c] = [fmt_value(c, v) for v in frame[c]]
+        if c == TOKENS:  # the configured budget beside the tokens measured
+            budgets = [budget_from_row(r) for r in frame.to_dict("records")]
+            if any(budgets):
+                shown["budget"] = [str(b) if b else "—" for b in budgets]
     fronts = [c for c in frame.columns if c.startswith("pareto.")]
     if fronts and any(frame[c].any() for c in fronts):
         shown["pareto"] = [

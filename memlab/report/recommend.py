@@ -6,7 +6,9 @@ whole history (`tokens.net_saved_ratio` below 0, or `cost.usd` above `cost.full_
 their summarizers read more than they save) are set aside whenever one that does not meets the
 budget. The best of the rest has the highest `by` metric (default: evidence retention; the
 lowest for a metric the registry says is better lower), ties broken by long-term recall@10, then answer
-coverage, then lower cost, then fewer net tokens.
+coverage, then lower cost, then fewer net tokens. A choice that sends less than 90% of the budget
+says so, with its configured budget and what would spend the rest (`memlab.report.budget`): the
+exact counter, or a budgeted configuration over the budget run again at it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import pandas as pd
 
 from memlab.errors import MemlabError
 from memlab.metrics.registry import LOWER, NONE, direction
+from memlab.report.budget import UNUSED_BELOW, budget_from_row, unused_hint, used_line
 from memlab.report.fmt import fmt_value, is_missing
 
 TIE_BREAKERS = ("longterm.recall@10", "context.answer_coverage")
@@ -103,6 +106,15 @@ def recommend(
     best = ranked[0]
     shown = (budget_metric, NET, COST)
     reasons = [f"{best['label']}: {by} {fmt_value(by, best.get(by))} at {_describe(best, shown)} (budget {budget:g})"]
+    configured = budget_from_row(best)
+    if configured is not None:
+        reasons[0] += f"; configured context.max_tokens {configured}"
+    if float(best[budget_metric]) < UNUSED_BELOW * budget:
+        line = f"  it {used_line(float(best[budget_metric]), budget)}: {unused_hint(configured, budget)}"
+        resizable = [str(r["label"]) for r in over if budget_from_row(r) is not None]
+        if resizable:
+            line += f"; {', '.join(resizable)} may fit at context.max_tokens={budget:.0f} context.counter=exact"
+        reasons.append(line)
     reasons += [f"  then {r['label']}: {by} {fmt_value(by, r.get(by))} at {_describe(r, shown)}" for r in ranked[1:3]]
     if costly and pool is not within:
         reasons.append(

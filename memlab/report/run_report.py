@@ -11,6 +11,7 @@ import pandas as pd
 from memlab.metrics import DEFAULT_PRICING_MODEL
 from memlab.metrics.registry import by_section
 from memlab.report import html, plots
+from memlab.report.budget import Budget, run_budget, used_line
 from memlab.report.fmt import fmt_value, is_missing
 from memlab.report.health import measurement_warnings
 from memlab.report.rundata import RunData
@@ -23,6 +24,7 @@ RETENTION = (
     "context.answer_coverage",
 )
 COST_NOTE = "prompts + the strategies' own model calls, at {model} prices"
+TOKENS = "tokens.prompt.mean"
 HEADLINE = (
     ("calls", "calls", "simulated LLM calls"),
     ("tokens.prompt.mean", "prompt tokens", "mean per call"),
@@ -104,6 +106,14 @@ def pricing_model(run: RunData) -> str:
     return str(pricing.get("model") or DEFAULT_PRICING_MODEL) if isinstance(pricing, dict) else DEFAULT_PRICING_MODEL
 
 
+def budget_used(run: RunData) -> tuple[Budget, float] | None:
+    """The context budget as configured and the share of it the prompts sent use (None without a budget)."""
+    configured, tokens = run_budget(run.config), run.metrics.get(TOKENS)
+    if configured is None or tokens is None or is_missing(tokens):
+        return None
+    return configured, float(tokens) / configured.max_tokens
+
+
 def run_report_md(run: RunData) -> str:
     """Markdown: headline, every metric by section, per category, the questions that lost most."""
     out = [f"# memlab run: {run.name}", ""]
@@ -117,6 +127,14 @@ def run_report_md(run: RunData) -> str:
         f"Costs are priced at {pricing_model(run)} (litellm's bundled price table); tokens counted with {tokenizer}.",
         "",
     ]
+    budget = budget_used(run)
+    if budget:
+        tokens = run.metrics[TOKENS]
+        out += [
+            f"Context budget: {budget[0]} (`context.max_tokens`, `context.counter`); the mean prompt sent "
+            f"({fmt_value(TOKENS, tokens)} tokens) {used_line(tokens, budget[0].max_tokens)}.",
+            "",
+        ]
     metrics = run.all_metrics()
     for title, frame in metric_sections(metrics):
         out += [f"## {title}", "", frame.to_markdown(index=False), ""]
@@ -137,14 +155,19 @@ def run_report_md(run: RunData) -> str:
 
 def run_report_html(run: RunData) -> str:
     """HTML: headline cards, the per-turn prompt curve, retention per category, latency, all metrics."""
-    metrics = run.all_metrics()
+    metrics, budget = run.all_metrics(), budget_used(run)
+    tokens_note = f"; {budget[1]:.0%} of the {budget[0]} budget" if budget else ""
     body = [
         *(
             f'<div class="banner">WARNING: this run measured nothing here: {html.esc(w)}.</div>'
             for w in measurement_warnings(run.metrics)
         ),
         html.cards(
-            (label, fmt_value(name, metrics.get(name)), note.format(model=pricing_model(run)))
+            (
+                label,
+                fmt_value(name, metrics.get(name)),
+                note.format(model=pricing_model(run)) + (tokens_note if name == TOKENS else ""),
+            )
             for name, label, note in HEADLINE
             if not is_missing(metrics.get(name))
         ),
