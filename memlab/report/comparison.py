@@ -8,11 +8,13 @@ Written by the sweep callback into the sweep directory and by `memlab report DIR
 from __future__ import annotations
 
 import io
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from matplotlib.figure import Figure
 
 from memlab.metrics.registry import comparison_columns, lookup
 from memlab.report import html, plots
@@ -36,6 +38,7 @@ PRIMARY = (
 )
 QUALITY = ("context.evidence_retention", "longterm.recall@10")
 IGNORED_CONFIG_KEYS = ("output_dir", "hydra")
+MD_WIDTH = 110  # comparison.md's prose lines, so a terminal or a diff shows them whole
 KEY_CHARS = 28  # the longest label a figure shows; the table's row number identifies the rest
 
 
@@ -189,7 +192,7 @@ def _display(frame: pd.DataFrame, *, html_badges: bool = False) -> pd.DataFrame:
     shown = pd.DataFrame({"#": [str(i) for i in range(len(frame))]})
     for c in params or ["label"]:  # the swept parameters, one column each, or the label
         ignored = [c.removeprefix("param.") in str(x).split() for x in frame.get("ignored", [""] * len(frame))]
-        shown[c.removeprefix("param.")] = [
+        shown[param_title(c.removeprefix("param."))] = [
             f"{v} (ignored)" if i else str(v) for v, i in zip(frame[c], ignored, strict=True)
         ]
     for c in ["status", *[m for m in SUMMARY_METRICS if shown_metric(m)]]:
@@ -211,6 +214,25 @@ def _display(frame: pd.DataFrame, *, html_badges: bool = False) -> pd.DataFrame:
                 " ".join(f'<span class="badge pareto">{p}</span>' for p in v.split(", ") if p) for v in shown["pareto"]
             ]
     return shown
+
+
+def param_title(key: str) -> str:
+    """A swept key as a column title: a config group's entry by the group's last name (`experiment/peers`: peers).
+
+    >>> param_title("experiment/peers"), param_title("context.max_tokens")
+    ('peers', 'context.max_tokens')
+    """
+    return key.rsplit("/", 1)[-1]
+
+
+def _bullet(text: str) -> str:
+    """A markdown list item wrapped at `MD_WIDTH`."""
+    return textwrap.fill(text, MD_WIDTH, initial_indent="- ", subsequent_indent="  ", break_on_hyphens=False)
+
+
+def _markdown(shown: pd.DataFrame) -> str:
+    """A table with the registry's short column titles."""
+    return shown.rename(columns=lambda c: SHORT_NAMES.get(c) or c).to_markdown(index=False)
 
 
 def plot_keys(frame: pd.DataFrame) -> list[str]:
@@ -250,10 +272,22 @@ def comparison_md(frame: pd.DataFrame, title: str, inert: Sequence[str] = ()) ->
     out = [f"# {title}", "", f"{len(frame)} configurations, {int((frame['status'] == 'failed').sum())} failed.", ""]
     if inert:
         out += [f"> **{inert_note(inert)}.**", ""]
-    out += [_display(frame).to_markdown(index=False), ""]
+    shown = _display(frame)
+    metrics = [c for c in shown.columns if c in SHORT_NAMES]
+    # Two tables a terminal can show: what configures each row and its primary metrics, then the rest.
+    main = [c for c in shown.columns if c not in metrics or c in PRIMARY]
+    out += [_markdown(shown[main]), ""]
+    rest = [c for c in metrics if c not in PRIMARY]
+    if rest:
+        out += ["## More metrics", "", _markdown(shown[["#", *rest]]), ""]
     shows = findings(frame)
     if shows:
-        out += ["## What this shows", "", *[f"- {line}" for line in shows], ""]
+        out += [
+            "## What this shows",
+            "",
+            *map(_bullet, shows),
+        ]
+        out.append("")
     failed = frame[frame["status"] == "failed"]
     if not failed.empty:
         out += ["## Failed configurations", "", failed[["label", "error", "run_dir"]].to_markdown(index=False), ""]
@@ -263,15 +297,31 @@ def comparison_md(frame: pd.DataFrame, title: str, inert: Sequence[str] = ()) ->
         "",
         "## Metrics",
         "",
-        *[f"- `{name}` ({title}): {about}" for name, title, about in glossary(frame)],
+        *[_bullet(f"`{name}` ({title}): {about}") for name, title, about in glossary(frame)],
     ]
     return "\n".join(out) + "\n"
+
+
+def pareto_figures(frame: pd.DataFrame) -> list[tuple[Figure, str]]:
+    """The Pareto plots of a comparison (prompt tokens against each quality metric some run measures), captioned."""
+    out = []
+    okf = frame[frame["status"] == "ok"]
+    for metric, name in zip(QUALITY, ("evidence retention", "long-term recall@10"), strict=True):
+        column = f"pareto.{metric.split('.', 1)[1]}"
+        if column in okf and TOKENS in okf and not okf[metric].isna().all():
+            pts = okf.dropna(subset=[metric, TOKENS])
+            tags = [str(list(frame.index).index(i)) for i in pts.index]
+            fig = plots.pareto_figure(
+                pts, TOKENS, metric, pts[column].tolist(), tags, xlabel="prompt tokens per call", ylabel=f"{name} (%)"
+            )
+            out.append((fig, f"Pareto front: prompt tokens against {name} (points numbered as the table's rows)"))
+    return out
 
 
 def comparison_html(frame: pd.DataFrame, runs: Sequence[RunData], title: str, subtitle: Sequence[str] = ()) -> str:
     ok = [(key, run) for key, run in zip(plot_keys(frame), runs, strict=True) if not run.failed]
     shows = findings(frame)
-    text_columns = ("label", *[c.removeprefix("param.") for c in frame.columns if c.startswith("param.")])
+    text_columns = ("label", *[param_title(c.removeprefix("param.")) for c in frame.columns if c.startswith("param.")])
     inert = inert_parameters(runs)
     body = [
         *([f'<div class="banner">{html.esc(inert_note(inert))}.</div>'] if inert else []),
@@ -292,19 +342,7 @@ def comparison_html(frame: pd.DataFrame, runs: Sequence[RunData], title: str, su
             row_classes=["failed" if s == "failed" else "" for s in frame["status"]],
         ),
     ]
-    figures = []
-    okf = frame[frame["status"] == "ok"]
-    for metric, name in zip(QUALITY, ("evidence retention", "long-term recall@10"), strict=True):
-        column = f"pareto.{metric.split('.', 1)[1]}"
-        if column in okf and TOKENS in okf and not okf[metric].isna().all():
-            pts = okf.dropna(subset=[metric, TOKENS])
-            tags = [str(list(frame.index).index(i)) for i in pts.index]
-            png = plots.pareto_plot(
-                pts, TOKENS, metric, pts[column].tolist(), tags, xlabel="prompt tokens per call", ylabel=f"{name} (%)"
-            )
-            figures.append(
-                html.figure(png, f"Pareto front: prompt tokens against {name} (points numbered as the table's rows)")
-            )
+    figures = [html.figure(plots.to_png(fig), caption) for fig, caption in pareto_figures(frame)]
     curves = {label: run.calls for label, run in ok if not run.calls.empty}
     if curves:
         figures.append(

@@ -18,6 +18,7 @@ from memlab.report.fmt import fmt_value, is_missing
 
 TOKENS = "tokens.prompt.mean"
 RETENTION = "context.evidence_retention"
+RECALL = "longterm.recall@10"
 NEAR_BEST = 0.9  # "within 10% of the best retention"
 FRONT = "pareto.evidence_retention"
 WATCHED = (TOKENS, RETENTION, "longterm.recall@10", "cost.usd")
@@ -88,7 +89,38 @@ def findings(frame: pd.DataFrame) -> list[str]:
     for param in params:
         if all(_sort_key(str(r[param]))[0] == 0 for r in ok):  # a numeric knob, not a choice of strategy
             out += _effect(ok, param, [p for p in params if p != param])
-    return out + _undefined(ok, params)
+    return out + _undefined(ok, params) + _what_to_pick(ok, params)
+
+
+def _what_to_pick(ok: Sequence[Row], params: Sequence[str]) -> list[str]:
+    """The closing advice: the configurations worth choosing, cheapest first, each the best for budgets up to the next.
+
+    Read from the Pareto front of prompt tokens against evidence retention, or long-term recall@10 when no
+    configuration measures retention; equal points share one entry.
+    """
+    for quality in (RETENTION, RECALL):
+        front = [
+            r for r in ok if r.get(f"pareto.{quality.split('.', 1)[1]}") is True and _number(r.get(quality)) is not None
+        ]
+        if front:
+            break
+    else:
+        return []
+    points: dict[tuple[float, float], list[Row]] = {}
+    for r in sorted(front, key=lambda r: (_tokens(r), -float(r[quality]), r["#"])):
+        points.setdefault((_tokens(r), float(r[quality])), []).append(r)
+    steps = [
+        f"{', '.join(_label(r, params) for r in rows)} at {fmt_value(TOKENS, tokens)} tokens: {fmt_value(quality, q)}"
+        for (tokens, q), rows in points.items()
+    ]
+    name = _title(quality)
+    if len(steps) == 1:
+        return [f"What to pick: {steps[0].split(' at ')[0]}: it sends the fewest tokens and has the best {name}."]
+    return [
+        f"What to pick, by the prompt tokens per call you can spend (each the best {name} until the next one's "
+        f"tokens; every other configuration is dominated): " + "; ".join(steps) + ". For a budget, "
+        "`memlab recommend SWEEP_DIR --budget N` names the one that fits it."
+    ]
 
 
 def _undefined(ok: Sequence[Row], params: Sequence[str]) -> list[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import matplotlib
 
@@ -15,6 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 DPI = 110
 PALETTE = ("#2f6fed", "#e8710a", "#1e8e3e", "#c5221f", "#9334e6", "#12b5cb", "#f9ab00", "#5f6368", "#e52592", "#188038")
@@ -34,8 +36,21 @@ plt.rcParams.update(
 )
 
 
+# Beyond the palette's ten colours a series changes its dash and marker too, so no two of 40 series look alike.
+DASHES: tuple[Any, ...] = ("solid", (0, (6, 2)), (0, (1, 1.6)), (0, (6, 2, 1, 2)))
+MARKERS = ("", "o", "s", "^")
+HATCHES = ("", "///", "...", "xx")
+LOG_SPREAD = 8.0  # a Pareto plot's x axis turns logarithmic when its largest value is this many times its smallest
+
+
 def color(i: int) -> str:
     return PALETTE[i % len(PALETTE)]
+
+
+def line_style(i: int) -> dict[str, Any]:
+    """Series `i`'s colour, dash and marker: unique for the first len(PALETTE) * len(DASHES) series."""
+    cycle = (i // len(PALETTE)) % len(DASHES)
+    return {"color": color(i), "linestyle": DASHES[cycle], "marker": MARKERS[cycle], "markevery": 4, "markersize": 4}
 
 
 def to_png(fig: Figure) -> bytes:
@@ -76,7 +91,7 @@ def prompt_curves(curves: Mapping[str, pd.DataFrame], *, full_history: bool = Tr
         sent = per_position_mean(calls)
         if sent.empty:
             continue
-        ax.plot(sent.index.to_numpy(), sent.to_numpy(dtype=float), color=color(i), linewidth=1.6, label=label)
+        ax.plot(sent.index.to_numpy(), sent.to_numpy(dtype=float), linewidth=1.6, label=label, **line_style(i))
         if full_history and not drawn_full:
             full = per_position_mean(calls, "full_tokens")
             ax.plot(
@@ -135,6 +150,7 @@ def latency_boxes(samples: Mapping[str, pd.DataFrame]) -> bytes:
         box = ax.boxplot(data, orientation="horizontal", patch_artist=True, showfliers=False, widths=0.6)
         for i, patch in enumerate(box["boxes"]):
             patch.set_facecolor(color(i))
+            patch.set_hatch(HATCHES[(i // len(PALETTE)) % len(HATCHES)])
             patch.set_alpha(0.75)
         ax.set_yticks(range(1, len(labels) + 1), labels, fontsize=8)
         ax.set_xscale("log")
@@ -146,23 +162,146 @@ def latency_boxes(samples: Mapping[str, pd.DataFrame]) -> bytes:
 def pareto_plot(
     points: pd.DataFrame, x: str, y: str, front: Sequence[bool], tags: Sequence[str], *, xlabel: str, ylabel: str
 ) -> bytes:
-    """Configurations as points tagged with their row number (x lower is better, y higher) and the Pareto front."""
-    fig, ax = plt.subplots(layout="constrained", figsize=(6.4, 4.2))
+    """`pareto_figure` as PNG bytes."""
+    return to_png(pareto_figure(points, x, y, front, tags, xlabel=xlabel, ylabel=ylabel))
+
+
+def pareto_figure(
+    points: pd.DataFrame, x: str, y: str, front: Sequence[bool], tags: Sequence[str], *, xlabel: str, ylabel: str
+) -> Figure:
+    """Configurations as points tagged with their row numbers (x lower is better, y higher) and the Pareto front.
+
+    Points at the same place share one tag ("0, 11, 13-16"); the x axis is logarithmic when one configuration
+    sends `LOG_SPREAD` times more than another (the full history would squeeze the rest into a corner); tags are
+    placed where they overlap no other tag or point (`place_labels`).
+    """
+    fig, ax = plt.subplots(layout="constrained", figsize=(6.8, 4.4), dpi=DPI)
     xs, ys = points[x].to_numpy(dtype=float), points[y].to_numpy(dtype=float) * 100
     on = np.array(front, dtype=bool)
     ax.scatter(xs[~on], ys[~on], s=46, color="#9aa4b2", zorder=3, label="dominated")
     ax.scatter(xs[on], ys[on], s=60, color=PALETTE[0], zorder=4, label="Pareto front")
     order = np.argsort(xs[on])
     ax.step(xs[on][order], ys[on][order], where="post", color=PALETTE[0], linewidth=1.2, alpha=0.7)
-    for tag, px, py in zip(tags, xs, ys, strict=True):
-        ax.annotate(str(tag), (px, py), textcoords="offset points", xytext=(5, 5), fontsize=8.5, color="#1d2433")
-    ax.set_xlabel(xlabel)
+    finite = xs[np.isfinite(xs) & (xs > 0)]
+    log = finite.size > 1 and finite.max() >= LOG_SPREAD * finite.min()
+    ax.set_xlabel(xlabel + (" (log scale)" if log else ""))
     ax.set_ylabel(ylabel)
     ax.set_title(f"{ylabel} vs {xlabel}")
-    ax.set_xlim(*_fitted(xs, floor=0.0))
+    if log:
+        ax.set_xscale("log")
+        ax.set_xlim(finite.min() / 1.35, finite.max() * 1.35)
+        ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    else:
+        ax.set_xlim(*_fitted(xs, floor=0.0))
     ax.set_ylim(*_fitted(ys, floor=0.0, ceiling=100.0))
-    ax.legend(fontsize=8.5, loc="best")
-    return to_png(fig)
+    ax.legend(fontsize=8.5, loc="lower right")
+    groups: dict[tuple[float, float], list[str]] = {}
+    for tag, px, py in zip(tags, xs, ys, strict=True):
+        if np.isfinite(px) and np.isfinite(py):
+            groups.setdefault((float(px), float(py)), []).append(str(tag))
+    place_labels(ax, [(tag_ranges(t), px, py) for (px, py), t in groups.items()])
+    return fig
+
+
+def tag_ranges(tags: Sequence[str]) -> str:
+    """Row numbers as short runs.
+
+    >>> tag_ranges(["0", "11", "13", "14", "15", "16", "3"])
+    '0, 3, 11, 13-16'
+    """
+    numbers = sorted(int(t) for t in tags if t.isdigit())
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    parts = [str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" if len(r) > 2 else f"{r[0]}, {r[1]}" for r in runs]
+    return ", ".join(parts + [t for t in tags if not t.isdigit()])
+
+
+# Where a tag may go, in points from its point (tried in order, then again further out).
+_OFFSETS = ((6, 5), (6, -13), (-6, 5), (-6, -13), (0, 12), (0, -20), (12, -4), (-12, -4))
+_RINGS = 6
+
+
+def place_labels(ax: plt.Axes, labels: Sequence[tuple[str, float, float]]) -> list[Any]:
+    """Annotate each (text, x, y), choosing for each the first offset whose box overlaps no placed tag and no point.
+
+    Greedy and deterministic (labels in the given order); a tag that finds no free place within `_RINGS`
+    rings takes the one overlapping least, joined to its point by a thin line. Beyond a library such as
+    adjustText, which moves labels apart by repulsion but does not promise disjoint boxes, this checks them.
+    """
+    fig = ax.figure
+    fig.canvas.draw()  # fixes the layout: tags are left out of it (set_in_layout(False)), so it stays fixed
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    frame = ax.get_window_extent(renderer)
+    taken = [_dot_box(ax, px, py) for _, px, py in labels]
+    legend = ax.get_legend()
+    if legend is not None:
+        taken.append(legend.get_window_extent(renderer))
+    placed = []
+    for text, px, py in labels:
+        best: tuple[float, tuple[float, float], Any] | None = None
+        for ring in range(_RINGS):
+            for dx, dy in _OFFSETS:
+                offset = (dx * (1 + 1.2 * ring), dy * (1 + 1.2 * ring))
+                note = _tag(ax, text, px, py, offset)
+                box = note.get_window_extent(renderer).expanded(1.06, 1.12)
+                note.remove()
+                clash = sum(_area(box, other) for other in taken) + _outside(box, frame)
+                if best is None or clash < best[0]:
+                    best = (clash, offset, box)
+                if clash == 0:
+                    break
+            if best is not None and best[0] == 0:
+                break
+        assert best is not None
+        clash, offset, box = best
+        far = clash > 0 or abs(offset[0]) > 20 or abs(offset[1]) > 24  # a line shows whose tag it is
+        placed.append(_tag(ax, text, px, py, offset, line=far))
+        taken.append(box)
+    return placed
+
+
+def _tag(ax: plt.Axes, text: str, px: float, py: float, offset: tuple[float, float], line: bool = False) -> Any:
+    arrow = {"arrowstyle": "-", "color": "#9aa4b2", "linewidth": 0.6, "shrinkA": 0, "shrinkB": 4} if line else None
+    note = ax.annotate(
+        text,
+        (px, py),
+        textcoords="offset points",
+        xytext=offset,
+        ha="left" if offset[0] >= 0 else "right",
+        fontsize=8.5,
+        color="#1d2433",
+        annotation_clip=False,
+        arrowprops=arrow,
+    )
+    note.set_in_layout(False)
+    return note
+
+
+def _dot_box(ax: plt.Axes, px: float, py: float) -> Any:
+    """A point's marker as a box in display pixels (about 8 points across)."""
+    from matplotlib.transforms import Bbox
+
+    cx, cy = ax.transData.transform((px, py))
+    half = 4.5 * ax.figure.dpi / 72
+    return Bbox([[cx - half, cy - half], [cx + half, cy + half]])
+
+
+def _area(a: Any, b: Any) -> float:
+    w = min(a.x1, b.x1) - max(a.x0, b.x0)
+    h = min(a.y1, b.y1) - max(a.y0, b.y0)
+    return max(w, 0.0) * max(h, 0.0)
+
+
+def _outside(box: Any, frame: Any) -> float:
+    """How much of `box` lies outside the axes (a tag over the axis labels reads as one)."""
+    inside = _area(box, frame)
+    return box.width * box.height - inside
 
 
 def _fitted(values: np.ndarray, *, floor: float, ceiling: float | None = None) -> tuple[float, float]:

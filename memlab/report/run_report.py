@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from memlab.metrics import DEFAULT_PRICING_MODEL
-from memlab.metrics.registry import by_section
+from memlab.metrics.registry import by_section, lookup
+from memlab.naming import NOISE
 from memlab.report import html, plots
 from memlab.report.budget import Budget, run_budget, used_line
 from memlab.report.fmt import fmt_value, is_missing
@@ -46,6 +49,9 @@ PER_CATEGORY = (
 )
 _CATEGORY = re.compile(r"^(?P<metric>.+)\.cat_(?P<cat>.+)$")
 WORST_QUESTIONS = 10
+SLICE = ("sim.", "dataset.path", "seed")  # overrides that say how much was replayed, not what was configured
+# A headline card shown only when its metric applies: summary cards for a run that made a summary.
+CARD_APPLIES = {"context.evidence_in_summary": "summary.count", "context.evidence_fed_to_summary": "summary.count"}
 
 
 def category_table(metrics: dict[str, Any], names: Iterable[str] = PER_CATEGORY) -> pd.DataFrame:
@@ -60,15 +66,69 @@ def category_table(metrics: dict[str, Any], names: Iterable[str] = PER_CATEGORY)
     return frame.loc[sorted(frame.index, key=lambda c: (not c.isdigit(), int(c) if c.isdigit() else 0, c))]
 
 
-def metric_sections(metrics: dict[str, Any]) -> list[tuple[str, pd.DataFrame]]:
-    """(title, table of metric/value) per registry section; per-category metrics go to their own table."""
+@dataclass(frozen=True)
+class Section:
+    """One registry section of a run's metrics: the rows worth reading, and the names folded away (0 or —)."""
+
+    title: str
+    table: pd.DataFrame
+    zero: tuple[str, ...]
+    undefined: tuple[str, ...]
+
+    def folded(self) -> str:
+        """One line naming the folded metrics ("" when none)."""
+        parts = [
+            f"{label} {', '.join(names)}"
+            for label, names in (("zero:", self.zero), ("undefined (—):", self.undefined))
+            if names
+        ]
+        return "; ".join(parts)
+
+
+def metric_sections(metrics: dict[str, Any]) -> list[Section]:
+    """Every registry section with a metric to read; per-category metrics go to their own table.
+
+    A metric at zero or undefined (—) for this run is folded into one line under its section (a window
+    strategy writes no summaries: its dozen summary metrics say so once, not in a dozen rows).
+    """
     out = []
     overall = {k: v for k, v in metrics.items() if not _CATEGORY.match(k)}
     for title, names in by_section(overall).items():
-        rows = [{"metric": k, "value": fmt_value(k, overall[k])} for k in names]
-        if rows and not all(r["value"] == "—" for r in rows):
-            out.append((title, pd.DataFrame(rows)))
+        zero = tuple(k for k in names if not is_missing(overall[k]) and overall[k] == 0)
+        undefined = tuple(k for k in names if is_missing(overall[k]))
+        shown = [k for k in names if k not in zero and k not in undefined]
+        if shown:
+            rows = [{"metric": k, "value": fmt_value(k, overall[k])} for k in shown]
+            out.append(Section(title, pd.DataFrame(rows), zero, undefined))
+        elif zero:
+            out.append(Section(title, pd.DataFrame(columns=["metric", "value"]), zero, undefined))
     return out
+
+
+def human(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` with metric columns titled as the registry titles them."""
+    return frame.rename(columns=lambda c: title_of(str(c)))
+
+
+def title_of(name: str) -> str:
+    """A metric's short title from the registry, or the name itself."""
+    found = lookup(name)
+    return found.short if found is not None and found.short else name
+
+
+def run_title(run: RunData) -> str:
+    """The run's name and the configuration its overrides chose: "peers: autogen_token_limited_4000".
+
+    A config-group entry (`+experiment/peers=X`) shows as its value, a knob as key=value; what only slices the
+    data (`sim.*`, the dataset path) or names the experiment already named is left to the subtitle.
+    """
+    parts = []
+    for text in run.manifest.get("overrides") or []:
+        key, _, value = str(text).lstrip("+~").partition("=")
+        if key.startswith(NOISE + SLICE) or (key == "experiment" and value == run.name):
+            continue
+        parts.append(value if "/" in key else f"{key}={value}")
+    return f"{run.name}: {', '.join(parts)}" if parts else run.name
 
 
 def _formatted(frame: pd.DataFrame) -> pd.DataFrame:
@@ -116,7 +176,7 @@ def budget_used(run: RunData) -> tuple[Budget, float] | None:
 
 def run_report_md(run: RunData) -> str:
     """Markdown: headline, every metric by section, per category, the questions that lost most."""
-    out = [f"# memlab run: {run.name}", ""]
+    out = [f"# memlab run: {run_title(run)}", ""]
     for warning in measurement_warnings(run.metrics):
         out += [f"> **WARNING: this run measured nothing here: {warning}.**", ""]
     if run.manifest.get("overrides"):
@@ -136,19 +196,26 @@ def run_report_md(run: RunData) -> str:
             "",
         ]
     metrics = run.all_metrics()
-    for title, frame in metric_sections(metrics):
-        out += [f"## {title}", "", frame.to_markdown(index=False), ""]
+    for section in metric_sections(metrics):
+        out += [f"## {section.title}", ""]
+        if not section.table.empty:
+            out += [section.table.to_markdown(index=False), ""]
+        if section.folded():
+            out += [
+                textwrap.fill(f"Zero or undefined in this run: {section.folded()}.", 110, break_on_hyphens=False),
+                "",
+            ]
     cats = category_table(metrics)
     if not cats.empty:
         out += [
             "## Per question category",
             "",
-            _formatted(cats).rename_axis("category").reset_index().to_markdown(index=False),
+            human(_formatted(cats).rename_axis("category").reset_index()).to_markdown(index=False),
             "",
         ]
     worst = worst_questions(run)
     if not worst.empty:
-        out += ["## Questions whose evidence was lost most", "", _formatted(worst).to_markdown(index=False), ""]
+        out += ["## Questions whose evidence was lost most", "", human(_formatted(worst)).to_markdown(index=False), ""]
     out.append("Latencies vary per machine and are kept in `latency.json`, apart from the byte-stable `metrics.json`.")
     return "\n".join(out) + "\n"
 
@@ -169,7 +236,7 @@ def run_report_html(run: RunData) -> str:
                 note.format(model=pricing_model(run)) + (tokens_note if name == TOKENS else ""),
             )
             for name, label, note in HEADLINE
-            if not is_missing(metrics.get(name))
+            if not is_missing(metrics.get(name)) and (name not in CARD_APPLIES or metrics.get(CARD_APPLIES[name]))
         ),
     ]
     figures = []
@@ -204,20 +271,25 @@ def run_report_html(run: RunData) -> str:
     sections = metric_sections(metrics)
     if sections:
         body.append('<h2>Metrics</h2><div class="grid2">')
-        body.extend(f"<div><h3>{html.esc(t)}</h3>{html.table(f)}</div>" for t, f in sections)
+        body.extend(
+            f"<div><h3>{html.esc(s.title)}</h3>{html.table(s.table) if not s.table.empty else ''}"
+            + (f'<p class="muted">Zero or undefined in this run: {html.esc(s.folded())}.</p>' if s.folded() else "")
+            + "</div>"
+            for s in sections
+        )
         body.append("</div>")
     if not cats.empty:
         body.append(
-            "<h2>Per question category</h2>" + html.table(_formatted(cats).rename_axis("category").reset_index())
+            "<h2>Per question category</h2>" + html.table(human(_formatted(cats).rename_axis("category").reset_index()))
         )
     worst = worst_questions(run)
     if not worst.empty:
         body.append(
             "<h2>Questions whose evidence was lost most</h2>"
-            + html.table(_formatted(worst), text_columns=("question", "evidence"))
+            + html.table(human(_formatted(worst)), text_columns=("question", "evidence"))
         )
     footer = (
         f"memlab · {html.esc(run.manifest.get('git_revision') or 'no git revision')} · data sha256 "
         f"{html.esc(str(run.manifest.get('data_sha256', ''))[:12])} · latencies vary per machine (latency.json)"
     )
-    return html.page(f"memlab run: {run.name}", _subtitle(run), "".join(body), footer)
+    return html.page(f"memlab run: {run_title(run)}", _subtitle(run), "".join(body), footer)
