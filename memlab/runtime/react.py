@@ -13,6 +13,12 @@ The document's five steps, and where memlab runs each:
 
 A replay is teacher-forced: the final reply is the recorded one, so `execute_react_iteration`
 returns the model calls up to it (the tool rounds first) and the simulator appends the reply.
+
+An assistant turn that opens a conversation without a system prompt (LoCoMo's speaker_b speaking
+first) has an empty request. A real agent asks its model nothing then: there is no turn to act on,
+and a provider refuses ``messages: []`` (OpenAI answers 400). So the tool policy is not asked; the
+turn is still recorded as its simulated call (its prompt is the reply priming alone), as every
+assistant turn is.
 """
 
 from __future__ import annotations
@@ -95,7 +101,7 @@ def execute_react_iteration(rt: Runtime, query: str | None, reply_id: str | None
             prompt_tokens = rt.counter.count_request(request) + tool_tokens
             chosen: tuple[ToolCall, ...] = ()
             appended: list[Message] = []
-            if tools and rt.policy is not None and round_ < rt.max_tool_rounds:
+            if request and tools and rt.policy is not None and round_ < rt.max_tool_rounds:
                 chosen = rt.policy.choose(request, tools, rt.context(query))
             if chosen:
                 prefix = f"{reply_id}:react{round_}" if reply_id else None
