@@ -22,7 +22,7 @@ RETENTION = (
     "context.evidence_in_summary",
     "context.answer_coverage",
 )
-COST_NOTE = "prompts + the strategies' own model calls, at {model} prices"
+COST_NOTE = "prompts, replies and the strategies' own model calls, at {model} prices"
 HEADLINE = (
     ("calls", "calls", "simulated LLM calls"),
     ("tokens.prompt.mean", "prompt tokens", "mean per call"),

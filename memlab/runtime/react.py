@@ -23,7 +23,6 @@ assistant turn is.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
@@ -31,7 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 from memlab.llm.base import TASK_CHAT, ChatModel
 from memlab.messages import Message, ToolCall
 from memlab.runtime.agent import CallContext, Runtime
-from memlab.tokens import TokenCounter
+from memlab.tokens import tool_schema_tokens
 from memlab.trace import Event, recording
 
 
@@ -55,17 +54,6 @@ class ModelToolPolicy:
     ) -> tuple[ToolCall, ...]:
         completion = self.llm.complete(request, task=TASK_CHAT, tools=[dict(t) for t in tools])
         return completion.tool_calls
-
-
-def tool_schema_tokens(tools: Sequence[Mapping[str, Any]], counter: TokenCounter) -> int:
-    """Prompt tokens the tool schemas add, as the compact JSON a provider receives (0 for none).
-
-    Providers render the schemas in their own format before billing them; the compact JSON
-    count is within a few tokens of OpenAI's and the same for every strategy compared.
-    """
-    if not tools:
-        return 0
-    return counter.count_text(json.dumps(list(tools), separators=(",", ":"), ensure_ascii=False))
 
 
 @dataclass(frozen=True)
