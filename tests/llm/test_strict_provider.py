@@ -182,3 +182,22 @@ def test_a_model_error_mid_run_ends_with_one_line_and_publishes_nothing(
     (line,) = err.strip().splitlines()
     assert line.startswith("memlab: error: a model call failed mid-run; nothing was published: LLMError: ")
     assert f"injected {status}" in line and not out.exists()
+
+
+def test_a_sweep_marks_the_job_a_model_error_ended_and_goes_on(
+    openai_server: OpenAIServer,
+    memlab_cli: Callable[..., int],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MEMLAB_TEST_KEY", "sk-test")
+    monkeypatch.chdir(tmp_path)
+    openai_server.fail_after, openai_server.fail_with = 5, [400]
+    out = tmp_path / "sweep"
+    code = memlab_cli(
+        "run", "-m", "debug=default", "longterm=chat", "policy=model", "context=none,trim",
+        *litellm_at(openai_server, tmp_path / "cache"), f"hydra.sweep.dir={out}",
+    )  # fmt: skip
+    error = json.loads((out / "0" / "error.json").read_text())
+    assert code == 1 and error["type"] == "LLMError" and "injected 400" in error["message"]
+    assert (out / "1" / "metrics.json").is_file()  # the next job ran (its requests were answered)
