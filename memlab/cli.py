@@ -82,6 +82,7 @@ it came from. Hydra's other flags: `--hydra-help`.
 def _run(cfg: DictConfig) -> float | None:
     """One run (or one job of a sweep); returns the objective value for sweepers such as optuna."""
     from memlab.experiment import objective_value, run_experiment
+    from memlab.llm.base import LLMError
     from memlab.report import write_error
 
     hc = HydraConfig.get()
@@ -110,6 +111,10 @@ def _run(cfg: DictConfig) -> float | None:
         _discard_if_empty(run_dir)
         print(f"memlab: error: {_one_line(_root_cause(e))}", file=sys.stderr)
         sys.exit(2)
+    except LLMError as e:  # a model call no strategy falls back from (the tool policy's): the run cannot go on
+        _discard_if_empty(run_dir)
+        print(f"memlab: error: a model call failed mid-run; nothing was published: {_one_line(e)}", file=sys.stderr)
+        sys.exit(1)
     except BaseException:  # Ctrl-C or a bug: publishing is all or nothing, so only an empty folder can be left
         _discard_if_empty(run_dir)
         raise

@@ -14,10 +14,10 @@ import contextlib
 import functools
 import importlib.util
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from memlab.errors import MemlabError
 from memlab.messages import Message
@@ -33,6 +33,17 @@ ESTIMATE_MESSAGE_OVERHEAD = 4
 CHAT_TOKENS_PER_MESSAGE = 3
 CHAT_TOKENS_PER_NAME = 1
 CHAT_REPLY_PRIMING = 3
+# OpenAI's rule for the tokens tool (function) definitions add to a request: OpenAI Cookbook, "How to count
+# tokens with tiktoken", section 7 (`num_tokens_for_tools`), for gpt-4o and gpt-4o-mini (o200k_base):
+# 7 per function, 3 before its properties, 3 per property, -3 per enum and 3 per enum value, 12 once at the end;
+# gpt-3.5-turbo and gpt-4 (cl100k_base) open each function with 10 instead.
+TOOL_FUNCTION_INIT = 7
+TOOL_FUNCTION_INIT_CL100K = 10
+TOOL_PROPERTIES_INIT = 3
+TOOL_PROPERTY_KEY = 3
+TOOL_ENUM_INIT = -3
+TOOL_ENUM_ITEM = 3
+TOOL_FUNCTIONS_END = 12
 
 ENCODINGS = ("cl100k_base", "o200k_base", "p50k_base")
 # How a token budget is counted (`context.counter`, `budget_counter`): the run's tokenizer or the document's estimate.
@@ -57,6 +68,36 @@ def message_text(m: Message) -> str:
     if not m.tool_calls:
         return m.text
     return m.text + "".join(c.name + c.arguments for c in m.tool_calls)
+
+
+def tool_schema_tokens(tools: Sequence[Mapping[str, Any]], counter: TokenCounter) -> int:
+    """Prompt tokens the tool definitions add to a request, by OpenAI's published rule (0 for no tools).
+
+    Per function, ``name:description`` (a final period dropped), and per top-level property
+    ``key:type:description`` plus its enum values, each counted with `counter`, with the rule's
+    fixed overheads (`TOOL_FUNCTION_INIT` ...). The rule reproduces the API's count on the Cookbook's
+    worked example (101 prompt tokens on gpt-4o, 105 on gpt-4; tests/test_token_counters.py). It
+    reads no other schema keys (defaults, bounds, nested objects), as OpenAI's rule does; other
+    providers render tools their own way, and every counter but cl100k_base gets the gpt-4o figures.
+    """
+    if not tools:
+        return 0
+    function_init = TOOL_FUNCTION_INIT_CL100K if counter.name == "cl100k_base" else TOOL_FUNCTION_INIT
+    total = TOOL_FUNCTIONS_END
+    for tool in tools:
+        function = tool["function"]
+        description = str(function.get("description", "")).removesuffix(".")
+        total += function_init + counter.count_text(f"{function['name']}:{description}")
+        properties = (function.get("parameters") or {}).get("properties") or {}
+        if properties:
+            total += TOOL_PROPERTIES_INIT
+        for key, prop in properties.items():
+            total += TOOL_PROPERTY_KEY
+            if "enum" in prop:
+                total += TOOL_ENUM_INIT + sum(TOOL_ENUM_ITEM + counter.count_text(str(v)) for v in prop["enum"])
+            description = str(prop.get("description", "")).removesuffix(".")
+            total += counter.count_text(f"{key}:{prop.get('type', '')}:{description}")
+    return total
 
 
 class _CachedCounter:

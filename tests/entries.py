@@ -13,6 +13,9 @@ from hydra import initialize_config_module
 from hydra.core.config_loader import ConfigLoader
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.object_type import ObjectType
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override
+from omegaconf import DictConfig
 
 from memlab import config
 
@@ -33,6 +36,19 @@ def options(group: str) -> list[str]:
     """The names `group=` accepts."""
     with repository() as loader:
         return sorted(loader.get_group_options(group, ObjectType.CONFIG))
+
+
+def swept(sweeper: DictConfig) -> list[Override]:
+    """A sweeper's `params` as parsed overrides."""
+    return OverridesParser.create().parse_overrides([f"{k}={v}" for k, v in (sweeper.get("params") or {}).items()])
+
+
+def one_job(sweeper: DictConfig) -> list[str]:
+    """Overrides that cut a sweep to one job: each choice at its first value, one trial."""
+    first = [
+        f"{o.get_key_element()}={next(o.sweep_string_iterator())}" for o in swept(sweeper) if o.is_discrete_sweep()
+    ]
+    return first + (["hydra.sweeper.n_trials=1"] if "n_trials" in sweeper else [])
 
 
 def context_strategy(name: str, knobs: Mapping[str, object], *overrides: str) -> Any:

@@ -14,11 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from entries import options, repository
+from entries import one_job, options, repository, swept
 from hydra import compose
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
-from hydra.core.override_parser.overrides_parser import OverridesParser
-from hydra.core.override_parser.types import Override
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
@@ -34,10 +32,6 @@ def composed(name: str) -> DictConfig:
         return compose("config", overrides=[f"experiment={name}", *TINY], return_hydra_config=True)
 
 
-def swept(sweeper: DictConfig) -> list[Override]:
-    return OverridesParser.create().parse_overrides([f"{k}={v}" for k, v in (sweeper.get("params") or {}).items()])
-
-
 def sweep_jobs(sweeper: DictConfig) -> list[list[str]]:
     """Every job's overrides when the sweep is a product of choices (BasicSweeper's), else []."""
     params = swept(sweeper)
@@ -45,14 +39,6 @@ def sweep_jobs(sweeper: DictConfig) -> list[list[str]]:
         return []
     (batch,) = BasicSweeper.split_arguments(params, None)
     return batch
-
-
-def one_job(sweeper: DictConfig) -> list[str]:
-    """Overrides that cut a sweep to one job: each choice at its first value, one trial."""
-    first = [
-        f"{o.get_key_element()}={next(o.sweep_string_iterator())}" for o in swept(sweeper) if o.is_discrete_sweep()
-    ]
-    return first + (["hydra.sweeper.n_trials=1"] if "n_trials" in sweeper else [])
 
 
 def assert_run(run_dir: Path) -> None:

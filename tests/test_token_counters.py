@@ -10,7 +10,7 @@ import pytest
 
 from memlab.errors import MemlabError
 from memlab.messages import Message, ToolCall
-from memlab.tokens import CHAT_TOKENS_PER_MESSAGE, EstimateCounter, TiktokenCounter, get_counter
+from memlab.tokens import CHAT_TOKENS_PER_MESSAGE, EstimateCounter, TiktokenCounter, get_counter, tool_schema_tokens
 
 
 def test_estimate_is_chars_over_2_5_plus_4_per_message() -> None:
@@ -103,3 +103,39 @@ def test_null_and_none_content_on_tool_calls_loads() -> None:
     assert m.content is None and m.tool_calls[0].name == "f"
     assert Message.from_openai({**raw, "content": None}).to_openai()["tool_calls"][0]["id"] == "c1"
     assert Message.from_openai({"role": "user", "content": "None"}).content == "None"  # only tool calls are special
+
+
+# The OpenAI Cookbook's worked example for tool definitions ("How to count tokens with tiktoken", section 7):
+# the API bills these 101 prompt tokens on gpt-4o and gpt-4o-mini, 105 on gpt-4 and gpt-3.5-turbo.
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_current_weather",
+        "description": "Get the current weather in a given location",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "location": {"type": "string", "description": "The city and state, e.g. San Francisco, CA"},
+                "unit": {
+                    "type": "string",
+                    "description": "The unit of temperature to return",
+                    "enum": ["celsius", "fahrenheit"],
+                },
+            },
+            "required": ["location"],
+        },
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("model", "billed"), [("gpt-4o", 101), ("gpt-4o-mini", 101), ("gpt-4", 105), ("gpt-3.5-turbo", 105)]
+)
+def test_tool_definitions_count_as_openai_bills_the_cookbooks_example(model: str, billed: int) -> None:
+    messages = [
+        Message(role="system", content="You are a helpful assistant that can answer to questions about the weather."),
+        Message(role="user", content="What's the weather like in San Francisco?"),
+    ]
+    counter = get_counter(model)
+    assert counter.count_request(messages) + tool_schema_tokens([WEATHER_TOOL], counter) == billed
+    assert tool_schema_tokens([], counter) == 0

@@ -1,4 +1,4 @@
-"""Prices per token from litellm's bundled price table, and the run's cost in US dollars.
+"""Prices per token from litellm's bundled price table, and the run's cost in US dollars, as a provider bills it.
 
 The table is the file `litellm.model_cost` loads when `LITELLM_LOCAL_MODEL_COST_MAP` is set
 (`model_prices_and_context_window_backup.json` in the litellm wheel); it is read directly,
@@ -73,15 +73,48 @@ def cost_usd(price: ModelPrice, input_tokens: int, output_tokens: int) -> float:
 
 @metric_family
 def cost_metrics(calls: Iterable[CallRecord], events: Iterable[Event], price: ModelPrice) -> dict[str, float]:
-    """`cost.usd` (the simulated prompts at `price`, each auxiliary call at its own model's price) and
-    `cost.full_history_usd` (sending the whole history at every call, at `price`)."""
-    calls = list(calls)
-    prompt_total = sum(c.prompt_tokens for c in calls)
-    full_total = sum(c.full_tokens for c in calls)
+    """`cost.usd` and its parts, as a provider bills them, and `cost.full_history_usd`.
+
+    - `cost.prompt_usd` / `cost.completion_usd`: every simulated call's prompt and what it produced
+      (the reply, or a tool round's tool-call message) at `price`; a call the model answered itself
+      (the tool policy asked the provider: `CallRecord.model_call`) at the usage the provider
+      reported, at its model's price (`price` when the table does not know it);
+    - `cost.aux_usd`: the strategies' own model calls (`aux_cost_usd`);
+    - `cost.usd`: the three summed;
+    - `cost.full_history_usd`: the whole history sent at every call, at `price`, and the same
+      completions (`cost.completion_usd`): the cost of the run without any context strategy.
+    """
+    prompt_usd = completion_usd = full_usd = 0.0
+    for call in calls:
+        prompt, completion = call_cost(call, price)
+        prompt_usd += prompt
+        completion_usd += completion
+        full_usd += call.full_tokens * price.input_per_token
+    aux_usd = aux_cost_usd(events, price)
     return {
-        "cost.usd": cost_usd(price, prompt_total, 0) + aux_cost_usd(events, price),
-        "cost.full_history_usd": cost_usd(price, full_total, 0),
+        "cost.usd": prompt_usd + completion_usd + aux_usd,
+        "cost.prompt_usd": prompt_usd,
+        "cost.completion_usd": completion_usd,
+        "cost.aux_usd": aux_usd,
+        "cost.full_history_usd": full_usd + completion_usd,
     }
+
+
+def call_cost(call: CallRecord, price: ModelPrice) -> tuple[float, float]:
+    """(prompt, completion) dollars of one simulated call; see `cost_metrics`.
+
+    >>> from memlab.sim.records import CallRecord
+    >>> reply = CallRecord("d", "s", 1, None, None, 1, 1, prompt_tokens=1000, full_tokens=1000, completion_tokens=10)
+    >>> [round(usd, 9) for usd in call_cost(reply, ModelPrice("m", 1e-6, 2e-6, None))]
+    [0.001, 2e-05]
+    """
+    if call.model_call is None:
+        at, prompt, completion = price, call.prompt_tokens, call.completion_tokens
+    else:
+        billed = call.model_call.data
+        at = _known_price(str(billed.get("model") or "")) or price
+        prompt, completion = int(billed.get("prompt_tokens") or 0), int(billed.get("completion_tokens") or 0)
+    return prompt * at.input_per_token, completion * at.output_per_token
 
 
 def check_tokenizer(tokenizer: str, pricing_model: str) -> None:

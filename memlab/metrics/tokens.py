@@ -20,8 +20,11 @@ from memlab.trace import LLM_CALL, Event
 
 @metric_family
 def token_metrics(calls: Sequence[CallRecord]) -> dict[str, float | int]:
-    """`calls`, `tokens.prompt.mean|p95|max|total` (p95 by linear interpolation), `tokens.full_history.total`
-    and `tokens.saved_ratio`.
+    """`calls`, `tokens.prompt.mean|p95|max|total` (p95 by linear interpolation), `tokens.completion.total`,
+    `tokens.full_history.total` and `tokens.saved_ratio`.
+
+    `tokens.completion.total` is what the calls produced (`CallRecord.completion_tokens`: the replies
+    and the tool rounds' tool-call messages, as the runtime counts them).
 
     `tokens.full_history.total` is what sending the whole history at every call would have sent;
     `tokens.saved_ratio` = 1 - prompt / full-history tokens over all calls: the prompt tokens the
@@ -36,6 +39,7 @@ def token_metrics(calls: Sequence[CallRecord]) -> dict[str, float | int]:
             "tokens.prompt.p95": 0.0,
             "tokens.prompt.max": 0,
             "tokens.prompt.total": 0,
+            "tokens.completion.total": 0,
             "tokens.full_history.total": 0,
             "tokens.saved_ratio": 0.0,
         }
@@ -46,6 +50,7 @@ def token_metrics(calls: Sequence[CallRecord]) -> dict[str, float | int]:
         "tokens.prompt.p95": float(np.percentile(prompt, 95)),
         "tokens.prompt.max": int(prompt.max()),
         "tokens.prompt.total": int(prompt.sum()),
+        "tokens.completion.total": sum(c.completion_tokens for c in calls),
         "tokens.full_history.total": full_total,
         "tokens.saved_ratio": 1.0 - int(prompt.sum()) / full_total if full_total else 0.0,
     }

@@ -26,7 +26,7 @@ RETENTION = (
     "context.evidence_in_summary",
     "context.answer_coverage",
 )
-COST_NOTE = "prompts + the strategies' own model calls, at {model} prices"
+COST_NOTE = "prompts, replies and the strategies' own model calls, at {model} prices"
 TOKENS = "tokens.prompt.mean"
 HEADLINE = (
     ("calls", "calls", "simulated LLM calls"),

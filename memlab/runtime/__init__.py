@@ -18,7 +18,6 @@ from memlab.runtime.react import (
     ToolPolicy,
     execute_react_iteration,
     finish_iteration,
-    tool_schema_tokens,
 )
 
 __all__ = [
@@ -37,5 +36,4 @@ __all__ = [
     "ToolPolicy",
     "execute_react_iteration",
     "finish_iteration",
-    "tool_schema_tokens",
 ]

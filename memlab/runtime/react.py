@@ -13,11 +13,16 @@ The document's five steps, and where memlab runs each:
 
 A replay is teacher-forced: the final reply is the recorded one, so `execute_react_iteration`
 returns the model calls up to it (the tool rounds first) and the simulator appends the reply.
+
+An assistant turn that opens a conversation without a system prompt (LoCoMo's speaker_b speaking
+first) has an empty request. A real agent asks its model nothing then: there is no turn to act on,
+and a provider refuses ``messages: []`` (OpenAI answers 400). So the tool policy is not asked; the
+turn is still recorded as its simulated call (its prompt is the reply priming alone), as every
+assistant turn is.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
@@ -25,7 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 from memlab.llm.base import TASK_CHAT, ChatModel
 from memlab.messages import Message, ToolCall
 from memlab.runtime.agent import CallContext, Runtime
-from memlab.tokens import TokenCounter
+from memlab.tokens import tool_schema_tokens
 from memlab.trace import Event, recording
 
 
@@ -49,17 +54,6 @@ class ModelToolPolicy:
     ) -> tuple[ToolCall, ...]:
         completion = self.llm.complete(request, task=TASK_CHAT, tools=[dict(t) for t in tools])
         return completion.tool_calls
-
-
-def tool_schema_tokens(tools: Sequence[Mapping[str, Any]], counter: TokenCounter) -> int:
-    """Prompt tokens the tool schemas add, as the compact JSON a provider receives (0 for none).
-
-    Providers render the schemas in their own format before billing them; the compact JSON
-    count is within a few tokens of OpenAI's and the same for every strategy compared.
-    """
-    if not tools:
-        return 0
-    return counter.count_text(json.dumps(list(tools), separators=(",", ":"), ensure_ascii=False))
 
 
 @dataclass(frozen=True)
@@ -95,7 +89,7 @@ def execute_react_iteration(rt: Runtime, query: str | None, reply_id: str | None
             prompt_tokens = rt.counter.count_request(request) + tool_tokens
             chosen: tuple[ToolCall, ...] = ()
             appended: list[Message] = []
-            if tools and rt.policy is not None and round_ < rt.max_tool_rounds:
+            if request and tools and rt.policy is not None and round_ < rt.max_tool_rounds:
                 chosen = rt.policy.choose(request, tools, rt.context(query))
             if chosen:
                 prefix = f"{reply_id}:react{round_}" if reply_id else None

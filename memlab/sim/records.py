@@ -26,6 +26,13 @@ class CallRecord:
     events: tuple[Event, ...] = ()
     tool_tokens: int = 0  # the tool schemas' share of prompt_tokens
     tool_calls: tuple[str, ...] = ()  # names of the tools the model called in this call
+    # What the call produced, as the runtime counts it: the reply recorded in the data, or the
+    # assistant(tool_calls) message of a tool round; what a provider bills as completion tokens.
+    completion_tokens: int = 0
+    # The LLM_CALL event of the model answering this very call (the tool policy asked the provider),
+    # with the usage it billed; None for a simulated call. Kept out of `events`, which holds the
+    # strategies' own work, so it is counted once, as this call and not as an auxiliary call.
+    model_call: Event | None = None
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from memlab.dialogues.model import Dialogue, Probe
+from memlab.llm.base import TASK_CHAT
 from memlab.messages import Message
 from memlab.runtime.agent import Runtime
 from memlab.runtime.react import ModelCall, execute_react_iteration, finish_iteration
 from memlab.sim.records import CallRecord, LifecycleRecord, ProbeRecord, Record
-from memlab.trace import recording
+from memlab.tokens import message_text
+from memlab.trace import LLM_CALL, recording
 
 # Messages without a timestamp advance the virtual clock by this much.
 CLOCK_TICK = timedelta(seconds=30)
@@ -131,6 +133,9 @@ def replay_dialogue(
 
 
 def _call(rt: Runtime, message: Message, call: ModelCall, full_tokens: int) -> CallRecord:
+    """The record of one call: `message` is the turn it answers (the recorded reply after any tool rounds)."""
+    produced = call.appended[0] if call.tool_calls else message
+    asked = next((e for e in call.events if e.kind == LLM_CALL and e.data.get("task") == TASK_CHAT), None)
     return CallRecord(
         dialogue_id=rt.dialogue_id,
         session_id=rt.session_id,
@@ -141,9 +146,11 @@ def _call(rt: Runtime, message: Message, call: ModelCall, full_tokens: int) -> C
         messages_kept=len(call.request),
         prompt_tokens=call.prompt_tokens,
         full_tokens=full_tokens + call.tool_tokens,
-        events=call.events,
+        events=tuple(e for e in call.events if e is not asked),
         tool_tokens=call.tool_tokens,
         tool_calls=tuple(c.name for c in call.tool_calls),
+        completion_tokens=rt.counter.count_text(message_text(produced)),
+        model_call=asked,
     )
 
 

@@ -7,16 +7,17 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from openai_server import OpenAIServer
+from openai_server import USAGE, OpenAIServer
 
 from memlab.experiment import run_experiment
+from memlab.metrics import model_price
 
 
 def _config(make_config, server: OpenAIServer, tmp_path: Path):  # type: ignore[no-untyped-def]
     return make_config(
         "dataset=synthetic", "dataset.dialogues=1", "dataset.sessions=2", "dataset.turns_per_session=6",
         "longterm=chat", "longterm.memory_tools=true", "longterm.auto_extract=false", "llm=litellm",
-        "llm.model=openai/test-model", f"llm.api_base={server.base_url}", "llm.api_key_env=MEMLAB_TEST_KEY",
+        "llm.model=openai/gpt-4o-mini", f"llm.api_base={server.base_url}", "llm.api_key_env=MEMLAB_TEST_KEY",
         f"llm.cache_dir={tmp_path / 'cache'}", "llm.num_retries=0", "eval.answers=false",
     )  # fmt: skip
 
@@ -48,6 +49,11 @@ def test_the_model_calls_the_memory_tools_and_gets_tool_messages_back(
     calls = pd.read_csv(first.run_dir / "calls.csv", keep_default_na=False)
     assert [n for cell in calls["tool_calls"] for n in cell.split()] == [c["function"]["name"] for c in made]
     assert len(calls) == len(bodies)  # one recorded call per request the model answered
+    # Each call is priced at the usage the provider returned, once: not again as an auxiliary call.
+    price = model_price("gpt-4o-mini")  # the model the server answers as (pricing.model too)
+    assert m["cost.prompt_usd"] == pytest.approx(len(bodies) * USAGE["prompt_tokens"] * price.input_per_token)
+    assert m["cost.completion_usd"] == pytest.approx(len(bodies) * USAGE["completion_tokens"] * price.output_per_token)
+    assert m["tokens.aux.total"] == m["cost.aux_usd"] == 0 and m["llm.calls"] == 0
     # A repeat is served from the response cache: no request, the same metrics.
     second = run_experiment(cfg, tmp_path / "b")
     assert len(openai_server.bodies("/v1/chat/completions")) == len(bodies)
