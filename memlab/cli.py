@@ -228,9 +228,10 @@ def _discard_sweep_stub() -> None:
 
 
 def _report(argv: list[str]) -> int:
+    from memlab.naming import MULTIRUN_FILE
     from memlab.report import find_runs, load_run, run_files
     from memlab.report.comparison import write_comparison
-    from memlab.report.sweep import MULTIRUN_FILE, sweep_jobs
+    from memlab.report.sweep import sweep_jobs
 
     parser = argparse.ArgumentParser(prog="memlab report", description="Rebuild reports from run directories.")
     parser.add_argument("dirs", nargs="+", type=Path, help="run directories or sweep directories")

@@ -238,6 +238,7 @@ class LongTermMemoryService:
         # history, so a dialogue's ids (and their token counts) do not depend on the replay's workers.
         self._next_id: Counter[str] = Counter()
         self._lock = threading.RLock()  # one service may serve the reply path and a background worker
+        self._saved_at: dict[str, int | None] = {}  # namespace key -> its store version after this service's last save
 
     def checkpoint_state(self) -> dict[str, Any]:
         """The in-process state a resumed replay needs (memories themselves are in the store)."""
@@ -542,8 +543,23 @@ class LongTermMemoryService:
             return self._save_all(ctx, [MemoryDraft(type, content, tuple(evidence))], source, dedup)[0]
 
     def _save_all(self, ctx: CallContext, drafts: Sequence[MemoryDraft], source: str, dedup: bool) -> list[SaveResult]:
+        """`_save_drafts` under the store's save lock of the namespace, which holds across processes: when
+        another writer added to the namespace since this service last saved, its rows are read again
+        first, so the duplicate check sees them and two writers never both save the same content."""
         if not drafts:
             return []
+        ns = self.namespace(ctx)
+        key = namespace_key(ns)
+        with self.store.saving(ns) as block:
+            if self._saved_at.get(key) != block.before:
+                self._rows_cache.pop(key, None)
+            results = self._save_drafts(ctx, drafts, source, dedup)
+            self._saved_at[key] = block.after
+            return results
+
+    def _save_drafts(
+        self, ctx: CallContext, drafts: Sequence[MemoryDraft], source: str, dedup: bool
+    ) -> list[SaveResult]:
         settings = self.settings(ctx.security.agent_id)
         ns, now = self.namespace(ctx), naive_utc(ctx.now)
         existing = self._active(ns, now)

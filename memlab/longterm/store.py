@@ -5,19 +5,21 @@ first design document's ``ah_long_term_memory``: id, namespace, ``value_json`` a
 lifecycle columns) and back. The SQL itself, its migrations, retries and connections live in
 `memlab.stores` once. Every call reads or writes one namespace only, and accesses, archives
 and restores change the stored row where it is (see `memlab.stores.memories`), so several
-services on one database neither lose updates nor resurrect an archived memory.
+services on one database neither lose updates nor resurrect an archived memory; a save that
+checks for duplicates first runs under `saving`, the namespace's lock across processes.
 """
 
 from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
 from memlab.errors import MemlabError
 from memlab.longterm.model import Memory, MemoryType
-from memlab.stores import InMemoryStore, MemoryRow, MemoryRows
+from memlab.stores import InMemoryStore, MemoryRow, MemoryRows, SaveBlock
 
 
 def to_row(m: Memory) -> MemoryRow:
@@ -92,6 +94,11 @@ class MemoryStore:
     def restore(self, namespace: tuple[str, ...], ids: Sequence[str], now: datetime) -> int:
         """Restore the archived memories among `ids` (score 1, clock restarted); returns how many changed."""
         return self.rows.restore_memories(namespace, ids, now) if ids else 0
+
+    def saving(self, namespace: tuple[str, ...]) -> AbstractContextManager[SaveBlock]:
+        """Hold the namespace's save lock (every thread and process on this store) for a read-check-insert;
+        yields its `SaveBlock`: the namespace's version before the block and after this block's writes."""
+        return self.rows.exclusive(namespace)
 
     def close(self) -> None:
         close = getattr(self.rows, "close", None)

@@ -81,10 +81,11 @@ class InMemoryChatMemory:
 class StoreChatMemory:
     """ChatMemory in a `SessionStore` under `session_id`: every write is one transaction.
 
-    The history as the store returns it is also kept decoded in memory: a replay reads it on every
-    call, and decoding every stored entry each time made a replay quadratic. Writes through this
-    object keep it current; it is dropped when a write fails and re-read when the store holds a
-    different number of entries (another writer appended or cleaned the session).
+    The history as the store returns it is also kept decoded in memory, with the session's
+    `SessionStore.version` it was read at: a replay reads it on every call, and decoding every
+    stored entry each time made a replay quadratic. Each read checks the version (one cheap read)
+    and reloads on any change by another writer, in this process or another; writes through this
+    object keep the copy current, and it is dropped when a write fails or another write came first.
     """
 
     def __init__(self, store: SessionStore, session_id: str) -> None:
@@ -92,34 +93,41 @@ class StoreChatMemory:
         self.session_id = session_id
         self._lock = threading.Lock()
         self._decoded: list[Message] | None = None
+        self._version = 0  # the store's version of the session that `_decoded` holds
         self._tally = RunningTally()  # over `_decoded`, reset whenever it is rebuilt
 
     def append(self, message: Message) -> None:
         entry = message_to_entry(message)
         with self._lock:
             cached, self._decoded = self._decoded, None  # unknown if the write fails
-            self.store.append(self.session_id, [entry])
-            if cached is not None:  # the entry as the store gives it back: through its canonical JSON
-                stored = message_from_entry(decode(encode(entry)))
+            version = self.store.append(self.session_id, [entry])
+            if cached is not None and version == self._version + 1:  # no other write since the copy was made
+                stored = message_from_entry(decode(encode(entry)))  # the entry as the store gives it back
                 # The caller's object when equal, so caches keyed by message (token counts) hit by identity.
                 same = stored == message and stored.timestamp == message.timestamp
                 cached.append(message if same else stored)
-                self._decoded = cached
+                self._decoded, self._version = cached, version
 
     def messages(self) -> list[Message]:
         with self._lock:
-            if self._decoded is None or self.store.count(self.session_id) != len(self._decoded):
-                self._decoded = [message_from_entry(e) for e in self.store.load(self.session_id).entries]
-                self._tally.reset()
-            return self._tally.tallied(self._decoded)
+            decoded = self._decoded
+            if decoded is None or self.store.version(self.session_id) != self._version:
+                decoded = self._keep(self.store.load(self.session_id))
+            return self._tally.tallied(decoded)
+
+    def _keep(self, state: SessionState) -> list[Message]:
+        """Make `state`, as the store returned it, this object's copy of the history."""
+        self._decoded = [message_from_entry(e) for e in state.entries]
+        self._version = state.version
+        self._tally.reset()
+        return self._decoded
 
     def replace(self, messages: Iterable[Message]) -> None:
         entries = tuple(message_to_entry(m) for m in messages)
         with self._lock:
             self._decoded = None
             self._tally.reset()
-            state = self.store.update(self.session_id, lambda s: SessionState(entries, s.summary))
-            self._decoded = [message_from_entry(e) for e in state.entries]
+            self._keep(self.store.update(self.session_id, lambda s: SessionState(entries, s.summary)))
 
     def update(self, edit: Edit) -> list[Message]:
         """`edit(messages)` becomes the history in one transaction; if it raises, nothing is written."""
@@ -131,15 +139,13 @@ class StoreChatMemory:
         with self._lock:
             self._decoded = None
             self._tally.reset()
-            self._decoded = [message_from_entry(e) for e in self.store.update(self.session_id, step).entries]
-            return list(self._decoded)
+            return list(self._keep(self.store.update(self.session_id, step)))
 
     def clear(self) -> None:
         with self._lock:
-            self._decoded = None
+            self._decoded = None  # read again (empty) on the next `messages`: a delete's version is not returned
             self._tally.reset()
             self.store.delete_session(self.session_id)
-            self._decoded = []
 
     def __len__(self) -> int:
         return self.store.count(self.session_id)

@@ -1,7 +1,8 @@
 """Which jobs a sweep launched, from the `multirun.yaml` Hydra keeps in its directory, and which never finished.
 
 A job that finished has a run directory (`metrics.json`) or a failure marker (`error.json`) in
-``<sweep>/<job number>``; a killed or never-started job has neither, and is listed as missing.
+``<sweep>/<job number>_<what it varies>`` (or ``<sweep>/<job number>``, as sweeps made before named
+them); a killed or never-started job has neither, and is listed as missing.
 The count of jobs is known for the basic sweeper (the product of the swept values) and for
 optuna (`n_trials`); for other sweepers only the jobs with a folder are known.
 """
@@ -12,11 +13,8 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from omegaconf import DictConfig, OmegaConf
-
+from memlab.naming import sweep_overrides, sweep_settings
 from memlab.report.rundata import ERROR_FILE, METRICS_FILE
-
-MULTIRUN_FILE = "multirun.yaml"
 
 
 @dataclass(frozen=True)
@@ -31,39 +29,43 @@ class SweepJobs:
 
 def expected_jobs(sweep_dir: Path) -> int | None:
     """How many jobs the sweep launches, from its multirun.yaml (None when it cannot be told)."""
-    path = sweep_dir / MULTIRUN_FILE
-    if not path.is_file():
+    hydra = sweep_settings(sweep_dir)
+    if hydra is None:
         return None
-    loaded = OmegaConf.load(path)
-    hydra = loaded.get("hydra", {}) if isinstance(loaded, DictConfig) else {}
-    sweeper = str(hydra.get("sweeper", {}).get("_target_", ""))
-    if "optuna" in sweeper.lower():
-        trials = hydra["sweeper"].get("n_trials")
+    sweeper = hydra.get("sweeper") or {}
+    target = str(sweeper.get("_target_", ""))
+    if "optuna" in target.lower():
+        trials = sweeper.get("n_trials")
         return int(trials) if trials is not None else None
-    if not sweeper.endswith("BasicSweeper"):
+    if not target.endswith("BasicSweeper"):
         return None
-    from hydra.core.override_parser.overrides_parser import OverridesParser
+    return math.prod(len(list(o.sweep_string_iterator())) for o in sweep_overrides(hydra) if o.is_sweep_override())
 
-    parsed = OverridesParser.create().parse_overrides(list(hydra.get("overrides", {}).get("task", [])))
-    sizes = [len(list(o.sweep_string_iterator())) for o in parsed if o.is_sweep_override()]
-    return math.prod(sizes)
+
+def job_number(folder: Path) -> int | None:
+    """The job number a sweep's job folder starts with (``3_context=trim`` or ``3``), None for other folders.
+
+    >>> job_number(Path("3_context=trim,max_tokens=1000")), job_number(Path("12")), job_number(Path(".staging-1"))
+    (3, 12, None)
+    """
+    number, _, _ = folder.name.partition("_")
+    return int(number) if number.isdigit() else None
 
 
 def sweep_jobs(sweep_dir: Path) -> SweepJobs:
     """The sweep's jobs: finished (metrics.json), failed (error.json), missing (expected but neither)."""
-    finished, failed, present = [], [], set()
+    finished, failed, dirs = [], [], set()
     for child in sweep_dir.iterdir():
-        if not (child.is_dir() and child.name.isdigit()):
+        num = job_number(child) if child.is_dir() else None
+        if num is None:
             continue
-        num = int(child.name)
+        dirs.add(num)
         if (child / METRICS_FILE).is_file():
             finished.append(num)
-            present.add(num)
         elif (child / ERROR_FILE).is_file():
             failed.append(num)
-            present.add(num)
+    present = {*finished, *failed}
     expected = expected_jobs(sweep_dir)
     known = range(expected) if expected is not None else range(max(present, default=-1) + 1)
-    dirs = {int(c.name) for c in sweep_dir.iterdir() if c.is_dir() and c.name.isdigit()}
     missing = sorted(n for n in set(known) | dirs if n not in present)
     return SweepJobs(expected, tuple(sorted(finished)), tuple(sorted(failed)), tuple(missing))

@@ -8,7 +8,7 @@ so `store=` moves long-term memory too. Each is a `store=` entry in `conf/store/
 from typing import TYPE_CHECKING, Any
 
 from memlab.stores.base import Entry, SessionState, SessionStore, decode, encode, plan_rewrite
-from memlab.stores.memories import MAX_KEY_LENGTH, MemoryRow, MemoryRows, ns_text
+from memlab.stores.memories import MAX_KEY_LENGTH, MemoryRow, MemoryRows, SaveBlock, ns_text
 from memlab.stores.memory import InMemoryStore
 from memlab.stores.redis_store import RedisStore
 
@@ -36,6 +36,7 @@ __all__ = [
     "MemoryRow",
     "MemoryRows",
     "RedisStore",
+    "SaveBlock",
     "SessionState",
     "SessionStore",
     "SqlStore",

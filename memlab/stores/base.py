@@ -3,14 +3,16 @@
 Chat memories store messages and agent memories store items in the same shape, so one store
 serves both. Every write is one transaction; `update` is the read-modify-write that memory
 cleanups and compressions need: it runs a pure function on the current state under the
-session's lock and writes the result atomically, or nothing if the function raises.
+session's lock and writes the result atomically, or nothing if the function raises. Each
+session has a change counter (`SessionStore.version`), so a reader that keeps a copy of the
+history can tell, with one cheap read, whether any other writer changed it.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 Entry = Mapping[str, Any]
@@ -18,10 +20,12 @@ Entry = Mapping[str, Any]
 
 @dataclass(frozen=True)
 class SessionState:
-    """A session's stored entries (oldest first) and its summary (None when it has none)."""
+    """A session's stored entries (oldest first), its summary (None when it has none), and the session's
+    `SessionStore.version` when it was read or written (not part of the value: ignored by ``==`` and on writes)."""
 
     entries: tuple[Entry, ...] = ()
     summary: str | None = None
+    version: int = field(default=0, compare=False)
 
 
 Update = Callable[[SessionState], SessionState | None]
@@ -32,11 +36,11 @@ class SessionStore(Protocol):
     """Sessions of ordered entries; safe for concurrent threads and processes on the same data."""
 
     def load(self, session_id: str) -> SessionState:
-        """A consistent read of the session (empty if it does not exist)."""
+        """A consistent read of the session and its version (empty if it does not exist)."""
         ...
 
-    def append(self, session_id: str, entries: Sequence[Entry]) -> None:
-        """Add entries at the end, atomically."""
+    def append(self, session_id: str, entries: Sequence[Entry]) -> int:
+        """Add entries at the end, atomically; returns the session's version after the append."""
         ...
 
     def update(self, session_id: str, fn: Update) -> SessionState:
@@ -44,6 +48,12 @@ class SessionStore(Protocol):
 
         The session exists afterwards. `fn` must be pure: a backend may run it again after a conflict.
         """
+        ...
+
+    def version(self, session_id: str) -> int:
+        """The session's change counter: 0 before its first write; every append, every update that changes
+        the session and every delete add exactly one, in the same transaction. It never goes back, not even
+        when the session is deleted and written again, so an unchanged version means an unchanged session."""
         ...
 
     def exists(self, session_id: str) -> bool: ...
@@ -57,7 +67,7 @@ class SessionStore(Protocol):
         ...
 
     def delete_session(self, session_id: str) -> None:
-        """Remove the session and its entries (no error if absent)."""
+        """Remove the session and its entries (no error if absent); its version goes on counting."""
         ...
 
 
@@ -105,8 +115,8 @@ def plan_update(fn: Update, bodies: Sequence[str], summary: str | None) -> tuple
     """`fn` run on the stored `bodies` and `summary`: the state it saw and the rewrite (None: nothing changes).
 
     >>> old, rewrite = plan_update(lambda s: SessionState(s.entries[1:], "s"), ['{"a":1}', '{"b":2}'], None)
-    >>> old.entries, rewrite
-    (({'a': 1}, {'b': 2}), Rewrite(drop=1, add=[], summary='s', state=SessionState(entries=({'b': 2},), summary='s')))
+    >>> old.entries, rewrite.drop, rewrite.add, rewrite.state
+    (({'a': 1}, {'b': 2}), 1, [], SessionState(entries=({'b': 2},), summary='s', version=0))
     """
     old = SessionState(tuple(decode(b) for b in bodies), summary)
     new = fn(old)

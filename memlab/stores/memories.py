@@ -9,7 +9,11 @@ backend (``alice`` is not ``Alice``, ``X`` is not ``X ``).
 Lifecycle changes are made where the data lives, never by writing back a process's copy:
 an access increments ``access_count`` in the store and rescores the row it finds there; an
 archive or restore only changes a row that is not already in the wanted state. So several
-services on one database lose no update and never resurrect an archived memory.
+services on one database lose no update and never resurrect an archived memory. Each namespace
+has a change counter, its version, raised by every write that makes rows active (an add that
+stores a new row, a restore) in that write's transaction. A save that must first read the
+namespace (the duplicate check) runs under `MemoryRows.exclusive`, the namespace's lock across
+processes, and learns from its `SaveBlock` whether anyone else wrote since its own last save.
 
 >>> ns_text(["agent:chat", "user:42", "memories"])
 '["agent:chat","user:42","memories"]'
@@ -17,9 +21,12 @@ services on one database lose no update and never resurrect an archived memory.
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
@@ -44,6 +51,53 @@ class MemoryRow:
 
 
 Rescore = Callable[[MemoryRow], float]
+
+
+@dataclass
+class SaveBlock:
+    """A namespace's save lock while held (`MemoryRows.exclusive`): the namespace's version when the block
+    began, and after the block's own writes (None once another writer's write came in between).
+
+    A writer that keeps a copy of the rows remembers `after`; when its next block begins at that
+    version, nobody else made rows active in between and its copy is current.
+    """
+
+    before: int
+    after: int | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.after = self.before
+
+    def wrote(self, old: int, new: int) -> None:
+        """This block's write took the version from `old` to `new`."""
+        self.after = new if self.after == old else None
+
+
+class HeldBlocks(threading.local):
+    """The save blocks this thread holds, by stored namespace: where a store reports its writes."""
+
+    def __init__(self) -> None:
+        self.blocks: dict[str, SaveBlock] = {}
+
+    def refuse_reentry(self, ns: str) -> None:
+        """Before taking namespace `ns`'s save lock: this thread holding it already would wait for itself."""
+        if ns in self.blocks:
+            raise RuntimeError(f"the save lock of namespace {ns} is not reentrant")
+
+    @contextlib.contextmanager
+    def holding(self, ns: str, before: int) -> Iterator[SaveBlock]:
+        """This thread's block on `ns`, which began at version `before`, until the block ends."""
+        block = self.blocks[ns] = SaveBlock(before)
+        try:
+            yield block
+        finally:
+            del self.blocks[ns]
+
+    def wrote(self, ns: str, old: int, new: int) -> None:
+        """A write of this thread took namespace `ns` from version `old` to `new`."""
+        block = self.blocks.get(ns)
+        if block is not None:
+            block.wrote(old, new)
 
 
 @runtime_checkable
@@ -73,6 +127,14 @@ class MemoryRows(Protocol):
 
     def restore_memories(self, namespace: Sequence[str], ids: Sequence[str], now: datetime) -> int:
         """Restore the archived rows among `ids` (score 1, clock restarted at `now`); returns how many changed."""
+        ...
+
+    def exclusive(self, namespace: Sequence[str]) -> AbstractContextManager[SaveBlock]:
+        """Hold the namespace's save lock until the block ends, against every thread and process on this store.
+
+        Yields the block's `SaveBlock`, which this thread's adds and restores in the namespace update.
+        Not reentrant.
+        """
         ...
 
 

@@ -1,21 +1,24 @@
 """The in-memory store: the default, and the reference every persisted backend must match.
 
 Entries are kept as their canonical JSON text, so what comes back is exactly what a database
-would return. One lock serializes writers; it lives in one process only.
+would return. One lock serializes writers; it lives in one process only, as do the namespace
+save locks of `exclusive`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import threading
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from memlab.stores.base import Entry, SessionState, Update, decode, encode, plan_update
-from memlab.stores.memories import MemoryRow, Rescore, check_key, encode_value, naive, ns_text
+from memlab.stores.memories import HeldBlocks, MemoryRow, Rescore, SaveBlock, check_key, encode_value, naive, ns_text
 
 
 class InMemoryStore:
@@ -25,23 +28,29 @@ class InMemoryStore:
         self._lock = threading.RLock()
         self._entries: dict[str, list[str]] = {}
         self._summaries: dict[str, str | None] = {}
+        self._versions: Counter[str] = Counter()  # kept after a session is deleted: versions never go back
         self._memories: dict[tuple[str, str], tuple[int, MemoryRow]] = {}  # (namespace, id) -> (seq, row)
         self._seq = itertools.count(1)
+        self._save_locks: dict[str, threading.Lock] = {}
+        self._ns_versions: Counter[str] = Counter()  # per namespace: the writes that made rows active
+        self._held = HeldBlocks()
 
     # --- sessions ---------------------------------------------------------------------
 
     def load(self, session_id: str) -> SessionState:
         with self._lock:
             bodies = list(self._entries.get(session_id, ()))
-            summary = self._summaries.get(session_id)
-        return SessionState(tuple(decode(b) for b in bodies), summary)
+            summary, version = self._summaries.get(session_id), self._versions[session_id]
+        return SessionState(tuple(decode(b) for b in bodies), summary, version)
 
-    def append(self, session_id: str, entries: Sequence[Entry]) -> None:
+    def append(self, session_id: str, entries: Sequence[Entry]) -> int:
         check_key(session_id)
         bodies = [encode(e) for e in entries]
         with self._lock:
             self._entries.setdefault(session_id, []).extend(bodies)
             self._summaries.setdefault(session_id, None)
+            self._versions[session_id] += 1
+            return self._versions[session_id]
 
     def update(self, session_id: str, fn: Update) -> SessionState:
         check_key(session_id)
@@ -51,10 +60,11 @@ class InMemoryStore:
             self._entries.setdefault(session_id, [])  # an update creates the session, as on every backend
             self._summaries.setdefault(session_id, None)
             if rewrite is None:
-                return old
+                return replace(old, version=self._versions[session_id])
             self._entries[session_id] = bodies[rewrite.drop :] + rewrite.add
             self._summaries[session_id] = rewrite.summary
-            return rewrite.state
+            self._versions[session_id] += 1
+            return replace(rewrite.state, version=self._versions[session_id])
 
     def exists(self, session_id: str) -> bool:
         with self._lock:
@@ -64,6 +74,9 @@ class InMemoryStore:
         with self._lock:
             return len(self._entries.get(session_id, ()))
 
+    def version(self, session_id: str) -> int:
+        return self._versions[session_id]
+
     def sessions(self) -> list[str]:
         with self._lock:
             return sorted(self._entries)
@@ -72,6 +85,7 @@ class InMemoryStore:
         with self._lock:
             self._entries.pop(session_id, None)
             self._summaries.pop(session_id, None)
+            self._versions[session_id] += 1
 
     def close(self) -> None:
         """Nothing to release (the data lives as long as the object)."""
@@ -79,20 +93,36 @@ class InMemoryStore:
     # --- long-term memory rows -------------------------------------------------------
 
     def add_memories(self, rows: Sequence[MemoryRow]) -> int:
-        added = 0
+        added: Counter[str] = Counter()
         with self._lock:
             for row in rows:
                 ident = (ns_text(row.namespace), check_key(row.id))
                 if ident not in self._memories:
                     self._memories[ident] = (next(self._seq), _stored(row))
-                    added += 1
-        return added
+                    added[ident[0]] += 1
+            for ns in added:
+                self._count_write(ns)
+        return added.total()
+
+    def _count_write(self, ns: str) -> None:
+        """Raise the namespace's version (under `_lock`), and tell this thread's save block."""
+        self._ns_versions[ns] += 1
+        self._held.wrote(ns, self._ns_versions[ns] - 1, self._ns_versions[ns])
 
     def _rows(self, namespace: Sequence[str], archived: bool | None) -> list[MemoryRow]:
         ns = ns_text(namespace)
         with self._lock:
             found = sorted((seq, ident[1], row) for ident, (seq, row) in self._memories.items() if ident[0] == ns)
         return [row for _, _, row in found if archived is None or row.archived == archived]
+
+    @contextlib.contextmanager
+    def exclusive(self, namespace: Sequence[str]) -> Iterator[SaveBlock]:
+        ns = ns_text(namespace)
+        self._held.refuse_reentry(ns)
+        with self._lock:
+            save_lock = self._save_locks.setdefault(ns, threading.Lock())
+        with save_lock, self._held.holding(ns, self._ns_versions[ns]) as block:
+            yield block
 
     def list_memories(self, namespace: Sequence[str], *, archived: bool | None = False) -> list[MemoryRow]:
         return self._rows(namespace, archived)
@@ -127,6 +157,8 @@ class InMemoryStore:
                 if row is not None and row.archived != archived:
                     self._memories[(ns, key)] = (seq, replace(row, archived=archived, **changes))
                     changed += 1
+            if changed and not archived:  # a restore made rows active
+                self._count_write(ns)
         return changed
 
     def archive_memories(self, namespace: Sequence[str], ids: Sequence[str]) -> int:

@@ -2,13 +2,16 @@
 
 Appends are one MULTI/EXEC; `update` watches the session's keys (WATCH, then MULTI/EXEC) and
 retries when another client wrote in between, so a compaction never loses a concurrent append.
-Nothing is sent before EXEC, so a writer that dies mid-update leaves the old state. Long-term
+Nothing is sent before EXEC, so a writer that dies mid-update leaves the old state. Every write
+counts itself in a ``:version`` key in the same MULTI/EXEC (`SessionStore.version`); that key
+outlives a deleted session, so its count never goes back. Long-term
 memories need scoped listings and conditional updates; they live in the SQL or in-memory store.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from memlab.errors import MemlabError
@@ -19,7 +22,7 @@ DEFAULT_PREFIX = "memlab:"
 
 
 class RedisStore:
-    """Sessions in Redis under `prefix` (``{prefix}session:{id}:entries`` and ``:summary``)."""
+    """Sessions in Redis under `prefix` (``{prefix}session:{id}:entries``, ``:summary`` and ``:version``)."""
 
     def __init__(self, url: str = "redis://127.0.0.1:6379/0", prefix: str = DEFAULT_PREFIX) -> None:
         import redis
@@ -51,41 +54,45 @@ class RedisStore:
     def __repr__(self) -> str:
         return f"RedisStore({self.url!r}, prefix={self.prefix!r})"
 
-    def _keys(self, session_id: str) -> tuple[str, str]:
+    def _keys(self, session_id: str) -> tuple[str, str, str]:
         check_key(session_id)
         base = f"{self.prefix}session:{session_id}"
-        return f"{base}:entries", f"{base}:summary"
+        return f"{base}:entries", f"{base}:summary", f"{base}:version"
 
     @property
     def _index(self) -> str:
         return f"{self.prefix}sessions"
 
     def load(self, session_id: str) -> SessionState:
-        entries_key, summary_key = self._keys(session_id)
+        entries_key, summary_key, version_key = self._keys(session_id)
         pipe = self._pipeline()
         pipe.lrange(entries_key, 0, -1)
         pipe.get(summary_key)
-        bodies, summary = pipe.execute()
-        return SessionState(tuple(decode(b) for b in bodies), summary)
+        pipe.get(version_key)
+        bodies, summary, version = pipe.execute()
+        return SessionState(tuple(decode(b) for b in bodies), summary, int(version or 0))
 
-    def append(self, session_id: str, entries: Sequence[Entry]) -> None:
-        entries_key, _ = self._keys(session_id)
+    def append(self, session_id: str, entries: Sequence[Entry]) -> int:
+        entries_key, _, version_key = self._keys(session_id)
         pipe = self._pipeline()
         if entries:
             pipe.rpush(entries_key, *(encode(e) for e in entries))
         pipe.sadd(self._index, session_id)
-        pipe.execute()
+        pipe.incr(version_key)
+        return int(pipe.execute()[-1])
 
     def update(self, session_id: str, fn: Update) -> SessionState:
-        entries_key, summary_key = self._keys(session_id)
+        entries_key, summary_key, version_key = self._keys(session_id)
 
         def attempt(pipe: Any) -> SessionState:
             old_bodies = pipe.lrange(entries_key, 0, -1)  # immediate: the keys are WATCHed
             old, rewrite = plan_update(fn, old_bodies, pipe.get(summary_key))
+            version = int(pipe.get(version_key) or 0)
             pipe.multi()
             pipe.sadd(self._index, session_id)  # an update creates the session, as on every backend
             if rewrite is None:
-                return old
+                return replace(old, version=version)
+            pipe.set(version_key, version + 1)  # WATCHed: no other write came in between
             if rewrite.drop == len(old_bodies):
                 pipe.delete(entries_key)
             elif rewrite.drop:
@@ -96,10 +103,11 @@ class RedisStore:
                 pipe.delete(summary_key)
             else:
                 pipe.set(summary_key, rewrite.summary)
-            return rewrite.state
+            return replace(rewrite.state, version=version + 1)
 
         self._check()
-        result: SessionState = self.client.transaction(attempt, entries_key, summary_key, value_from_callable=True)
+        watched = (entries_key, summary_key, version_key)
+        result: SessionState = self.client.transaction(attempt, *watched, value_from_callable=True)
         return result
 
     def exists(self, session_id: str) -> bool:
@@ -108,13 +116,18 @@ class RedisStore:
     def count(self, session_id: str) -> int:
         return int(self.client.llen(self._keys(session_id)[0]))
 
+    def version(self, session_id: str) -> int:
+        return int(self.client.get(self._keys(session_id)[2]) or 0)
+
     def sessions(self) -> list[str]:
         return sorted(self.client.smembers(self._index))
 
     def delete_session(self, session_id: str) -> None:
+        entries_key, summary_key, version_key = self._keys(session_id)
         pipe = self._pipeline()
-        pipe.delete(*self._keys(session_id))
+        pipe.delete(entries_key, summary_key)
         pipe.srem(self._index, session_id)
+        pipe.incr(version_key)
         pipe.execute()
 
     def close(self) -> None:

@@ -7,19 +7,23 @@ schema is created and migrated by `migrate()` (idempotent, versioned, under a lo
 
 Concurrency: a session's writes lock its row in `memlab_sessions` (``SELECT ... FOR UPDATE``;
 SQLite takes the database write lock with ``BEGIN IMMEDIATE`` and runs in WAL mode), so appends
-and compactions from many threads and processes serialize per session; deadlocks and busy
-databases are retried.
+and compactions from many threads and processes serialize per session, and bump its `version`
+in the same transaction; deadlocks and busy databases are retried. A long-term namespace's save
+lock (`SqlStore.exclusive`) is ``pg_advisory_lock`` on PostgreSQL, ``GET_LOCK`` on MySQL/MariaDB,
+and on SQLite one ``BEGIN IMMEDIATE`` transaction that the block's statements join.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import random
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -31,13 +35,24 @@ from sqlalchemy.engine import Connection, Engine
 
 from memlab.errors import MemlabError
 from memlab.stores.base import Entry, SessionState, Update, decode, encode, plan_update
-from memlab.stores.memories import MAX_KEY_LENGTH, MemoryRow, Rescore, check_key, encode_value, naive, ns_text
+from memlab.stores.memories import (
+    MAX_KEY_LENGTH,
+    HeldBlocks,
+    MemoryRow,
+    Rescore,
+    SaveBlock,
+    check_key,
+    encode_value,
+    naive,
+    ns_text,
+)
 
 T = TypeVar("T")
 
 MAX_RETRIES = 12  # transient failures (deadlock, lock timeout, busy database) before giving up
 RETRY_BASE_SECONDS = 0.005
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+LOCK_WAIT_SECONDS = 600  # GET_LOCK's wait for another process's save lock (PostgreSQL waits as for row locks)
 
 _MYSQL = ("mysql", "mariadb")
 Key = sa.String(MAX_KEY_LENGTH).with_variant(
@@ -66,6 +81,15 @@ sessions = sa.Table(
     sa.Column("next_seq", sa.BigInteger, nullable=False),
     sa.Column("created_at", Stamp, nullable=False),
     sa.Column("updated_at", Stamp, nullable=False),
+    sa.Column("version", sa.BigInteger, nullable=False),  # SessionStore.version (migration 6)
+    **_TABLE_OPTIONS,
+)
+# The version a deleted session had reached, so that one written again goes on counting from it.
+deleted_versions = sa.Table(
+    "memlab_session_versions",
+    metadata,
+    sa.Column("session_id", Key, primary_key=True),
+    sa.Column("version", sa.BigInteger, nullable=False),
     **_TABLE_OPTIONS,
 )
 session_entries = sa.Table(
@@ -93,13 +117,34 @@ memories = sa.Table(
     sa.Index("ix_ah_long_term_memory_active", "namespace", "archived", "seq"),
     **_TABLE_OPTIONS,
 )
+# Each long-term namespace's version: the writes that made its rows active (see memlab.stores.memories).
+namespace_versions = sa.Table(
+    "memlab_namespace_versions",
+    metadata,
+    sa.Column("namespace", Key, primary_key=True),
+    sa.Column("version", sa.BigInteger, nullable=False),
+    **_TABLE_OPTIONS,
+)
 # Key columns per table, for the MySQL/MariaDB collation migration.
 _KEYS = {
     "memlab_sessions": ("session_id",),
     "memlab_session_entries": ("session_id",),
     "memlab_records": ("namespace", "key"),
     "ah_long_term_memory": ("namespace", "id"),
+    "memlab_session_versions": ("session_id",),
+    "memlab_namespace_versions": ("namespace",),
 }
+
+
+def _sessions_v1() -> sa.Table:
+    """`memlab_sessions` as migration 1 made it, before migration 6 added its version column."""
+    columns = [c for c in sessions.columns if c.name != "version"]
+    return sa.Table(
+        "memlab_sessions",
+        sa.MetaData(),
+        *(sa.Column(c.name, c.type, primary_key=c.primary_key, nullable=c.nullable) for c in columns),
+        **_TABLE_OPTIONS,
+    )
 
 
 def _legacy_records() -> sa.Table:
@@ -169,12 +214,26 @@ def _drop_records(conn: Connection) -> None:
     _legacy_records().drop(conn, checkfirst=True)
 
 
+def _add_session_versions(conn: Connection) -> None:
+    """`memlab_sessions.version` (0 for the sessions already stored) and the deleted sessions' versions."""
+    schema = conn.get_execution_options().get("schema_translate_map", {}).get(None)
+    if "version" not in {c["name"] for c in sa.inspect(conn).get_columns("memlab_sessions", schema=schema)}:
+        quote = conn.dialect.identifier_preparer
+        table = quote.quote("memlab_sessions")
+        if schema is not None:
+            table = f"{quote.quote_schema(schema)}.{table}"
+        conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN version BIGINT NOT NULL DEFAULT 0")
+    _create(deleted_versions, binary_keys=True)(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "sessions and their ordered entries", _create(sessions, session_entries)),
+    Migration(1, "sessions and their ordered entries", _create(_sessions_v1, session_entries)),
     Migration(2, "namespaced JSON records (long-term memories)", _create(_legacy_records)),
     Migration(3, "binary no-pad collation for every key column (MySQL/MariaDB)", _binary_keys),
     Migration(4, "long-term memories (ah_long_term_memory)", _create(memories, binary_keys=True)),
     Migration(5, "drop the unused key-value records", _drop_records),
+    Migration(6, "a change counter per session (memlab_sessions.version)", _add_session_versions),
+    Migration(7, "a change counter per long-term namespace", _create(namespace_versions, binary_keys=True)),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 
@@ -232,6 +291,8 @@ class SqlStore:
         self._pid = os.getpid()
         self._guard = threading.RLock()
         self._jitter = random.Random()  # private: never disturbs the run's seeded global RNG
+        self._joined = threading.local()  # .conn: this thread's SQLite `exclusive` transaction, if in one
+        self._held = HeldBlocks()
 
     def __repr__(self) -> str:
         return f"SqlStore({self.url.render_as_string(hide_password=True)!r})"
@@ -295,7 +356,13 @@ class SqlStore:
         return engine
 
     def _transaction(self, engine: Engine, fn: Callable[[Connection], T], *, read: bool = False) -> T:
-        """Run `fn` in one transaction, retried on deadlocks, lock timeouts and busy databases."""
+        """Run `fn` in one transaction, retried on deadlocks, lock timeouts and busy databases.
+
+        Inside a SQLite `exclusive` block, `fn` joins the block's transaction instead.
+        """
+        joined = getattr(self._joined, "conn", None)
+        if joined is not None:
+            return fn(joined)
         for attempt in range(MAX_RETRIES + 1):
             try:
                 with engine.connect() as conn:
@@ -304,10 +371,14 @@ class SqlStore:
                     with conn.begin():
                         return fn(conn)
             except sa.exc.DBAPIError as e:
-                if attempt == MAX_RETRIES or not _transient(e):
-                    raise
-                time.sleep(RETRY_BASE_SECONDS * 2 ** min(attempt, 6) * (0.5 + self._jitter.random()))
+                self._retry_or_raise(e, attempt)
         raise AssertionError("unreachable")
+
+    def _retry_or_raise(self, error: sa.exc.DBAPIError, attempt: int) -> None:
+        """Re-raise `error` unless it is transient and retries are left; then wait (exponential backoff, jitter)."""
+        if attempt == MAX_RETRIES or not _transient(error):
+            raise error
+        time.sleep(RETRY_BASE_SECONDS * 2 ** min(attempt, 6) * (0.5 + self._jitter.random()))
 
     def _write(self, fn: Callable[[Connection], T]) -> T:
         return self._transaction(self.engine, fn)
@@ -377,18 +448,24 @@ class SqlStore:
 
     # --- sessions ---------------------------------------------------------------------
 
-    def _lock_session(self, conn: Connection, session_id: str) -> sa.Row[Any, Any]:
-        """Create the session row if needed (upsert) and lock it for this transaction."""
+    def _lock_session(self, conn: Connection, session_id: str) -> sa.Row[Any, Any, Any]:
+        """Create the session row if needed (upsert; a deleted session's version goes on) and lock it."""
         check_key(session_id)
         now = _now()
         ins = self._insert(sessions).values(
-            session_id=session_id, summary=None, next_seq=0, created_at=now, updated_at=now
+            session_id=session_id,
+            summary=None,
+            next_seq=0,
+            version=sa.func.coalesce(_deleted_version(session_id), 0),
+            created_at=now,
+            updated_at=now,
         )
         if self.dialect in _MYSQL:
             conn.execute(ins.on_duplicate_key_update(session_id=ins.inserted.session_id))
         else:
             conn.execute(ins.on_conflict_do_nothing(index_elements=[sessions.c.session_id]))
-        query = sa.select(sessions.c.next_seq, sessions.c.summary).where(sessions.c.session_id == session_id)
+        c = sessions.c
+        query = sa.select(c.next_seq, c.summary, c.version).where(c.session_id == session_id)
         return conn.execute(query.with_for_update()).one()
 
     def _entries_of(self, session_id: str) -> sa.Select[Any]:
@@ -397,29 +474,35 @@ class SqlStore:
 
     def load(self, session_id: str) -> SessionState:
         def read(conn: Connection) -> SessionState:
-            summary = conn.execute(sa.select(sessions.c.summary).where(sessions.c.session_id == session_id)).scalar()
+            c = sessions.c
+            head = conn.execute(sa.select(c.summary, c.version).where(c.session_id == session_id)).first()
+            if head is None:
+                return SessionState(version=conn.execute(sa.select(_version_of(session_id))).scalar_one())
             rows = conn.execute(self._entries_of(session_id)).all()
-            return SessionState(tuple(decode(r.body) for r in rows), summary)
+            return SessionState(tuple(decode(r.body) for r in rows), head.summary, head.version)
 
         return self._read(read)
 
-    def append(self, session_id: str, entries: Sequence[Entry]) -> None:
+    def append(self, session_id: str, entries: Sequence[Entry]) -> int:
         bodies = [encode(e) for e in entries]
 
-        def write(conn: Connection) -> None:
+        def write(conn: Connection) -> int:
             head = self._lock_session(conn, session_id)
-            self._insert_entries(conn, session_id, head.next_seq, bodies, head.summary)
+            return self._insert_entries(conn, session_id, head, bodies, head.summary)
 
-        self._write(write)
+        return self._write(write)
 
     def _insert_entries(
-        self, conn: Connection, session_id: str, seq: int, bodies: Sequence[str], summary: str | None
-    ) -> None:
+        self, conn: Connection, session_id: str, head: sa.Row[Any, Any, Any], bodies: Sequence[str], summary: str | None
+    ) -> int:
+        """Append `bodies` after the locked session `head`, set its summary, count the change; the new version."""
+        seq = head.next_seq
         if bodies:
             rows = [{"session_id": session_id, "seq": seq + i, "body": b} for i, b in enumerate(bodies)]
             conn.execute(session_entries.insert(), rows)
-        values = {"summary": summary, "next_seq": seq + len(bodies), "updated_at": _now()}
+        values = {"summary": summary, "next_seq": seq + len(bodies), "version": head.version + 1, "updated_at": _now()}
         conn.execute(sessions.update().where(sessions.c.session_id == session_id).values(**values))
+        return int(head.version) + 1
 
     def update(self, session_id: str, fn: Update) -> SessionState:
         def write(conn: Connection) -> SessionState:
@@ -427,13 +510,13 @@ class SqlStore:
             rows = conn.execute(self._entries_of(session_id)).all()
             old, rewrite = plan_update(fn, [r.body for r in rows], head.summary)
             if rewrite is None:
-                return old
+                return replace(old, version=head.version)
             if rewrite.drop:
                 cutoff = rows[rewrite.drop].seq if rewrite.drop < len(rows) else head.next_seq
                 c = session_entries.c
                 conn.execute(sa.delete(session_entries).where(c.session_id == session_id, c.seq < cutoff))
-            self._insert_entries(conn, session_id, head.next_seq, rewrite.add, rewrite.summary)
-            return rewrite.state
+            version = self._insert_entries(conn, session_id, head, rewrite.add, rewrite.summary)
+            return replace(rewrite.state, version=version)
 
         return self._write(write)
 
@@ -447,14 +530,31 @@ class SqlStore:
         )
         return int(self._read(lambda c: c.execute(query).scalar_one()))
 
+    def version(self, session_id: str) -> int:
+        query = sa.select(_version_of(session_id))
+        return int(self._read(lambda c: c.execute(query).scalar_one()))
+
     def sessions(self) -> list[str]:
         query = sa.select(sessions.c.session_id).order_by(self._ordered(sessions.c.session_id))
         return list(self._read(lambda c: c.execute(query).scalars().all()))
 
     def delete_session(self, session_id: str) -> None:
         def write(conn: Connection) -> None:
+            live = sa.select(sessions.c.version).where(sessions.c.session_id == session_id).with_for_update()
+            version = conn.execute(live).scalar()
+            if version is None:
+                version = conn.execute(sa.select(_version_of(session_id))).scalar_one()
             conn.execute(sa.delete(session_entries).where(session_entries.c.session_id == session_id))
             conn.execute(sa.delete(sessions).where(sessions.c.session_id == session_id))
+            ins = self._insert(deleted_versions).values(session_id=session_id, version=version + 1)
+            if self.dialect in _MYSQL:
+                conn.execute(ins.on_duplicate_key_update(version=ins.inserted.version))
+            else:
+                conn.execute(
+                    ins.on_conflict_do_update(
+                        index_elements=[deleted_versions.c.session_id], set_={"version": ins.excluded.version}
+                    )
+                )
 
         self._write(write)
 
@@ -469,8 +569,8 @@ class SqlStore:
             return 0
         c = memories.c
 
-        def write(conn: Connection) -> int:
-            added = 0
+        def write(conn: Connection) -> tuple[int, list[tuple[str, int, int]]]:
+            added, counted = 0, []
             for ns, group in _by_namespace(rows).items():
                 ids = [row.id for row in group]
                 present = set(conn.execute(sa.select(c.id).where(self._in(ns, ids))).scalars())
@@ -489,9 +589,86 @@ class SqlStore:
                 else:
                     conn.execute(ins.on_conflict_do_nothing(index_elements=[c.namespace, c.id]))
                 added += len(new)
-            return added
+                counted.append((ns, *self._count_write(conn, ns)))
+            return added, counted
 
-        return self._write(write)
+        added, counted = self._write(write)
+        for ns, old, new in counted:  # after the commit: a retried transaction counts once
+            self._held.wrote(ns, old, new)
+        return added
+
+    def _count_write(self, conn: Connection, ns: str) -> tuple[int, int]:
+        """Raise namespace `ns`'s version in this transaction (an upsert: two first writes cannot clash); (old, new)."""
+        c = namespace_versions.c
+        ins = self._insert(namespace_versions).values(namespace=ns, version=1)
+        if self.dialect in _MYSQL:
+            conn.execute(ins.on_duplicate_key_update(version=c.version + 1))
+        else:
+            conn.execute(ins.on_conflict_do_update(index_elements=[c.namespace], set_={"version": c.version + 1}))
+        new = _namespace_version(conn, ns)
+        return new - 1, new
+
+    @contextlib.contextmanager
+    def exclusive(self, namespace: Sequence[str]) -> Iterator[SaveBlock]:
+        """The namespace's save lock (see `MemoryRows.exclusive`), held against every process on the database.
+
+        PostgreSQL and MySQL/MariaDB: a named lock on a connection of its own (``pg_advisory_lock``,
+        ``GET_LOCK``; released by the server if the process dies), while the block's statements run
+        and are retried as usual. SQLite has no such lock: the block runs in one ``BEGIN IMMEDIATE``
+        transaction (the database's write lock) that every statement of this thread joins, so the
+        block commits whole or not at all.
+        """
+        ns = ns_text(namespace)
+        self._held.refuse_reentry(ns)
+        if self.dialect == "sqlite":
+            with self._sqlite_exclusive() as conn, self._held.holding(ns, _namespace_version(conn, ns)) as block:
+                yield block
+            return
+        acquire, release, key = self._named_lock(ns)
+        with self.engine.connect() as conn:
+            conn.execution_options(isolation_level="AUTOCOMMIT")  # the lock outlives statements: no BEGIN/COMMIT
+            try:
+                got = conn.execute(sa.text(acquire), {"key": key}).scalar()
+                if self.dialect in _MYSQL and got != 1:  # GET_LOCK: 1 taken, 0 timed out (PostgreSQL waits)
+                    raise MemlabError(
+                        f"longterm: another process held the save lock of namespace {ns} for {LOCK_WAIT_SECONDS} s"
+                    )
+                with self._held.holding(ns, _namespace_version(conn, ns)) as block:
+                    yield block
+            finally:  # after a failed acquire too: releasing a lock not held changes nothing
+                try:
+                    conn.execute(sa.text(release), {"key": key})
+                except sa.exc.DBAPIError:
+                    conn.invalidate()  # closing the session frees its locks on the server
+
+    @contextlib.contextmanager
+    def _sqlite_exclusive(self) -> Iterator[Connection]:
+        if getattr(self._joined, "conn", None) is not None:  # one transaction per thread: another namespace's block
+            raise RuntimeError("SqlStore.exclusive: a SQLite save lock is held by this thread already")
+        for attempt in range(MAX_RETRIES + 1):
+            with self.engine.connect() as conn:
+                try:
+                    transaction = conn.begin()  # BEGIN IMMEDIATE: waits for the write lock (busy timeout)
+                except sa.exc.DBAPIError as e:
+                    self._retry_or_raise(e, attempt)
+                    continue
+                self._joined.conn = conn
+                try:
+                    with transaction:
+                        yield conn
+                finally:
+                    self._joined.conn = None
+                return
+
+    def _named_lock(self, ns: str) -> tuple[str, str, int | str]:
+        """The statements that take and release namespace `ns`'s save lock, and the lock's key."""
+        digest = hashlib.sha256(f"memlab.longterm\0{self.url.database}\0{self.schema}\0{ns}".encode()).digest()
+        if self.dialect == "postgresql":
+            key = int.from_bytes(digest[:8], "big", signed=True)
+            return "SELECT pg_advisory_lock(:key)", "SELECT pg_advisory_unlock(:key)", key
+        # a MySQL lock name is server-wide and at most 64 characters
+        name = f"memlab.longterm.{digest.hex()[:40]}"
+        return f"SELECT GET_LOCK(:key, {LOCK_WAIT_SECONDS})", "SELECT RELEASE_LOCK(:key)", name
 
     def _listed(self, namespace: Sequence[str], archived: bool | None) -> sa.ColumnElement[bool]:
         where = memories.c.namespace == ns_text(namespace)
@@ -549,7 +726,33 @@ class SqlStore:
             .where(self._in(namespace, ids), c.archived == sa.true())
             .values(archived=False, relevance_score=1.0, last_accessed_at=naive(now))
         )
-        return int(self._write(lambda conn: conn.execute(stmt).rowcount) or 0)
+        ns = ns_text(namespace)
+
+        def write(conn: Connection) -> tuple[int, tuple[int, int] | None]:
+            restored = int(conn.execute(stmt).rowcount or 0)
+            return restored, self._count_write(conn, ns) if restored else None  # rows became active
+
+        restored, counted = self._write(write)
+        if counted is not None:
+            self._held.wrote(ns, *counted)
+        return restored
+
+
+def _deleted_version(session_id: str) -> sa.ScalarSelect[Any]:
+    """The version a deleted session had reached (NULL if it was never deleted)."""
+    c = deleted_versions.c
+    return sa.select(c.version).where(c.session_id == session_id).scalar_subquery()
+
+
+def _version_of(session_id: str) -> sa.ColumnElement[Any]:
+    """`SessionStore.version`: the live session's, else the deleted one's, else 0."""
+    live = sa.select(sessions.c.version).where(sessions.c.session_id == session_id).scalar_subquery()
+    return sa.func.coalesce(live, _deleted_version(session_id), 0)
+
+
+def _namespace_version(conn: Connection, ns: str) -> int:
+    c = namespace_versions.c
+    return int(conn.execute(sa.select(c.version).where(c.namespace == ns)).scalar() or 0)
 
 
 def _by_namespace(rows: Sequence[MemoryRow]) -> dict[str, list[MemoryRow]]:

@@ -1,4 +1,5 @@
-"""Memory hot paths: an agent-memory write with compression (in memory and on SQLite) and TRIM on a long history."""
+"""Memory hot paths: an agent-memory write with compression (in memory and on SQLite), a chat history replayed
+through `StoreChatMemory` (a read before every call, as the runtime does) and TRIM on a long history."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ import itertools
 from pathlib import Path
 from typing import Any
 
-from memlab.memory import HybridMemoryCompressor, StoreAgentMemory, keep_latest, summarized_count, trim
+import pytest
+
+from memlab.memory import HybridMemoryCompressor, StoreAgentMemory, StoreChatMemory, keep_latest, summarized_count, trim
 from memlab.messages import Message, ToolCall
 from memlab.stores import InMemoryStore, SqlStore
 
@@ -30,6 +33,25 @@ def test_bench_hybrid_writes_sqlite(benchmark: Any, tmp_path: Path) -> None:
     ids = itertools.count()
     memory = benchmark(_writes, SqlStore(path=str(tmp_path / "bench.sqlite")), ids)
     assert len(memory) == 20 and summarized_count(memory.get_summary()) == WRITES - 20
+
+
+CHAT_TURNS = 300  # about one LoCoMo conversation's turns
+
+
+def _chat_replay(store: Any, ids: itertools.count[int]) -> int:
+    """Each turn: read the history (what the runtime sends), then store the turn."""
+    chat, sent = StoreChatMemory(store, f"chat-{next(ids)}"), 0
+    for i in range(CHAT_TURNS):
+        sent += len(chat.messages())
+        chat.append(Message(role="user" if i % 2 else "assistant", content=f"turn {i}: we talked about flights"))
+    return sent
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+def test_bench_chat_replay(benchmark: Any, tmp_path: Path, backend: str) -> None:
+    store = InMemoryStore() if backend == "memory" else SqlStore(path=str(tmp_path / "chat.sqlite"))
+    sent = benchmark(_chat_replay, store, itertools.count())
+    assert sent == CHAT_TURNS * (CHAT_TURNS - 1) // 2
 
 
 def _history(n: int) -> list[Message]:

@@ -9,9 +9,8 @@ import random
 from typing import Any
 
 from memlab.longterm import MemoryStore, namespace_of
-from memlab.stores import SqlStore
 
-from .support import context
+from .support import context, reopen
 
 FORK = multiprocessing.get_context("fork")
 USERS = [
@@ -63,21 +62,15 @@ def test_many_lookalike_users_never_cross(make_service, store: MemoryStore) -> N
         assert store.count(ns) == min(6, sum(1 for who in owner.values() if who == user))
 
 
-def _reopen(store: MemoryStore) -> MemoryStore:
-    """Another process's store object on the same database."""
-    rows = store.rows
-    return MemoryStore(SqlStore(url=rows.url.render_as_string(hide_password=False), schema=rows.schema))
-
-
 def _searcher(store: MemoryStore, make_service: Any, start: Any, searches: int) -> None:
-    service = make_service(store=_reopen(store))
+    service = make_service(store=reopen(store))
     start.wait()
     for _ in range(searches):
         service.search(context(user="alice"), "coffee", 1)
 
 
 def _archiver(store: MemoryStore, ids: list[str]) -> None:
-    _reopen(store).archive(namespace_of("chat", "alice"), ids)
+    reopen(store).archive(namespace_of("chat", "alice"), ids)
 
 
 def test_two_processes_keep_every_access_and_every_archive(make_service, store: MemoryStore) -> None:

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from simulated_runs import job_dir
 
 from memlab.cli import main
 from memlab.errors import MemlabError
@@ -77,9 +78,10 @@ def test_sweeps_compare_by_label_and_a_failed_config_fails(sweep_dir: Path, tmp_
     assert compare(capsys, sweep_dir, sweep_dir)[0] == 0
     cand = tmp_path / "cand"
     shutil.copytree(sweep_dir, cand)
-    shutil.rmtree(cand / "1")
-    (cand / "1").mkdir()
-    (cand / "1" / "error.json").write_text(
+    failed = job_dir(cand, 1)
+    shutil.rmtree(failed)
+    failed.mkdir()
+    (failed / "error.json").write_text(
         json.dumps({"type": "KeyError", "message": "boom", "overrides": ["context.keep=6", "context.summarize=False"]})
     )
     code, out = compare(capsys, sweep_dir, cand)

@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from simulated_runs import job_dir
 
 from memlab.cli import main
 from memlab.report.gate import compare_sides, load_rules, load_side
@@ -24,7 +25,7 @@ def regressed(sweep_dir: Path, tmp_path: Path) -> Path:
     """The sweep with one configuration's prompt tokens raised by half: a regression."""
     cand = tmp_path / "cand"
     shutil.copytree(sweep_dir, cand)
-    metrics = cand / "2" / "metrics.json"
+    metrics = job_dir(cand, 2) / "metrics.json"
     data = json.loads(metrics.read_text())
     data["tokens.prompt.mean"] *= 1.5
     metrics.write_text(json.dumps(data))

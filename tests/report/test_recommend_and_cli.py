@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from simulated_runs import job_dir
 
 from memlab.cli import main
 from memlab.report import find_runs, load_run
@@ -69,7 +70,7 @@ def test_report_rebuilds_one_runs_report(make_run, tmp_path: Path, capsys) -> No
 
 def test_report_of_several_dirs_needs_an_output(sweep_dir: Path, capsys) -> None:
     with pytest.raises(SystemExit) as exit_info:
-        main(["report", str(sweep_dir / "0"), str(sweep_dir / "1")])
+        main(["report", str(job_dir(sweep_dir, 0)), str(job_dir(sweep_dir, 1))])
     assert exit_info.value.code == 2
     assert "needs -o OUT" in capsys.readouterr().err
 

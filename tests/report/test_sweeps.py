@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,9 +18,12 @@ ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "datasets" / "sample.jsonl"
 
 
+ENV = {**os.environ, "PYTHONPATH": str(ROOT), "CI": "1"}
+TINY = ("dataset.dialogues=1", "dataset.sessions=2", "dataset.facts=2")
+
+
 def memlab(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "CI": "1"}
-    return subprocess.run([sys.executable, "-m", "memlab", *args], cwd=cwd, env=env, capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "memlab", *args], cwd=cwd, env=ENV, capture_output=True, text=True)
 
 
 def test_a_broken_configuration_does_not_stop_the_sweep(tmp_path: Path) -> None:
@@ -53,17 +57,48 @@ def test_a_broken_configuration_does_not_stop_the_sweep(tmp_path: Path) -> None:
     assert pd.read_csv(tmp_path / "again" / "comparison.csv")["label"].tolist() == table["label"].tolist()
     # a job killed before it finished leaves no run directory: the report says which is missing
     for name in ("metrics.json", "calls.csv"):
-        (sweep / "2" / name).unlink()
+        (job_dir(sweep, 2) / name).unlink()
     killed = memlab("report", str(sweep), "-o", str(tmp_path / "killed"), cwd=tmp_path)
     assert killed.returncode == 0, killed.stderr
     assert f"memlab: {sweep}: job(s) 2 never finished" in killed.stderr
 
 
+def test_two_sweeps_started_together_keep_their_own_jobs(tmp_path: Path) -> None:
+    """Two `memlab run -m` launched at once into one reports/ folder, each in the default sweep folder
+    (issue 25: with 1-second folders and numbered jobs the second replaced the first's jobs)."""
+    grids = {"none,trim": ["none", "trim"], "sliding_window,trim": ["sliding_window", "trim"]}
+    command = [sys.executable, "-m", "memlab", "run", "-m", *TINY]
+    out = subprocess.PIPE
+    launched = {
+        grid: subprocess.Popen([*command, f"context={grid}"], cwd=tmp_path, env=ENV, stdout=out, stderr=out, text=True)
+        for grid in grids
+    }
+    sweeps = {}
+    for grid, process in launched.items():
+        _, err = process.communicate(timeout=600)
+        assert process.returncode == 0, err
+        (report,) = [line for line in err.splitlines() if "compared 2 configurations" in line]
+        sweeps[grid] = tmp_path / Path(report.rsplit(" ", 1)[-1]).parent
+    assert sorted(sweeps.values()) == sorted((tmp_path / "reports" / "sweeps" / "default").iterdir())
+    for grid, sweep in sweeps.items():  # reports/sweeps/default/<time>-<token>/<job>_<what it varies>
+        assert re.fullmatch(r"\d{8}-\d{6}-[0-9a-f]{8}", sweep.name), sweep
+        jobs = sorted(p.name for p in sweep.iterdir() if p.is_dir())
+        assert jobs == [f"{n}_context={value}" for n, value in enumerate(grids[grid])]
+        assert all((sweep / job / "metrics.json").is_file() for job in jobs)
+        table = pd.read_csv(sweep / "comparison.csv")
+        assert table["param.context"].tolist() == grids[grid] and (table["status"] == "ok").all()
+    again = memlab("report", str(sweeps["none,trim"]), cwd=tmp_path)  # what reads sweep folders reads these
+    assert again.returncode == 0 and "compared 2 runs" in again.stdout, again.stderr
+    assert memlab("compare", str(sweeps["none,trim"]), str(sweeps["none,trim"]), cwd=tmp_path).returncode == 0
+    best = memlab("recommend", str(sweeps["sliding_window,trim"]), "--budget", "1e9", cwd=tmp_path)
+    assert best.returncode == 0 and best.stdout.startswith("recommended: "), best.stderr
+
+
 def test_allow_failures_accepts_a_failed_job(tmp_path: Path) -> None:
     sweep = tmp_path / "sweep"
     out = memlab(
-        "run", "-m", "dataset.dialogues=1", "dataset.sessions=2", "dataset.facts=2",
-        "dataset.turns_per_session=1,4", "sweep.allow_failures=true", f"hydra.sweep.dir={sweep}", cwd=tmp_path,
+        "run", "-m", *TINY, "dataset.turns_per_session=1,4", "sweep.allow_failures=true", f"hydra.sweep.dir={sweep}",
+        cwd=tmp_path,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert "job(s) 0 failed" in out.stderr and "allowed by sweep.allow_failures" in out.stderr

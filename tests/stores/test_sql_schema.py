@@ -20,7 +20,14 @@ T0 = datetime(2024, 1, 1)
 if TYPE_CHECKING:
     from tests.stores.conftest import Backend
 
-TABLES = ("memlab_schema_version", "memlab_sessions", "memlab_session_entries", "ah_long_term_memory")
+TABLES = (
+    "memlab_schema_version",
+    "memlab_sessions",
+    "memlab_session_entries",
+    "ah_long_term_memory",
+    "memlab_session_versions",
+    "memlab_namespace_versions",
+)
 
 
 def _inspect(store: SqlStore) -> Any:
@@ -40,6 +47,8 @@ def test_schema_is_created_with_varchar_keys(sql_backend: Backend) -> None:
         ("memlab_sessions", ["session_id"]),
         ("memlab_session_entries", ["session_id"]),
         ("ah_long_term_memory", ["namespace", "id"]),
+        ("memlab_session_versions", ["session_id"]),
+        ("memlab_namespace_versions", ["namespace"]),
     ]:
         columns = _columns(store, table)
         for key in keys:
@@ -65,6 +74,27 @@ def test_migrations_are_idempotent_and_upgrade_an_old_database(sql_backend: Back
     assert "memlab_records" not in _inspect(new).get_table_names(schema=new.schema)  # the unused layer is gone
     new.add_memories([MemoryRow(("a",), "k", {"v": 1}, "FACT", "s", T0, T0)])
     assert new.count_memories(("a",)) == 1
+
+
+def test_a_database_from_before_session_versions_counts_on_from_zero(sql_backend: Backend) -> None:
+    old = sql_backend.open()
+    assert old.migrate(upto=5) == 5  # the last schema without versions and save counts
+    from memlab.stores.sql import _sessions_v1, session_entries
+
+    with old._raw_engine().begin() as conn:  # a session as that release stored it (no version column)
+        conn.execute(_sessions_v1().insert().values(session_id="kept", next_seq=1, created_at=T0, updated_at=T0))
+        conn.execute(session_entries.insert().values(session_id="kept", seq=0, body='{"n":1}'))
+    new = sql_backend.open()
+    kept = new.load("kept")
+    assert kept.entries == ({"n": 1},) and kept.version == 0 and new.schema_version() == LATEST_VERSION
+    assert new.append("kept", [{"n": 2}]) == 1 and new.version("kept") == 1
+    new.delete_session("kept")
+    assert sql_backend.open().version("kept") == 2
+    with new.exclusive(("ns",)) as block:
+        assert block.before == 0
+    assert {"memlab_session_versions", "memlab_namespace_versions"} <= set(
+        _inspect(new).get_table_names(schema=new.schema)
+    )
 
 
 def test_concurrent_first_use_migrates_once(sql_backend: Backend) -> None:
@@ -93,9 +123,10 @@ def test_upserts_are_written_per_dialect(sql_backend: Backend) -> None:
     event.listen(store.engine, "before_cursor_execute", lambda c, cur, stmt, *a: statements.append(stmt.upper()))
     store.append("s", [{"n": 1}])
     store.add_memories([MemoryRow(("ns",), "k", {"v": 1}, "FACT", "s", T0, T0)])
+    # the session, the memory row and the namespace's version
     upserts = [s for s in statements if s.startswith("INSERT") and "SESSION_ENTRIES" not in s]
     expected = "ON DUPLICATE KEY UPDATE" if store.dialect in ("mysql", "mariadb") else "ON CONFLICT"
-    assert len(upserts) == 2 and all(expected in s for s in upserts), upserts
+    assert len(upserts) == 3 and all(expected in s for s in upserts), upserts
     assert not any("MERGE" in s for s in statements)
 
 
