@@ -33,7 +33,7 @@ from memlab.stores import ScopeState, scoped
 
 TRIALS = int(os.environ.get("MEMLAB_KILL_TRIALS", "2"))
 FORK = multiprocessing.get_context("fork")
-DATA = ("dataset=synthetic", "dataset.dialogues=2", "dataset.sessions=3", "dataset.turns_per_session=6")
+DATA = ("dataset=synthetic", "dataset.dialogues=2", "dataset.sessions=3", "dataset.turns_per_session=4")
 SESSIONS = 6  # 2 dialogues x 3 sessions
 REPLAY = ("memory=trim", "memory.every_turns=5", "sim.progress=false", "sim.workers=1", "name=killed")
 # Redis keeps no long-term rows: there the run is an agent memory's sessions.
@@ -144,5 +144,7 @@ def test_a_resume_killed_anywhere_then_resumed_ends_as_the_uninterrupted_run(
         assert not (tmp_path / "killed").exists()
         run = run_experiment(resume, tmp_path / "resumed")
         after = _outcome(run.run_dir, db.open())
+    earlier = json.loads((run.run_dir / "manifest.json").read_text())["store"]["earlier_state"]
+    assert earlier == "sim.resume=true: its scope as checkpoint 'memlab-checkpoint:killed' saved it"
     assert after.files == whole.files, f"stopped after session {stop}, killed before statement {at} of {sent}"
     assert after.stored == whole.stored, f"stopped after session {stop}, killed before statement {at} of {sent}"
