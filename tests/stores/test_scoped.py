@@ -7,7 +7,18 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from memlab.stores import MemoryRow, MemoryRows, ScopeState, SessionState, new_scope, scoped
+from memlab.stores import (
+    InMemoryStore,
+    MemoryRow,
+    MemoryRows,
+    RedisStore,
+    ScopeState,
+    SessionState,
+    SqlStore,
+    new_scope,
+    scoped,
+)
+from memlab.stores.scoped import ScopedSessions, ScopedStore
 
 if TYPE_CHECKING:
     from tests.stores.conftest import Backend
@@ -24,6 +35,17 @@ def row(key: str, ns: tuple[str, ...] = NS, content: str = "用户住在克拉�
 def test_new_scopes_differ_and_fit_a_key() -> None:
     scopes = {new_scope() for _ in range(1000)}
     assert len(scopes) == 1000 and all(s.startswith("run:") and len(s) == 16 for s in scopes)
+
+
+# What a store object says about its database rather than about rows: nothing to scope.
+DATABASE_LEVEL = {"migrate", "schema_version", "dialect", "engine"}
+
+
+def test_a_scoped_store_scopes_every_operation_a_store_has() -> None:
+    """A store operation added later without its scoped counterpart would read or write outside every run's scope."""
+    for cls in (InMemoryStore, SqlStore, RedisStore):
+        operations = {name for name in vars(cls) if not name.startswith("_")} - DATABASE_LEVEL
+        assert operations <= set(vars(ScopedStore)) | set(vars(ScopedSessions)), cls.__name__
 
 
 def test_two_scopes_of_one_store_never_see_each_other(backend: Backend) -> None:
