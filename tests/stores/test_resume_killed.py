@@ -101,11 +101,16 @@ def _killed_at(cfg: DictConfig, run_dir: Path, backend: str, at: int) -> None:
         run_experiment(cfg, run_dir)
 
 
-def _statements(cfg: DictConfig, backend: str) -> int:
-    """How many statements a resume sends: its restore and replay, to the end (publishing sends none)."""
-    sent = itertools.count(1)
-    with each_statement(backend, lambda: next(sent)):
-        replay_checkpointed(cfg, load_dialogues(cfg))
+def _resume_statements(make_config: Any, isolate: Any, tmp_path: Path, backend: str, stop: int) -> int:
+    """How many statements a resume of a run stopped after session `stop` sends, from its restore to its last
+    probe (publishing sends none): the same two steps on a database of their own."""
+    with isolate(backend, tmp_path / "count-db") as db:
+        base = (*_overrides(backend), *db.overrides)
+        run_experiment(make_config(*base, f"sim.stop_after_session={stop}"), tmp_path / "count")
+        resume = make_config(*base, "sim.resume=true")
+        sent = itertools.count(1)
+        with each_statement(backend, lambda: next(sent)):
+            replay_checkpointed(resume, load_dialogues(resume))
     return next(sent) - 1
 
 
@@ -129,13 +134,12 @@ def test_a_resume_killed_anywhere_then_resumed_ends_as_the_uninterrupted_run(
     whole = uninterrupted(backend, make_config, isolate, tmp_path)
     draw = random.Random(f"{backend}:{trial}")
     stop = draw.randint(1, SESSIONS - 1)
+    sent = _resume_statements(make_config, isolate, tmp_path, backend, stop)
+    at = draw.randint(1, sent)
     with isolate(backend, tmp_path / "db") as db:
         base = (*_overrides(backend), *db.overrides)
         assert run_experiment(make_config(*base, f"sim.stop_after_session={stop}"), tmp_path / "stopped").stopped
         resume = make_config(*base, "sim.resume=true")
-        # a resume replayed to its end, to count its statements: the next one restores the checkpoint's state anyway
-        sent = _statements(resume, backend)
-        at = draw.randint(1, sent)
         gc.collect()  # no connection of this process is left for the child to close on exit
         child = FORK.Process(target=_killed_at, args=(resume, tmp_path / "killed", backend, at))
         child.start()
