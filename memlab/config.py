@@ -50,6 +50,8 @@ class SimConfig:
     """Stop after this many sessions and checkpoint in `store` (memlab.sim.checkpoint)."""
     resume: bool = False
     """Carry on from the checkpoint of run `name` in `store`."""
+    reuse_store: bool = False
+    """Read and write the store's shared rows that earlier runs with it filled (false: a scope of the run's own)."""
     progress: bool | None = None
     """A progress bar; None: on a terminal, not in CI."""
     max_dialogues: int | None = ranges.positive(None)

@@ -5,6 +5,7 @@ The CLI only wraps `run_experiment`; tests and notebooks call it directly with a
 
 from __future__ import annotations
 
+import copy
 import cProfile
 import io
 import json
@@ -41,8 +42,8 @@ from memlab.report.rundata import ERROR_FILE, METRICS_FILE
 from memlab.rundir import data_hash, git_revision, publish, versions
 from memlab.runtime import Component, History, Runtime, SecurityContext
 from memlab.sim import CallRecord, Cursor, ProbeRecord, Record, ReplayOptions, Shared, simulate, simulate_parallel
-from memlab.sim.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
-from memlab.stores import InMemoryStore, SessionStore
+from memlab.sim.checkpoint import Checkpoint, checkpoint_id, load_checkpoint, save_checkpoint
+from memlab.stores import InMemoryStore, SessionStore, new_scope, scoped
 from memlab.tokens import get_counter
 from memlab.tracking import FinishedRun, RunLogger, now, record_run
 
@@ -270,31 +271,73 @@ def replay(cfg: DictConfig, dialogues: list[Dialogue]) -> list[Record]:
     ]
 
 
-def replay_checkpointed(cfg: DictConfig, dialogues: list[Dialogue]) -> tuple[list[Record], bool]:
+def run_scope(cfg: DictConfig) -> str | None:
+    """A new scope for the run's state in its store; None for `sim.reuse_store=true` or a store in this process."""
+    target = OmegaConf.select(cfg, "store._target_")
+    if cfg.sim.reuse_store or target is None:
+        return None
+    built = get_object(target)
+    return None if isinstance(built, type) and issubclass(built, InMemoryStore) else new_scope()
+
+
+def scoped_config(cfg: DictConfig, scope: str | None) -> DictConfig:
+    """`cfg` with its store seen from `scope` (`memlab.stores.scoped`), so every ``${store}`` keeps to it."""
+    if scope is None:
+        return cfg
+    run = copy.deepcopy(cfg)
+    run.store = {"_target_": "memlab.stores.scoped", "store": run.store, "scope": scope}
+    return run
+
+
+def store_manifest(cfg: DictConfig, scope: str | None) -> dict[str, Any]:
+    """The manifest's `store`: the scope the run kept to, and the earlier state it read on purpose (None: none)."""
+    earlier = None
+    if cfg.sim.resume:
+        earlier = f"sim.resume=true: its scope as checkpoint {checkpoint_id(cfg.name)!r} saved it"
+    elif cfg.sim.reuse_store:
+        earlier = "sim.reuse_store=true: the store's shared rows, as earlier runs left them"
+    return {"scope": scope, "earlier_state": earlier}
+
+
+def replay_checkpointed(cfg: DictConfig, dialogues: list[Dialogue]) -> tuple[list[Record], bool, str]:
     """One process, from the checkpoint in `cfg.store` (`sim.resume`), up to `sim.stop_after_session`.
 
-    Returns the records and whether the replay stopped (its checkpoint then replaces the old one).
+    The run keeps to a scope of its own; a checkpoint carries what the scope held and a resume restores
+    the scope to it first, so an attempt killed part way leaves nothing the next one reads (exactly once).
+    Returns the records, whether the replay stopped (its checkpoint then replaces the old one) and the scope.
     """
     store: SessionStore = instantiate(cfg.store)
     if isinstance(store, InMemoryStore):
         raise MemlabError("sim.stop_after_session and sim.resume need a store that outlives the process (store=sqlite)")
+    if cfg.sim.reuse_store:
+        raise MemlabError(
+            "sim.reuse_store=true cannot be combined with sim.stop_after_session or sim.resume: a resume restores "
+            "the run's own scope, and a warm store is shared with other runs"
+        )
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
-    components = build_components(cfg)
-    cursor, records = Cursor(), []
-    if cfg.sim.resume:
-        checkpoint = load_checkpoint(store, cfg.name)
+    cursor, records, scope = Cursor(), [], new_scope()
+    checkpoint = load_checkpoint(store, cfg.name) if cfg.sim.resume else None
+    if checkpoint is not None:
         records, cursor = list(checkpoint.records), replace(checkpoint.cursor, stopped=False)
+        scope = checkpoint.scope
+        scoped(store, scope).restore(checkpoint.stored)
+    run_cfg = scoped_config(cfg, scope)
+    components = build_components(run_cfg)
+    if checkpoint is not None:
         for component, state in zip(components, checkpoint.states, strict=True):
             component.restore(state)
     resumed = dialogues[cursor.dialogue].id if cursor.resuming else None
-    make_runtime = runtime_factory(cfg, components, resumed)
+    make_runtime = runtime_factory(run_cfg, components, resumed)
     options = ReplayOptions(call_roles=tuple(cfg.sim.call_roles), probe_context=cfg.sim.probe_context)
     progress = _progress(dialogues, cfg.sim.progress, f"replay {cfg.name}")
     records += simulate(progress, make_runtime, options, cursor, cfg.sim.stop_after_session)
     if cursor.stopped:
-        save_checkpoint(store, cfg.name, Checkpoint(tuple(records), cursor, tuple(c.checkpoint() for c in components)))
-    return records, cursor.stopped
+        states = tuple(c.checkpoint() for c in components)  # first: it finishes background writes
+        save_checkpoint(
+            store, cfg.name, Checkpoint(tuple(records), cursor, states, scope, scoped(store, scope).snapshot())
+        )
+    return records, cursor.stopped, scope
 
 
 def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[str] = ()) -> RunResult:
@@ -312,19 +355,22 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
     dialogues = load_dialogues(cfg)
     with _run_log(cfg.verbose) as log_text, _profiled(cfg.profile) as profile:
         ignored = ignored_knobs(cfg)
+        scope: str | None
         if cfg.sim.resume or cfg.sim.stop_after_session:
-            records, stopped = replay_checkpointed(cfg, dialogues)
+            records, stopped, scope = replay_checkpointed(cfg, dialogues)
             if stopped:  # a checkpoint, not a finished run: nothing is published
                 calls = sum(isinstance(r, CallRecord) for r in records)
                 return RunResult(Path(run_dir), {"calls": calls}, records, True)
         else:
-            records = replay(cfg, dialogues)
+            scope = run_scope(cfg)
+            records = replay(scoped_config(cfg, scope), dialogues)
     manifest = {
         "name": cfg.name,
         "tags": list(cfg.tags),
         "seed": cfg.seed,
         "overrides": list(overrides),
         "ignored": ignored,
+        "store": store_manifest(cfg, scope),
         "data_sha256": data_hash(dialogues),
         "dialogues": len(dialogues),
         "git_revision": git_revision(Path(__file__).parent),

@@ -1,10 +1,12 @@
 """Stop a replay after session k and resume it in another process: the checkpoint in a session store.
 
 What a replay needs to carry on, saved at a session boundary: the records so far (metrics are
-computed over all of them), the `Cursor`, and each component's `checkpoint()` state. The
-histories themselves are already in the store (`agent_memory` on SQLite, PostgreSQL, MySQL or
-Redis), and so are long-term memories (they live in the run's store). The checkpoint is one
-entry under the session id ``memlab-checkpoint:<name>``: the state pickled, base64 in JSON. A
+computed over all of them), the `Cursor`, each component's `checkpoint()` state, the run's scope
+in the store (`memlab.stores.scoped`) and everything that scope held then: the histories
+(`agent_memory` on SQLite, PostgreSQL, MySQL or Redis) and long-term memories with their access
+counts. A resume restores the scope to that state before it replays, so writes of an attempt
+killed part way are undone, not replayed twice. The checkpoint is one entry under the session id
+``memlab-checkpoint:<name>``, written in one transaction: the state pickled, base64 in JSON. A
 pickle is exact (datetimes, tuples, events) and only this memlab reads it back: a checkpoint
 is for resuming a run with the same code, not an archive format.
 """
@@ -21,17 +23,21 @@ from memlab.errors import MemlabError
 from memlab.sim.records import Record
 from memlab.sim.replay import Cursor
 from memlab.stores.base import SessionState, SessionStore
+from memlab.stores.scoped import ScopeState
 
 PREFIX = "memlab-checkpoint:"
 
 
 @dataclass(frozen=True)
 class Checkpoint:
-    """A stopped replay: its records, where it stopped, and the components' states (in component order)."""
+    """A stopped replay: its records, where it stopped, the components' states (in component order),
+    its scope in the store and what the scope held."""
 
     records: tuple[Record, ...]
     cursor: Cursor
     states: tuple[dict[str, Any], ...]
+    scope: str
+    stored: ScopeState
 
 
 def checkpoint_id(name: str) -> str:
@@ -55,4 +61,9 @@ def load_checkpoint(store: SessionStore, name: str) -> Checkpoint:
     checkpoint = pickle.loads(base64.b64decode(entries[0]["checkpoint"]))
     if not isinstance(checkpoint, Checkpoint):
         raise MemlabError(f"{checkpoint_id(name)!r} in the store is not a memlab checkpoint")
+    if not hasattr(checkpoint, "stored"):
+        raise MemlabError(
+            f"{checkpoint_id(name)!r} was saved by an earlier memlab, without the run's stored state; "
+            "run again from the start with sim.stop_after_session=K"
+        )
     return checkpoint

@@ -2,7 +2,8 @@
 
 Every backend is a `SessionStore` (ordered entries plus a summary per session, with an atomic
 read-modify-write); the in-memory and SQL ones also keep long-term memory rows (`MemoryRows`),
-so `store=` moves long-term memory too. Each is a `store=` entry in `conf/store/`.
+so `store=` moves long-term memory too. Each is a `store=` entry in `conf/store/`. `scoped(store, scope)`
+is a run's own part of a shared store (`memlab.stores.scoped`).
 """
 
 from typing import TYPE_CHECKING, Any
@@ -11,6 +12,7 @@ from memlab.stores.base import Entry, SessionState, SessionStore, decode, encode
 from memlab.stores.memories import MAX_KEY_LENGTH, MemoryRow, MemoryRows, SaveBlock, ns_text
 from memlab.stores.memory import InMemoryStore
 from memlab.stores.redis_store import RedisStore
+from memlab.stores.scoped import ScopeState, new_scope, scoped
 
 if TYPE_CHECKING:
     from memlab.stores.sql import LATEST_VERSION, MIGRATIONS, SqlStore
@@ -37,11 +39,14 @@ __all__ = [
     "MemoryRows",
     "RedisStore",
     "SaveBlock",
+    "ScopeState",
     "SessionState",
     "SessionStore",
     "SqlStore",
     "decode",
     "encode",
+    "new_scope",
     "ns_text",
     "plan_rewrite",
+    "scoped",
 ]

@@ -137,6 +137,14 @@ class MemoryRows(Protocol):
         """
         ...
 
+    def memory_namespaces(self, within: Sequence[str] = ()) -> list[tuple[str, ...]]:
+        """Every namespace holding rows whose leading parts are `within` (all of them for ``()``), sorted."""
+        ...
+
+    def delete_memories(self, namespace: Sequence[str]) -> int:
+        """Remove the namespace's rows, archived ones too; returns how many."""
+        ...
+
 
 def ns_text(namespace: Sequence[str]) -> str:
     """The stored form of a namespace: its compact JSON array (at most 255 characters)."""

@@ -167,6 +167,20 @@ class InMemoryStore:
     def restore_memories(self, namespace: Sequence[str], ids: Sequence[str], now: datetime) -> int:
         return self._flip(namespace, ids, False, relevance_score=1.0, last_accessed_at=naive(now))
 
+    def memory_namespaces(self, within: Sequence[str] = ()) -> list[tuple[str, ...]]:
+        head = tuple(within)
+        with self._lock:
+            found = {tuple(json.loads(ns)) for ns, _ in self._memories}
+        return sorted(ns for ns in found if ns[: len(head)] == head)
+
+    def delete_memories(self, namespace: Sequence[str]) -> int:
+        ns = ns_text(namespace)
+        with self._lock:
+            gone = [ident for ident in self._memories if ident[0] == ns]
+            for ident in gone:
+                del self._memories[ident]
+        return len(gone)
+
 
 def _stored(row: MemoryRow) -> MemoryRow:
     """The row as a database would return it: value through JSON, naive UTC times."""

@@ -133,3 +133,18 @@ def test_fork_and_compact_at_session_ends_from_config(make_config, tmp_path: Pat
         if e.kind == MEMORY_COMPRESS and e.data["compressor"] == "WindowedMemoryCompressor"
     ]
     assert len(compactions) == 3 and all(e.data["after_items"] <= e.data["before_items"] for e in compactions)
+
+
+def test_a_checkpoint_saved_before_runs_had_scopes_is_refused_with_a_way_on(tmp_path: Path) -> None:
+    """One pickled by the memlab before scopes has no stored state to restore: resuming it could double a session."""
+    from memlab.errors import MemlabError
+    from memlab.sim.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
+    from memlab.sim.replay import Cursor
+    from memlab.stores import SqlStore
+
+    old = object.__new__(Checkpoint)
+    object.__setattr__(old, "__dict__", {"records": (), "cursor": Cursor(session=1), "states": ()})
+    store = SqlStore(path=str(tmp_path / "old.sqlite"))
+    save_checkpoint(store, "old", old)
+    with pytest.raises(MemlabError, match=r"'memlab-checkpoint:old' was saved by an earlier memlab"):
+        load_checkpoint(store, "old")

@@ -1,0 +1,93 @@
+"""Runs on a store that outlives them stay apart (`memlab.stores.scoped`): the same config twice on one
+reused SQLite file, PostgreSQL schema or MariaDB database gives the bytes of a run on a store of its own,
+two sweep jobs sharing one store never see each other even when they run at once, and only
+`sim.reuse_store=true` reads what earlier runs left (the manifest says which scope a run kept to and why
+it read earlier state)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memlab.errors import MemlabError
+from memlab.experiment import run_experiment
+from memlab.stores import scoped
+
+# Long-term memory on: the first run's memories were what a second run on the same database read.
+RUN = ("longterm=chat", "debug=default")
+PUBLISHED = ("metrics.json", "calls.csv", "questions.csv")
+_ALONE: dict[str, dict[str, bytes]] = {}
+
+
+def _files(run_dir: Path) -> dict[str, bytes]:
+    return {name: (run_dir / name).read_bytes() for name in PUBLISHED}
+
+
+def _store_of(run_dir: Path) -> dict[str, Any]:
+    return dict(json.loads((run_dir / "manifest.json").read_text())["store"])
+
+
+def alone(make_config: Any, tmp_path: Path) -> dict[str, bytes]:
+    """The run on a store of its own (`store=memory`: no scope at all), once per test session."""
+    if not _ALONE:
+        _ALONE.update(_files(run_experiment(make_config(*RUN), tmp_path / "alone").run_dir))
+    return _ALONE
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres", "mariadb"])
+def test_the_same_run_twice_on_one_reused_store_gives_the_same_bytes(
+    make_config: Any, isolate: Any, tmp_path: Path, backend: str
+) -> None:
+    with isolate(backend, tmp_path / "db") as db:
+        first = run_experiment(make_config(*RUN, *db.overrides), tmp_path / "first").run_dir
+        second = run_experiment(make_config(*RUN, *db.overrides), tmp_path / "second").run_dir
+        # nothing the scope adds reaches what the run reports
+        assert _files(first) == _files(second) == alone(make_config, tmp_path)
+        scopes = [_store_of(first)["scope"], _store_of(second)["scope"]]
+        assert scopes[0] != scopes[1] and _store_of(second)["earlier_state"] is None
+        stored = [scoped(db.open(), scope).snapshot() for scope in scopes]
+    # nor the ids, namespaces and counts stored
+    assert stored[0] == stored[1] and stored[0].memories and stored[0].sessions
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_sweep_jobs_sharing_one_store_never_see_each_other(
+    make_config: Any, isolate: Any, tmp_path: Path, backend: str
+) -> None:
+    """Two jobs of one config (only their tags differ) in two joblib processes at once, on one database."""
+    sweep = tmp_path / "sweep"
+    with isolate(backend, tmp_path / "db") as db:
+        done = subprocess.run(
+            [sys.executable, "-m", "memlab", "run", "-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
+             *RUN, *db.overrides, "tags=[a],[b]", f"hydra.sweep.dir={sweep}"],
+            capture_output=True, text=True, cwd=tmp_path, timeout=600,
+            env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1"},
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    jobs = sorted(path.parent for path in sweep.rglob("metrics.json"))
+    assert [_files(job) for job in jobs] == [alone(make_config, tmp_path)] * 2
+    assert len({_store_of(job)["scope"] for job in jobs}) == 2
+
+
+def test_only_reuse_store_reads_what_earlier_runs_left(make_config: Any, tmp_path: Path) -> None:
+    db = tmp_path / "warm.sqlite"
+    warm = (*RUN, "store=sqlite", f"store.path={db}", "sim.reuse_store=true")
+    filled = run_experiment(make_config(*warm), tmp_path / "fill").run_dir
+    assert _files(filled) == alone(make_config, tmp_path)  # the store was empty
+    again = run_experiment(make_config(*warm), tmp_path / "again")
+    assert _store_of(again.run_dir) == {
+        "scope": None,
+        "earlier_state": "sim.reuse_store=true: the store's shared rows, as earlier runs left them",
+    }
+    duplicates = json.loads(_files(filled)["metrics.json"])["longterm.duplicates"]
+    assert again.metrics["longterm.duplicates"] > duplicates  # it met the first run's memories again
+    isolated = run_experiment(make_config(*RUN, "store=sqlite", f"store.path={db}"), tmp_path / "own").run_dir
+    assert _files(isolated) == alone(make_config, tmp_path)  # a run of its own does not see the warm rows
+    with pytest.raises(MemlabError, match=r"sim\.reuse_store=true cannot be combined with sim\.stop_after_session"):
+        run_experiment(make_config(*warm, "sim.stop_after_session=1"), tmp_path / "stopped")
