@@ -737,6 +737,19 @@ class SqlStore:
             self._held.wrote(ns, *counted)
         return restored
 
+    def memory_namespaces(self, within: Sequence[str] = ()) -> list[tuple[str, ...]]:
+        head, c = tuple(within), memories.c
+        query = sa.select(c.namespace).distinct()
+        if head:  # the namespace itself, or one whose JSON array continues it
+            text = ns_text(head)
+            query = query.where(sa.or_(c.namespace == text, c.namespace.startswith(text[:-1] + ",", autoescape=True)))
+        found = {tuple(json.loads(ns)) for ns in self._read(lambda conn: conn.execute(query).scalars().all())}
+        return sorted(ns for ns in found if ns[: len(head)] == head)  # exact: SQLite's LIKE ignores ASCII case
+
+    def delete_memories(self, namespace: Sequence[str]) -> int:
+        stmt = sa.delete(memories).where(memories.c.namespace == ns_text(namespace))
+        return int(self._write(lambda conn: conn.execute(stmt).rowcount) or 0)
+
 
 def _deleted_version(session_id: str) -> sa.ScalarSelect[Any]:
     """The version a deleted session had reached (NULL if it was never deleted)."""
@@ -753,19 +766,6 @@ def _version_of(session_id: str) -> sa.ColumnElement[Any]:
 def _namespace_version(conn: Connection, ns: str) -> int:
     c = namespace_versions.c
     return int(conn.execute(sa.select(c.version).where(c.namespace == ns)).scalar() or 0)
-
-    def memory_namespaces(self, within: Sequence[str] = ()) -> list[tuple[str, ...]]:
-        head, c = tuple(within), memories.c
-        query = sa.select(c.namespace).distinct()
-        if head:  # the namespace itself, or one whose JSON array continues it
-            text = ns_text(head)
-            query = query.where(sa.or_(c.namespace == text, c.namespace.startswith(text[:-1] + ",", autoescape=True)))
-        found = {tuple(json.loads(ns)) for ns in self._read(lambda conn: conn.execute(query).scalars().all())}
-        return sorted(ns for ns in found if ns[: len(head)] == head)  # exact: SQLite's LIKE ignores ASCII case
-
-    def delete_memories(self, namespace: Sequence[str]) -> int:
-        stmt = sa.delete(memories).where(memories.c.namespace == ns_text(namespace))
-        return int(self._write(lambda conn: conn.execute(stmt).rowcount) or 0)
 
 
 def _by_namespace(rows: Sequence[MemoryRow]) -> dict[str, list[MemoryRow]]:
