@@ -192,7 +192,7 @@ def objective_value(metrics: dict[str, Any], objective: DictConfig | dict[str, A
     return float(value)
 
 
-def _answer_evaluation(cfg: DictConfig, rows: list[dict[str, Any]], contexts: list[str]) -> dict[str, Any]:
+def _answer_evaluation(cfg: DictConfig, rows: list[dict[str, Any]], contexts: Iterable[str]) -> dict[str, Any]:
     """Answer every probe with `cfg.llm` and score it; adds columns to `rows`, returns the means."""
     if cfg.llm is None:
         raise MemlabError("eval.answers=true needs an llm (set llm=<entry>, e.g. llm=litellm)")
@@ -338,7 +338,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
     )
     if cfg.eval.answers:
         rows = probe_rows(records)
-        contexts = [r.context_text for r in records if isinstance(r, ProbeRecord)]
+        contexts = (r.context_text for r in records if isinstance(r, ProbeRecord))  # one request's text at a time
         run.metrics.update(_answer_evaluation(cfg, rows, contexts))
         run.questions = questions_table(rows)
     # metrics.json consumers read each metric's unit and direction here (memlab.metrics.registry).

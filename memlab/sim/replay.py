@@ -18,6 +18,7 @@ from memlab.messages import Message
 from memlab.runtime.agent import Runtime
 from memlab.runtime.react import ModelCall, execute_react_iteration, finish_iteration
 from memlab.sim.records import CallRecord, LifecycleRecord, ProbeRecord, Record
+from memlab.sim.reference import sample_reference
 from memlab.trace import recording
 
 # Messages without a timestamp advance the virtual clock by this much.
@@ -114,6 +115,7 @@ def replay_dialogue(
         with recording() as events:
             for c in rt.components:
                 c.on_session_end(rt, session)
+            sample_reference()  # latencies are read against it (memlab compare --latency)
         yield LifecycleRecord("session.end", dialogue.id, session.id, rt.now, tuple(events))
         cur.session += 1
         cur.sessions_done += 1
@@ -160,7 +162,7 @@ def _probe(rt: Runtime, dialogue: Dialogue, probe: Probe, options: ReplayOptions
         dialogue_id=dialogue.id,
         probe=probe,
         kept_ids=kept,
-        context_text="\n".join(m.text for m in request if m is not question),
+        context_parts=tuple(m.text for m in request if m is not question),
         prompt_tokens=prompt_tokens,
         results=results,
         events=tuple(events),
