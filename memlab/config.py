@@ -24,6 +24,7 @@ from omegaconf import MISSING
 from memlab import ranges
 from memlab.naming import register_resolver
 from memlab.runtime.agent import DEFAULT_MAX_TOOL_ROUNDS
+from memlab.sim.progress import DEFAULT_HEARTBEAT_S
 
 # Each package's config dataclasses, in its `schemas` module (each exports SCHEMAS).
 SCHEMA_MODULES = tuple(
@@ -47,7 +48,9 @@ class SimConfig:
     resume: bool = False
     """Carry on from the checkpoint of run `name` in `store`."""
     progress: bool | None = None
-    """A progress bar; None: on a terminal, not in CI."""
+    """A progress bar; None: on a terminal, else (CI, nohup) a heartbeat line on stderr; false: neither."""
+    heartbeat_seconds: float | None = ranges.ranged(DEFAULT_HEARTBEAT_S, ge=0.01, le=86_400)
+    """Seconds between heartbeat lines (calls done, calls/s, elapsed): run.log, stderr off a terminal; null: none."""
     max_dialogues: int | None = ranges.positive(None)
     """Replay only the first N dialogues (`debug=default` sets 1)."""
     max_sessions: int | None = ranges.positive(None)

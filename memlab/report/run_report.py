@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from memlab.metrics import DEFAULT_PRICING_MODEL
-from memlab.metrics.registry import by_section
+from memlab.metrics.registry import S_CALLS, by_section
 from memlab.report import html, plots
 from memlab.report.fmt import fmt_value, is_missing
 from memlab.report.health import measurement_warnings
@@ -69,6 +69,17 @@ def metric_sections(metrics: dict[str, Any]) -> list[tuple[str, pd.DataFrame]]:
     return out
 
 
+def cache_note(metrics: dict[str, Any]) -> str | None:
+    """How many of the strategies' model calls a cache answered (`latency.cached_calls`), when they made any."""
+    calls, cached = metrics.get("llm.calls"), metrics.get("latency.cached_calls")
+    if not isinstance(calls, int | float) or not calls or not isinstance(cached, int | float):
+        return None
+    return (
+        f"{int(cached):,} of {int(calls):,} model calls were answered from a cache (no request sent: "
+        "litellm's disk cache, or the offline model's summary memo); latency.cached_calls, kept out of metrics.json"
+    )
+
+
 def _formatted(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({c: [fmt_value(c, v) for v in frame[c]] for c in frame.columns}, index=frame.index)
 
@@ -120,6 +131,8 @@ def run_report_md(run: RunData) -> str:
     metrics = run.all_metrics()
     for title, frame in metric_sections(metrics):
         out += [f"## {title}", "", frame.to_markdown(index=False), ""]
+        if title == S_CALLS and (note := cache_note(metrics)):
+            out += [note + ".", ""]
     cats = category_table(metrics)
     if not cats.empty:
         out += [
@@ -181,7 +194,10 @@ def run_report_html(run: RunData) -> str:
     sections = metric_sections(metrics)
     if sections:
         body.append('<h2>Metrics</h2><div class="grid2">')
-        body.extend(f"<div><h3>{html.esc(t)}</h3>{html.table(f)}</div>" for t, f in sections)
+        for title, frame in sections:
+            note = cache_note(metrics) if title == S_CALLS else None
+            extra = f"<p>{html.esc(note)}.</p>" if note else ""
+            body.append(f"<div><h3>{html.esc(title)}</h3>{html.table(frame)}{extra}</div>")
         body.append("</div>")
     if not cats.empty:
         body.append(
