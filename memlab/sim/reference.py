@@ -6,7 +6,7 @@ timed in the replaying processes, at session ends spread over the run (at most o
 as the steps it is compared with; `memlab compare --latency` reads latencies as ratios to the
 median of its samples (`latency.reference_us`). Timed five times at the end of the run instead,
 it caught whatever load that moment had: 3.3 to 11.6 ms over four unchanged runs on a loaded
-2-core machine, while the steps' medians moved by less than 30%.
+2-core machine, while the steps' medians moved by at most 1.4x.
 """
 
 from __future__ import annotations

@@ -67,3 +67,29 @@ def test_a_10_mb_message_keeps_the_peak_within_twice_the_run_without_it(tmp_path
     assert peaks[True] <= 2 * peaks[False], peaks
     metrics = json.loads((tmp_path / "True" / "metrics.json").read_text())
     assert metrics["tokens.prompt.max"] > BIG_MESSAGE_CHARS / 10  # the message was sent, not dropped
+
+
+LIMITED = """
+import resource, sys
+from memlab import cli, experiment  # imported before the limit
+vm = next(int(line.split()[1]) * 1024 for line in open("/proc/self/status") if line.startswith("VmSize:"))
+resource.setrlimit(resource.RLIMIT_AS, (vm + 300 * 2**20,) * 2)  # 300 MB more address space than the imports took
+cli.main(["run", "dataset=locomo", "dataset.path=" + sys.argv[1], "hydra.run.dir=" + sys.argv[2], "sim.workers=1"])
+"""
+
+
+def test_a_file_too_big_for_the_memory_here_is_refused_in_one_line(tmp_path: Path) -> None:
+    turns = [{"speaker": "Ann", "dia_id": f"D1:{i + 1}", "text": f"turn {i} about kites"} for i in range(1_000_000)]
+    conversation = {"speaker_a": "Ann", "speaker_b": "Bob", "session_1_date_time": "8 May 2023", "session_1": turns}
+    data = tmp_path / "huge.json"
+    data.write_text(json.dumps([{"sample_id": "conv-1", "conversation": conversation, "qa": []}]))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CI": "1"}
+    run = subprocess.run(
+        [sys.executable, "-c", LIMITED, str(data), str(tmp_path / "run")], env=env, capture_output=True, text=True
+    )
+    assert run.returncode == 2
+    assert run.stderr.splitlines() == [
+        f"memlab: error: {data}: {data.stat().st_size / 2**20:,.0f} MB does not fit in this machine's memory; "
+        "split it into smaller files"
+    ]
+    assert not (tmp_path / "run").exists()
