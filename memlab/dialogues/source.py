@@ -54,9 +54,7 @@ def resolve_path(path: str | os.PathLike[str], *, hint: str | None = None) -> Pa
 def too_big(path: Path) -> DatasetError:
     """The one-line error for a file that does not fit in this machine's memory (instead of a MemoryError traceback)."""
     size = path.stat().st_size / 2**20
-    return DatasetError(
-        f"{path}: {size:,.0f} MB does not fit in this machine's memory; split it into smaller files"
-    )
+    return DatasetError(f"{path}: {size:,.0f} MB does not fit in this machine's memory; split it into smaller files")
 
 
 def read_text(path: Path) -> str:
