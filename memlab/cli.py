@@ -258,7 +258,15 @@ def _report(argv: list[str]) -> int:
 
 
 def _compare(argv: list[str]) -> int:
-    from memlab.report.gate import baseline_json, compare_sides, failed, format_rows, load_rules, load_side
+    from memlab.report.gate import (
+        LATENCY_GATE,
+        baseline_json,
+        compare_sides,
+        failed,
+        format_rows,
+        load_rules,
+        load_side,
+    )
 
     parser = argparse.ArgumentParser(
         prog="memlab compare", description="Compare a candidate's metrics with a baseline's; exit 1 on a regression."
@@ -270,13 +278,16 @@ def _compare(argv: list[str]) -> int:
     )
     parser.add_argument("--all", action="store_true", help="print every metric, not only those that moved")
     parser.add_argument(
+        "--latency", action="store_true", help="fail on latencies too (ratios to each run's reference; noisy in CI)"
+    )
+    parser.add_argument(
         "--format", choices=("table", "json", "junit"), default="table", help="table (default), json, or JUnit XML"
     )
     parser.add_argument(
         "--update", action="store_true", help="accept the candidate: write it to BASELINE (a .json path)"
     )
     args = parser.parse_args(argv)
-    rules = load_rules(args.tolerances)
+    rules = load_rules(args.tolerances) + ([LATENCY_GATE] if args.latency else [])
     candidate = load_side(args.candidate)
     if args.update:
         if args.baseline.is_dir():

@@ -24,6 +24,7 @@ from omegaconf import MISSING, DictConfig, OmegaConf
 from memlab import ranges
 from memlab.naming import register_resolver
 from memlab.runtime.agent import DEFAULT_MAX_TOOL_ROUNDS
+from memlab.sim.progress import DEFAULT_HEARTBEAT_S
 from memlab.tokens import budget_counter
 
 # ``${memlab_counter:${..counter}}``: the counter spec of a budget counted exact (the run's tokenizer) or estimate.
@@ -53,7 +54,9 @@ class SimConfig:
     reuse_store: bool = False
     """Read and write the store's shared rows that earlier runs with it filled (false: a scope of the run's own)."""
     progress: bool | None = None
-    """A progress bar; None: on a terminal, not in CI."""
+    """A progress bar; None: on a terminal, else (CI, nohup) a heartbeat line on stderr; false: neither."""
+    heartbeat_seconds: float | None = ranges.ranged(DEFAULT_HEARTBEAT_S, ge=0.01, le=86_400)
+    """Seconds between heartbeat lines (calls done, calls/s, elapsed): run.log, stderr off a terminal; null: none."""
     max_dialogues: int | None = ranges.positive(None)
     """Replay only the first N dialogues (`debug=default` sets 1)."""
     max_sessions: int | None = ranges.positive(None)

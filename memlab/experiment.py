@@ -15,6 +15,7 @@ import os
 import pstats
 import random
 import sys
+import textwrap
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -22,7 +23,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
+from hydra.core.hydra_config import HydraConfig
 from hydra.errors import InstantiationException
+from hydra.types import RunMode
 from hydra.utils import get_class, get_object
 from hydra.utils import instantiate as hydra_instantiate
 from omegaconf import DictConfig, OmegaConf
@@ -37,12 +40,13 @@ from memlab.metrics import check_tokenizer, mean_by_category, probe_rows, regist
 from memlab.metrics.answers import ANSWER_METRICS, answerable
 from memlab.ranges import check_config
 from memlab.report import RunData, questions_table, run_files
-from memlab.report.health import measurement_warnings
+from memlab.report.health import fallback_warnings, measurement_warnings
 from memlab.report.rundata import ERROR_FILE, METRICS_FILE
 from memlab.rundir import data_hash, git_revision, publish, versions
 from memlab.runtime import Component, History, Runtime, SecurityContext
 from memlab.sim import CallRecord, Cursor, ProbeRecord, Record, ReplayOptions, Shared, simulate, simulate_parallel
 from memlab.sim.checkpoint import Checkpoint, checkpoint_id, load_checkpoint, save_checkpoint
+from memlab.sim.progress import PROGRESS_LOGGER, Heartbeat
 from memlab.stores import InMemoryStore, SessionStore, new_scope, scoped
 from memlab.tokens import get_counter
 from memlab.tracking import FinishedRun, RunLogger, now, record_run
@@ -52,6 +56,7 @@ T = TypeVar("T")
 # Groups whose entry is a runtime `Component` (the plain Component is "none").
 COMPONENT_GROUPS = ("context", "memory", "longterm")
 PROFILE_LINES = 40  # functions listed in profile.txt (`debug=profile`)
+LABEL_CHARS = 100  # a sweep job's name in heartbeat lines: its number and the start of its overrides
 # Libraries that log every request at INFO (litellm: ~6 lines per call): warnings only, unless `verbose=true`.
 log = logging.getLogger(__name__)
 QUIET_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx", "httpcore", "openai")
@@ -133,23 +138,42 @@ def load_dialogues(cfg: DictConfig) -> list[Dialogue]:
     return dialogues
 
 
+class _OneLine(logging.Formatter):
+    """``memlab: <message>`` (``memlab: WARNING: <message>`` from WARNING up), as memlab's other stderr lines read."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        level = f"{record.levelname}: " if record.levelno >= logging.WARNING else ""
+        return f"memlab: {level}{record.getMessage()}"
+
+
 @contextmanager
-def _run_log(verbose: bool) -> Iterator[io.StringIO]:
-    """Collect the run's log lines (for run.log), with third-party loggers at WARNING unless `verbose`."""
+def _run_log(verbose: bool, heartbeat_on_stderr: bool = False) -> Iterator[io.StringIO]:
+    """Collect the run's log lines (for run.log), with third-party loggers at WARNING unless `verbose`.
+
+    The run's own progress and warnings (the `memlab.progress` logger) go to run.log and to stderr,
+    one line each: warnings always, heartbeat lines when `heartbeat_on_stderr` (no bar is drawn).
+    """
     text = io.StringIO()
     handler = logging.StreamHandler(text)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
+    console = logging.StreamHandler(sys.stderr)
+    console.setFormatter(_OneLine())
+    console.setLevel(logging.INFO if heartbeat_on_stderr else logging.WARNING)
+    root, progress = logging.getLogger(), logging.getLogger(PROGRESS_LOGGER)
     levels = {name: logging.getLogger(name).level for name in QUIET_LOGGERS}
     previous = root.level
     root.addHandler(handler)
     root.setLevel(min(previous or logging.INFO, logging.INFO))
+    progress.addHandler(handler)
+    progress.addHandler(console)
     for name in QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.INFO if verbose else logging.WARNING)
     try:
         yield text
     finally:
         root.removeHandler(handler)
+        progress.removeHandler(handler)
+        progress.removeHandler(console)
         root.setLevel(previous)
         for name, level in levels.items():
             logging.getLogger(name).setLevel(level)
@@ -170,9 +194,13 @@ def _profiled(enabled: bool) -> Iterator[io.StringIO | None]:
         pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(PROFILE_LINES)
 
 
+def _shows_bar(enabled: bool | None) -> bool:
+    """`sim.progress`, or by default: a bar on a terminal, none in CI (a heartbeat line instead)."""
+    return enabled if enabled is not None else (sys.stderr.isatty() and not os.environ.get("CI"))
+
+
 def _progress(items: Iterable[T], enabled: bool | None, desc: str = "replay", total: int | None = None) -> Iterable[T]:
-    show = enabled if enabled is not None else (sys.stderr.isatty() and not os.environ.get("CI"))
-    if not show:
+    if not _shows_bar(enabled):
         return items
     from tqdm import tqdm
 
@@ -195,7 +223,7 @@ def objective_value(metrics: dict[str, Any], objective: DictConfig | dict[str, A
     return float(value)
 
 
-def _answer_evaluation(cfg: DictConfig, rows: list[dict[str, Any]], contexts: list[str]) -> dict[str, Any]:
+def _answer_evaluation(cfg: DictConfig, rows: list[dict[str, Any]], contexts: Iterable[str]) -> dict[str, Any]:
     """Answer every probe with `cfg.llm` and score it; adds columns to `rows`, returns the means."""
     if cfg.llm is None:
         raise MemlabError("eval.answers=true needs an llm (set llm=<entry>, e.g. llm=litellm)")
@@ -254,21 +282,29 @@ def replay_workers(cfg: DictConfig, dialogues: int) -> int:
     return max(1, min(workers or os.cpu_count() or 1, dialogues))
 
 
-def replay(cfg: DictConfig, dialogues: list[Dialogue]) -> list[Record]:
-    """Every dialogue's records in dialogue order, replayed in `replay_workers` processes."""
+def replay(cfg: DictConfig, dialogues: list[Dialogue], beat: Heartbeat | None = None) -> list[Record]:
+    """Every dialogue's records in dialogue order, replayed in `replay_workers` processes (counted in `beat`)."""
     make_runtime = runtime_factory(cfg)  # built here too, so that a bad config fails before any worker starts
     options = ReplayOptions(call_roles=tuple(cfg.sim.call_roles), probe_context=cfg.sim.probe_context)
     workers = replay_workers(cfg, len(dialogues))
+    beat = beat or Heartbeat(cfg.name, None)
+    beat.replaying()
     if workers == 1:
-        return list(simulate(_progress(dialogues, cfg.sim.progress, f"replay {cfg.name}"), make_runtime, options))
+        progress = _progress(dialogues, cfg.sim.progress, f"replay {cfg.name}")
+        return list(beat.count(simulate(progress, make_runtime, options)))
     # Summaries the workers compute come back, so the next job of a sweep in this process reuses them.
     memo = Shared(SUMMARY_MEMO.take_new, SUMMARY_MEMO.add)
-    per_dialogue = simulate_parallel(dialogues, runtime_factory, cfg, workers, options, memo)
-    return [
-        r
-        for records in _progress(per_dialogue, cfg.sim.progress, f"replay {cfg.name}", len(dialogues))
-        for r in records
-    ]
+    per_dialogue = simulate_parallel(dialogues, runtime_factory, cfg, workers, options, memo, beat.done)
+    return list(
+        beat.count(
+            (
+                r
+                for records in _progress(per_dialogue, cfg.sim.progress, f"replay {cfg.name}", len(dialogues))
+                for r in records
+            ),
+            tally=False,  # the workers tallied them
+        )
+    )
 
 
 def run_scope(cfg: DictConfig) -> str | None:
@@ -299,7 +335,9 @@ def store_manifest(cfg: DictConfig, scope: str | None) -> dict[str, Any]:
     return {"scope": scope, "earlier_state": earlier}
 
 
-def replay_checkpointed(cfg: DictConfig, dialogues: list[Dialogue]) -> tuple[list[Record], bool, str]:
+def replay_checkpointed(
+    cfg: DictConfig, dialogues: list[Dialogue], beat: Heartbeat | None = None
+) -> tuple[list[Record], bool, str | None]:
     """One process, from the checkpoint in `cfg.store` (`sim.resume`), up to `sim.stop_after_session`.
 
     The run keeps to a scope of its own; a checkpoint carries what the scope held and a resume restores
@@ -331,7 +369,9 @@ def replay_checkpointed(cfg: DictConfig, dialogues: list[Dialogue]) -> tuple[lis
     make_runtime = runtime_factory(run_cfg, components, resumed)
     options = ReplayOptions(call_roles=tuple(cfg.sim.call_roles), probe_context=cfg.sim.probe_context)
     progress = _progress(dialogues, cfg.sim.progress, f"replay {cfg.name}")
-    records += simulate(progress, make_runtime, options, cursor, cfg.sim.stop_after_session)
+    beat = beat or Heartbeat(cfg.name, None)
+    beat.replaying()
+    records += beat.count(simulate(progress, make_runtime, options, cursor, cfg.sim.stop_after_session))
     if cursor.stopped:
         states = tuple(c.checkpoint() for c in components)  # first: it finishes background writes
         save_checkpoint(
@@ -349,21 +389,40 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
     check_keys(cfg)
     check_config(cfg)  # before anything is read or written
     get_counter(cfg.tokenizer)  # an unknown tokenizer fails before the dataset is read
+    beat = Heartbeat(_run_label(cfg, overrides), cfg.sim.heartbeat_seconds)
+    on_stderr = cfg.sim.progress is None and not _shows_bar(None)  # where no bar is drawn, unless told to be quiet
+    with _run_log(cfg.verbose, heartbeat_on_stderr=on_stderr) as log_text, beat:
+        return _replay_and_publish(cfg, Path(run_dir), overrides, log_text, beat)
+
+
+def _run_label(cfg: DictConfig, overrides: Sequence[str]) -> str:
+    """How heartbeat lines name the run: a sweep's job number and what it sets, else the run's name."""
+    if HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN:
+        return textwrap.shorten(f"job {HydraConfig.get().job.num} ({' '.join(overrides)})", LABEL_CHARS)
+    return f"run {cfg.name}"
+
+
+def _replay_and_publish(
+    cfg: DictConfig, run_dir: Path, overrides: Sequence[str], log_text: io.StringIO, beat: Heartbeat
+) -> RunResult:
+    """`run_experiment`'s work, inside its log and its heartbeat."""
     logger: RunLogger = instantiate(cfg.logger) if cfg.get("logger") is not None else RunLogger()
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
     dialogues = load_dialogues(cfg)
-    with _run_log(cfg.verbose) as log_text, _profiled(cfg.profile) as profile:
+    beat.dialogues, beat.phase = len(dialogues), "building the strategies"
+    with _profiled(cfg.profile) as profile:
         ignored = ignored_knobs(cfg)
         scope: str | None
         if cfg.sim.resume or cfg.sim.stop_after_session:
-            records, stopped, scope = replay_checkpointed(cfg, dialogues)
+            records, stopped, scope = replay_checkpointed(cfg, dialogues, beat)
             if stopped:  # a checkpoint, not a finished run: nothing is published
                 calls = sum(isinstance(r, CallRecord) for r in records)
                 return RunResult(Path(run_dir), {"calls": calls}, records, True)
         else:
             scope = run_scope(cfg)
-            records = replay(scoped_config(cfg, scope), dialogues)
+            records = replay(scoped_config(cfg, scope), dialogues, beat)
+    beat.phase = "measuring"
     manifest = {
         "name": cfg.name,
         "tags": list(cfg.tags),
@@ -386,12 +445,16 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
         overall_excludes=tuple(cfg.eval.overall_excludes),
     )
     if cfg.eval.answers:
+        beat.phase = "answering"
         rows = probe_rows(records)
-        contexts = [r.context_text for r in records if isinstance(r, ProbeRecord)]
+        contexts = (r.context_text for r in records if isinstance(r, ProbeRecord))  # one request's text at a time
         run.metrics.update(_answer_evaluation(cfg, rows, contexts))
         run.questions = questions_table(rows)
     # metrics.json consumers read each metric's unit and direction here (memlab.metrics.registry).
     run.manifest["metric_definitions"] = registry.describe(run.all_metrics())
+    for warning in fallback_warnings(run.metrics):
+        logging.getLogger(PROGRESS_LOGGER).warning(warning)  # on stderr and in run.log
+    beat.phase = "writing reports"
     files = {**run_files(run), "config.yaml": OmegaConf.to_yaml(cfg, resolve=True)}
     files["run.log"] = log_text.getvalue()
     if profile is not None:

@@ -33,6 +33,7 @@ LONGTERM_SKIP = "longterm.skip"
 LONGTERM_TOOL = "longterm.tool"
 LONGTERM_INJECT = "longterm.inject"
 SESSION_FORK = "session.fork"
+LATENCY_REFERENCE = "latency.reference"  # the reference workload timed during a replay (memlab.sim.reference)
 
 
 @dataclass(frozen=True)

@@ -77,11 +77,19 @@ def resolve_path(path: str | os.PathLike[str], *, hint: str | None = None) -> Pa
     raise MissingFileError(f"{message}; {hint}" if hint else message)
 
 
+def too_big(path: Path) -> DatasetError:
+    """The one-line error for a file that does not fit in this machine's memory (instead of a MemoryError traceback)."""
+    size = path.stat().st_size / 2**20
+    return DatasetError(f"{path}: {size:,.0f} MB does not fit in this machine's memory; split it into smaller files")
+
+
 def read_text(path: Path) -> str:
     """The file decoded as UTF-8 (a leading BOM is allowed); a bad byte is reported by line and column."""
-    data = path.read_bytes()
     try:
+        data = path.read_bytes()
         return data.decode("utf-8-sig")
+    except MemoryError:
+        raise too_big(path) from None
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
@@ -106,8 +114,11 @@ def parse_json(text: str, source: str, first_line: int = 1) -> Any:
 
 
 def read_json(path: Path) -> Any:
-    """A whole JSON file."""
-    return parse_json(read_text(path), str(path))
+    """A whole JSON file (one too big to parse in memory here is refused in one line, naming it)."""
+    try:
+        return parse_json(read_text(path), str(path))
+    except MemoryError:
+        raise too_big(path) from None
 
 
 def child(where: str, key: str | int) -> str:

@@ -53,7 +53,7 @@ def judge_answer(model: ChatModel, question: str, gold: str, generated: str, *, 
 def answer_rows(
     model: ChatModel,
     rows: Sequence[dict[str, Any]],
-    contexts: Sequence[str],
+    contexts: Iterable[str],
     *,
     judge: bool = True,
     language: str = "en",

@@ -82,7 +82,7 @@ def compute_latency(records: Iterable[Record]) -> dict[str, float | None]:
     """The latency percentiles of a run and the reference workload timed on the same machine."""
     events = list(all_events(records))
     out = latency_metrics(latency_samples(events))
-    out["latency.reference_us"] = reference_latency_us()
+    out["latency.reference_us"] = reference_latency_us(events)
     # Served from a cache (the offline model's summary memo, litellm's disk cache): depends on the
     # process that replayed (workers, earlier jobs of a sweep), so it is kept out of metrics.json.
     out["latency.cached_calls"] = sum(1 for e in events if e.kind == LLM_CALL and e.data.get("cached"))

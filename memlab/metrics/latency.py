@@ -1,20 +1,20 @@
 """Latency percentiles in microseconds per stage and per part of a stage, from trace events.
 
 They vary from machine to machine and run to run, so they are written to `latency.json`,
-never to the byte-stable `metrics.json`; `latency.reference_us` times a fixed workload in the
-same process so that comparisons can use ratios instead of raw microseconds.
+never to the byte-stable `metrics.json`; `latency.reference_us` is the median time of a fixed
+workload timed throughout the replay (`memlab.sim.reference`), so that comparisons can use
+ratios instead of raw microseconds.
 """
 
 from __future__ import annotations
 
 import statistics
-import time
 from collections.abc import Iterable
 
 import numpy as np
 
-from memlab.tokens import get_counter
-from memlab.trace import CONTEXT_APPLY, LONGTERM_EXTRACT, LONGTERM_RETRIEVE, Event
+from memlab.sim.reference import reference_us
+from memlab.trace import CONTEXT_APPLY, LATENCY_REFERENCE, LONGTERM_EXTRACT, LONGTERM_RETRIEVE, Event
 
 # Stage name in the metric -> the event kind whose `latency_us` times it.
 LATENCY_STAGES = {"context": CONTEXT_APPLY, "retrieval": LONGTERM_RETRIEVE, "extract": LONGTERM_EXTRACT}
@@ -27,8 +27,7 @@ LATENCY_PARTS = {
     "extract.model": (LONGTERM_EXTRACT, "model_us"),
     "extract.store": (LONGTERM_EXTRACT, "store_us"),
 }
-REFERENCE_REPEATS = 5
-REFERENCE_TEXTS = 200
+REFERENCE_REPEATS = 5  # samples timed at the end of a run whose replay took none
 
 
 def latency_samples(events: Iterable[Event]) -> dict[str, list[int]]:
@@ -60,17 +59,7 @@ def latency_metrics(samples: dict[str, list[int]]) -> dict[str, float | None]:
     return out
 
 
-def reference_latency_us() -> float:
-    """Median time of a fixed workload on this machine: tokenizing 200 short texts with cl100k_base."""
-    counter = get_counter("cl100k_base")
-    texts = [
-        f"reference message {i}: the quick brown fox jumps over the lazy dog. " * 4 for i in range(REFERENCE_TEXTS)
-    ]
-    counter.count_text(texts[0])  # load the encoding outside the timing
-    timings = []
-    for _ in range(REFERENCE_REPEATS):
-        start = time.perf_counter_ns()
-        for text in texts:
-            counter.count_text(text)
-        timings.append((time.perf_counter_ns() - start) / 1000)
-    return float(statistics.median(timings))
+def reference_latency_us(events: Iterable[Event] = ()) -> float:
+    """The median of the reference workload's samples among `events`; without any, of 5 timed now."""
+    samples = [e.data["latency_us"] for e in events if e.kind == LATENCY_REFERENCE]
+    return float(statistics.median(samples or [reference_us() for _ in range(REFERENCE_REPEATS)]))

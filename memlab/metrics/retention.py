@@ -52,10 +52,22 @@ def content_words(text: str) -> list[str]:
     return [w for w in words(text.lower()) if w not in FUNCTION_WORDS]
 
 
-@functools.lru_cache(maxsize=16)
-def _word_set(text: str) -> frozenset[str]:
-    """The content words of a context; cached, since a dialogue's probes often share one context."""
+@functools.lru_cache(maxsize=4096)
+def _part_words(text: str) -> frozenset[str]:
+    """The content words of one message of a request; cached, since a dialogue's probes share most messages."""
     return frozenset(content_words(text))
+
+
+@functools.lru_cache(maxsize=16)
+def _word_set(parts: tuple[str, ...]) -> frozenset[str]:
+    """The content words of a request (its messages' texts); cached, since a dialogue's probes often share one."""
+    return frozenset().union(*map(_part_words, parts))
+
+
+@functools.lru_cache(maxsize=4)
+def _sent_text(parts: tuple[str, ...]) -> str:
+    """A request's text with whitespace folded, built from its messages' texts when a summary is looked for."""
+    return _flat("\n".join(parts))
 
 
 def _accepted(events: Iterable[Event]) -> Iterator[Event]:
@@ -77,9 +89,8 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def words_in_sent_summaries(context_text: str, summaries: Iterable[str]) -> frozenset[str]:
-    """Content words of the `summaries` whose text is in `context_text` (the request sent)."""
-    sent = _flat(context_text)
+def words_in_sent_summaries(sent: str, summaries: Iterable[str]) -> frozenset[str]:
+    """Content words of the `summaries` whose text is in `sent` (the request sent, whitespace folded)."""
     words: set[str] = set()
     for text in dict.fromkeys(summaries):
         flat = _flat(text)
@@ -116,16 +127,16 @@ def probe_retention(
     """
     evidence = set(probe.probe.evidence)
     kept = set(probe.kept_ids)
-    sent = _flat(probe.context_text) if earlier_context_summaries else ""
+    sent = _sent_text(probe.context_parts) if earlier_context_summaries else ""
     carried = {text: ids for text, ids in (earlier_context_summaries or {}).items() if text and text in sent}
     carried_ids = {str(i) for ids in carried.values() for i in ids or ()}
     folded = (summarized_ids(probe.events) | set(persisted_summary_ids) | carried_ids) - kept
     answer_words = set(content_words(probe.probe.answer or ""))
-    context_words = _word_set(probe.context_text) if answer_words else frozenset()
+    context_words = _word_set(probe.context_parts) if answer_words else frozenset()
     in_summary: float | None = None
     if evidence and answer_words:
         texts = [*summary_texts(probe.events), *persisted_summaries, *carried]
-        found = words_in_sent_summaries(probe.context_text, texts) if texts else frozenset()
+        found = words_in_sent_summaries(_sent_text(probe.context_parts), texts) if texts else frozenset()
         in_summary = len(answer_words & found) / len(answer_words)
     return {
         "context.evidence_retention": len(evidence & kept) / len(evidence) if evidence else None,

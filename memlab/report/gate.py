@@ -4,9 +4,14 @@ Each side is a run directory, a sweep directory (runs matched by label) or a bas
 (`{"runs": {label: {metric: value}}}`, as `--update` writes it, or one flat metrics object).
 Directions and tolerances come from the metric registry (`memlab.metrics.registry`): a metric
 moves within tolerance when |candidate - baseline| <= abs + rel x |baseline| (numpy.isclose's
-rule). Latencies are compared only as a ratio to the reference workload timed in the same run
-(`latency.reference_us`), since machines differ and are noisy. A regression, an unexpected change
-or a missing metric fails the gate. A tolerances YAML (`--tolerances`) may override rules by glob.
+rule). A regression, an unexpected change or a missing metric fails the gate. A tolerances YAML
+(`--tolerances`) may override rules by glob.
+
+Latencies are compared only as a ratio to the reference workload timed in the same run
+(`latency.reference_us`), since machines differ, and they fail the gate only when asked
+(`--latency`, `LATENCY_GATE`): on a loaded machine a step's tail moves by 2x between unchanged
+runs, and a CI gate that fails on noise gets switched off. Ungated, a ratio above the limit
+is shown as "slower". A committed baseline holds no latencies, so a candidate's are not "new".
 """
 
 from __future__ import annotations
@@ -32,9 +37,10 @@ BASELINE_FORMAT = 1
 REFERENCE = "latency.reference_us"
 LATENCY_MAX_INCREASE = 3.0  # a latency may grow up to 3x relative to the same run's reference
 LATENCY_MIN_US = 200.0  # latencies under this on both sides are timer noise: not compared
-Status = Literal["ok", "improved", "regression", "changed", "missing", "new"]
+LATENCY_PREFIX = "latency."  # latency.json's names: never in a committed baseline
+Status = Literal["ok", "improved", "slower", "regression", "changed", "missing", "new"]
 FAILING: tuple[Status, ...] = ("regression", "changed", "missing")
-RULE_KEYS = {"pattern", "better", "abs", "rel", "skip", "ratio_to", "max_increase", "min_value"}
+RULE_KEYS = {"pattern", "better", "abs", "rel", "skip", "ratio_to", "max_increase", "min_value", "gate"}
 
 
 @dataclass(frozen=True)
@@ -49,6 +55,7 @@ class Rule:
     ratio_to: str | None = None
     max_increase: float = LATENCY_MAX_INCREASE
     min_value: float = 0.0  # ratios of values this small on both sides are timer noise: not compared
+    gate: bool = True  # False: a ratio above max_increase is shown as "slower" but does not fail
 
 
 @dataclass(frozen=True)
@@ -91,19 +98,23 @@ def load_rules(path: Path | str | None = None) -> list[Rule]:
 
 
 def registry_rule(metric: str) -> Rule:
-    """The rule the registry gives `metric`: its direction and tolerance; latencies as ratios."""
-    if metric == REFERENCE:
-        return Rule(pattern=metric, skip=True)
+    """The rule the registry gives `metric`: its direction and tolerance; latencies as ratios, not gated."""
     spec = registry.lookup(metric)
     if spec is None:
         return Rule(pattern=metric)
     if spec.unit == registry.MICROSECONDS:
-        return Rule(pattern=metric, ratio_to=REFERENCE, min_value=LATENCY_MIN_US)
+        return Rule(pattern=metric, ratio_to=REFERENCE, min_value=LATENCY_MIN_US, gate=False)
     return Rule(pattern=metric, better=spec.better, abs=spec.abs_tol, rel=spec.rel_tol)
 
 
+# `memlab compare --latency`: every latency gated, as a ratio to the same run's reference.
+LATENCY_GATE = Rule(pattern="latency.*_us", ratio_to=REFERENCE, min_value=LATENCY_MIN_US)
+
+
 def rule_for(metric: str, rules: Sequence[Rule] = ()) -> Rule:
-    """The first override in `rules` matching `metric`, else the registry's rule."""
+    """The first override in `rules` matching `metric`, else the registry's rule (the reference: skipped)."""
+    if metric == REFERENCE:
+        return Rule(pattern=metric, skip=True)
     return next((r for r in rules if fnmatch.fnmatchcase(metric, r.pattern)), None) or registry_rule(metric)
 
 
@@ -137,17 +148,21 @@ def within(rule: Rule, base: float, cand: float) -> bool:
 def compare_metric(rule: Rule, name: str, base: Mapping[str, Any], cand: Mapping[str, Any]) -> tuple[Status, str]:
     """The status of metric `name` between two configurations' metrics."""
     if name not in cand:
-        return "missing", "not in candidate"
+        return ("missing", "not in candidate") if rule.gate else ("ok", "not in candidate; not gated")
     b, c = base.get(name), cand.get(name)
     if rule.ratio_to:
         rb, rc = base.get(rule.ratio_to), cand.get(rule.ratio_to)
         if any(is_missing(v) or not isinstance(v, int | float) for v in (b, c, rb, rc)) or not rb or not rc or not b:
-            return ("ok", "not comparable") if is_missing(b) == is_missing(c) else ("changed", "ran in only one")
+            if is_missing(b) == is_missing(c):
+                return "ok", "not comparable"
+            return ("changed" if rule.gate else "ok"), "ran in only one"
         if max(b, c) < rule.min_value:
             return "ok", f"below {rule.min_value:g}: not compared"
         ratio = (c / rc) / (b / rb)
         note = f"x{ratio:.2f} relative to {rule.ratio_to}"
-        return ("regression" if ratio > rule.max_increase else "ok"), note
+        if ratio <= rule.max_increase:
+            return "ok", note
+        return ("regression", note) if rule.gate else ("slower", f"{note}; not gated (--latency gates it)")
     if is_missing(b) and is_missing(c):
         return "ok", ""
     if not isinstance(b, int | float) or not isinstance(c, int | float) or is_missing(b) or is_missing(c):
@@ -187,7 +202,7 @@ def compare_sides(
             status, note = compare_metric(rule, name, base, cand)
             rows.append(Row(label, name, base.get(name), cand.get(name), status, note))
         for name in sorted(set(cand) - set(base)):
-            if not rule_for(name, rules).skip:
+            if not name.startswith(LATENCY_PREFIX) and not rule_for(name, rules).skip:
                 rows.append(Row(label, name, None, cand[name], "new", ""))
     if not single:
         for label in sorted(set(candidate) - set(baseline)):
@@ -203,7 +218,8 @@ def format_rows(rows: Sequence[Row], *, show_all: bool = False) -> str:
     """A table of the compared metrics (only those not ok, unless `show_all`), and a one-line verdict."""
     shown = [r for r in rows if show_all or r.status not in ("ok", "new")]
     counts = {
-        s: sum(r.status == s for r in rows) for s in ("ok", "improved", "new", "regression", "changed", "missing")
+        s: sum(r.status == s for r in rows)
+        for s in ("ok", "improved", "slower", "new", "regression", "changed", "missing")
     }
     table = tabulate(
         [
@@ -228,7 +244,7 @@ def format_rows(rows: Sequence[Row], *, show_all: bool = False) -> str:
 def baseline_json(side: Mapping[str, Mapping[str, Any]], rules: Sequence[Rule]) -> str:
     """The committed form of a baseline: deterministic metrics only (no latency), per configuration."""
     runs = {
-        label: {k: v for k, v in metrics.items() if not k.startswith("latency.") and not rule_for(k, rules).skip}
+        label: {k: v for k, v in metrics.items() if not k.startswith(LATENCY_PREFIX) and not rule_for(k, rules).skip}
         for label, metrics in side.items()
     }
     return canonical_json({"format": BASELINE_FORMAT, "runs": runs})

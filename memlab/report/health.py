@@ -4,9 +4,14 @@ A missing API key or a server that is down makes every summary, extraction or an
 the strategies fall back and the run still writes numbers, which then describe the fallbacks and
 not the configuration. `measurement_warnings` names each such case; the run prints them on
 stderr, the report puts them in a banner at the top, and `strict=true` turns them into an error.
+`fallback_warnings` names the milder case, where most (not all) calls failed, or the model
+answered but most summaries were not used (a model that echoes writes none shorter than its
+source); the run logs them on stderr and in run.log.
 
 >>> measurement_warnings({"llm.calls": 4, "llm.failures": 4})[0][:40]
 'every one of the 4 model calls the strat'
+>>> fallback_warnings({"llm.calls": 16, "summary.count": 16, "summary.fallbacks": 16, "summary.violations": 16})[0][:38]
+'16 of 16 summaries were not used: the '
 """
 
 from __future__ import annotations
@@ -34,4 +39,23 @@ def measurement_warnings(metrics: Mapping[str, Any]) -> list[str]:
         out.append(
             f"every one of the {asked:,} answer calls failed (answer.failures = answer.questions): no answer was scored"
         )
+    return out
+
+
+def fallback_warnings(metrics: Mapping[str, Any]) -> list[str]:
+    """One sentence when most summaries fell back, one when most model calls failed (all failed: see above)."""
+    out: list[str] = []
+    calls, failures = _count(metrics, "llm.calls"), _count(metrics, "llm.failures")
+    if calls and failures >= calls:
+        return out  # measurement_warnings says so
+    asked, unused = _count(metrics, "summary.count"), _count(metrics, "summary.fallbacks")
+    if unused * 2 > asked:
+        why = {k: _count(metrics, f"summary.{k}") for k in ("violations", "empty", "failed")}
+        out.append(
+            f"{unused:,} of {asked:,} summaries were not used: the strategies took their fallbacks "
+            f"(summary.fallbacks; {why['violations']:,} not shorter than their source, {why['empty']:,} empty, "
+            f"{why['failed']:,} failed), so the summary metrics describe the fallbacks, not the model's summaries"
+        )
+    if failures * 2 > calls:
+        out.append(f"{failures:,} of {calls:,} model calls the strategies made failed (llm.failures)")
     return out

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from memlab.metrics import DEFAULT_PRICING_MODEL
-from memlab.metrics.registry import by_section, lookup
+from memlab.metrics.registry import S_CALLS, by_section, lookup
 from memlab.naming import NOISE
 from memlab.report import html, plots
 from memlab.report.budget import Budget, run_budget, used_line
@@ -131,6 +131,17 @@ def run_title(run: RunData) -> str:
     return f"{run.name}: {', '.join(parts)}" if parts else run.name
 
 
+def cache_note(metrics: dict[str, Any]) -> str | None:
+    """How many of the strategies' model calls a cache answered (`latency.cached_calls`), when they made any."""
+    calls, cached = metrics.get("llm.calls"), metrics.get("latency.cached_calls")
+    if not isinstance(calls, int | float) or not calls or not isinstance(cached, int | float):
+        return None
+    return (
+        f"{int(cached):,} of {int(calls):,} model calls were answered from a cache (no request sent: "
+        "litellm's disk cache, or the offline model's summary memo); latency.cached_calls, kept out of metrics.json"
+    )
+
+
 def _formatted(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({c: [fmt_value(c, v) for v in frame[c]] for c in frame.columns}, index=frame.index)
 
@@ -205,6 +216,8 @@ def run_report_md(run: RunData) -> str:
                 textwrap.fill(f"Zero or undefined in this run: {section.folded()}.", 110, break_on_hyphens=False),
                 "",
             ]
+        if section.title == S_CALLS and (note := cache_note(metrics)):
+            out += [note + ".", ""]
     cats = category_table(metrics)
     if not cats.empty:
         out += [
@@ -271,12 +284,14 @@ def run_report_html(run: RunData) -> str:
     sections = metric_sections(metrics)
     if sections:
         body.append('<h2>Metrics</h2><div class="grid2">')
-        body.extend(
-            f"<div><h3>{html.esc(s.title)}</h3>{html.table(s.table) if not s.table.empty else ''}"
-            + (f'<p class="muted">Zero or undefined in this run: {html.esc(s.folded())}.</p>' if s.folded() else "")
-            + "</div>"
-            for s in sections
-        )
+        for s in sections:
+            note = cache_note(metrics) if s.title == S_CALLS else None
+            body.append(
+                f"<div><h3>{html.esc(s.title)}</h3>{html.table(s.table) if not s.table.empty else ''}"
+                + (f'<p class="muted">Zero or undefined in this run: {html.esc(s.folded())}.</p>' if s.folded() else "")
+                + (f"<p>{html.esc(note)}.</p>" if note else "")
+                + "</div>"
+            )
         body.append("</div>")
     if not cats.empty:
         body.append(

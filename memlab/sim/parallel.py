@@ -17,6 +17,7 @@ from typing import Any
 
 from memlab.dialogues.model import Dialogue
 from memlab.runtime.agent import Runtime
+from memlab.sim.progress import tallied
 from memlab.sim.records import Record
 from memlab.sim.replay import ReplayOptions, replay_dialogue
 
@@ -31,19 +32,21 @@ class Shared:
     give: Callable[[Any], None]
 
 
-_worker: tuple[RuntimeFactory, ReplayOptions, Shared | None] | None = None
+_worker: tuple[RuntimeFactory, ReplayOptions, Shared | None, Any] | None = None
 
 
-def _start(build: Callable[[Any], RuntimeFactory], spec: Any, options: ReplayOptions, shared: Shared | None) -> None:
+def _start(
+    build: Callable[[Any], RuntimeFactory], spec: Any, options: ReplayOptions, shared: Shared | None, tally: Any
+) -> None:
     global _worker
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops the workers
-    _worker = (build(spec), options, shared)
+    _worker = (build(spec), options, shared, tally)
 
 
 def _replay(dialogue: Dialogue) -> tuple[list[Record], Any]:
     assert _worker is not None, "the worker was not started"
-    make_runtime, options, shared = _worker
-    records = list(replay_dialogue(dialogue, make_runtime(dialogue), options))
+    make_runtime, options, shared, tally = _worker
+    records = list(tallied(replay_dialogue(dialogue, make_runtime(dialogue), options), tally))
     return records, shared.take() if shared else None
 
 
@@ -54,17 +57,20 @@ def simulate_parallel(
     workers: int,
     options: ReplayOptions,
     shared: Shared | None = None,
+    tally: Any = None,
 ) -> Iterator[list[Record]]:
     """Each dialogue's records, in dialogue order, replayed by `workers` processes.
 
     `build(spec)` makes the runtime factory in each worker; both must be picklable (a module-level
-    function and a config). Processes are forked where the platform allows it (no re-import).
+    function and a config). `tally` (`memlab.sim.progress.new_tally()`, inherited by the workers)
+    counts the simulated calls and probes as they happen, for a heartbeat. Processes are
+    forked where the platform allows it (no re-import).
     Interrupted (Ctrl-C) or abandoned, it stops the workers at once: the queued dialogues are
     dropped and the running ones terminated, where leaving the pool would wait for all of them.
     """
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    initargs = (build, spec, options, shared)
+    initargs = (build, spec, options, shared, tally)
     pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start, initargs=initargs)
     finished = False
     try:

@@ -39,18 +39,25 @@ class CallRecord:
 class ProbeRecord:
     """A probe question asked at the end of a dialogue, with the context that would carry it.
 
-    `kept_ids` are the source ids of the messages sent verbatim; `context_text` is the whole
-    request's text (summaries and injected memories included); `results` holds what components
-    measured for it (e.g. the evidence ids of retrieved long-term memories, best first).
+    `kept_ids` are the source ids of the messages sent verbatim; `context_parts` the text of each
+    message of the request (summaries and injected memories included), the messages' own strings:
+    a dialogue's probes share them rather than each holding a copy of the whole request (199
+    probes over a 10 MB message held 8 GB); `results` holds what components measured for it (e.g.
+    the evidence ids of retrieved long-term memories, best first).
     """
 
     dialogue_id: str
     probe: Probe
     kept_ids: tuple[str, ...]
-    context_text: str
+    context_parts: tuple[str, ...]
     prompt_tokens: int
     results: dict[str, Any] = field(default_factory=dict)
     events: tuple[Event, ...] = ()
+
+    @property
+    def context_text(self) -> str:
+        """The whole request's text, one message per line (built on each call: read it once)."""
+        return "\n".join(self.context_parts)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from memlab.messages import Message
 from memlab.runtime.agent import Runtime
 from memlab.runtime.react import ModelCall, execute_react_iteration, finish_iteration
 from memlab.sim.records import CallRecord, LifecycleRecord, ProbeRecord, Record
+from memlab.sim.reference import sample_reference
 from memlab.tokens import message_text
 from memlab.trace import LLM_CALL, recording
 
@@ -116,6 +117,7 @@ def replay_dialogue(
         with recording() as events:
             for c in rt.components:
                 c.on_session_end(rt, session)
+            sample_reference()  # latencies are read against it (memlab compare --latency)
         yield LifecycleRecord("session.end", dialogue.id, session.id, rt.now, tuple(events))
         cur.session += 1
         cur.sessions_done += 1
@@ -169,7 +171,7 @@ def _probe(rt: Runtime, dialogue: Dialogue, probe: Probe, options: ReplayOptions
         dialogue_id=dialogue.id,
         probe=probe,
         kept_ids=kept,
-        context_text="\n".join(m.text for m in request if m is not question),
+        context_parts=tuple(m.text for m in request if m is not question),
         prompt_tokens=prompt_tokens,
         results=results,
         events=tuple(events),

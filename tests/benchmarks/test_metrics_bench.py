@@ -12,7 +12,7 @@ import pytest
 from memlab.dialogues import load_locomo
 from memlab.memory import InMemoryChatMemory
 from memlab.metrics import compute_metrics, content_words, probe_rows
-from memlab.metrics.retention import _word_set
+from memlab.metrics.retention import _part_words, _word_set
 from memlab.report import RunData, run_report_html
 from memlab.report.comparison import comparison_table, pareto_front
 from memlab.runtime import Runtime, SecurityContext
@@ -21,8 +21,9 @@ from memlab.tokens import get_counter
 
 
 def cold(fn, records):  # type: ignore[no-untyped-def]
-    """Call `fn` with the context word cache emptied, as a fresh run would."""
+    """Call `fn` with the context word caches emptied, as a fresh run would."""
     _word_set.cache_clear()
+    _part_words.cache_clear()
     return fn(records)
 
 

@@ -26,7 +26,7 @@ def probe(
         dialogue_id=dialogue,
         probe=Probe(pid, "question?", answer, evidence, category),
         kept_ids=kept,
-        context_text=context,
+        context_parts=(context,),
         prompt_tokens=10,
         results=results or {},
         events=tuple(events),

@@ -167,6 +167,14 @@ def test_a_one_percent_drop_always_fails(base: float) -> None:
     assert _status("calls", base, base * 0.99) == "changed"
 
 
+@given(st.integers(min_value=0, max_value=10**9))
+def test_one_token_or_one_count_more_always_fails(total: int) -> None:
+    """At 1e-4 relative, +500 tokens on a 5M-token total passed, and +1 token per call on a 16k-token prompt."""
+    assert _status("tokens.full_history.total", total, total + 1) == "changed"  # no direction: any change fails
+    assert _status("tokens.prompt.mean", total, total + 1) == "regression"
+    assert _status("calls", total, total + 1) == "changed"
+
+
 def test_the_tolerance_is_absolute_plus_relative() -> None:
     base = 100.0
     edge = ABS_TOL + REL_TOL * base

@@ -8,6 +8,7 @@ from memlab.metrics import event_metrics, latency_metrics, latency_samples, refe
 from memlab.trace import (
     CONTEXT_APPLY,
     FALLBACK,
+    LATENCY_REFERENCE,
     LLM_CALL,
     LONGTERM_EXTRACT,
     LONGTERM_RETRIEVE,
@@ -109,3 +110,8 @@ def test_latency_percentiles_per_stage() -> None:
 
 def test_reference_latency_is_a_positive_time() -> None:
     assert reference_latency_us() > 0
+
+
+def test_reference_latency_is_the_median_of_the_samples_a_replay_took() -> None:
+    samples = [Event(LATENCY_REFERENCE, {"latency_us": us}) for us in (900.0, 5000.0, 1000.0)]
+    assert reference_latency_us([*samples, Event(CONTEXT_APPLY, {"latency_us": 1})]) == 1000.0

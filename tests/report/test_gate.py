@@ -68,10 +68,17 @@ def test_latency_is_compared_as_a_ratio_to_the_same_run_reference(make_run, tmp_
     # everything 4x slower on a slower machine: same ratio, passes
     edit_json(slow_machine / "latency.json", **{"latency.context.p95_us": 4000.0, "latency.reference_us": 20000.0})
     assert compare(capsys, base, slow_machine)[0] == 0
-    # the strategy 4x slower on the same machine: fails
+    # the strategy 4x slower on the same machine: shown, and fails when latency is gated (--latency)
     edit_json(slower_code / "latency.json", **{"latency.context.p95_us": 4000.0})
     code, out = compare(capsys, base, slower_code)
-    assert code == 1 and "latency.context.p95_us" in out and "x4.00" in out
+    assert code == 0 and "slower" in out and "x4.00" in out and "not gated" in out
+    code, out = compare(capsys, base, slower_code, "--latency")
+    assert code == 1 and "latency.context.p95_us" in out and "x4.00" in out and "REGRESSION" in out
+    # or only some latencies, by a tolerances rule
+    rules = tmp_path / "tolerances.yaml"
+    rules.write_text("rules:\n  - {pattern: 'latency.context.*', ratio_to: latency.reference_us, min_value: 200}\n")
+    code, out = compare(capsys, base, slower_code, "--tolerances", rules)
+    assert code == 1 and "REGRESSION" in out
 
 
 def test_sweeps_compare_by_label_and_a_failed_config_fails(sweep_dir: Path, tmp_path: Path, capsys) -> None:

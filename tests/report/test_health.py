@@ -5,6 +5,7 @@ Also: a swept parameter that changed no metric is flagged in the comparison.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -87,3 +88,31 @@ def test_a_swept_parameter_that_changed_nothing_is_flagged(tmp_path: Path) -> No
     assert "Swept but changed no metric: context.strategy.max_tokens" in text
     assert "Swept but changed no metric" in (sweep / "comparison.html").read_text()
     assert "memlab: WARNING: Swept but changed no metric: context.strategy.max_tokens" in run.stderr
+
+
+def test_a_model_that_echoes_warns_that_most_summaries_fell_back(tmp_path: Path, openai_server_module) -> None:
+    """The server answers with the prompt reversed word by word: no summary is shorter than its source."""
+    with openai_server_module.serve() as server:
+        echo = (
+            "llm=litellm", "llm.model=openai/test-model", f"llm.api_base={server.base_url}",
+            "llm.api_key_env=MEMLAB_TEST_KEY", "llm.num_retries=0", f"llm.cache_dir={tmp_path / 'cache'}",
+        )  # fmt: skip
+        first = memlab(tmp_path, *SMALL[:3], *echo, f"hydra.run.dir={tmp_path / 'first'}")
+        memlab(tmp_path, *SMALL[:3], *echo, f"hydra.run.dir={tmp_path / 'again'}")  # from the cache
+    assert first.returncode == 0, first.stderr
+    metrics = json.loads((tmp_path / "first" / "metrics.json").read_text())
+    asked = metrics["summary.count"]
+    assert asked > 0 and metrics["summary.fallbacks"] == metrics["summary.violations"] == asked
+    warning = f"memlab: WARNING: {asked:,} of {asked:,} summaries were not used: the strategies took their fallbacks"
+    assert next(line for line in first.stderr.splitlines() if "WARNING" in line).startswith(warning)
+    assert warning.removeprefix("memlab: WARNING: ") in (tmp_path / "first" / "run.log").read_text()
+    calls, repeats = metrics["llm.calls"], json.loads((tmp_path / "first" / "latency.json").read_text())
+    hits = repeats["latency.cached_calls"]  # a request repeated within the run
+    assert (
+        hits < calls
+        and f"{hits:,} of {calls:,} model calls were answered from a cache"
+        in (tmp_path / "first" / "report.md").read_text()
+    )
+    cached = f"{calls:,} of {calls:,} model calls were answered from a cache"
+    assert cached in (tmp_path / "again" / "report.md").read_text()
+    assert cached in (tmp_path / "again" / "report.html").read_text()

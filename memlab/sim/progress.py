@@ -1,0 +1,117 @@
+"""Where a run is, in a log: a heartbeat line every `sim.heartbeat_seconds` (30 s by default).
+
+On a terminal tqdm draws a bar (`memlab.experiment`); a CI log or `nohup` saw nothing between a
+sweep's job-end lines for 30 minutes. A thread writes one line to the `memlab.progress` logger
+(stderr off a terminal, and run.log) at each beat: which run (a sweep's job), its phase, the
+simulated calls and probes done, calls per second and the time elapsed. Replay workers add to a
+shared tally, so the line moves while a long dialogue is still being replayed.
+
+>>> beat = Heartbeat("job 3 (context=trim)", None, dialogues=7)
+>>> beat.phase = "replay"
+>>> beat.done[CALLS] = 1234
+>>> beat.line(elapsed=95.0, replay_s=30.0)
+'job 3 (context=trim): replay: 1,234 calls (41.1/s), 0 probes, 0 of 7 dialogues done, 1 min 35 s elapsed'
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from types import TracebackType
+from typing import Any
+
+from memlab.sim.records import CallRecord, LifecycleRecord, ProbeRecord, Record
+
+PROGRESS_LOGGER = "memlab.progress"
+DEFAULT_HEARTBEAT_S = 30.0
+CALLS, PROBES = 0, 1  # the places in a tally
+log = logging.getLogger(PROGRESS_LOGGER)
+log.propagate = False  # a run attaches its handlers (run.log, stderr); Hydra's console must not print it again
+
+
+def duration(seconds: float) -> str:
+    """`95.0` -> ``1 min 35 s``; `4000` -> ``1 h 6 min``."""
+    s = int(seconds)
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60} s"
+    return f"{s // 3600} h {s % 3600 // 60} min"
+
+
+def new_tally() -> Any:
+    """Calls and probes done, shared with the replay workers (which inherit it)."""
+    return multiprocessing.Array("q", 2)
+
+
+def tallied(records: Iterable[Record], tally: Any) -> Iterator[Record]:
+    """`records` as they come, each call and probe added to `tally` (None: not counted)."""
+    for record in records:
+        place = CALLS if isinstance(record, CallRecord) else PROBES if isinstance(record, ProbeRecord) else None
+        if tally is not None and place is not None:
+            with tally.get_lock():
+                tally[place] += 1
+        yield record
+
+
+class Heartbeat:
+    """A thread logging `line()` every `interval_s` seconds (None: never) while the block runs.
+
+    The replay sets `phase`, tallies calls and probes in `done` (workers inherit it) and
+    finished dialogues in `dialogues_done`.
+    """
+
+    def __init__(self, label: str, interval_s: float | None, dialogues: int = 0) -> None:
+        self.label, self.interval_s, self.dialogues = label, interval_s, dialogues
+        self.done = new_tally()
+        self.dialogues_done = 0
+        self.phase = "loading data"
+        self._start = self._replay_start = time.monotonic()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> Heartbeat:
+        if self.interval_s is not None:
+            self._thread = threading.Thread(target=self._beat, name="memlab-heartbeat", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def replaying(self) -> None:
+        """The replay starts now: calls per second are counted from here."""
+        self.phase, self._replay_start = "replay", time.monotonic()
+
+    def count(self, records: Iterable[Record], *, tally: bool = True) -> Iterator[Record]:
+        """`records` as they come: finished dialogues counted, and calls and probes unless workers tallied them."""
+        for record in tallied(records, self.done if tally else None):
+            if isinstance(record, LifecycleRecord) and record.kind == "dialogue.end":
+                self.dialogues_done += 1
+            yield record
+
+    def line(self, elapsed: float | None = None, replay_s: float | None = None) -> str:
+        """Where the run is: phase, calls and probes done, calls per second, dialogues done, time elapsed."""
+        now, calls, probes = time.monotonic(), self.done[CALLS], self.done[PROBES]
+        elapsed = now - self._start if elapsed is None else elapsed
+        replay_s = now - self._replay_start if replay_s is None else replay_s
+        rate = f" ({calls / replay_s:,.1f}/s)" if self.phase == "replay" and replay_s > 0 else ""
+        done = f", {self.dialogues_done} of {self.dialogues} dialogues done" if self.dialogues else ""
+        return (
+            f"{self.label}: {self.phase}: {calls:,} calls{rate}, {probes:,} probes{done}, {duration(elapsed)} elapsed"
+        )
+
+    def _beat(self) -> None:
+        assert self.interval_s is not None
+        beats = 0
+        while True:
+            beats += 1
+            # On a schedule from the start, so the gaps never drift past the interval.
+            if self._stop.wait(self._start + beats * self.interval_s - time.monotonic()):
+                return
+            log.info(self.line())

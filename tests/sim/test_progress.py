@@ -1,0 +1,100 @@
+"""Progress that reaches a log: heartbeat lines on stderr off a terminal and in run.log, a bar on a terminal."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import re
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+
+from memlab.sim.parallel import simulate_parallel
+from memlab.sim.progress import CALLS, PROBES, new_tally
+from memlab.sim.records import CallRecord, ProbeRecord
+from memlab.sim.replay import ReplayOptions
+
+ROOT = Path(__file__).resolve().parents[2]
+SMALL = ("dataset.dialogues=2", "dataset.sessions=2", "sim.heartbeat_seconds=0.05")
+# memlab: run default: replay: 12 calls (40.1/s), 0 probes, 0 of 2 dialogues done, 0 s elapsed
+BEAT = re.compile(r"^memlab: (?P<run>.+?): (?P<phase>[a-z ]+): (?P<calls>[\d,]+) calls( \([\d.,]+/s\))?, [\d,]+ probes")
+LOGGED = " INFO memlab.progress: "
+
+
+def beats(stderr: str) -> list[str]:
+    """The heartbeat lines among `stderr`'s."""
+    return [line for line in stderr.splitlines() if BEAT.match(line)]
+
+
+def logged_beats(run_dir: Path) -> list[str]:
+    """The heartbeat lines of a run's run.log (``<time> INFO memlab.progress: <line>``), as stderr has them."""
+    lines = (run_dir / "run.log").read_text().splitlines()
+    return beats("\n".join("memlab: " + line.split(LOGGED)[1] for line in lines if LOGGED in line))
+
+
+def test_off_a_terminal_heartbeat_lines_reach_stderr_and_run_log(memlab_cli, capsys, monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("CI", "1")
+    assert memlab_cli("run", *SMALL, "sim.workers=2", f"hydra.run.dir={tmp_path / 'run'}") == 0
+    lines = beats(capsys.readouterr().err)
+    found = [BEAT.match(line) for line in lines]
+    assert len(lines) >= 2 and {m["run"] for m in found if m} == {"run default"}
+    calls = [int(m["calls"].replace(",", "")) for m in found if m]
+    assert calls == sorted(calls) and calls[-1] > 0  # the workers' calls, counted as they happen
+    assert "replay" in {m["phase"] for m in found if m}
+    logged = logged_beats(tmp_path / "run")  # the same lines, up to when run.log was written
+    assert len(logged) >= 2 and logged == lines[: len(logged)]
+
+
+def test_a_sweep_names_the_job(memlab_cli, capsys, monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("CI", "1")
+    assert memlab_cli("run", "-m", *SMALL, "context=none,trim", f"hydra.sweep.dir={tmp_path / 'sweep'}") == 0
+    jobs = {m["run"].split(" (")[0] for line in beats(capsys.readouterr().err) if (m := BEAT.match(line))}
+    assert jobs == {"job 0", "job 1"}
+
+
+def test_quiet_when_told(memlab_cli, capsys, monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("CI", "1")
+    assert memlab_cli("run", *SMALL, "sim.progress=false", f"hydra.run.dir={tmp_path / 'run'}") == 0
+    assert beats(capsys.readouterr().err) == []
+    assert logged_beats(tmp_path / "run")  # run.log still has them
+
+
+def test_on_a_terminal_a_bar_and_no_heartbeat_lines(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "CI"} | {"PYTHONPATH": str(ROOT)}
+    controller, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))  # 0 columns: tqdm draws nothing
+    args = [sys.executable, "-m", "memlab", "run", *SMALL, "sim.workers=1", f"hydra.run.dir={tmp_path / 'run'}"]
+    with subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=terminal) as child:
+        os.close(terminal)
+        seen = b""
+        while chunk := _read(controller):
+            seen += chunk
+    os.close(controller)
+    assert child.returncode == 0
+    text = seen.decode(errors="replace").replace("\r", "\n")
+    assert "replay default" in text and beats(text) == []  # tqdm's bar, not heartbeat lines
+    assert logged_beats(tmp_path / "run")
+
+
+def _read(fd: int) -> bytes:
+    try:
+        return os.read(fd, 65536)
+    except OSError:  # the child closed the terminal
+        return b""
+
+
+def test_workers_tally_calls_and_probes_as_they_happen(make_config) -> None:
+    from memlab.experiment import load_dialogues, runtime_factory
+
+    cfg = make_config("dataset.dialogues=2", "dataset.sessions=2")
+    tally = new_tally()
+    records = [
+        r
+        for rs in simulate_parallel(load_dialogues(cfg), runtime_factory, cfg, 2, ReplayOptions(), None, tally)
+        for r in rs
+    ]
+    assert tally[CALLS] == sum(isinstance(r, CallRecord) for r in records) > 0
+    assert tally[PROBES] == sum(isinstance(r, ProbeRecord) for r in records) > 0
