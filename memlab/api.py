@@ -47,15 +47,15 @@ def run(overrides: Sequence[str] | DictConfig = (), run_dir: Path | str | None =
     """Run a config (or the one `overrides` compose) into `run_dir`.
 
     Without `run_dir` the run goes where `memlab run` would put it:
-    ``reports/runs/<name>/<time>_<overrides>/`` (or `output_dir` when the config sets it).
+    ``reports/runs/<name>/<time>-<token>_<overrides>/`` (or `output_dir` when the config sets it).
     """
     from memlab.experiment import run_experiment
-    from memlab.naming import job_name
+    from memlab.naming import folder_token, job_name
 
     given = [] if isinstance(overrides, DictConfig) else list(overrides)
     cfg = overrides if isinstance(overrides, DictConfig) else compose(given)
     if run_dir is None:
-        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+        stamp = f"{datetime.now():%Y%m%d-%H%M%S}-{folder_token()}"  # as `memlab run` names it
         suffix = job_name(given)
         run_dir = cfg.output_dir or Path("reports/runs") / cfg.name / (f"{stamp}_{suffix}" if suffix else stamp)
     return run_experiment(cfg, Path(run_dir), overrides=given)
