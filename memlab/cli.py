@@ -115,6 +115,14 @@ def _run(cfg: DictConfig) -> float | None:
         _discard_if_empty(run_dir)
         print(f"memlab: error: a model call failed mid-run; nothing was published: {_one_line(e)}", file=sys.stderr)
         sys.exit(1)
+    except MemoryError:  # the replay outgrew the machine (the loaders refuse a file too big to load at all)
+        _discard_if_empty(run_dir)
+        print(
+            "memlab: error: the run ran out of memory; nothing was published (replay fewer dialogues: "
+            "sim.max_dialogues=N, or split the dataset)",
+            file=sys.stderr,
+        )
+        sys.exit(1)
     except BaseException:  # Ctrl-C or a bug: publishing is all or nothing, so only an empty folder can be left
         _discard_if_empty(run_dir)
         raise

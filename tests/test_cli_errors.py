@@ -14,6 +14,8 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
+from memlab.runtime import Component
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -31,6 +33,27 @@ class InterruptAtJobStart(Callback):
 
     def on_job_start(self, config: DictConfig, **kwargs: Any) -> None:
         raise KeyboardInterrupt
+
+
+class RunsOutOfMemory(Component):
+    """A context component whose first session outgrows the machine, as a replay too big for it would."""
+
+    def __init__(self, **knobs: Any) -> None:  # the context group's sweep knobs, unused
+        super().__init__()
+
+    def on_session_start(self, runtime: Any, session: Any) -> None:
+        raise MemoryError
+
+
+def test_running_out_of_memory_mid_replay_is_one_line_and_no_folder(tmp_path: Path) -> None:
+    args = _memlab("debug=default", "context._target_=test_cli_errors.RunsOutOfMemory")
+    done = subprocess.run(args, cwd=tmp_path, env=_env(), capture_output=True, text=True)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines() == [
+        "memlab: error: the run ran out of memory; nothing was published (replay fewer dialogues: "
+        "sim.max_dialogues=N, or split the dataset)"
+    ]
+    assert list(tmp_path.rglob("*.json")) == []
 
 
 def test_a_target_that_cannot_be_built_is_one_line_and_no_folder(tmp_path: Path) -> None:
