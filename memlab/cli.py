@@ -153,6 +153,13 @@ def _one_line(error: BaseException) -> str:
     return text if isinstance(error, MemlabError) else f"{type(error).__name__}: {text}"
 
 
+def _forget_last_sweep() -> None:
+    """Clear the previous sweep's outcome: a single run after a failed sweep in one process must not inherit it."""
+    from memlab.report.callback import LAST_SWEEP
+
+    LAST_SWEEP.clear()
+
+
 def _sweep_status() -> int:
     """The exit status of a finished `memlab run -m`: 1 if a job failed or never finished (unless allowed)."""
     from memlab.report.callback import LAST_SWEEP
@@ -456,6 +463,7 @@ def main(argv: list[str] | None = None) -> None:
             _list_groups_from_one_repository()
         os.environ.setdefault("HYDRA_FULL_ERROR", "1")  # configuration errors come back here, to be explained
         OutputFolders.forget()
+        _forget_last_sweep()
         try:
             _run()
         except (ConfigCompositionException, OmegaConfBaseException, ConfigKeyProblem) as e:

@@ -10,7 +10,8 @@ a checkpoint carries it and a resume restores it, so a resumed run never sees a 
 >>> from memlab.stores.memory import InMemoryStore
 >>> shared = InMemoryStore()
 >>> a, b = scoped(shared, "run:a"), scoped(shared, "run:b")
->>> a.append("conv-1", [{"role": "user", "content": "hi"}])
+>>> a.append("conv-1", [{"role": "user", "content": "hi"}])  # the entries now stored
+1
 >>> a.sessions(), b.sessions(), shared.sessions()
 (['conv-1'], [], ['run:a/conv-1'])
 """

@@ -175,7 +175,7 @@ def test_csv_gets_one_row_per_job_of_a_parallel_sweep(tmp_path: Path) -> None:
     )
     assert out.returncode == 0, out.stderr
     rows = csv_rows(table)
-    assert sorted(Path(r["run_dir"]).name for r in rows) == ["0", "1"]
+    assert sorted(Path(r["run_dir"]).name for r in rows) == ["0_context=none", "1_context=trim"]
     for row in rows:
         metrics = json.loads((Path(row["run_dir"]) / "metrics.json").read_text())
         assert row["tokens.prompt.mean"] == str(metrics["tokens.prompt.mean"])
