@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 from hydra.core.config_store import ConfigStore
 from hydra.errors import OverrideParseException
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from memlab import ranges
 from memlab.api import compose
@@ -46,6 +46,8 @@ class AblateConfig:
     """Overrides of every run, as `memlab run` takes them: the full pipeline."""
     variants: dict[str, list[str]] = field(default_factory=dict)
     """Each variant's name and the overrides (after `run`'s) that make it."""
+    stages: str | None = None
+    """A list in the run config (``longterm.rerank``): one variant per entry, that stage left out (null: none)."""
     select: list[str] | None = None
     """Run only these variants (null: all of `variants`)."""
     metrics: list[str] = field(default_factory=lambda: list(METRICS))
@@ -102,14 +104,25 @@ def ablate_config(overrides: Sequence[str] = ()) -> DictConfig:
     return cfg
 
 
-def plans(cfg: DictConfig, extra: Sequence[str] = ()) -> dict[str, list[str]]:
-    """Each run's overrides, the full pipeline first: `run`, the command line's `extra`, then the variant's."""
+def stage_variants(key: str | None, stages: Sequence[str]) -> dict[str, list[str]]:
+    """One variant per stage of the list at `key`: ``no_<stage>``, the list without it (``key=[a,c]``)."""
+    if key is None:
+        return {}
+    return {f"no_{stage}": [f"{key}=[{','.join(s for s in stages if s != stage)}]"] for stage in stages}
+
+
+def plans(cfg: DictConfig, extra: Sequence[str] = (), stages: Sequence[str] = ()) -> dict[str, list[str]]:
+    """Each run's overrides, the full pipeline first: `run`, the command line's `extra`, then the variant's.
+
+    The variants are one per entry of `stages` (the full pipeline's list at `cfg.stages`), then `cfg.variants`.
+    """
     base = [*cfg.run, *extra]
-    out = {BASELINE: base}
-    unknown = sorted(set(cfg.select or ()) - set(cfg.variants))
+    variants = {**stage_variants(cfg.stages, stages), **cfg.variants}
+    unknown = sorted(set(cfg.select or ()) - set(variants))
     if unknown:
-        raise MemlabError(f"ablate.select: no variant {', '.join(unknown)}; variants: {', '.join(cfg.variants)}")
-    for name, overrides in cfg.variants.items():
+        raise MemlabError(f"ablate.select: no variant {', '.join(unknown)}; variants: {', '.join(variants)}")
+    out = {BASELINE: base}
+    for name, overrides in variants.items():
         if cfg.select is not None and name not in cfg.select:
             continue
         if name == BASELINE:
@@ -120,21 +133,32 @@ def plans(cfg: DictConfig, extra: Sequence[str] = ()) -> dict[str, list[str]]:
 
 def compose_runs(cfg: DictConfig, extra: Sequence[str] = ()) -> dict[str, tuple[list[str], DictConfig]]:
     """Every run's overrides and composed config, all checked before the first run starts."""
-    planned = plans(cfg, extra)
+    base = [*cfg.run, *extra]
+    full = _run_config(cfg, BASELINE, base, base)
+    _check_longterm(full)  # before the variants: their overrides may not apply without long-term memory
+    stages: list[str] = []
+    if cfg.stages is not None:
+        listed = OmegaConf.select(full, cfg.stages)
+        if not isinstance(listed, ListConfig):
+            raise MemlabError(f"ablate.stages={cfg.stages}: the full pipeline's config has no list there")
+        stages = [str(s) for s in listed]
+    planned = plans(cfg, extra, stages)
     if len(planned) == 1:
         raise MemlabError("ablate: no variant to compare with the full pipeline (ablate.variants / ablate.select)")
-    composed = {}
-    for variant, overrides in planned.items():
-        named = [*overrides, f"name={cfg.name}-{variant}"]
-        try:
-            composed[variant] = (overrides, _composed(named))
-        except MemlabError as e:
-            own = overrides[len(planned[BASELINE]) :]
-            where = f"variant {variant!r} ({' '.join(own)})" if variant != BASELINE else "the full pipeline"
-            raise MemlabError(f"ablate {where}: {e}") from None
-        if variant == BASELINE:  # before the variants: their overrides may not apply without long-term memory
-            _check_longterm(composed[BASELINE][1])
-    return composed
+    return {
+        variant: (overrides, full if variant == BASELINE else _run_config(cfg, variant, overrides, base))
+        for variant, overrides in planned.items()
+    }
+
+
+def _run_config(cfg: DictConfig, variant: str, overrides: list[str], base: list[str]) -> DictConfig:
+    """One run's config, named after the ablation and the variant; an override error names the variant."""
+    try:
+        return _composed([*overrides, f"name={cfg.name}-{variant}"])
+    except MemlabError as e:
+        own = " ".join(overrides[len(base) :])
+        where = f"variant {variant!r} ({own})" if variant != BASELINE else "the full pipeline"
+        raise MemlabError(f"ablate {where}: {e}") from None
 
 
 def _check_longterm(run: DictConfig) -> None:

@@ -133,6 +133,17 @@ def test_default_variants_are_one_switch_each() -> None:
     assert all(len(o) == len(runs["full"]) + 1 for o in list(runs.values())[1:])
 
 
+def test_stage_variants_leave_out_one_entry_of_the_listed_stages(shared_corpora: Path) -> None:
+    """Derived from the full pipeline's list itself: every entry but one, in order."""
+    cfg = ablate_config(["stages=eval.overall_excludes", "select=[no_adversarial,no_temporal]"])
+    runs = compose_runs(cfg, ["eval.overall_excludes=[adversarial,temporal]"])
+    assert list(runs) == ["full", "no_adversarial", "no_temporal"]
+    assert runs["no_adversarial"][0][-1] == "eval.overall_excludes=[temporal]"
+    assert list(runs["no_temporal"][1].eval.overall_excludes) == ["adversarial"]
+    with pytest.raises(MemlabError, match="no list there"):
+        compose_runs(ablate_config(["stages=eval.nope"]))
+
+
 def test_no_longterm_or_no_questions_is_a_clear_error(shared_corpora: Path) -> None:
     cfg = ablate_config()
     with pytest.raises(MemlabError, match="needs long-term memory: set longterm="):
