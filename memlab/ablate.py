@@ -198,7 +198,7 @@ def run_ablation(overrides: Sequence[str] = (), progress: Callable[[str], None] 
         changed = given[len(runs[BASELINE][0]) :]
         progress(f"ablate: run {i} of {len(runs)}: {variant}" + (f" ({' '.join(changed)})" if changed else ""))
         result = run_experiment(run, out / "runs" / variant, overrides=given)
-        scores = question_scores(result.records, metrics, tuple(run.eval.overall_excludes))
+        scores = question_scores(result.run_dir, metrics)
         if scores.empty:
             raise MemlabError(
                 f"ablate: the {variant} run scored no long-term question (no retrieval recorded for any probe with "

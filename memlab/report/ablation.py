@@ -1,8 +1,9 @@
 """An ablation table: each variant's long-term retrieval beside the full pipeline's, with paired bootstrap CIs.
 
-Per-question scores come from the runs' probe records, scored as `memlab.metrics.longterm_metrics`
-scores them (the same questions: evidence present, categories in `excluded` left out), so each
-variant's mean is its run's ``longterm.<metric>`` in metrics.json. Differences are variant minus
+Per-question scores come from each run folder's retrievals.jsonl, scored as
+`memlab.metrics.longterm_metrics` scores them (the same questions: evidence present, categories in
+``eval.overall_excludes`` left out), so each variant's mean is its run's ``longterm.<metric>`` in
+metrics.json, and an ablation can be recomputed from the folders it leaves. Differences are variant minus
 the full pipeline over the same questions, with the paired percentile interval of
 `memlab.metrics.paired_bootstrap` (the same resamples for every variant and metric).
 """
@@ -11,17 +12,18 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
 from memlab.metrics.bootstrap import CONFIDENCE, RESAMPLES, paired_bootstrap
-from memlab.metrics.longterm import EVIDENCE_KEY, EXCLUDED_CATEGORIES, NDCG_K, retrieval_scores
-from memlab.sim.records import ProbeRecord, Record
+from memlab.metrics.longterm import NDCG_K, retrieval_scores
+from memlab.report.rundata import RETRIEVALS_FILE
 
 METRICS = ("recall@1", "recall@5", "recall@10", f"ndcg@{NDCG_K}")
-QUESTION_KEYS = ["dialogue", "probe"]
+QUESTION_KEYS = ["dialogue", "qid"]
 
 
 def _k_values(metrics: Sequence[str]) -> tuple[int, ...]:
@@ -37,29 +39,28 @@ def _k_values(metrics: Sequence[str]) -> tuple[int, ...]:
     return tuple(sorted(set(ks))) or (1,)
 
 
-def question_scores(
-    records: Iterable[Record], metrics: Sequence[str] = METRICS, excluded: Sequence[str] = EXCLUDED_CATEGORIES
-) -> pd.DataFrame:
-    """One row per question the overall ``longterm.*`` means count, indexed by (dialogue, probe), a column per metric.
+def question_scores(run_dir: Path, metrics: Sequence[str] = METRICS) -> pd.DataFrame:
+    """One row per question a run's overall ``longterm.*`` means count, indexed by (dialogue, qid), a column per metric.
+
+    Read from the run folder's retrievals.jsonl (its ``scored`` lines: evidence present, category not
+    excluded), scored by `memlab.metrics.longterm.retrieval_scores` over each ranked memory's cited turns.
 
     Args:
-        records: a run's records (its `ProbeRecord`s are read).
+        run_dir: a finished run's folder.
         metrics: ``recall@K`` and ``ndcg@10`` names, without the ``longterm.`` prefix.
-        excluded: categories left out, as the run's ``eval.overall_excludes``.
 
     Returns:
-        The frame; empty (with the columns) when no probe carries long-term results.
+        The frame; empty (with the columns) when the run retrieved nothing for a scored question.
     """
-    ks, left_out = _k_values(metrics), {str(c) for c in excluded}
+    ks = _k_values(metrics)
+    path = run_dir / RETRIEVALS_FILE
+    lines = [json.loads(text) for text in path.read_text(encoding="utf-8").splitlines()] if path.is_file() else []
     rows = []
-    for r in records:
-        if not isinstance(r, ProbeRecord) or EVIDENCE_KEY not in r.results:
+    for line in lines:
+        if not line["scored"]:
             continue
-        evidence = [e for e in r.probe.evidence if e]
-        if not evidence or str(r.probe.category) in left_out:
-            continue
-        scores = retrieval_scores(evidence, [list(m) for m in r.results[EVIDENCE_KEY]], ks)
-        rows.append({"dialogue": r.dialogue_id, "probe": r.probe.id, **{m: scores[m] for m in metrics}})
+        scores = retrieval_scores(line["evidence"], [turns for _, _, turns in line["ranked"]], ks)
+        rows.append({"dialogue": line["dialogue"], "qid": line["qid"], **{m: scores[m] for m in metrics}})
     frame = pd.DataFrame(rows, columns=[*QUESTION_KEYS, *metrics])
     return frame.set_index(QUESTION_KEYS)
 

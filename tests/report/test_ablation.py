@@ -84,7 +84,7 @@ def test_the_markdown_and_csv_carry_the_same_rows(ablation: Path) -> None:
 
 
 def test_table_from_hand_made_scores_matches_a_direct_bootstrap() -> None:
-    index = pd.MultiIndex.from_tuples([("d", f"q{i}") for i in range(40)], names=["dialogue", "probe"])
+    index = pd.MultiIndex.from_tuples([("d", f"q{i}") for i in range(40)], names=["dialogue", "qid"])
     rng = np.random.default_rng(0)
     full = pd.DataFrame({"recall@1": rng.random(40) > 0.5, "recall@10": rng.random(40) > 0.2}, index=index) * 1.0
     off = full.copy()
@@ -121,7 +121,10 @@ def test_unknown_variant_override_fails_before_any_run(tmp_path: Path, shared_co
         run_ablation(['+ablate.variants.typo=["longterm.index.prf_doc=0"]', f"ablate.output_dir={tmp_path / 'out'}"])
     with pytest.raises(MemlabError, match="quoted"):
         run_ablation(["+ablate.variants.typo=[longterm.index.prf_docs=0]"])
-    with pytest.raises(MemlabError, match=r"ablate\.select: no variant nope; variants: no_feedback"):
+    with pytest.raises(
+        MemlabError,
+        match=r"ablate\.select: no variant nope; variants: no_decay, no_updates, no_revisions, no_dedup, no_feedback",
+    ):
         run_ablation(["ablate.select=[nope]"])
     assert not (tmp_path / "out").exists()
 
@@ -140,6 +143,12 @@ def test_stage_variants_leave_out_one_entry_of_the_listed_stages(shared_corpora:
     assert list(runs) == ["full", "no_adversarial", "no_temporal"]
     assert runs["no_adversarial"][0][-1] == "eval.overall_excludes=[temporal]"
     assert list(runs["no_temporal"][1].eval.overall_excludes) == ["adversarial"]
+    # The shipped default: one variant per stage of longterm.rerank, each the full list without it.
+    runs = compose_runs(ablate_config(["select=[no_decay,no_dedup]"]))
+    full = list(runs["full"][1].longterm.rerank)
+    assert len(full) > 2 and full[0] == "decay"
+    assert list(runs["no_decay"][1].longterm.rerank) == full[1:]
+    assert list(runs["no_dedup"][1].longterm.rerank) == [s for s in full if s != "dedup"]
     with pytest.raises(MemlabError, match="no list there"):
         compose_runs(ablate_config(["stages=eval.nope"]))
 
@@ -152,9 +161,10 @@ def test_no_longterm_or_no_questions_is_a_clear_error(shared_corpora: Path) -> N
         compose_runs(cfg, ["dataset=jsonl", f"dataset.path={ROOT / 'datasets' / 'sample.jsonl'}"])
 
 
-def test_unknown_metric_is_refused() -> None:
+def test_unknown_metric_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="recall@K"):
-        question_scores([], ["precision@3"])
+        question_scores(tmp_path, ["precision@3"])
+    assert question_scores(tmp_path).empty  # a folder without retrievals.jsonl scores nothing
 
 
 def test_cli_help(capsys: pytest.CaptureFixture[str], memlab_cli: Callable[..., int]) -> None:
