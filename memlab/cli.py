@@ -3,7 +3,8 @@
 - `memlab run [overrides]`: one run; `memlab run -m a=1,2 b=x,y` sweeps (Hydra multirun);
 - `memlab report DIR...`: rebuild a run's report, or a comparison of run or sweep directories;
 - `memlab compare BASELINE CANDIDATE`: the regression gate (exit status 1 on a regression);
-- `memlab recommend DIR --budget N`: the best configuration under a token budget, and why.
+- `memlab recommend DIR --budget N`: the best configuration under a token budget, and why;
+- `memlab ablate [overrides]`: the long-term pipeline, full and with each part off, with paired bootstrap CIs.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ commands:
   report DIR... [-o OUT]             rebuild a run's report, or compare run / sweep directories
   compare BASELINE CANDIDATE         compare metric by metric; exit status 1 on a regression
   recommend DIR --budget N           the best configuration of a sweep under a token budget, and why
+  ablate [overrides...]              long-term retrieval, full pipeline vs each part off, with 95% CIs
 
 `memlab COMMAND --help` describes each command's options. Shell completion (bash, zsh, fish):
   eval "$(memlab run -sc install=bash)"
@@ -348,7 +350,30 @@ def _recommend(argv: list[str]) -> int:
     return 0 if rec.best else 1
 
 
-COMMANDS = {"report": _report, "compare": _compare, "recommend": _recommend}
+ABLATE_USAGE = """usage: memlab ablate [ablate.KEY=VALUE ...] [run overrides ...]
+
+Run the full long-term pipeline and each variant of conf/ablate.yaml on the same data, then write
+ablation.md|csv|json: recall@1/5/10 and nDCG@10 per variant, its difference to the full pipeline
+and a paired bootstrap confidence interval over the questions. Default: LoCoMo dev7, longterm=locomo,
+context=none. ablate.* keys set the ablation: ablate.select=[no_dense,no_feedback],
+ablate.resamples=2000, ablate.output_dir=DIR, '+ablate.variants.NAME=["KEY=VALUE",...]';
+any other override goes to every run: dataset.sample_ids=[conv-26].
+"""
+
+
+def _ablate(argv: list[str]) -> int:
+    from memlab.ablate import run_ablation
+
+    if argv and argv[0] in ("-h", "--help"):
+        print(ABLATE_USAGE, end="")
+        return 0
+    ablation = run_ablation(argv, progress=lambda line: print(f"memlab: {line}", file=sys.stderr, flush=True))
+    print(ablation.markdown, end="")
+    print(f"memlab: ablation in {ablation.out_dir} (ablation.md, ablation.csv, ablation.json; runs/)", file=sys.stderr)
+    return 0
+
+
+COMMANDS = {"report": _report, "compare": _compare, "recommend": _recommend, "ablate": _ablate}
 
 
 def run_help() -> str:

@@ -14,6 +14,7 @@ from typing import Any
 
 from memlab.metrics import family, registry
 from memlab.metrics.agent import agent_metrics, channel_recall, tool_outcomes
+from memlab.metrics.bootstrap import Interval, paired_bootstrap
 from memlab.metrics.events import event_metrics
 from memlab.metrics.latency import LATENCY_STAGES, latency_metrics, latency_samples, reference_latency_us
 from memlab.metrics.longterm import EXCLUDED_CATEGORIES, longterm_metrics, ndcg_at_k, recall_at_k
@@ -93,6 +94,7 @@ __all__ = [
     "DEFAULT_PRICING_MODEL",
     "EXCLUDED_CATEGORIES",
     "LATENCY_STAGES",
+    "Interval",
     "ModelPrice",
     "agent_metrics",
     "all_events",
@@ -114,6 +116,7 @@ __all__ = [
     "model_price",
     "ndcg_at_k",
     "net_saved_ratio",
+    "paired_bootstrap",
     "price_table",
     "probe_rows",
     "recall_at_k",

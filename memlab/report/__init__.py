@@ -1,5 +1,6 @@
 """Reports: a run's report, sweep comparisons with plots, recommendations, the regression gate."""
 
+from memlab.report.ablation import AblationVariant, ablation_files, ablation_markdown, ablation_table, question_scores
 from memlab.report.comparison import comparison_table, pareto_front, run_labels, write_comparison
 from memlab.report.gate import compare_sides, failed, format_rows, load_rules, load_side
 from memlab.report.recommend import Recommendation, recommend
@@ -17,8 +18,12 @@ from memlab.report.rundata import (
 )
 
 __all__ = [
+    "AblationVariant",
     "Recommendation",
     "RunData",
+    "ablation_files",
+    "ablation_markdown",
+    "ablation_table",
     "calls_table",
     "compare_sides",
     "comparison_table",
@@ -31,6 +36,7 @@ __all__ = [
     "load_run",
     "load_side",
     "pareto_front",
+    "question_scores",
     "questions_table",
     "recommend",
     "run_files",
