@@ -5,7 +5,7 @@ user (dialogue), namespace ``("memories", <dialogue id>)``. Memories are written
 `create_manage_memory_tool` (action ``create``) and read with its `create_search_memory_tool`, both
 bound to that store: every turn is saved as it is (one memory citing it), as an agent calling
 ``manage_memory`` on every message would; retrieval is the search tool's ranking (the store's
-cosine similarity over memlab's embeddings) for the question.
+cosine similarity over memlab's embeddings of each memory's ``content``) for the question.
 
 Not here: LangMem's `create_memory_store_manager`, whose extraction needs a chat model with tool
 calling through trustcall (docs/peers.md says why it is not measured).
@@ -53,7 +53,11 @@ class LangMemMemory(LongTermPeer):
         self._calls = 0
 
     def reset(self, user: str) -> None:
-        index = {"embed": lambda texts: embed_texts(self.embedder, self.collector, texts), "dims": self.embedder.dim}
+        index = {
+            "embed": lambda texts: embed_texts(self.embedder, self.collector, texts),
+            "dims": self.embedder.dim,
+            "fields": ["content"],  # the memory's text, as the other entries embed it (LangGraph's default: the JSON)
+        }
         self.store = self._memory.InMemoryStore(index=index)
         namespace = ("memories", user)
         self.manage = self._tools.create_manage_memory_tool(namespace, store=self.store, actions_permitted=("create",))

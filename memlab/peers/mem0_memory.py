@@ -13,7 +13,8 @@ calls are counted as memlab's are:
   of the round it came from. It needs a model that writes mem0's JSON: ``llm=litellm`` (memlab's
   offline extractive model writes memlab's own format, which mem0 reads as "no memories").
 
-mem0's telemetry is switched off (``MEM0_TELEMETRY=False``) before it is imported: runs are offline.
+mem0's telemetry (PostHog) is switched off (``MEM0_TELEMETRY``, and its module flags when mem0 was
+imported before): runs are offline and mem0 draws nothing from the global random generator.
 """
 
 from __future__ import annotations
@@ -81,9 +82,11 @@ class Mem0Memory(LongTermPeer):
         super().__init__(counter, load_max_items, probe_k, retrieve)
         if infer and llm is None:
             raise MemlabError(f"{ENTRY}: infer=true needs a model (llm=litellm)")
-        os.environ.setdefault("MEM0_TELEMETRY", "False")
-        logging.getLogger("mem0").setLevel(logging.WARNING)  # mem0 logs every vector insert at INFO
+        os.environ["MEM0_TELEMETRY"] = "False"  # read when mem0 is first imported ...
         self._mem0 = require("mem0", ENTRY)
+        for module in ("mem0.memory.telemetry", "mem0.memory.main"):  # ... and switched off if it was imported before
+            require(module, ENTRY).MEM0_TELEMETRY = False
+        logging.getLogger("mem0").setLevel(logging.WARNING)  # mem0 logs every vector insert at INFO
         self._qdrant = require("qdrant_client", ENTRY)
         self.embedder, self.llm, self.infer, self.threshold = embedder, llm, infer, threshold
         self.memory: Any = None
