@@ -85,7 +85,7 @@ class Mem0Memory(LongTermPeer):
         os.environ["MEM0_TELEMETRY"] = "False"  # read when mem0 is first imported ...
         self._mem0 = require("mem0", ENTRY)
         for module in ("mem0.memory.telemetry", "mem0.memory.main"):  # ... and switched off if it was imported before
-            require(module, ENTRY).MEM0_TELEMETRY = False
+            vars(require(module, ENTRY))["MEM0_TELEMETRY"] = False
         logging.getLogger("mem0").setLevel(logging.WARNING)  # mem0 logs every vector insert at INFO
         self._qdrant = require("qdrant_client", ENTRY)
         self.embedder, self.llm, self.infer, self.threshold = embedder, llm, infer, threshold
