@@ -59,7 +59,11 @@ class Collector:
         self._lock = threading.Lock()
 
     def call(self, fn: Callable[[], T]) -> T:
-        """Run `fn` (one model or embedder call) and keep the events it emitted."""
+        """Run `fn` (one model or embedder call) and keep the events it emitted.
+
+        Args:
+            fn: the call, without arguments; its result is returned.
+        """
         with recording() as events:
             try:
                 return fn()
@@ -80,7 +84,14 @@ def model_us(events: Sequence[Event]) -> int:
 
 
 class LongTermPeer(Component):
-    """Base of the long-term peers (module docstring); subclasses wrap one library."""
+    """Base of the long-term peers (module docstring); subclasses wrap one library.
+
+    Args:
+        counter: counts the injected block's tokens (a tokenizer name, or "estimate").
+        load_max_items: memories injected in the block (memlab's retrieval K).
+        probe_k: memories retrieved per question, the deepest cut-off of longterm.recall@K.
+        retrieve: ``session_start`` (load once per session) or ``every_turn`` (again for each user message).
+    """
 
     libraries: tuple[str, ...] = ()  # recorded with their versions in the run's manifest
     name = "peer"

@@ -29,7 +29,15 @@ CREATED = re.compile(r"created memory (\S+)")  # what LangMem's manage tool answ
 
 
 class LangMemMemory(LongTermPeer):
-    """LangMem's manage/search memory tools over LangGraph's store (module docstring)."""
+    """LangMem's manage/search memory tools over LangGraph's store (module docstring).
+
+    Args:
+        embedder: memlab's embedder, the store's ``index["embed"]``.
+        counter: counts the injected block's tokens.
+        load_max_items: see `LongTermPeer`.
+        probe_k: see `LongTermPeer`.
+        retrieve: see `LongTermPeer`.
+    """
 
     libraries = ("langmem", "langgraph")
     name = "langmem"

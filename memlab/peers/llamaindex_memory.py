@@ -95,7 +95,21 @@ def text_vector_store(entry: str) -> Any:
 
 
 class LlamaIndexMemory(LongTermPeer):
-    """`Memory.from_defaults(memory_blocks=[VectorMemoryBlock, FactExtractionMemoryBlock?])` (module docstring)."""
+    """`Memory.from_defaults(memory_blocks=[VectorMemoryBlock, FactExtractionMemoryBlock?])` (module docstring).
+
+    Args:
+        embedder: memlab's embedder, given to llama-index as its `embed_model`.
+        llm: memlab's model, the fact block's LLM (used only with `facts`).
+        counter: memlab's counter: llama-index's `tokenizer_fn` and the injected block's tokens.
+        token_limit: `Memory`'s token_limit.
+        token_flush_size: `Memory`'s token_flush_size (tokens per flush, one node each).
+        chat_history_token_ratio: `Memory`'s share of token_limit kept in its FIFO.
+        facts: add a `FactExtractionMemoryBlock`.
+        max_facts: the fact block's max_facts.
+        load_max_items: see `LongTermPeer`.
+        probe_k: see `LongTermPeer`.
+        retrieve: see `LongTermPeer`.
+    """
 
     libraries = ("llama-index-core",)
     name = "llamaindex_memory"

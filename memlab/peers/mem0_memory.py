@@ -63,7 +63,18 @@ class _LLM:
 
 
 class Mem0Memory(LongTermPeer):
-    """mem0's `Memory` (module docstring)."""
+    """mem0's `Memory` (module docstring).
+
+    Args:
+        embedder: memlab's embedder, set as mem0's `embedding_model`.
+        llm: memlab's model, set as mem0's `llm` (used only with `infer`).
+        counter: counts the injected block's tokens.
+        infer: mem0 extracts memories with the model (true) or stores each turn as it is (false).
+        threshold: mem0's search threshold.
+        load_max_items: see `LongTermPeer`.
+        probe_k: see `LongTermPeer`.
+        retrieve: see `LongTermPeer`.
+    """
 
     libraries = ("mem0ai", "qdrant-client")
     name = "mem0"
