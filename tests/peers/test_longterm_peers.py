@@ -125,3 +125,11 @@ def test_llamaindex_nodes_cite_what_memory_flushed(conversation) -> None:
     assert cited == [t.id for t in turns[: len(cited)]]  # the oldest turns, each in one node
     assert len(cited) + len(active) == len(turns) and len(cited) > len(turns) // 2
     assert all(h.content.count("<message role=") == len(h.evidence) for h in hits)
+
+
+@pytest.mark.parametrize("entry", PEERS)
+def test_a_peer_run_is_byte_identical_when_repeated(entry: str, locomo_path, tmp_path) -> None:
+    """The libraries' own ids (uuid4) and clocks never reach metrics.json: same config, same bytes."""
+    cfg = compose([f"longterm={entry}", f"dataset.path={locomo_path}", *SLICE, "sim.max_sessions=2"])
+    first, second = (run(cfg, tmp_path / str(i)).run_dir / "metrics.json" for i in range(2))
+    assert first.read_bytes() == second.read_bytes()
