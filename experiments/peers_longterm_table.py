@@ -20,6 +20,7 @@ BEGIN, END = "<!-- peers-longterm-table:begin -->", "<!-- peers-longterm-table:e
 LIBRARIES = ("llama-index-core", "mem0ai", "qdrant-client", "langmem", "langgraph")
 # (header, file, key, format): percent, integer, one decimal, dollars, or microseconds shown as milliseconds.
 COLUMNS = (
+    ("calls", "metrics", "calls", "int"),
     ("recall@1", "metrics", "longterm.recall@1", "pct"),
     ("recall@5", "metrics", "longterm.recall@5", "pct"),
     ("recall@10", "metrics", "longterm.recall@10", "pct"),
@@ -70,8 +71,7 @@ def table(sweep: Path) -> str:
         revisions.add(str(data["manifest"]["git_revision"])[:7])
     first = json.loads((jobs[0] / "metrics.json").read_text())
     note = (
-        f"\n{first['calls']:,} calls, {int(first['longterm.questions']):,} questions with evidence "
-        "(adversarial left out); "
+        f"\n{int(first['longterm.questions']):,} questions with evidence (adversarial left out); "
         f"runs at {', '.join(sorted(revisions))}; " + ", ".join(f"{k} {v}" for k, v in sorted(versions.items())) + ".\n"
     )
     return "\n".join(lines) + "\n" + note
