@@ -33,7 +33,18 @@ COUNTER_RESOLVER = "memlab_counter"
 # Each package's config dataclasses, in its `schemas` module (each exports SCHEMAS).
 SCHEMA_MODULES = tuple(
     f"memlab.{package}.schemas"
-    for package in ("dialogues", "runtime", "memory", "stores", "llm", "embed", "longterm", "context", "tracking")
+    for package in (
+        "dialogues",
+        "runtime",
+        "memory",
+        "stores",
+        "llm",
+        "embed",
+        "longterm",
+        "context",
+        "tracking",
+        "peers",
+    )
 )
 
 

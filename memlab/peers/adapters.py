@@ -1,0 +1,96 @@
+"""memlab's embedder and model in the shapes the libraries take, every call reported through a `Collector`.
+
+- `embed_texts`: memlab's `Embedder` as plain lists of floats (LangGraph's store ``index={"embed": ...}``,
+  mem0's embedder);
+- `llamaindex_embedding`: a llama-index `BaseEmbedding`;
+- `llamaindex_llm`: a llama-index LLM whose `chat` is one `ChatModel.complete` of the given task;
+- `chat_messages`: an OpenAI-format message list as memlab `Message`s, for mem0's and LangMem's requests.
+
+Each is built lazily, so importing this module needs none of the libraries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from memlab.context.peers.base import require
+from memlab.embed.base import Embedder
+from memlab.errors import MemlabError
+from memlab.llm import ChatModel
+from memlab.messages import Message
+from memlab.peers.component import Collector
+
+
+def embed_texts(embedder: Embedder, collector: Collector, texts: Sequence[str]) -> list[list[float]]:
+    """`texts` embedded by memlab's embedder, as lists (the call reported to `collector`)."""
+    vectors = collector.call(lambda: embedder.embed(list(texts)))
+    return [[float(x) for x in row] for row in vectors]
+
+
+def chat_messages(messages: Sequence[Any]) -> list[Message]:
+    """OpenAI-format dicts (or objects with `role` and `content`) as memlab messages; list contents joined."""
+    out = []
+    for m in messages:
+        role, content = (m["role"], m.get("content")) if isinstance(m, dict) else (str(m.role), m.content)
+        if isinstance(content, list):
+            content = " ".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
+        out.append(Message(str(getattr(role, "value", role)), str(content or "")))
+    return out
+
+
+def llamaindex_embedding(embedder: Embedder, collector: Collector, entry: str) -> Any:
+    """A llama-index `BaseEmbedding` computing with memlab's embedder."""
+    base = require("llama_index.core.base.embeddings.base", entry)
+
+    class MemlabEmbedding(base.BaseEmbedding):  # type: ignore[name-defined]
+        """llama-index's embedding interface over memlab's `Embedder` (queries and texts alike)."""
+
+        def _get_query_embedding(self, query: str) -> list[float]:
+            return embed_texts(embedder, collector, [query])[0]
+
+        def _get_text_embedding(self, text: str) -> list[float]:
+            return embed_texts(embedder, collector, [text])[0]
+
+        def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+            return embed_texts(embedder, collector, texts)
+
+        async def _aget_query_embedding(self, query: str) -> list[float]:
+            return self._get_query_embedding(query)
+
+        async def _aget_text_embedding(self, text: str) -> list[float]:
+            return self._get_text_embedding(text)
+
+    return MemlabEmbedding(model_name=embedder.name, embed_batch_size=256)
+
+
+def llamaindex_llm(llm: ChatModel, collector: Collector, task: str, entry: str, max_tokens: int | None = None) -> Any:
+    """A llama-index LLM whose `chat` is memlab's `llm.complete(..., task=task)`."""
+    custom = require("llama_index.core.llms.custom", entry)
+    types = require("llama_index.core.base.llms.types", entry)
+
+    class MemlabLLM(custom.CustomLLM):  # type: ignore[name-defined]
+        """llama-index's LLM interface over memlab's `ChatModel` (chat and complete; no streaming)."""
+
+        @property
+        def metadata(self) -> Any:
+            return types.LLMMetadata(num_output=max_tokens or -1, is_chat_model=True, model_name=llm.name)
+
+        def chat(self, messages: Sequence[Any], **kwargs: Any) -> Any:
+            request = [Message(str(m.role.value), m.content or "") for m in messages]
+            text = collector.call(lambda: llm.complete(request, task=task, max_tokens=max_tokens)).text
+            return types.ChatResponse(message=types.ChatMessage(role=types.MessageRole.ASSISTANT, content=text))
+
+        async def achat(self, messages: Sequence[Any], **kwargs: Any) -> Any:
+            return self.chat(messages, **kwargs)
+
+        def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> Any:
+            return types.CompletionResponse(text=self.chat([types.ChatMessage(content=prompt)]).message.content)
+
+        async def acomplete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> Any:
+            return self.complete(prompt, formatted, **kwargs)
+
+        def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> Any:
+            raise MemlabError("memlab's bridge to llama-index does not stream")
+
+    return MemlabLLM()

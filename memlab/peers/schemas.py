@@ -1,0 +1,71 @@
+"""Structured configs of the long-term peers (`longterm=llamaindex_memory|mem0|langmem`), validated at start."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from memlab import ranges
+from memlab.peers import component, llamaindex_memory, mem0_memory
+
+
+@dataclass
+class PeerConfig:
+    """What every long-term peer takes: the run's embedder and counter, memlab's retrieval depths and moment."""
+
+    embedder: Any = "${embedder}"
+    """The embeddings the library indexes with (the run's embedder, through an adapter)."""
+    counter: str = "${tokenizer}"
+    """Counts the injected block's tokens (and llama-index's memory)."""
+    load_max_items: int = ranges.ranged(component.LOAD_MAX_ITEMS, ge=1)
+    """Memories injected (the document's retrieval K: 10, as memlab's entries)."""
+    probe_k: int = ranges.ranged(component.PROBE_K, ge=1)
+    """The deepest cut-off of longterm.recall@K."""
+    retrieve: str = "session_start"
+    """When memories are retrieved: session_start, or every_turn."""
+
+
+@dataclass
+class LlamaIndexMemoryConfig(PeerConfig):
+    """`longterm=llamaindex_memory`: llama-index `Memory` with a `VectorMemoryBlock` (and facts)."""
+
+    _target_: str = "memlab.peers.LlamaIndexMemory"
+    llm: Any = "${llm}"
+    """The model of the fact-extraction block (used only with facts: true)."""
+    token_limit: int = ranges.positive(llamaindex_memory.DEFAULT_TOKEN_LIMIT)
+    """`Memory`'s token_limit: the FIFO flushes to the blocks above token_limit * chat_history_token_ratio."""
+    token_flush_size: int = ranges.positive(llamaindex_memory.DEFAULT_FLUSH_SIZE)
+    """Tokens flushed to the blocks at a time (one vector node per flush)."""
+    chat_history_token_ratio: float = ranges.ranged(llamaindex_memory.DEFAULT_HISTORY_RATIO, ge=0.01, le=1)
+    """Share of token_limit the FIFO keeps (llama-index's default 0.7)."""
+    facts: bool = False
+    """Add a FactExtractionMemoryBlock (needs a model writing llama-index's <facts> format: llm=litellm)."""
+    max_facts: int = ranges.positive(50)
+    """The fact block's max_facts (llama-index's default 50)."""
+
+
+@dataclass
+class Mem0Config(PeerConfig):
+    """`longterm=mem0`: mem0's `Memory` over an in-process Qdrant."""
+
+    _target_: str = "memlab.peers.Mem0Memory"
+    llm: Any = "${llm}"
+    """The model of mem0's extraction (used only with infer: true)."""
+    infer: bool = False
+    """mem0 extracts memories with the model (true) or stores each turn as it is (false, offline)."""
+    threshold: float = ranges.ranged(mem0_memory.DEFAULT_THRESHOLD, ge=0, le=1)
+    """mem0's search threshold: memories scoring lower are not returned (mem0's default 0.1)."""
+
+
+@dataclass
+class LangMemConfig(PeerConfig):
+    """`longterm=langmem`: LangMem's memory tools over LangGraph's InMemoryStore."""
+
+    _target_: str = "memlab.peers.LangMemMemory"
+
+
+SCHEMAS: dict[tuple[str, str], type] = {
+    ("longterm", "llamaindex_memory"): LlamaIndexMemoryConfig,
+    ("longterm", "mem0"): Mem0Config,
+    ("longterm", "langmem"): LangMemConfig,
+}

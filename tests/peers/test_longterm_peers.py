@@ -1,0 +1,135 @@
+"""Long-term peers (llama-index Memory, mem0, LangMem): real runs on a LoCoMo slice, their metrics, their rankings.
+
+- each entry runs through `memlab.api.run` on the first three sessions of conv-26: every long-term metric is
+  filled, and recall@K and nDCG@10 equal an independent computation over the probe records the run emitted;
+- mem0 (raw mode, no threshold) and LangMem store one memory per turn and rank by cosine similarity over
+  memlab's embedder: both rankings equal a brute-force numpy ranking of the same turns (the differential test);
+- llama-index's nodes cite exactly the turns `Memory` flushed, in order, and the FIFO keeps the rest.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+for _library in ("llama_index.core", "mem0", "langmem", "langgraph", "qdrant_client"):
+    pytest.importorskip(_library, reason=f"{_library} is not installed: pip install 'memlab[peers]'")
+
+from memlab.api import compose, run  # noqa: E402  (after the skip)
+from memlab.dialogues import load_locomo  # noqa: E402
+from memlab.embed import HashingEmbedder  # noqa: E402
+from memlab.longterm import RESULT_EVIDENCE  # noqa: E402
+from memlab.peers import LangMemMemory, LlamaIndexMemory, Mem0Memory  # noqa: E402
+from memlab.sim import ProbeRecord  # noqa: E402
+
+SLICE = (
+    "dataset=locomo",
+    "context=none",
+    "dataset.sample_ids=[conv-26]",
+    "sim.max_sessions=3",
+    "sim.workers=1",
+    "seed=0",
+)
+PEERS = ("llamaindex_memory", "mem0", "langmem")
+
+
+def independent_recall(evidence: set[str], retrieved: list[list[str]], k: int) -> float:
+    return len(evidence & {e for m in retrieved[:k] for e in m}) / len(evidence)
+
+
+def independent_ndcg(evidence: set[str], retrieved: list[list[str]], k: int) -> float:
+    seen: set[str] = set()
+    gains = []
+    for memory in retrieved:
+        new = set(memory) & evidence - seen
+        seen |= new
+        gains.append(len(new))
+    ideal = sorted(gains + [1] * len(evidence - seen), reverse=True)
+    dcg = sum(g / math.log2(i + 2) for i, g in enumerate(gains[:k]))
+    return dcg / sum(g / math.log2(i + 2) for i, g in enumerate(ideal[:k]))
+
+
+@pytest.mark.parametrize("entry", PEERS)
+def test_a_peer_fills_every_long_term_metric(entry: str, locomo_path, tmp_path) -> None:
+    result = run(compose([f"longterm={entry}", f"dataset.path={locomo_path}", *SLICE]), tmp_path / entry)
+    m = result.metrics
+    assert m["longterm.memories"] > 0 and m["longterm.retrievals"] == 3  # one per session start
+    assert m["longterm.injected_tokens.mean"] > 0 and m["longterm.injected_tokens.per_call"] > 0
+    probes = [
+        r
+        for r in result.records
+        if isinstance(r, ProbeRecord) and r.probe.evidence and r.probe.category != "adversarial"
+    ]
+    assert m["longterm.questions"] == len(probes) > 0
+    for k in (1, 5, 10, 20):
+        mine = [independent_recall(set(p.probe.evidence), p.results[RESULT_EVIDENCE], k) for p in probes]
+        assert m[f"longterm.recall@{k}"] == pytest.approx(np.mean(mine), abs=1e-6)
+    ndcg = [independent_ndcg(set(p.probe.evidence), p.results[RESULT_EVIDENCE], 10) for p in probes]
+    assert m["longterm.ndcg@10"] == pytest.approx(np.mean(ndcg), abs=1e-6)
+    assert 0 < m["longterm.recall@10"] <= m["longterm.recall@20"] <= 1
+    manifest = (result.run_dir / "manifest.json").read_text()
+    assert {"llamaindex_memory": "llama-index-core", "mem0": "mem0ai", "langmem": "langmem"}[entry] in manifest
+    latency = (result.run_dir / "latency.json").read_text()
+    assert '"latency.retrieval.p50_us": null' not in latency and '"latency.extract.p50_us": null' not in latency
+
+
+@pytest.fixture(scope="module")
+def conversation(locomo_path):
+    """conv-26's first two sessions and the questions about them."""
+    d = load_locomo(locomo_path)[0]
+    sessions = d.sessions[:2]
+    ids = {m.id for s in sessions for m in s.messages}
+    return replace(d, sessions=sessions, probes=tuple(p for p in d.probes if p.evidence and set(p.evidence) <= ids))
+
+
+def _fill(peer, conversation) -> list:
+    peer.reset(conversation.id)
+    turns = [m for s in conversation.sessions for m in s.messages if m.text.strip()]
+    for i in range(0, len(turns), 2):  # rounds of two turns, as LoCoMo's speakers alternate
+        peer.add(turns[i : i + 2])
+    return turns
+
+
+def test_mem0_and_langmem_rank_as_brute_force_cosine(conversation) -> None:
+    """Same semantics, same ranking: one memory per turn, cosine over memlab's embedder (mem0: threshold 0)."""
+    embedder = HashingEmbedder()
+    mem0, langmem = Mem0Memory(embedder, threshold=0.0), LangMemMemory(embedder)
+    turns = _fill(mem0, conversation)
+    _fill(langmem, conversation)
+    vectors = embedder.embed([t.text for t in turns])
+    assert conversation.probes
+    for probe in conversation.probes[:10]:
+        scores = vectors @ embedder.embed([probe.question])[0]
+        order = np.argsort(-scores, kind="stable")[:10]
+        expected = [(turns[i].id,) for i in order]
+        for peer in (mem0, langmem):
+            hits = peer.search(probe.question, 10)
+            assert [round(h.score, 4) for h in hits] == pytest.approx([round(float(scores[i]), 4) for i in order])
+            distinct = [
+                i for i in range(10) if all(abs(scores[order[i]] - scores[j]) > 1e-6 for j in order if j != order[i])
+            ]
+            assert [hits[i].evidence for i in distinct] == [expected[i] for i in distinct]
+
+
+def test_llamaindex_nodes_cite_what_memory_flushed(conversation) -> None:
+    peer = LlamaIndexMemory(HashingEmbedder(), token_limit=300, token_flush_size=60)
+    turns = _fill(peer, conversation)
+    hits = peer.search("anything", 10_000)
+    cited = sorted((t for h in hits for t in h.evidence), key=[t.id for t in turns].index)
+    from llama_index.core.storage.chat_store.sql import MessageStatus
+
+    active = peer.memory.get_all(status=MessageStatus.ACTIVE)
+    assert cited == [t.id for t in turns[: len(cited)]]  # the oldest turns, each in one node
+    assert len(cited) + len(active) == len(turns) and len(cited) > len(turns) // 2
+    assert all(h.content.count("<message role=") == len(h.evidence) for h in hits)
+
+
+@pytest.mark.parametrize("entry", PEERS)
+def test_a_peer_run_is_byte_identical_when_repeated(entry: str, locomo_path, tmp_path) -> None:
+    """The libraries' own ids (uuid4) and clocks never reach metrics.json: same config, same bytes."""
+    cfg = compose([f"longterm={entry}", f"dataset.path={locomo_path}", *SLICE, "sim.max_sessions=2"])
+    first, second = (run(cfg, tmp_path / str(i)).run_dir / "metrics.json" for i in range(2))
+    assert first.read_bytes() == second.read_bytes()
