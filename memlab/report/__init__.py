@@ -1,6 +1,7 @@
-"""Reports: a run's report, sweep comparisons with plots, recommendations, the regression gate."""
+"""Reports: run reports, sweep comparisons with plots, recommendations, the regression gate, quoted figures."""
 
 from memlab.report.comparison import comparison_table, pareto_front, run_labels, write_comparison
+from memlab.report.figures import check_docs, rewrite_docs
 from memlab.report.gate import compare_sides, failed, format_rows, load_rules, load_side
 from memlab.report.recommend import Recommendation, recommend
 from memlab.report.run_report import run_report_html, run_report_md
@@ -20,6 +21,7 @@ __all__ = [
     "Recommendation",
     "RunData",
     "calls_table",
+    "check_docs",
     "compare_sides",
     "comparison_table",
     "failed",
@@ -33,6 +35,7 @@ __all__ = [
     "pareto_front",
     "questions_table",
     "recommend",
+    "rewrite_docs",
     "run_files",
     "run_labels",
     "run_report_html",
