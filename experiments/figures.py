@@ -2,6 +2,7 @@
 
     python experiments/figures.py                 # every source (what `make figures` runs), then the docs
     python experiments/figures.py demo conv26     # only these sources, then the docs
+    python experiments/figures.py --rewrite       # only put docs/figures/'s figures into the docs (after editing one)
     python experiments/figures.py --check         # compare the docs with docs/figures/ (no run): exit 1 on a difference
 
 Each source writes `docs/figures/<source>.json`: the command that made it, the commit and whether the checkout
@@ -63,12 +64,13 @@ def run(scratch: Path, name: str, overrides: list[str]) -> dict[str, Any]:
     result = memlab.run(shared, scratch / name)
     wall = time.perf_counter() - start
     metrics = json.loads((result.run_dir / "metrics.json").read_text(encoding="utf-8"))
+    latency = json.loads((result.run_dir / "latency.json").read_text(encoding="utf-8"))
     kept = float(pd.read_csv(result.run_dir / "calls.csv")["messages_kept"].mean())
     return {
         "command": " ".join(["memlab", "run", *overrides]),
         "metrics": metrics,
         "messages_kept.mean": round(kept, 6),
-        "timing": {"wall_s": round(wall, 1)},
+        "timing": {"wall_s": round(wall, 1), **latency},
     }
 
 
@@ -133,13 +135,67 @@ def conv26(scratch: Path) -> dict[str, Any]:
     }
     found = runs(scratch, commands)
     spent = 1 - found["context_summarize"]["metrics"]["tokens.net_saved_ratio"]  # prompts + summaries over full history
-    return {"runs": found, "values": {"summarize_spent_over_full_history": spent}}
+    metric = {name: r["metrics"] for name, r in found.items()}
+    injected = "longterm.injected_tokens.per_call"
+    values = {
+        "summarize_spent_over_full_history": spent,
+        "every_turn_extra_injected_tokens": metric["longterm_every_turn"][injected]
+        - metric["longterm_session_start"][injected],
+        "tool_rounds": metric["longterm_tools"]["calls"] - metric["longterm_session_start"]["calls"],
+    }
+    return {"runs": found, "values": values}
+
+
+@source
+def peers(scratch: Path) -> dict[str, Any]:
+    """The peers README quotes: LoCoMo dev7 at 1,000 and tau-bench at 4,000 estimated tokens (`experiment=peers`)."""
+    estimate = ["budget_counter=estimate"]
+    commands = {
+        f"dev7_{p}_1000": ["experiment=peers", f"+experiment/peers={p}_1000", *estimate]
+        for p in ("sliding_window", "langchain_trim", "autogen_token_limited")
+    }
+    commands |= {
+        f"tau_{p}_4000": ["experiment=peers_tau_bench", f"+experiment/peers={p}_4000", *estimate]
+        for p in ("sliding_window", "langchain_trim", "llamaindex_buffer", "autogen_token_limited")
+    }
+    found = runs(scratch, commands)
+    p50 = {name: r["timing"]["latency.context.p50_us"] for name, r in found.items() if name.startswith("dev7_")}
+    own = p50["dev7_sliding_window_1000"]
+    ratios = {f"{name}.time_ratio": p50[name] / own for name in p50}  # timings: a ratio of two medians
+    return {"runs": found, "values": ratios}
+
+
+@source
+def context_bench(scratch: Path) -> dict[str, Any]:
+    """Timings: the context strategies and `trim_messages` per call on a 600-message LoCoMo history (pytest-benchmark).
+
+    `<entry>.min_us` / `.min_ms` is the minimum over the benchmark's rounds; `speedup` and
+    `speedup_vs_memoized_counter` are the benchmark's own `extra_info` (best of its repeats, `trim_messages` over
+    the strategy). Not deterministic: the check compares the docs with this file and never re-measures.
+    """
+    out = scratch / "bench.json"
+    bench = ["tests/benchmarks/test_context_bench.py", "-k", "per_call", "--benchmark-enable", "--benchmark-only"]
+    quiet = ["-q", "-p", "no:cacheprovider", f"--benchmark-json={out}"]
+    subprocess.run([sys.executable, "-m", "pytest", *bench, *quiet], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    values: dict[str, Any] = {}
+    for b in json.loads(out.read_text(encoding="utf-8"))["benchmarks"]:
+        entry = "trim_messages_" + b["params"]["counter"] if "counter" in b["params"] else b["params"]["name"]
+        values |= {
+            f"{entry}.min_us": round(b["stats"]["min"] * 1e6, 1),
+            f"{entry}.min_ms": round(b["stats"]["min"] * 1e3, 2),
+        }
+        values |= {f"{entry}.{k}": v for k, v in b["extra_info"].items() if k != "messages"}
+    return {"values": values}
 
 
 @source
 def longterm(scratch: Path) -> dict[str, Any]:
-    """Long-term retrieval on LoCoMo dev7 with the offline defaults (`longterm=locomo`)."""
-    return {"runs": runs(scratch, {"locomo": ["dataset=locomo", f"dataset.path={data(DEV7)}", "longterm=locomo"]})}
+    """Long-term retrieval with the offline defaults (`longterm=locomo`): LoCoMo dev7, and the `ci_longterm` job."""
+    commands = {
+        "locomo": ["dataset=locomo", f"dataset.path={data(DEV7)}", "longterm=locomo"],
+        "ci_longterm": ["experiment=ci_longterm", "context=none"],  # the gate's job: conv-26, answers scored
+    }
+    return {"runs": runs(scratch, commands)}
 
 
 @source
@@ -154,7 +210,17 @@ def backends(scratch: Path) -> dict[str, Any]:
     from memlab.llm import ExtractiveChatModel
 
     dialogues = load_locomo(SHARED / DEV7)
-    values: dict[str, Any] = {}
+    probes = [p for d in dialogues for p in d.probes]
+
+    def share(category: str, test: Callable[[Any], bool]) -> float:
+        chosen = [p for p in probes if p.category == category]
+        return sum(map(test, chosen)) / len(chosen)
+
+    values: dict[str, Any] = {  # what tests/dialogues/test_locomo.py checks LoCoMo's category numbering with
+        "locomo.multi_hop_several_turns": share("multi-hop", lambda p: len(p.evidence) > 1),
+        "locomo.temporal_when": share("temporal", lambda p: p.question.lower().startswith("when")),
+        "locomo.single_hop_one_turn": share("single-hop", lambda p: len(p.evidence) == 1),
+    }
     for method, figures in evaluate_summaries(dialogues).items():
         values |= {f"summaries.{method}.{k}": v for k, v in figures.items()}
     start = time.perf_counter()
@@ -173,10 +239,9 @@ def backends(scratch: Path) -> dict[str, Any]:
 def write(name: str, produced: dict[str, Any]) -> Path:
     """docs/figures/<name>.json: the produced figures with the command, commit and checkout state that made them."""
     revision = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    # Modified files other than the docs the figures go into (what could change a measurement).
-    status = subprocess.run(
-        ["git", "status", "--porcelain", "--", ".", ":!docs", ":!README.md"], cwd=ROOT, capture_output=True, text=True
-    ).stdout
+    # Modified tracked files other than the docs the figures go into: what could change a measurement.
+    changed = ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!docs", ":!README.md"]
+    status = subprocess.run(changed, cwd=ROOT, capture_output=True, text=True).stdout
     doc = SOURCES[name].__doc__ or ""
     results = {
         "source": name,
@@ -194,19 +259,22 @@ def write(name: str, produced: dict[str, Any]) -> Path:
 
 
 def main(argv: list[str]) -> int:
-    """Regenerate the chosen sources (all by default) and rewrite the docs, or only check them."""
+    """Regenerate the chosen sources (all by default) and rewrite the docs; or only rewrite, or only check."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sources", nargs="*", help=f"sources to regenerate (default: all of {', '.join(SOURCES)})")
-    parser.add_argument("--check", action="store_true", help="only compare the docs with docs/figures/")
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument("--check", action="store_true", help="only compare the docs with docs/figures/")
+    only.add_argument("--rewrite", action="store_true", help="only put docs/figures/'s figures into the docs")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.sources) - SOURCES.keys())
     if unknown:
         parser.error(f"unknown source {', '.join(unknown)}; sources: {', '.join(SOURCES)}")
+    os.chdir(ROOT)  # the experiments' data paths (`../shared/datasets`) are relative to the checkout
+    for name in [] if args.check or args.rewrite else args.sources or SOURCES:
+        print(f"figures: {name} ...", file=sys.stderr, flush=True)
+        with tempfile.TemporaryDirectory(prefix=f"figures-{name}-") as scratch:
+            print(f"figures: wrote {write(name, SOURCES[name](Path(scratch))).relative_to(ROOT)}", file=sys.stderr)
     if not args.check:
-        for name in args.sources or SOURCES:
-            print(f"figures: {name} ...", file=sys.stderr, flush=True)
-            with tempfile.TemporaryDirectory(prefix=f"figures-{name}-") as scratch:
-                print(f"figures: wrote {write(name, SOURCES[name](Path(scratch))).relative_to(ROOT)}", file=sys.stderr)
         for quote in rewrite_docs(ROOT):
             if not quote.expected.startswith("<"):
                 print(f"figures: rewrote {quote}", file=sys.stderr)

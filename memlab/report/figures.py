@@ -16,6 +16,8 @@ with its file and never re-measures; `rewrite_docs` puts the files' values into 
 [('470', '462')]
 >>> rewrite_text(text, {"demo": results})
 'sends <!-- fig demo:trim/tokens.prompt.mean {:,.0f} -->462<!-- /fig --> tokens'
+>>> quotes("README.md", "`<!-- fig demo:trim/x {:.1f} -->1<!-- /fig -->` is shown, not read", {"demo": results})
+[]
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "CODE",
     "MARKER",
     "RESULTS_DIR",
     "Quote",
@@ -44,7 +47,7 @@ __all__ = [
 
 RESULTS_DIR = Path("docs") / "figures"
 MARKER = re.compile(r"<!-- fig (?P<source>[\w-]+):(?P<key>[^\s]+) (?P<format>\S+) -->(?P<quoted>.*?)<!-- /fig -->")
-FENCE = re.compile(r"^```.*?^```", re.S | re.M)  # a fenced code block, where a marker would show as text
+CODE = re.compile(r"^```.*?^```|`[^`\n]*`", re.S | re.M)  # fenced blocks and code spans: shown, never markers
 OPENING = re.compile(r"<!-- ?fig\b")  # every opening, to catch a marker MARKER cannot read
 
 
@@ -140,15 +143,21 @@ def expected_text(results: Mapping[str, Mapping[str, Any]], source: str, key: st
     return template.format(value)
 
 
+def _outside_code(text: str) -> str:
+    """The text with its code blocks and spans blanked (same length), where a marker is shown, not read."""
+    return CODE.sub(lambda m: " " * len(m.group()), text)
+
+
 def _quotes(doc: str, text: str, results: Mapping[str, Mapping[str, Any]]) -> Iterator[Quote]:
     """Every marker of a document with its quoted and expected text; an unreadable marker quotes itself."""
-    readable = {m.start() for m in MARKER.finditer(text)}
-    for opening in OPENING.finditer(text):
+    prose = _outside_code(text)
+    readable = {m.start() for m in MARKER.finditer(prose)}
+    for opening in OPENING.finditer(prose):
         if opening.start() not in readable:
             line = text.count("\n", 0, opening.start()) + 1
             snippet = text[opening.start() : opening.start() + 80].split("\n")[0]
             yield Quote(doc, line, "?", "?", snippet, "<!-- fig SOURCE:KEY {FORMAT} -->TEXT<!-- /fig --> on one line")
-    for m in MARKER.finditer(text):
+    for m in MARKER.finditer(prose):
         line = text.count("\n", 0, m.start()) + 1
         expected = expected_text(results, m["source"], m["key"], m["format"])
         yield Quote(doc, line, m["source"], m["key"], m["quoted"], expected)
@@ -206,12 +215,13 @@ def rewrite_text(text: str, results: Mapping[str, Mapping[str, Any]]) -> str:
         The new markdown (markers whose figure is missing are left as they are).
     """
 
-    def replace(m: re.Match[str]) -> str:
+    parts, end = [], 0
+    for m in MARKER.finditer(_outside_code(text)):
         expected = expected_text(results, m["source"], m["key"], m["format"])
         quoted = m["quoted"] if expected.startswith("<") else expected
-        return f"<!-- fig {m['source']}:{m['key']} {m['format']} -->{quoted}<!-- /fig -->"
-
-    return MARKER.sub(replace, text)
+        parts += [text[end : m.start("quoted")], quoted]
+        end = m.end("quoted")
+    return "".join([*parts, text[end:]])
 
 
 def rewrite_docs(root: Path) -> list[Quote]:
