@@ -6,6 +6,8 @@ The check never re-runs an experiment: it compares the quoted text with the file
 
 from __future__ import annotations
 
+import csv
+import importlib.util
 import json
 import re
 import shutil
@@ -103,3 +105,17 @@ def test_results_files_say_how_they_were_made() -> None:
         assert results["command"] == f"python experiments/figures.py {name}"
         assert re.fullmatch(r"[0-9a-f]{40}", results["commit"]) and isinstance(results["dirty"], bool)
         assert all(r["command"].startswith("memlab run ") for r in results["runs"].values())
+
+
+def test_a_source_records_what_a_real_run_wrote(tmp_path: Path) -> None:
+    """experiments/figures.py keeps a run's `metrics.json` whole, beside the `memlab run` line that reproduces it."""
+    spec = importlib.util.spec_from_file_location("figures_script", ROOT / "experiments" / "figures.py")
+    assert spec and spec.loader
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    recorded = script.run(tmp_path, "tiny", ["debug=default", "context=trim"])
+    assert recorded["command"] == "memlab run debug=default context=trim"
+    assert recorded["metrics"] == json.loads((tmp_path / "tiny" / "metrics.json").read_text(encoding="utf-8"))
+    with (tmp_path / "tiny" / "calls.csv").open(encoding="utf-8") as f:
+        kept = [int(row["messages_kept"]) for row in csv.DictReader(f)]
+    assert recorded["messages_kept.mean"] == round(sum(kept) / len(kept), 6) and recorded["timing"]["wall_s"] > 0
