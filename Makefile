@@ -7,7 +7,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 
 RAY_VENV := .venv-ray
 
-.PHONY: demo test lint bench profile install dev ray-env clean
+.PHONY: demo test lint bench profile figures figures-check install dev ray-env clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +53,15 @@ bench: dev
 
 profile: dev
 	$(BIN)/python experiments/profile_replay.py
+
+# Every figure README.md and docs/*.md quote: rerun what measures them (docs/figures/<source>.json), rewrite the
+# marked figures in the docs. SOURCES=demo limits it to some sources. figures-check only compares (as
+# tests/test_figures.py does in `make test`): no experiment runs.
+figures: dev
+	$(BIN)/python experiments/figures.py $(SOURCES)
+
+figures-check: dev
+	$(BIN)/python experiments/figures.py --check
 
 clean:
 	rm -rf $(VENV) $(RAY_VENV) reports/runs reports/sweeps .pytest_cache .mypy_cache .ruff_cache .import_linter_cache
