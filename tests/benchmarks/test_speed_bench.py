@@ -9,6 +9,7 @@ same paths. Each prints its figures and stores them in ``benchmark.extra_info``;
 - the five context strategies over all of locomo_dev7.json as one sweep (one process, as Hydra's
   basic launcher runs it, the summary memo shared by its jobs);
 - ``hooks=summarization``, ``memory=summarize``, ``agent_memory=hybrid`` over the tau-bench set;
+- ``longterm=locomo`` over locomo_dev7.json in a fresh process: peak memory (asserted within 1 GB) and CPU s;
 - time per call at 1,000 and 16,000 messages of history, per context strategy, in memory and on SQLite (their
   ratio, asserted at most 1.3 for none, trim and sliding_window).
 """
@@ -126,6 +127,45 @@ def test_summarize_beside_sliding_window_as_processes(timing, locomo_path: Path,
         | {"ratio": round(ratio, 2), "load": _load()}
     )
     print(f"\nmemlab run, process included: {rounds}: best x{ratio:.2f} ({_load()})")
+
+
+# Run in a fresh interpreter: `memlab run ARGS`, then this process's and its replay workers' peak RSS (KiB) and CPU s.
+_MEASURED_RUN = """
+import resource, sys
+from memlab import cli
+try:
+    cli.main(sys.argv[1:])
+except SystemExit as e:
+    assert not e.code, e.code
+own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+print(max(own.ru_maxrss, kids.ru_maxrss), own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime)
+"""
+PEAK_LIMIT_KIB = 1024 * 1024  # issue 29: a long-term run over dev7 within 1 GB
+
+
+def test_longterm_locomo_dev7_peak_memory(timing, locomo_path: Path, tmp_path: Path) -> None:
+    """``memlab run longterm=locomo`` over locomo_dev7.json in a fresh process: its peak memory (asserted
+    within 1 GB: the largest of the process and its replay workers, `ru_maxrss`) and its CPU seconds (printed).
+    """
+    args = ["run", "longterm=locomo", "dataset=locomo", f"dataset.path={locomo_path}", "sim.progress=false"]
+    measured: dict[str, float] = {}
+
+    def run() -> None:
+        done = subprocess.run(
+            [sys.executable, "-c", _MEASURED_RUN, *args, f"hydra.run.dir={tmp_path / 'run'}"],
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        peak, cpu = done.stdout.split()[-2:]
+        measured.update(peak_mib=int(peak) / 1024, cpu_s=float(cpu))
+
+    timing.pedantic(run, rounds=1, iterations=1)
+    timing.extra_info.update({k: round(v, 1) for k, v in measured.items()} | {"load": _load()})
+    print(
+        f"\nlongterm=locomo over dev7: peak {measured['peak_mib']:.0f} MiB, {measured['cpu_s']:.1f} CPU s ({_load()})"
+    )
+    assert measured["peak_mib"] * 1024 <= PEAK_LIMIT_KIB
 
 
 def _sweep(
