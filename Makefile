@@ -45,8 +45,12 @@ lint: dev
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+# pytest-xdist: PYTEST_WORKERS processes share the tests (docs/speed.md, "The test suite"); tests that share a
+# resource name an xdist_group, which --dist loadgroup keeps on one worker. PYTEST_WORKERS=0: one process.
+PYTEST_WORKERS ?= 2
+
 test: lint
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup
 
 bench: dev
 	$(BIN)/pytest tests/benchmarks --benchmark-enable --benchmark-only --benchmark-json=reports/benchmarks.json

@@ -39,9 +39,6 @@ from memlab.llm.extractive import SUMMARY_MEMO
 from memlab.metrics import check_tokenizer, mean_by_category, probe_rows, registry
 from memlab.metrics.answers import ANSWER_METRICS, answerable
 from memlab.ranges import check_config
-from memlab.report import RunData, questions_table, run_files
-from memlab.report.health import fallback_warnings, measurement_warnings
-from memlab.report.rundata import ERROR_FILE, METRICS_FILE
 from memlab.rundir import data_hash, git_revision, publish, versions
 from memlab.runtime import Component, History, Runtime, SecurityContext
 from memlab.sim import CallRecord, Cursor, ProbeRecord, Record, ReplayOptions, Shared, simulate, simulate_parallel
@@ -423,6 +420,12 @@ def _replay_and_publish(
             scope = run_scope(cfg)
             records = replay(scoped_config(cfg, scope), dialogues, beat)
     beat.phase = "measuring"
+    # Here, not at import: the report code loads pandas and matplotlib (~0.5 s): after the replay,
+    # when the run is measured and written (`import memlab.experiment` no longer loads them).
+    from memlab.report import RunData, questions_table, run_files
+    from memlab.report.health import fallback_warnings, measurement_warnings
+    from memlab.report.rundata import ERROR_FILE, METRICS_FILE
+
     manifest = {
         "name": cfg.name,
         "tags": list(cfg.tags),

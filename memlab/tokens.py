@@ -13,11 +13,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib.util
+import itertools
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, overload, runtime_checkable
 
 from memlab.errors import MemlabError
 from memlab.messages import Message
@@ -344,12 +345,19 @@ def _summed(counter: TokenCounter, messages: Iterable[Message]) -> int:
     return int(total(messages)) if total is not None else sum(map(counter.count, messages))
 
 
-class TalliedMessages(list[Message]):
-    """A request's messages that know their token total, so a stage need not count a long history again.
+class Tallied(Sequence[Message]):
+    """A request's messages that know their token total, so a stage need not count a long history again."""
 
-    `tokens(counter)` is the sum of per-message counts; built by a history that keeps running
-    totals (`RunningTally`). `tally(counter, messages)` is given this list itself (so it holds no
-    reference to it). A list changed in place (its length differs) is counted afresh.
+    def tokens(self, counter: TokenCounter) -> int:
+        """Sum of the per-message counts of these messages."""
+        raise NotImplementedError
+
+
+class TalliedMessages(list[Message], Tallied):
+    """A list of messages that knows its token total (`Tallied`), built by a stage that copies a request.
+
+    `tokens(counter)` is the sum of per-message counts. `tally(counter, messages)` is given this list
+    itself (so it holds no reference to it). A list changed in place (its length differs) is counted afresh.
     """
 
     def __init__(self, messages: Iterable[Message], tally: Callable[[TokenCounter, Sequence[Message]], int]) -> None:
@@ -361,6 +369,68 @@ class TalliedMessages(list[Message]):
         return self._tally(counter, self) if len(self) == self._length else _summed(counter, self)
 
 
+class HistoryView(Tallied):
+    """The first `len` messages of a history's own list, not copied: a call costs what it reads.
+
+    Sound because a history (`InMemoryChatMemory`, `StoreChatMemory`) only appends to its list in
+    place and puts a new list in its place on any other write, so the messages a view covers never
+    change. Read-only; `+` and `list()` give lists. Beyond the design documents (issue 29: the copy
+    per call made a call's cost grow with the history).
+
+    >>> view = HistoryView([Message("user", "a"), Message("assistant", "b")], lambda c, ms: 0)
+    >>> len(view), view[-1].text, [m.text for m in view[:1]], view == [m for m in view]
+    (2, 'b', ['a'], True)
+    """
+
+    __slots__ = ("_length", "_messages", "_tally")
+
+    def __init__(self, messages: list[Message], tally: Callable[[TokenCounter, Sequence[Message]], int]) -> None:
+        self._messages, self._length, self._tally = messages, len(messages), tally
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, i: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Message]: ...
+
+    def __getitem__(self, i: int | slice) -> Message | list[Message]:
+        if isinstance(i, slice):
+            part = range(self._length)[i]
+            if part.step > 0:
+                return self._messages[part.start : part.stop : part.step]
+            return [self._messages[j] for j in part]
+        if i < 0:
+            i += self._length
+        if not 0 <= i < self._length:
+            raise IndexError("history view index out of range")
+        return self._messages[i]
+
+    def __iter__(self) -> Iterator[Message]:
+        return itertools.islice(self._messages, self._length)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, HistoryView | list | tuple):
+            return len(other) == self._length and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # like a list
+
+    def __add__(self, other: Iterable[Message]) -> list[Message]:
+        return [*self, *other]
+
+    def __radd__(self, other: Iterable[Message]) -> list[Message]:
+        return [*other, *self]
+
+    def __repr__(self) -> str:
+        return f"HistoryView({list(self)!r})"
+
+    def tokens(self, counter: TokenCounter) -> int:
+        return self._tally(counter, self)
+
+
 def tallied_part(messages: Sequence[Message], start: int, stop: int) -> list[Message]:
     """``messages[start:stop]``; from `TalliedMessages`, a part that knows its total too.
 
@@ -368,7 +438,7 @@ def tallied_part(messages: Sequence[Message], start: int, stop: int) -> list[Mes
     part's (a summary folds all of a long request but its ends), so a long part is never summed.
     """
     part = messages[start:stop]
-    if not isinstance(messages, TalliedMessages):
+    if not isinstance(messages, Tallied):
         return list(part)
     whole = messages
 
@@ -382,7 +452,7 @@ def tallied_part(messages: Sequence[Message], start: int, stop: int) -> list[Mes
 
 def request_tokens(counter: TokenCounter, messages: Sequence[Message]) -> int:
     """Sum of per-message counts of `messages`, from their tally when they have one."""
-    return messages.tokens(counter) if isinstance(messages, TalliedMessages) else _summed(counter, messages)
+    return messages.tokens(counter) if isinstance(messages, Tallied) else _summed(counter, messages)
 
 
 class RunningTally:
@@ -407,10 +477,10 @@ class RunningTally:
         self._totals[id(counter)] = (counter, len(messages), total)
         return total
 
-    def tallied(self, messages: Sequence[Message]) -> TalliedMessages:
-        """A copy of `messages` (the owner's list as it is now) with their total from this tally.
+    def tallied(self, messages: list[Message]) -> HistoryView:
+        """A view of `messages` (the owner's list as it is now, not copied) with their total from this tally.
 
-        The copy is the only one made: a history hands it out as is (one copy per call).
+        The owner only appends to `messages` in place, or replaces it (and resets this tally).
         """
         generation = self._generation
 
@@ -419,4 +489,4 @@ class RunningTally:
                 return _summed(counter, snapshot)
             return self._total(counter, snapshot)
 
-        return TalliedMessages(messages, tally)
+        return HistoryView(messages, tally)

@@ -23,6 +23,20 @@ LOCOMO = SHARED / "datasets" / "locomo" / "locomo_dev7.json"
 TAU_BENCH = SHARED / "datasets" / "tau_bench" / "airline_gpt4o_dev150.json"
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Timing tests (fixture `benchmark` or `timing`) only under --benchmark-enable (make bench), else deselected.
+
+    Deselected rather than skipped, so `make test` neither runs their workload once (what a disabled
+    `benchmark` does) nor builds their fixtures; the plain tests in tests/benchmarks still run.
+    """
+    if config.getoption("benchmark_enable"):
+        return
+    timed = {item for item in items if {"benchmark", "timing"} & set(getattr(item, "fixturenames", ()))}
+    if timed:
+        config.hook.pytest_deselected(items=[item for item in items if item in timed])
+        items[:] = [item for item in items if item not in timed]
+
+
 def _require(path: Path) -> Path:
     if not path.exists():
         pytest.skip(f"corpus not found at {path} (set MEMLAB_SHARED to the folder holding datasets/)")

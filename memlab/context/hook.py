@@ -97,7 +97,7 @@ class SummarizationHook(Component):
     def stages(self) -> Sequence[RequestStage]:
         return [self]
 
-    def process(self, messages: list[Message], ctx: CallContext) -> list[Message]:
+    def process(self, messages: Sequence[Message], ctx: CallContext) -> list[Message]:
         if sum(map(self.counter.count, messages)) <= self.trigger_tokens:
             return list(messages)
         with timed() as t:

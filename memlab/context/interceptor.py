@@ -67,7 +67,7 @@ class ContextEditingInterceptor(Component):
     def stages(self) -> Sequence[RequestStage]:
         return [self]
 
-    def process(self, messages: list[Message], ctx: CallContext) -> list[Message]:
+    def process(self, messages: Sequence[Message], ctx: CallContext) -> list[Message]:
         with timed() as t:
             out = self.strategy.apply(messages)
         counter = request_counter(ctx)

@@ -32,7 +32,7 @@ from memlab.context.summary import (
 )
 from memlab.llm import ChatModel
 from memlab.messages import Message, MessageLike, as_messages, dicts_in_dicts_out
-from memlab.tokens import TalliedMessages, TokenCounter, resolve_counter, tallied_part
+from memlab.tokens import Tallied, TokenCounter, resolve_counter, tallied_part
 from memlab.units import tail_start, unit_end_at
 
 # Design document, SUMMARIZE: "1条摘要 + 5条最新" (one summary plus the 5 newest messages).
@@ -71,8 +71,8 @@ class Summarize:
 
     @dicts_in_dicts_out
     def apply(self, messages: Sequence[MessageLike]) -> list[Message]:
-        # A history's request (`TalliedMessages`, Messages only) is read as it is: no per-message pass.
-        ms = messages if isinstance(messages, TalliedMessages) else as_messages(messages)
+        # A history's request (`Tallied`, Messages only) is read as it is: no per-message pass.
+        ms = messages if isinstance(messages, Tallied) else as_messages(messages)
         n = len(ms)
         if n <= self.threshold:
             return list(ms)
@@ -94,7 +94,7 @@ class Summarize:
         )
         if folded.message is not None:
             return [*ms[:head], folded.message, *ms[start:]]
-        return ms[: unit_end_at(ms, min(FALLBACK_KEEP_FIRST, n) - 1)]
+        return list(ms[: unit_end_at(ms, min(FALLBACK_KEEP_FIRST, n) - 1)])
 
     def __repr__(self) -> str:
         model = getattr(self.llm, "name", None)

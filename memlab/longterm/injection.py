@@ -74,7 +74,7 @@ def parse_block(block: str) -> list[tuple[str, str, float]]:
     return out
 
 
-def inject(messages: list[Message], block: str) -> list[Message]:
+def inject(messages: Sequence[Message], block: str) -> Sequence[Message]:
     """`messages` with `block` appended to the system prompt (a new system message if there is none)."""
     if not block:
         return messages
@@ -91,7 +91,7 @@ class InjectStage:
     order: int
     block: str = ""
 
-    def process(self, messages: list[Message], ctx: CallContext) -> list[Message]:
+    def process(self, messages: Sequence[Message], ctx: CallContext) -> Sequence[Message]:
         if self.block and ctx.counter is not None:  # what the block costs this request
             emit(LONGTERM_INJECT, tokens=ctx.counter.count_text(self.block))
         return inject(messages, self.block)

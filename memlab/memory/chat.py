@@ -9,7 +9,7 @@ transaction, or not at all.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol, runtime_checkable
 
 from memlab.memory.codec import message_from_entry, message_to_entry
@@ -26,7 +26,7 @@ class ChatMemory(Protocol):
 
     def append(self, message: Message) -> None: ...
 
-    def messages(self) -> list[Message]: ...
+    def messages(self) -> Sequence[Message]: ...
 
     def replace(self, messages: Iterable[Message]) -> None: ...
 
@@ -50,8 +50,11 @@ class InMemoryChatMemory:
         with self._lock:
             self._messages.append(message)
 
-    def messages(self) -> list[Message]:
-        """A copy that knows its token total (`RunningTally`), so a long history is not counted on every call."""
+    def messages(self) -> Sequence[Message]:
+        """A read-only view (`HistoryView`: not a copy) that knows its token total (`RunningTally`).
+
+        Neither copied nor counted per call: a call costs what it reads of the history.
+        """
         with self._lock:
             return self._tally.tallied(self._messages)
 
@@ -108,7 +111,7 @@ class StoreChatMemory:
                 cached.append(message if same else stored)
                 self._decoded, self._version = cached, version
 
-    def messages(self) -> list[Message]:
+    def messages(self) -> Sequence[Message]:
         with self._lock:
             decoded = self._decoded
             if decoded is None or self.store.version(self.session_id) != self._version:
@@ -148,6 +151,11 @@ class StoreChatMemory:
             self.store.delete_session(self.session_id)
 
     def __len__(self) -> int:
+        """From the kept copy when the store's version says it is current (no count of the entries per call)."""
+        with self._lock:
+            decoded = self._decoded
+            if decoded is not None and self.store.version(self.session_id) == self._version:
+                return len(decoded)
         return self.store.count(self.session_id)
 
 

@@ -28,9 +28,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from memlab.metrics.family import metric_family
 from memlab.metrics.longterm import EVIDENCE_KEY as RETRIEVED_EVIDENCE
@@ -38,6 +36,9 @@ from memlab.metrics.longterm import EXCLUDED_CATEGORIES, retrieval_scores
 from memlab.sim.records import CallRecord, LifecycleRecord, ProbeRecord, Record
 from memlab.text import FUNCTION_WORDS, words
 from memlab.trace import SUMMARY, Event
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 RETENTION_METRICS = (
     "context.evidence_retention",
@@ -201,6 +202,8 @@ def mean_by_category(
 
     Rows of the categories in `excluded` count in their own category only, not in the overall mean.
     """
+    import pandas as pd  # here, not at import: `memlab run --help` and the replay need no pandas
+
     out: dict[str, float | None] = {}
     frame = pd.DataFrame(list(rows), columns=[category, *names])
     counted = ~frame[category].astype(str).isin([str(c) for c in excluded])

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from memlab.messages import Message, ToolCall, system
-from memlab.tokens import TalliedMessages, TokenCounter, request_tokens
+from memlab.tokens import Tallied, TalliedMessages, TokenCounter, request_tokens
 
 if TYPE_CHECKING:
     from memlab.dialogues.model import Dialogue, Probe, Session
@@ -61,7 +61,7 @@ class RequestStage(Protocol):
 
     order: int
 
-    def process(self, messages: list[Message], ctx: CallContext) -> list[Message]: ...
+    def process(self, messages: Sequence[Message], ctx: CallContext) -> Sequence[Message]: ...
 
 
 @runtime_checkable
@@ -70,7 +70,7 @@ class History(Protocol):
 
     def append(self, message: Message) -> None: ...
 
-    def messages(self) -> list[Message]: ...
+    def messages(self) -> Sequence[Message]: ...
 
     def __len__(self) -> int: ...
 
@@ -148,17 +148,17 @@ class Runtime:
     def stages(self) -> list[RequestStage]:
         return list(self._stages)
 
-    def base_messages(self, extra: Sequence[Message] = ()) -> list[Message]:
+    def base_messages(self, extra: Sequence[Message] = ()) -> Sequence[Message]:
         """System prompt plus the stored history (plus `extra`), before any stage.
 
-        When the history knows its token total (`TalliedMessages`), so does the result.
+        When the history knows its token total (`Tallied`), so does the result.
         """
         head = [system(self.system_prompt)] if self.system_prompt else []
         history, tail = self.history.messages(), list(extra)
-        if not isinstance(history, TalliedMessages):
-            return head + history + tail
+        if not isinstance(history, Tallied):
+            return [*head, *history, *tail]
         if not head and not tail:
-            return history  # already a fresh list: not copied again
+            return history  # a read-only view (HistoryView): not copied
         return TalliedMessages(
             [*head, *history, *tail],
             lambda c, _: request_tokens(c, head) + history.tokens(c) + request_tokens(c, tail),
@@ -196,7 +196,7 @@ class Runtime:
         error = json.dumps({"error": f"unknown tool {call.name!r}"})
         return Message(role="tool", content=error, tool_call_id=call.id, name=call.name)
 
-    def build_request(self, extra: Sequence[Message] = (), query: str | None = None) -> list[Message]:
+    def build_request(self, extra: Sequence[Message] = (), query: str | None = None) -> Sequence[Message]:
         """What would be sent to the model now: base messages through every stage in order."""
         messages = self.base_messages(extra)
         ctx = self.context(query)

@@ -2,14 +2,16 @@
 
 Timing runs only (``make bench``, or ``pytest tests/benchmarks/test_speed_bench.py --benchmark-enable -s``):
 with benchmarks disabled (the default of ``make test``) they skip, since the other tests replay the
-same paths. Each prints its figures and stores them in ``benchmark.extra_info``; nothing asserts a time.
+same paths. Each prints its figures and stores them in ``benchmark.extra_info``; only ratios are asserted.
 
 - ``context=summarize`` beside ``context=sliding_window`` on 3 LoCoMo conversations (wall ratio), as
   ``memlab run`` processes (the issue's measure: process included) and in this process after a warm-up;
 - the five context strategies over all of locomo_dev7.json as one sweep (one process, as Hydra's
   basic launcher runs it, the summary memo shared by its jobs);
 - ``hooks=summarization``, ``memory=summarize``, ``agent_memory=hybrid`` over the tau-bench set;
-- time per call at 1,000 and 4,000 messages of history, per context strategy (their ratio).
+- ``longterm=locomo`` over locomo_dev7.json in a fresh process: peak memory (asserted within 1 GB) and CPU s;
+- time per call at 1,000 and 16,000 messages of history, per context strategy, in memory and on SQLite (their
+  ratio, asserted at most 1.3 for none, trim and sliding_window).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import dataclasses
 import itertools
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -33,9 +36,14 @@ from memlab.experiment import run_experiment, runtime_factory
 from memlab.llm import extractive
 
 CONTEXTS = ("none", "trim", "sliding_window", "summarize", "composite")
-HISTORIES = (1_000, 4_000)
+HISTORIES = (1_000, 16_000)
+STORES = ("memory", "sqlite")
 TIMED_CALLS = 100
-BLOCKS = 3
+BLOCKS = 5
+FLAT = ("none", "trim", "sliding_window")  # strategies whose per-call growth is asserted
+FLAT_BOUND = (
+    1.3  # per-call cost at 16,000 messages over that at 1,000 (issue 29); generous: medians on a shared machine
+)
 
 
 def _load() -> str:
@@ -121,6 +129,45 @@ def test_summarize_beside_sliding_window_as_processes(timing, locomo_path: Path,
     print(f"\nmemlab run, process included: {rounds}: best x{ratio:.2f} ({_load()})")
 
 
+# Run in a fresh interpreter: `memlab run ARGS`, then this process's and its replay workers' peak RSS (KiB) and CPU s.
+_MEASURED_RUN = """
+import resource, sys
+from memlab import cli
+try:
+    cli.main(sys.argv[1:])
+except SystemExit as e:
+    assert not e.code, e.code
+own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+print(max(own.ru_maxrss, kids.ru_maxrss), own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime)
+"""
+PEAK_LIMIT_KIB = 1024 * 1024  # issue 29: a long-term run over dev7 within 1 GB
+
+
+def test_longterm_locomo_dev7_peak_memory(timing, locomo_path: Path, tmp_path: Path) -> None:
+    """``memlab run longterm=locomo`` over locomo_dev7.json in a fresh process: its peak memory (asserted
+    within 1 GB: the largest of the process and its replay workers, `ru_maxrss`) and its CPU seconds (printed).
+    """
+    args = ["run", "longterm=locomo", "dataset=locomo", f"dataset.path={locomo_path}", "sim.progress=false"]
+    measured: dict[str, float] = {}
+
+    def run() -> None:
+        done = subprocess.run(
+            [sys.executable, "-c", _MEASURED_RUN, *args, f"hydra.run.dir={tmp_path / 'run'}"],
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        peak, cpu = done.stdout.split()[-2:]
+        measured.update(peak_mib=int(peak) / 1024, cpu_s=float(cpu))
+
+    timing.pedantic(run, rounds=1, iterations=1)
+    timing.extra_info.update({k: round(v, 1) for k, v in measured.items()} | {"load": _load()})
+    print(
+        f"\nlongterm=locomo over dev7: peak {measured['peak_mib']:.0f} MiB, {measured['cpu_s']:.1f} CPU s ({_load()})"
+    )
+    assert measured["peak_mib"] * 1024 <= PEAK_LIMIT_KIB
+
+
 def _sweep(
     timing: Any, make_config: Callable[..., DictConfig], tmp_path: Path, runs: dict[str, list[str]], title: str
 ) -> None:
@@ -162,20 +209,29 @@ def _long_dialogue(locomo_path: Path, length: int) -> Dialogue:
     return Dialogue(id=f"synthetic-{length}", sessions=(Session(id="s1", messages=messages),))
 
 
+@pytest.mark.parametrize("store", STORES)
 @pytest.mark.parametrize("context", CONTEXTS)
-def test_time_per_call_is_flat_in_history_length(timing, make_config, locomo_path: Path, context: str) -> None:
-    """CPU microseconds per call (append one message, build the request) after 1,000 and after 4,000 messages.
+def test_time_per_call_is_flat_in_history_length(
+    timing, make_config, locomo_path: Path, tmp_path: Path, context: str, store: str
+) -> None:
+    """CPU microseconds per call (append one message, read the history's length, build the request) after
+    1,000 and after 16,000 messages, in memory and on SQLite (`agent_memory=chat`).
 
-    The best of `BLOCKS` blocks of `TIMED_CALLS` calls each: other work on a shared machine only adds time.
+    The median of `BLOCKS` blocks of `TIMED_CALLS` calls each. The growth of none, trim and sliding_window
+    is asserted (`FLAT`): what each call reads of the history, not all of it.
     """
-    make_runtime = runtime_factory(make_config(f"context={context}"))
+    where = (
+        ["agent_memory=chat", "store=sqlite", f"store.path='{tmp_path / 'history.sqlite'}'"]
+        if store == "sqlite"
+        else []
+    )
+    make_runtime = runtime_factory(make_config(f"context={context}", *where))
     per_call = {}
     for length in HISTORIES:
         dialogue = _long_dialogue(locomo_path, length + BLOCKS * TIMED_CALLS)
         messages = list(dialogue.messages())
         runtime = make_runtime(dialogue)
-        for m in messages[:length]:
-            runtime.history.append(m)
+        runtime.history.replace(messages[:length])  # one write, as a resumed history starts
         runtime.build_request()  # the first summary of this history is computed here, untimed
         blocks = []
         for b in range(BLOCKS):
@@ -183,6 +239,7 @@ def test_time_per_call_is_flat_in_history_length(timing, make_config, locomo_pat
             def calls(rest: list[Any] = messages[length + b * TIMED_CALLS :][:TIMED_CALLS], rt: Any = runtime) -> None:
                 for m in rest:
                     rt.history.append(m)
+                    len(rt.history)  # as each replayed call reads it (CallRecord.messages_in)
                     rt.build_request(query=m.text)
 
             start = time.process_time()
@@ -191,12 +248,15 @@ def test_time_per_call_is_flat_in_history_length(timing, make_config, locomo_pat
             else:
                 calls()
             blocks.append((time.process_time() - start) / TIMED_CALLS * 1e6)
-        per_call[length] = min(blocks)
+        per_call[length] = statistics.median(blocks)
     ratio = per_call[HISTORIES[-1]] / per_call[HISTORIES[0]]
     timing.extra_info.update(
-        {f"us_per_call_{n}": round(v, 1) for n, v in per_call.items()} | {"ratio": round(ratio, 2)}
+        {f"us_per_call_{n}": round(v, 1) for n, v in per_call.items()} | {"ratio": round(ratio, 2), "load": _load()}
     )
     short, long = HISTORIES
     print(
-        f"\n{context}: {per_call[short]:.0f} us/call at {short} messages, {per_call[long]:.0f} at {long}: x{ratio:.2f}"
+        f"\n{context} ({store}): {per_call[short]:.0f} us/call at {short} messages, {per_call[long]:.0f} at {long}: "
+        f"x{ratio:.2f} ({_load()})"
     )
+    if context in FLAT:
+        assert ratio <= FLAT_BOUND, f"{context} on {store}: x{ratio:.2f} from {short} to {long} messages"

@@ -9,7 +9,7 @@ import pytest
 from memlab.memory import InMemoryChatMemory, StoreChatMemory
 from memlab.messages import Message, ToolCall
 from memlab.stores import InMemoryStore, SqlStore
-from memlab.tokens import TalliedMessages, get_counter
+from memlab.tokens import HistoryView, get_counter
 
 
 def _fresh(store) -> list[Message]:
@@ -49,11 +49,23 @@ def test_a_failed_update_leaves_the_cached_history_untouched() -> None:
     assert chat.messages() == _fresh(store) == [Message(role="user", content="keep me")]
 
 
-def test_returned_lists_are_copies() -> None:
-    chat = StoreChatMemory(InMemoryStore(), "s")
-    chat.append(Message(role="user", content="a"))
-    chat.messages().append(Message(role="user", content="not stored"))
-    assert len(chat.messages()) == 1
+@pytest.mark.parametrize(
+    "make", [lambda: StoreChatMemory(InMemoryStore(), "s"), InMemoryChatMemory], ids=["store", "list"]
+)
+def test_returned_views_are_read_only_and_keep_what_they_showed(make) -> None:
+    """`messages()` is a view of the history's list, not a copy: later writes of any kind leave it as it was."""
+    chat = make()
+    a, b, c = (Message(role="user", content=t) for t in "abc")
+    chat.append(a)
+    before = chat.messages()
+    assert not hasattr(before, "append") and not hasattr(before, "__setitem__")
+    chat.append(b)
+    assert list(before) == [a] and len(before) == 1 and before[-1] == a and before[1:] == []
+    assert list(chat.messages()) == [a, b]
+    after_append = chat.messages()
+    chat.replace([c])
+    chat.update(lambda ms: [*ms, a])
+    assert list(before) == [a] and list(after_append) == [a, b] and list(chat.messages()) == [c, a]
 
 
 def test_the_store_is_read_once_while_this_object_is_the_only_writer() -> None:
@@ -70,14 +82,14 @@ def test_the_store_is_read_once_while_this_object_is_the_only_writer() -> None:
 
 @pytest.mark.parametrize("history", ["store", "in_memory"])
 def test_the_running_token_total_is_the_sum_of_counts_through_every_write(history: str) -> None:
-    """`TalliedMessages.tokens` (what the interceptor reports as tokens_in) always equals counting afresh."""
+    """`HistoryView.tokens` (what the interceptor reports as tokens_in) always equals counting afresh."""
     store = InMemoryStore()
     chat = StoreChatMemory(store, "s") if history == "store" else InMemoryChatMemory()
     counters = [get_counter("estimate"), get_counter("cl100k_base")]
 
     def check() -> None:
         snapshot = chat.messages()
-        assert isinstance(snapshot, TalliedMessages)
+        assert isinstance(snapshot, HistoryView)
         for counter in counters:
             assert snapshot.tokens(counter) == sum(map(counter.count, snapshot))
 
@@ -93,8 +105,9 @@ def test_the_running_token_total_is_the_sum_of_counts_through_every_write(histor
         check()
     chat.replace([Message(role="system", content="summary")])
     check()
-    grown = chat.messages()
-    grown.append(Message(role="user", content="changed in place"))
-    assert grown.tokens(counters[0]) == sum(map(counters[0].count, grown))
+    shorter = chat.messages()
+    chat.append(Message(role="user", content="appended after the view was taken"))
+    check()  # the tally now covers more messages than `shorter` shows
+    assert shorter.tokens(counters[0]) == sum(map(counters[0].count, shorter)) and len(shorter) == 1
     chat.clear()
     check()

@@ -27,6 +27,10 @@ SAMPLE = ROOT / "datasets" / "sample.jsonl"
 RAY_VENV = ROOT / ".venv-ray" / "bin"
 WORKERS = 2
 
+# One worker under pytest-xdist (--dist loadgroup): the module's cluster ends with `ray stop --force`, which
+# stops every Ray node of this user, a second worker's cluster included.
+pytestmark = pytest.mark.xdist_group("ray")
+
 
 def _ray_bin() -> Path:
     """The bin folder of an interpreter that has the ray extra."""
