@@ -17,12 +17,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memlab.context.summary import LAYER_COMPRESSOR, write_summary
 from memlab.llm.base import ChatModel
 from memlab.llm.prompts import check_language, render_transcript
 from memlab.memory.agent import MemorySnapshot
 from memlab.memory.strategies import DEFAULT_SUMMARY_COUNTER, MAX_CONVERSATION_CHARS, detect_language
 from memlab.messages import Item, MessageItem, items_to_messages, system
+from memlab.summary import LAYER_COMPRESSOR, write_summary
 from memlab.tokens import TokenCounter, resolve_counter
 from memlab.units import item_units
 

@@ -23,12 +23,12 @@ from typing import Any, Protocol, runtime_checkable
 
 from memlab.context.summarize import DEFAULT_KEEP_LAST as DEFAULT_SUMMARY_KEEP_LAST
 from memlab.context.summarize import DEFAULT_THRESHOLD as DEFAULT_SUMMARY_THRESHOLD
-from memlab.context.summary import LAYER_MEMORY, MAX_CONVERSATION_CHARS, write_summary
 from memlab.context.trim import DEFAULT_KEEP_FIRST, DEFAULT_KEEP_LAST
 from memlab.errors import MemlabError
 from memlab.llm.base import TASK_MEMORY_SUMMARY, ChatModel
 from memlab.llm.prompts import MEMORY_SUMMARY_PREFIX, check_language
 from memlab.messages import Message, MessageLike, as_messages
+from memlab.summary import LAYER_MEMORY, MAX_CONVERSATION_CHARS, write_summary
 from memlab.text import CJK
 from memlab.tokens import TokenCounter, resolve_counter
 from memlab.units import message_units

@@ -36,7 +36,7 @@ from memlab.metrics.family import metric_family
 from memlab.metrics.longterm import EVIDENCE_KEY as RETRIEVED_EVIDENCE
 from memlab.metrics.longterm import EXCLUDED_CATEGORIES, retrieval_scores
 from memlab.sim.records import CallRecord, LifecycleRecord, ProbeRecord, Record
-from memlab.text import FUNCTION_WORDS, words
+from memlab.text import content_words
 from memlab.trace import SUMMARY, Event
 
 RETENTION_METRICS = (
@@ -45,11 +45,6 @@ RETENTION_METRICS = (
     "context.evidence_in_summary",
     "context.answer_coverage",
 )
-
-
-def content_words(text: str) -> list[str]:
-    """Lower-cased words of `text` without `FUNCTION_WORDS`."""
-    return [w for w in words(text.lower()) if w not in FUNCTION_WORDS]
 
 
 @functools.lru_cache(maxsize=4096)

@@ -1,6 +1,6 @@
 """Summary metrics from SUMMARY events, per layer and in total: how many, how much shorter, how many rejected.
 
-Every layer summarizes through `memlab.context.summary.write_summary`, which emits one typed
+Every layer summarizes through `memlab.summary.write_summary`, which emits one typed
 `SummaryEvent` per summary asked of a model, so the same definitions hold on every layer:
 
 - `summary.<layer>.count`: summaries asked (layer ``context``, ``memory`` or ``compressor``);

@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
-from memlab.metrics.registry import comparison_columns, lookup
+from memlab.metrics.registry import V_COMPARISON_PRIMARY, V_COMPARISON_QUALITY, comparison_columns, lookup, title, view
 from memlab.report import html, plots
 from memlab.report.budget import budget_columns, budget_from_row
 from memlab.report.findings import findings
@@ -29,14 +29,8 @@ SUMMARY_METRICS = tuple(name for name, _ in comparison_columns())
 SHORT_NAMES = dict(comparison_columns())
 TOKENS = "tokens.prompt.mean"
 # Always shown; the other summary columns only where the configurations differ.
-PRIMARY = (
-    "tokens.prompt.mean",
-    "tokens.net_saved_ratio",
-    "context.evidence_retention",
-    "longterm.recall@10",
-    "cost.usd",
-)
-QUALITY = ("context.evidence_retention", "longterm.recall@10")
+PRIMARY = view(V_COMPARISON_PRIMARY)
+QUALITY = view(V_COMPARISON_QUALITY)
 IGNORED_CONFIG_KEYS = ("output_dir", "hydra")
 MD_WIDTH = 110  # comparison.md's prose lines, so a terminal or a diff shows them whole
 KEY_CHARS = 28  # the longest label a figure shows; the table's row number identifies the rest
@@ -253,7 +247,7 @@ def glossary(frame: pd.DataFrame) -> list[tuple[str, str, str]]:
         metric = lookup(name)
         if name in shown and metric is not None:
             better = f" ({metric.better} is better)" if metric.better in ("higher", "lower") else ""
-            out.append((name, SHORT_NAMES.get(name, name), metric.description + better))
+            out.append((name, title(name), metric.description + better))
     return out
 
 
@@ -306,7 +300,8 @@ def pareto_figures(frame: pd.DataFrame) -> list[tuple[Figure, str]]:
     """The Pareto plots of a comparison (prompt tokens against each quality metric some run measures), captioned."""
     out = []
     okf = frame[frame["status"] == "ok"]
-    for metric, name in zip(QUALITY, ("evidence retention", "long-term recall@10"), strict=True):
+    for metric in QUALITY:
+        name = title(metric)
         column = f"pareto.{metric.split('.', 1)[1]}"
         if column in okf and TOKENS in okf and not okf[metric].isna().all():
             pts = okf.dropna(subset=[metric, TOKENS])
@@ -378,7 +373,7 @@ def _best_cards(frame: pd.DataFrame) -> list[tuple[str, str, str]]:
     out = []
     for metric, name, pick in (
         (TOKENS, "fewest tokens", min),
-        *((m, n, max) for m, n in zip(QUALITY, ("best retention", "best recall@10"), strict=True)),
+        *((m, f"best {title(m)}", max) for m in QUALITY),
     ):
         defined = [r for r in ok if not is_missing(r.get(metric))]
         if defined:

@@ -20,14 +20,12 @@ from typing import Any
 import pandas as pd
 
 from memlab.errors import MemlabError
-from memlab.metrics.registry import LOWER, NONE, direction
+from memlab.metrics.registry import LOWER, NONE, V_RECOMMEND_TIE_BREAKERS, V_RECOMMEND_WASTE, direction, view
 from memlab.report.budget import UNUSED_BELOW, budget_from_row, unused_hint, used_line
 from memlab.report.fmt import fmt_value, is_missing
 
-TIE_BREAKERS = ("longterm.recall@10", "context.answer_coverage")
-NET = "tokens.net_saved_ratio"
-COST = "cost.usd"
-FULL_COST = "cost.full_history_usd"
+TIE_BREAKERS = view(V_RECOMMEND_TIE_BREAKERS)
+NET, COST, FULL_COST = view(V_RECOMMEND_WASTE)
 
 
 @dataclass(frozen=True)
