@@ -297,7 +297,8 @@ def run_report_html(run: RunData) -> str:
             + html.table(human(_formatted(worst)), text_columns=("question", "evidence"))
         )
     footer = (
-        f"memlab · {html.esc(run.manifest.get('git_revision') or 'no git revision')} · data sha256 "
+        f"memlab · {html.esc(run.manifest.get('git_revision') or 'no git revision')}"
+        f"{' (modified checkout)' if run.manifest.get('dirty') else ''} · data sha256 "
         f"{html.esc(str(run.manifest.get('data_sha256', ''))[:12])} · latencies vary per machine (latency.json)"
     )
     return html.page(f"memlab run: {run_title(run)}", _subtitle(run), "".join(body), footer)
