@@ -3,7 +3,9 @@
 The public API is what `memlab` and each of its subpackages and top-level modules list in `__all__`.
 A parameter counts as documented when the callable's docstring (for a class: the class's or its
 `__init__`'s) has an ``Args:`` (or ``Attributes:``) section naming it; a dataclass field may instead
-carry its own docstring (the string under the field, as the config schemas do).
+carry its own docstring (the string under the field, as the config schemas do). A knob is declared
+once: a callable that a config schema builds (its `_target_`) and whose docstring names that schema
+is documented by the schema's field docstrings (what `memlab run --help group=name` prints).
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ import textwrap
 from typing import Any
 
 import pytest
+from hydra.utils import get_object
 
 import memlab
+from memlab.config import schemas
 
 # Temporary and explicit: memlab/longterm is being reworked (its knobs declared once); the lead documents
 # it after those merges and then empties this tuple.
@@ -29,28 +33,13 @@ EXEMPT_PACKAGES = ("memlab.longterm",)
 # fails when one listed here is documented, so that it is struck off). Anything not listed must be documented.
 NOT_YET_DOCUMENTED = frozenset(
     (
-        "memlab.context.base.ContextStrategy",
-        "memlab.context.composite.Composite",
-        "memlab.context.hook.SummarizationHook",
-        "memlab.context.hook.keep_head_and_tail",
-        "memlab.context.interceptor.ContextEditingInterceptor",
-        "memlab.context.summarize.Summarize",
-        "memlab.dialogues.jsonl.load_jsonl",
         "memlab.dialogues.locomo.LifeEvent",
         "memlab.dialogues.locomo.Observation",
-        "memlab.dialogues.locomo.load_locomo",
-        "memlab.dialogues.longmemeval.load_longmemeval",
         "memlab.dialogues.model.Dialogue",
         "memlab.dialogues.model.Probe",
         "memlab.dialogues.model.Session",
         "memlab.dialogues.source.resolve_path",
         "memlab.dialogues.synthetic.PlantedFact",
-        "memlab.dialogues.tau_bench.load_tau_bench",
-        "memlab.embed.base.Embedder",
-        "memlab.embed.base.l2_normalize",
-        "memlab.embed.hashing.HashingEmbedder",
-        "memlab.embed.litellm_embed.LitellmEmbedder",
-        "memlab.embed.minilm.MiniLMEmbedder",
         "memlab.eval.answers.answer_question",
         "memlab.eval.answers.answer_rows",
         "memlab.eval.answers.context_transcript",
@@ -66,73 +55,6 @@ NOT_YET_DOCUMENTED = frozenset(
         "memlab.eval.summary_quality.rouge_1_recall",
         "memlab.eval.summary_quality.rouge_l_recall",
         "memlab.eval.summary_quality.summarized_sessions",
-        "memlab.llm.base.ChatModel",
-        "memlab.llm.base.Completion",
-        "memlab.llm.extractive.ExtractiveChatModel",
-        "memlab.llm.faulty.FaultyChatModel",
-        "memlab.llm.litellm_chat.LitellmChatModel",
-        "memlab.llm.summarize.extractive_summary",
-        "memlab.llm.summarize.first_sentences",
-        "memlab.memory.agent.AgentMemory",
-        "memlab.memory.agent.InMemoryAgentMemory",
-        "memlab.memory.agent.MemoryCompressor",
-        "memlab.memory.agent.MemorySnapshot",
-        "memlab.memory.agent.StoreAgentMemory",
-        "memlab.memory.chat.ChatMemory",
-        "memlab.memory.chat.InMemoryChatMemory",
-        "memlab.memory.chat.StoreChatMemory",
-        "memlab.memory.chat.chat_history",
-        "memlab.memory.cleanup.CleanupResult",
-        "memlab.memory.cleanup.MemoryCleanupService",
-        "memlab.memory.composed.ChainCompressor",
-        "memlab.memory.composed.ToolRoundsCompressor",
-        "memlab.memory.compressors.HybridMemoryCompressor",
-        "memlab.memory.compressors.TaskSegmentedCompressor",
-        "memlab.memory.compressors.WindowedMemoryCompressor",
-        "memlab.memory.compressors.fold_summary",
-        "memlab.memory.compressors.summarized_count",
-        "memlab.memory.history.AgentMemoryHistory",
-        "memlab.memory.history.agent_history",
-        "memlab.memory.session.Agent",
-        "memlab.memory.session.AgentSession",
-        "memlab.memory.session.SessionEndOps",
-        "memlab.memory.strategies.DeleteStrategy",
-        "memlab.memory.strategies.FilterStrategy",
-        "memlab.memory.strategies.KeepRule",
-        "memlab.memory.strategies.MemoryStrategy",
-        "memlab.memory.strategies.SummarizeStrategy",
-        "memlab.memory.strategies.TrimStrategy",
-        "memlab.memory.strategies.keep_latest",
-        "memlab.memory.strategies.keep_matching",
-        "memlab.memory.strategies.rules_predicate",
-        "memlab.memory.strategies.trim",
-        "memlab.metrics.agent.agent_metrics",
-        "memlab.metrics.agent.channel_recall",
-        "memlab.metrics.agent.tool_outcomes",
-        "memlab.metrics.all_events",
-        "memlab.metrics.compute_latency",
-        "memlab.metrics.compute_metrics",
-        "memlab.metrics.events.event_metrics",
-        "memlab.metrics.latency.latency_metrics",
-        "memlab.metrics.latency.latency_samples",
-        "memlab.metrics.latency.reference_latency_us",
-        "memlab.metrics.longterm.longterm_metrics",
-        "memlab.metrics.longterm.ndcg_at_k",
-        "memlab.metrics.longterm.recall_at_k",
-        "memlab.metrics.pricing.ModelPrice",
-        "memlab.metrics.pricing.aux_cost_usd",
-        "memlab.metrics.pricing.check_tokenizer",
-        "memlab.metrics.pricing.cost_usd",
-        "memlab.metrics.pricing.model_price",
-        "memlab.metrics.retention.mean_by_category",
-        "memlab.metrics.retention.probe_rows",
-        "memlab.metrics.retention.retention_metrics",
-        "memlab.metrics.summaries.summary_metrics",
-        "memlab.metrics.tokens.aux_token_metrics",
-        "memlab.metrics.tokens.budget_violations",
-        "memlab.metrics.tokens.net_saved_ratio",
-        "memlab.metrics.tokens.token_metrics",
-        "memlab.metrics.tool_orphans.tool_orphan_metrics",
         "memlab.report.comparison.comparison_table",
         "memlab.report.comparison.pareto_front",
         "memlab.report.comparison.run_labels",
@@ -156,13 +78,9 @@ NOT_YET_DOCUMENTED = frozenset(
         "memlab.report.rundata.run_files",
         "memlab.report.rundata.write_error",
         "memlab.runtime.agent.CallContext",
-        "memlab.runtime.agent.History",
-        "memlab.runtime.agent.RequestStage",
         "memlab.runtime.agent.Runtime",
         "memlab.runtime.agent.SecurityContext",
         "memlab.runtime.react.ModelCall",
-        "memlab.runtime.react.ModelToolPolicy",
-        "memlab.runtime.react.ToolPolicy",
         "memlab.runtime.react.execute_react_iteration",
         "memlab.runtime.react.finish_iteration",
         "memlab.sim.parallel.Shared",
@@ -174,23 +92,8 @@ NOT_YET_DOCUMENTED = frozenset(
         "memlab.sim.replay.ReplayOptions",
         "memlab.sim.replay.replay_dialogue",
         "memlab.sim.replay.simulate",
-        "memlab.stores.base.SessionState",
-        "memlab.stores.base.SessionStore",
-        "memlab.stores.base.decode",
-        "memlab.stores.base.encode",
-        "memlab.stores.base.plan_rewrite",
-        "memlab.stores.memories.MemoryRow",
-        "memlab.stores.memories.MemoryRows",
-        "memlab.stores.memories.SaveBlock",
-        "memlab.stores.memories.ns_text",
-        "memlab.stores.redis_store.RedisStore",
-        "memlab.stores.scoped.ScopeState",
-        "memlab.stores.scoped.scoped",
-        "memlab.stores.sql.SqlStore",
         "memlab.tracking.base.FinishedRun",
         "memlab.tracking.base.record_run",
-        "memlab.tracking.csv_log.CsvLogger",
-        "memlab.tracking.mlflow_log.MlflowLogger",
         "memlab.tracking.mlflow_log.from_mlflow_name",
         "memlab.tracking.mlflow_log.mlflow_name",
     )
@@ -242,13 +145,43 @@ def _field_docstrings(cls: type) -> set[str]:
     return out
 
 
+def _targets() -> dict[str, list[type]]:
+    """``{dotted target: the config schemas that build it}``."""
+    out: dict[str, list[type]] = {}
+    for schema in schemas().values():
+        target = next((f.default for f in dataclasses.fields(schema) if f.name == "_target_"), None)
+        if isinstance(target, str):
+            out.setdefault(target, []).append(schema)
+    return out
+
+
+_TARGETS = _targets()
+
+
+def _named_schemas(obj: Any) -> list[type]:
+    """The config schemas that build `obj` and that its docstring names."""
+    doc = inspect.getdoc(obj) or ""
+    name = getattr(obj, "__name__", "")
+    return [
+        schema
+        for target, found in _TARGETS.items()
+        if target.rsplit(".", 1)[-1] == name and getattr(get_object(target), "__wrapped__", get_object(target)) is obj
+        for schema in found
+        if schema.__name__ in doc
+    ]
+
+
 def undocumented(obj: Any) -> list[str]:
-    """The parameters of callable `obj` its docstrings do not name."""
+    """The parameters of callable `obj` its docstrings (or the config schemas they name) do not describe."""
+    if getattr(obj, "_is_protocol", False):
+        return []  # an interface: its methods are what implementations document
     try:
         params = [p for p in inspect.signature(obj).parameters if p not in ("self", "cls")]
     except (TypeError, ValueError):
         return []
     documented = args_documented(inspect.getdoc(obj))
+    for schema in _named_schemas(obj):
+        documented |= _field_docstrings(schema)
     if inspect.isclass(obj):
         init = obj.__dict__.get("__init__")
         documented |= args_documented(inspect.getdoc(init) if init is not None else None)

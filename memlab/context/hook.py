@@ -59,6 +59,11 @@ HEAD_TAIL_CHARS = "head_tail_chars"
 def keep_head_and_tail(text: str, keep_chars: int = KEEP_CHARS, language: str = "en") -> str:
     """The first and last `keep_chars` characters with an omission marker between them.
 
+    Args:
+        text: The text to shorten.
+        keep_chars: Characters kept at each end.
+        language: The language of the omission marker (en or zh).
+
     >>> keep_head_and_tail("abcdefghij", keep_chars=2)
     'ab\\n[... 6 characters omitted ...]\\nij'
     """
@@ -69,7 +74,10 @@ def keep_head_and_tail(text: str, keep_chars: int = KEEP_CHARS, language: str = 
 
 
 class SummarizationHook(Component):
-    """An emergency brake on request size, run after context editing."""
+    """An emergency brake on request size, run after context editing.
+
+    Parameters: the fields of `memlab.context.schemas.SummarizationHookConfig`, each documented there once.
+    """
 
     order = ORDER_SUMMARIZATION_HOOK
 

@@ -45,7 +45,10 @@ DEFAULT_THRESHOLD = 20
 
 
 class Summarize:
-    """Replace the older part of a long conversation by a model-written summary."""
+    """Replace the older part of a long conversation by a model-written summary.
+
+    Parameters: the fields of `memlab.context.schemas.SummarizeConfig`, each documented there once.
+    """
 
     name = "summarize"
 

@@ -158,7 +158,10 @@ def load_locomo(
     sample_ids: Sequence[str] | None = None,
     categories: Sequence[str | int] | None = None,
 ) -> list[Dialogue]:
-    """Every sample of a `locomo10.json`-format file (or those in `sample_ids`), as `Dialogue`s."""
+    """Every sample of a `locomo10.json`-format file (or those in `sample_ids`), as `Dialogue`s.
+
+    Parameters: the fields of `memlab.dialogues.schemas.LocomoConfig`, each documented there once.
+    """
     file = resolve_path(path, hint=LOCOMO_SOURCE)
     reader = JsonReader(file)
     samples = reader.expect(read_json(file), list, "")

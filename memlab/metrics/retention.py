@@ -142,7 +142,11 @@ def probe_retention(
 
 
 def probe_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
-    """One row per probe: its identity, prompt tokens and retention shares (the questions.csv rows)."""
+    """One row per probe: its identity, prompt tokens and retention shares (the questions.csv rows).
+
+    Args:
+        records: A run's records (memlab.sim: calls, probes, lifecycle), in replay order.
+    """
     persisted: dict[str, set[str]] = {}
     persisted_texts: dict[str, list[str]] = {}
     earlier: dict[str, dict[str, Sequence[str]]] = {}  # dialogue -> its calls' context summaries
@@ -195,6 +199,12 @@ def mean_by_category(
     """Mean of each column in `names` over the rows where it is defined, overall and as `<name>.cat_<c>`.
 
     Rows of the categories in `excluded` count in their own category only, not in the overall mean.
+
+    Args:
+        rows: One mapping per probe (`probe_rows`).
+        names: The columns to average.
+        category: The column holding each row's question category.
+        excluded: Categories left out of the overall mean (still reported as `<name>.cat_<c>`).
     """
     out: dict[str, float | None] = {}
     frame = pd.DataFrame(list(rows), columns=[category, *names])
@@ -211,7 +221,12 @@ def mean_by_category(
 def retention_metrics(
     rows: Sequence[Mapping[str, Any]], excluded: Sequence[str] = EXCLUDED_CATEGORIES
 ) -> dict[str, float | None]:
-    """The retention shares averaged over probes, per question category and overall (minus `excluded`)."""
+    """The retention shares averaged over probes, per question category and overall (minus `excluded`).
+
+    Args:
+        rows: One mapping per probe (`probe_rows`).
+        excluded: Categories left out of the overall mean.
+    """
     return mean_by_category(rows, RETENTION_METRICS, excluded=excluded)
 
 

@@ -44,7 +44,10 @@ class ToolPolicy(Protocol):
 
 
 class ModelToolPolicy:
-    """The model decides, through its provider's tool calling (litellm: the `tools` parameter)."""
+    """The model decides, through its provider's tool calling (litellm: the `tools` parameter).
+
+    Parameters: the fields of `memlab.runtime.schemas.ModelPolicyConfig`, each documented there once.
+    """
 
     def __init__(self, llm: ChatModel) -> None:
         self.llm = llm

@@ -83,7 +83,10 @@ def _mlflow() -> Any:
 
 
 class MlflowLogger(RunLogger):
-    """Logs each finished run to MLflow (module docstring): experiment `experiment`, store `tracking_uri`."""
+    """Logs each finished run to MLflow (module docstring): experiment `experiment`, store `tracking_uri`.
+
+    Parameters: the fields of `memlab.tracking.schemas.MlflowLoggerConfig`, each documented there once.
+    """
 
     def __init__(
         self,
