@@ -48,7 +48,17 @@ PLACEMENT_ATTEMPTS = 20
 
 @dataclass(frozen=True)
 class PlantedFact:
-    """A statement the generator planted: what it says, where, and the later message that contradicts it."""
+    """A statement the generator planted: what it says, where, and the later message that contradicts it.
+
+    Args:
+        type: FACT, PREFERENCE, PROCEDURE or EPISODE.
+        slot: What it is about (one slot of the generator's vocabulary).
+        value: The value it states.
+        statement: The sentence planted.
+        message_id: The message that states it.
+        superseded_by: The later message that contradicts it (None: none).
+        date: EPISODE: the ISO date its time phrase denotes (None otherwise).
+    """
 
     type: str
     slot: str

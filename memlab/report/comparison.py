@@ -95,7 +95,11 @@ def swept_parameters(runs: Sequence[RunData]) -> dict[str, list[str]]:
 
 
 def run_labels(runs: Sequence[RunData]) -> list[str]:
-    """A short, distinct label per run: the overrides (or config keys) whose values differ."""
+    """A short, distinct label per run: the overrides (or config keys) whose values differ.
+
+    Args:
+        runs: Runs read back (`load_run`).
+    """
     params = swept_parameters(runs)
     labels = [" ".join(f"{k}={v[i]}" for k, v in params.items()) for i in range(len(runs))]
     if len(set(labels)) < len(runs) and all(r.config for r in runs):
@@ -130,6 +134,10 @@ def inert_parameters(runs: Sequence[RunData]) -> list[str]:
 def pareto_front(cost: Sequence[float], quality: Sequence[float]) -> list[bool]:
     """Which points no other point dominates (cost no higher and quality no lower, one strictly).
 
+    Args:
+        cost: Each point's cost (lower is better).
+        quality: Each point's quality (higher is better).
+
     >>> pareto_front([10, 20, 30, 15], [0.5, 0.9, 0.8, 0.4])
     [True, True, False, False]
     """
@@ -149,7 +157,11 @@ def pareto_front(cost: Sequence[float], quality: Sequence[float]) -> list[bool]:
 
 
 def comparison_table(runs: Sequence[RunData]) -> pd.DataFrame:
-    """One row per run: label, status, error, run directory and every metric (latencies included)."""
+    """One row per run: label, status, error, run directory and every metric (latencies included).
+
+    Args:
+        runs: Runs read back (`load_run`), failed jobs included.
+    """
     labels = run_labels(runs)
     params = swept_parameters(runs)
     rows = []
@@ -383,7 +395,13 @@ def _best_cards(frame: pd.DataFrame) -> list[tuple[str, str, str]]:
 
 
 def write_comparison(out_dir: Path, runs: Sequence[RunData], title: str | None = None) -> dict[str, Path]:
-    """Write comparison.csv, comparison.md and comparison.html into `out_dir`; returns their paths."""
+    """Write comparison.csv, comparison.md and comparison.html into `out_dir`; returns their paths.
+
+    Args:
+        out_dir: The folder the files go to.
+        runs: Runs read back (`load_run`).
+        title: The report's title (None: derived from the runs).
+    """
     frame = comparison_table(runs)
     title = title or "memlab comparison: " + ", ".join(dict.fromkeys(r.name for r in runs))
     subtitle = [html.esc(f"{len(runs)} run directories under {out_dir}")]

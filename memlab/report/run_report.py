@@ -179,7 +179,11 @@ def budget_used(run: RunData) -> tuple[Budget, float] | None:
 
 
 def run_report_md(run: RunData) -> str:
-    """Markdown: headline, every metric by section, per category, the questions that lost most."""
+    """Markdown: headline, every metric by section, per category, the questions that lost most.
+
+    Args:
+        run: A run read back (`load_run`).
+    """
     out = [f"# memlab run: {run_title(run)}", ""]
     for warning in measurement_warnings(run.metrics):
         out += [f"> **WARNING: this run measured nothing here: {warning}.**", ""]
@@ -227,7 +231,11 @@ def run_report_md(run: RunData) -> str:
 
 
 def run_report_html(run: RunData) -> str:
-    """HTML: headline cards, the per-turn prompt curve, retention per category, latency, all metrics."""
+    """HTML: headline cards, the per-turn prompt curve, retention per category, latency, all metrics.
+
+    Args:
+        run: A run read back (`load_run`).
+    """
     metrics, budget = run.all_metrics(), budget_used(run)
     tokens_note = f"; {budget[1]:.0%} of the {budget[0]} budget" if budget else ""
     body = [
