@@ -23,6 +23,13 @@ def compose(overrides: Sequence[str] = (), config_name: str = "config") -> DictC
 
     A wrong override raises `MemlabError` with the line the command line prints (an unknown key
     with the node's keys and "did you mean", a missing entry with the entries there are).
+
+    Args:
+        overrides: Hydra overrides, as on the command line (``["context=trim", "seed=3"]``).
+        config_name: The top-level config of memlab.conf to start from.
+
+    Returns:
+        The composed config, its keys checked against the schemas.
     """
     from hydra import compose as hydra_compose
     from hydra import initialize_config_module
@@ -48,6 +55,13 @@ def run(overrides: Sequence[str] | DictConfig = (), run_dir: Path | str | None =
 
     Without `run_dir` the run goes where `memlab run` would put it:
     ``reports/runs/<name>/<time>-<token>_<overrides>/`` (or `output_dir` when the config sets it).
+
+    Args:
+        overrides: Hydra overrides to compose (see `compose`), or a config already composed.
+        run_dir: The run's folder (None: where `memlab run` would put it).
+
+    Returns:
+        The finished run: its folder, metrics and records.
     """
     from memlab.experiment import run_experiment
     from memlab.naming import folder_token, job_name

@@ -39,7 +39,7 @@ from memlab.llm.extractive import SUMMARY_MEMO
 from memlab.metrics import check_tokenizer, mean_by_category, probe_rows, registry
 from memlab.metrics.answers import ANSWER_METRICS, answerable
 from memlab.ranges import check_config
-from memlab.rundir import data_hash, git_revision, publish, versions
+from memlab.rundir import data_hash, git_state, publish, versions
 from memlab.runtime import Component, History, Runtime, SecurityContext
 from memlab.sim import CallRecord, Cursor, ProbeRecord, Record, ReplayOptions, Shared, simulate, simulate_parallel
 from memlab.sim.checkpoint import Checkpoint, checkpoint_id, load_checkpoint, save_checkpoint
@@ -57,6 +57,9 @@ LABEL_CHARS = 100  # a sweep job's name in heartbeat lines: its number and the s
 # Libraries that log every request at INFO (litellm: ~6 lines per call): warnings only, unless `verbose=true`.
 log = logging.getLogger(__name__)
 QUIET_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx", "httpcore", "openai")
+
+# The checkout whose commit (and local changes) a run records in its manifest.
+SOURCE = Path(__file__).parent
 
 
 @dataclass(frozen=True)
@@ -435,7 +438,7 @@ def _replay_and_publish(
         "store": store_manifest(cfg, scope),
         "data_sha256": data_hash(dialogues),
         "dialogues": len(dialogues),
-        "git_revision": git_revision(Path(__file__).parent),
+        **git_state(SOURCE),
         "versions": versions(run_libraries(cfg)),
     }
     run = RunData.from_records(

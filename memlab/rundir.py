@@ -60,13 +60,44 @@ def data_hash(dialogues: Iterable[Dialogue]) -> str:
 
 def git_revision(start: Path) -> str | None:
     """The checkout's commit, or None outside a git checkout."""
+    return _git(start, "rev-parse", "HEAD").strip() or None
+
+
+def git_state(start: Path) -> dict[str, Any]:
+    """Where the code of a run comes from: the commit, whether the checkout differs from it, and how.
+
+    A run from a modified checkout is not the commit it names: `dirty` says so, and `diff_sha256`
+    (sha256 of ``git diff HEAD --binary`` and of each untracked, not ignored file's path and bytes)
+    tells two modified trees apart. Both are None outside a git checkout.
+
+    Args:
+        start: Any folder inside the checkout.
+
+    Returns:
+        ``{"git_revision": ..., "dirty": ..., "diff_sha256": ...}`` (the last None for a clean tree).
+    """
+    revision = git_revision(start)
+    if revision is None:
+        return {"git_revision": None, "dirty": None, "diff_sha256": None}
+    status = _git(start, "status", "--porcelain")
+    if not status.strip():
+        return {"git_revision": revision, "dirty": False, "diff_sha256": None}
+    h = hashlib.sha256(_git(start, "diff", "HEAD", "--binary").encode())
+    root = Path(_git(start, "rev-parse", "--show-toplevel").strip())
+    for name in sorted(_git(start, "ls-files", "--others", "--exclude-standard", "-z").split("\0")):
+        if name and (root / name).is_file():
+            h.update(f"\0untracked\0{name}\0".encode())
+            h.update((root / name).read_bytes())
+    return {"git_revision": revision, "dirty": True, "diff_sha256": h.hexdigest()}
+
+
+def _git(start: Path, *args: str) -> str:
+    """What ``git args`` prints in `start` ("" when git is missing or fails there)."""
     try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=start, capture_output=True, text=True, check=True, timeout=5
-        )
+        out = subprocess.run(["git", *args], cwd=start, capture_output=True, text=True, check=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
+        return ""
+    return out.stdout
 
 
 def versions(libraries: Iterable[str] = ()) -> dict[str, str | None]:

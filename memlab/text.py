@@ -162,6 +162,32 @@ def word_tuple(text: str) -> tuple[str, ...]:
     return tuple(w for token, cjk in _tokens(text) for w in (token if cjk else (token,)))
 
 
+def normalized(text: str) -> str:
+    """`text` lower-cased with curly apostrophes straight ("I’M" is "i'm"): the one form words are compared in.
+
+    >>> normalized("I’M Ann")
+    "i'm ann"
+    """
+    return text.lower().replace("’", "'")
+
+
+def content_words(text: str, drop: frozenset[str] = FUNCTION_WORDS) -> list[str]:
+    """The `normalized` words of `text` not in `drop`.
+
+    Args:
+        text: Any text, English or Chinese.
+        drop: The words that are not content: `FUNCTION_WORDS` (grammar) by default; extraction also
+            drops `FILLER_WORDS` (conversation).
+
+    Returns:
+        The remaining words, in order.
+
+    >>> content_words("Thanks! She moved to Oslo in 2019."), content_words("Thanks!", FUNCTION_WORDS | FILLER_WORDS)
+    (['thanks', 'moved', 'oslo', '2019'], [])
+    """
+    return [w for w in words(normalized(text)) if w not in drop]
+
+
 def terms(text: str) -> list[str]:
     """Lower-cased words and the bigrams of each CJK run, in order (the TF-IDF analyzer)."""
     return list(term_tuple(text))
@@ -176,7 +202,7 @@ def term_tuple(text: str) -> tuple[str, ...]:
             out.extend(token)
             out.extend(a + b for a, b in itertools.pairwise(token))
         else:
-            out.append(token.lower().replace("’", "'"))
+            out.append(normalized(token))
     return tuple(out)
 
 

@@ -111,8 +111,7 @@ def memlab_cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., int]:
 def timing(benchmark: Any) -> Any:
     """pytest-benchmark's `benchmark`, for a test that only times: skipped unless `--benchmark-enable` (make bench).
 
-    It lives here, not in tests/benchmarks/conftest.py: with --doctest-modules pytest imports every
-    conftest.py as a module named `conftest`, and a subfolder sorted before conftest.py clashes with this one.
+    It lives here, beside the other shared fixtures, so that any test folder may time a step.
     """
     if benchmark.disabled:
         pytest.skip("a timing run: make bench")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ from entries import options
 from hydra.utils import get_object
 from omegaconf import DictConfig, ListConfig
 
+import memlab
 from memlab.errors import MissingExtraError, MissingFileError
 from memlab.experiment import COMPONENT_GROUPS, instantiate
 from memlab.messages import Message
@@ -185,7 +187,11 @@ def test_wrong_type_fails_at_start_naming_the_key(tmp_path: Path) -> None:
     assert not (tmp_path / "run").exists()
 
 
-def test_cli_works_outside_the_checkout(tmp_path: Path) -> None:
+def test_cli_outside_the_checkout_runs_the_packaged_config_as_the_library_does(tmp_path: Path) -> None:
+    """From another folder the CLI composes the packaged config: the same metrics as `memlab.run` in this process."""
     out = _run(f"output_dir={tmp_path / 'run'}", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    assert (tmp_path / "run" / "metrics.json").is_file()
+    here = memlab.run([], run_dir=tmp_path / "in_process")
+    outside = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert outside == json.loads((here.run_dir / "metrics.json").read_text())
+    assert outside["calls"] > 0 and outside["tokens.prompt.mean"] > 0

@@ -28,7 +28,10 @@ def default_pipeline() -> list[ContextStrategy]:
 
 
 class Composite:
-    """Run each strategy on the output of the one before."""
+    """Run each strategy on the output of the one before.
+
+    Parameters: the fields of `memlab.context.schemas.CompositeConfig`, each documented there once.
+    """
 
     name = "composite"
 

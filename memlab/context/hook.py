@@ -17,7 +17,7 @@ longer than the original. Beyond the document:
 - the transcript sent for the summary is cut to MAX_CONVERSATION_CHARS, as in SUMMARIZE (an
   80,000-token request would otherwise overflow the summary call itself);
 - a rejected summary (empty, or not shorter in tokens) takes fallback (2); every summary and
-  fallback is reported by `memlab.context.summary.write_summary` (layer ``context``).
+  fallback is reported by `memlab.summary.write_summary` (layer ``context``).
 """
 
 from __future__ import annotations
@@ -27,7 +27,10 @@ from collections.abc import Sequence
 from memlab.context.base import check_count, leading_system
 from memlab.context.interceptor import request_counter
 from memlab.context.sliding_window import SlidingWindow
-from memlab.context.summary import (
+from memlab.llm import ChatModel, prompts
+from memlab.messages import Message
+from memlab.runtime import ORDER_SUMMARIZATION_HOOK, CallContext, Component, RequestStage
+from memlab.summary import (
     DEFAULT_SUMMARY_TOKENS,
     LAYER_CONTEXT,
     MAX_CONVERSATION_CHARS,
@@ -35,9 +38,6 @@ from memlab.context.summary import (
     check_summary_settings,
     write_summary,
 )
-from memlab.llm import ChatModel, prompts
-from memlab.messages import Message
-from memlab.runtime import ORDER_SUMMARIZATION_HOOK, CallContext, Component, RequestStage
 from memlab.tokens import TokenCounter, resolve_counter
 from memlab.trace import CONTEXT_APPLY, emit, timed
 from memlab.units import tail_start
@@ -59,6 +59,11 @@ HEAD_TAIL_CHARS = "head_tail_chars"
 def keep_head_and_tail(text: str, keep_chars: int = KEEP_CHARS, language: str = "en") -> str:
     """The first and last `keep_chars` characters with an omission marker between them.
 
+    Args:
+        text: The text to shorten.
+        keep_chars: Characters kept at each end.
+        language: The language of the omission marker (en or zh).
+
     >>> keep_head_and_tail("abcdefghij", keep_chars=2)
     'ab\\n[... 6 characters omitted ...]\\nij'
     """
@@ -69,7 +74,10 @@ def keep_head_and_tail(text: str, keep_chars: int = KEEP_CHARS, language: str = 
 
 
 class SummarizationHook(Component):
-    """An emergency brake on request size, run after context editing."""
+    """An emergency brake on request size, run after context editing.
+
+    Parameters: the fields of `memlab.context.schemas.SummarizationHookConfig`, each documented there once.
+    """
 
     order = ORDER_SUMMARIZATION_HOOK
 

@@ -43,6 +43,10 @@ class ContextEditingInterceptor(Component):
 
     The keyword arguments are the entry's sweep knobs, which the config has already passed to
     `strategy`; they are accepted so that one config node holds both (see `ignored_knobs`).
+
+    Parameters: the fields of the context entries' schemas, each documented there once:
+    `memlab.context.schemas.InterceptorConfig` and its subclasses (`TrimContextConfig`,
+    `SummarizeContextConfig`, `SlidingWindowContextConfig`, `CompositeContextConfig`).
     """
 
     order = ORDER_CONTEXT_EDITING

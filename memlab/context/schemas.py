@@ -29,8 +29,8 @@ from typing import Any
 
 from omegaconf import II, MISSING
 
-from memlab import ranges
-from memlab.context import hook, sliding_window, summarize, summary, trim
+from memlab import ranges, summary
+from memlab.context import hook, sliding_window, summarize, trim
 from memlab.context.peers import autogen
 
 PEERS = "memlab.context.peers"

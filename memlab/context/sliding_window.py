@@ -65,7 +65,18 @@ def check_roles(name: str, roles: str | Sequence[str] | None) -> frozenset[str]:
 
 
 class SlidingWindow:
-    """Keep the newest messages whose tokens sum to at most `max_tokens`."""
+    """Keep the newest messages whose tokens sum to at most `max_tokens`.
+
+    Args:
+        max_tokens: The token budget of the messages sent.
+        counter: How messages are counted: ``estimate`` (chars / 2.5 + 4, the document's), a tiktoken
+            encoding or model name, or a `TokenCounter`.
+        keep_system: Keep the leading system messages and count them first (False: the document's bare walk).
+        start_on: Drop the oldest kept units until the first starts with this role (None: off).
+        end_on: Drop the newest messages until the last has this role, before counting (None: off).
+        allow_partial: Keep the fitting tail of the message the walk stopped at (plain messages only).
+        text_splitter: Where a partial message may be cut: ``lines``, ``words``, ``characters``, or a function.
+    """
 
     name = "sliding_window"
 

@@ -14,7 +14,7 @@ first 3 messages. Beyond the document:
 - cuts respect tool-call units: the kept tail grows back to the start of the unit it would
   split, and the first-3 fallback grows to the end of the unit it would split.
 
-Every summary and fallback is reported by `memlab.context.summary.write_summary`.
+Every summary and fallback is reported by `memlab.summary.write_summary`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memlab.context.base import check_count, leading_system
-from memlab.context.summary import (
+from memlab.llm import ChatModel
+from memlab.messages import Message, MessageLike, as_messages, dicts_in_dicts_out
+from memlab.summary import (
     DEFAULT_SUMMARY_TOKENS,
     LAYER_CONTEXT,
     MAX_CONVERSATION_CHARS,
@@ -30,8 +32,6 @@ from memlab.context.summary import (
     check_summary_settings,
     write_summary,
 )
-from memlab.llm import ChatModel
-from memlab.messages import Message, MessageLike, as_messages, dicts_in_dicts_out
 from memlab.tokens import Tallied, TokenCounter, resolve_counter, tallied_part
 from memlab.units import tail_start, unit_end_at
 
@@ -45,7 +45,10 @@ DEFAULT_THRESHOLD = 20
 
 
 class Summarize:
-    """Replace the older part of a long conversation by a model-written summary."""
+    """Replace the older part of a long conversation by a model-written summary.
+
+    Parameters: the fields of `memlab.context.schemas.SummarizeConfig`, each documented there once.
+    """
 
     name = "summarize"
 

@@ -29,7 +29,13 @@ DEFAULT_KEEP_LAST = 3
 
 
 class Trim:
-    """Keep the opening (system instructions, the first exchange) and the most recent turns."""
+    """Keep the opening (system instructions, the first exchange) and the most recent turns.
+
+    Args:
+        keep_first: Opening messages kept (the design document's TRIM default).
+        keep_last: Newest messages kept.
+        placeholder: A user message put where messages were cut, ``{n}`` their count (None: none).
+    """
 
     name = "trim"
 

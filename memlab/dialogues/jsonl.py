@@ -32,7 +32,10 @@ _LISTED_IDS = 5  # message ids an unknown-id error lists
 
 
 def load_jsonl(path: str | Path, max_dialogues: int | None = None) -> list[Dialogue]:
-    """Each non-blank line a `Dialogue` (the first `max_dialogues` of them, all by default)."""
+    """Each non-blank line a `Dialogue` (the first `max_dialogues` of them, all by default).
+
+    Parameters: the fields of `memlab.dialogues.schemas.JsonlConfig`, each documented there once.
+    """
     file = resolve_path(path)
     text = read_text(file)
     if text.lstrip().startswith("["):  # one JSON list, not a line per conversation: LoCoMo's or tau-bench's?

@@ -72,7 +72,14 @@ _DATE_FORMATS = (
 
 @dataclass(frozen=True)
 class Observation:
-    """A fact LoCoMo's annotators drew from one or more turns of a session (``observation``)."""
+    """A fact LoCoMo's annotators drew from one or more turns of a session (``observation``).
+
+    Args:
+        session_id: The session it belongs to.
+        speaker: Whom it is about.
+        text: The fact as the annotators wrote it.
+        evidence: The ids of the turns it was drawn from.
+    """
 
     session_id: str
     speaker: str
@@ -82,7 +89,14 @@ class Observation:
 
 @dataclass(frozen=True)
 class LifeEvent:
-    """An event of a speaker's life the session covers (``event_summary``), with its date as written."""
+    """An event of a speaker's life the session covers (``event_summary``), with its date as written.
+
+    Args:
+        session_id: The session it belongs to.
+        speaker: Whose life it is.
+        text: The event as LoCoMo writes it.
+        date: Its date as written in the source (None: none).
+    """
 
     session_id: str
     speaker: str
@@ -158,7 +172,10 @@ def load_locomo(
     sample_ids: Sequence[str] | None = None,
     categories: Sequence[str | int] | None = None,
 ) -> list[Dialogue]:
-    """Every sample of a `locomo10.json`-format file (or those in `sample_ids`), as `Dialogue`s."""
+    """Every sample of a `locomo10.json`-format file (or those in `sample_ids`), as `Dialogue`s.
+
+    Parameters: the fields of `memlab.dialogues.schemas.LocomoConfig`, each documented there once.
+    """
     file = resolve_path(path, hint=LOCOMO_SOURCE)
     reader = JsonReader(file)
     samples = reader.expect(read_json(file), list, "")

@@ -60,6 +60,8 @@ def load_longmemeval(
     """Each question of the file as a `Dialogue` (the first `max_dialogues` kept, of `question_types` only).
 
     The file is found and the options checked here; the questions are read as the result is iterated.
+
+    Parameters: the fields of `memlab.dialogues.schemas.LongMemEvalConfig`, each documented there once.
     """
     file = resolve_path(path, hint=LONGMEMEVAL_SOURCE)
     for kept in question_types or ():

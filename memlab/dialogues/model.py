@@ -17,7 +17,13 @@ EVIDENCE_SESSIONS_KEY = "evidence_sessions"  # the sessions holding its answer (
 
 @dataclass(frozen=True)
 class Session:
-    """One sitting of a conversation; `started_at` is the source's session time, if any."""
+    """One sitting of a conversation; `started_at` is the source's session time, if any.
+
+    Args:
+        id: Unique within the dialogue.
+        messages: Its messages, in order.
+        started_at: The source's session time (None: none).
+    """
 
     id: str
     messages: tuple[Message, ...]
@@ -33,6 +39,15 @@ class Probe:
     what the source adds beyond that (a LoCoMo adversarial answer, `SUPERSEDED_KEY`, `DECOYS_KEY`,
     `EVIDENCE_SESSIONS_KEY`). `asked_at` is when the question is asked, if the source says (LongMemEval's
     ``question_date``): the replay's clock moves there before the probe, so decay counts up to that moment.
+
+    Args:
+        id: Unique within the dialogue.
+        question: The question asked.
+        answer: The gold answer (None: none, e.g. adversarial).
+        evidence: The ids of the turns that hold the answer.
+        category: The question's category (metrics are also reported per category).
+        metadata: Whatever else the source says (e.g. superseded evidence of an updated fact).
+        asked_at: When it is asked, if the source says (None: the replay's clock stays where the dialogue ended).
     """
 
     id: str
@@ -46,7 +61,16 @@ class Probe:
 
 @dataclass(frozen=True)
 class Dialogue:
-    """A whole conversation or agent trajectory, as replayed by the simulator."""
+    """A whole conversation or agent trajectory, as replayed by the simulator.
+
+    Args:
+        id: Unique within the dataset.
+        sessions: Its sittings, in order.
+        probes: The questions asked after it.
+        system_prompt: The agent's instructions from the source (None: the run's `system_prompt`).
+        user_id: Whose conversation it is (long-term memory is kept per user).
+        metadata: Whatever else the source says about it (not replayed).
+    """
 
     id: str
     sessions: tuple[Session, ...]

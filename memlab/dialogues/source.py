@@ -64,6 +64,10 @@ def resolve_path(path: str | os.PathLike[str], *, hint: str | None = None) -> Pa
     """An existing file: `path` itself if absolute, else under the current directory, else the project root.
 
     A missing file raises `MissingFileError` listing every place looked at, plus `hint` (where to get it).
+
+    Args:
+        path: The file as the config or caller names it.
+        hint: Where to get the file, said when it is missing.
     """
     given = Path(path).expanduser()
     candidates = [given] if given.is_absolute() else list(dict.fromkeys([Path.cwd() / given, PROJECT_ROOT / given]))

@@ -19,6 +19,7 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import random
@@ -47,7 +48,17 @@ PLACEMENT_ATTEMPTS = 20
 
 @dataclass(frozen=True)
 class PlantedFact:
-    """A statement the generator planted: what it says, where, and the later message that contradicts it."""
+    """A statement the generator planted: what it says, where, and the later message that contradicts it.
+
+    Args:
+        type: FACT, PREFERENCE, PROCEDURE or EPISODE.
+        slot: What it is about (one slot of the generator's vocabulary).
+        value: The value it states.
+        statement: The sentence planted.
+        message_id: The message that states it.
+        superseded_by: The later message that contradicts it (None: none).
+        date: EPISODE: the ISO date its time phrase denotes (None otherwise).
+    """
 
     type: str
     slot: str
@@ -56,9 +67,6 @@ class PlantedFact:
     message_id: str
     superseded_by: str | None = None
     date: str | None = None  # EPISODE: the ISO date its time phrase denotes
-
-
-_DEFAULTS = SyntheticConfig()  # the generator's defaults are its schema's, written once there
 
 
 @dataclass
@@ -74,39 +82,49 @@ class _Plan:
     planted: list[PlantedFact] = field(default_factory=list)
 
 
-def generate_synthetic(
-    seed: int = _DEFAULTS.seed,
-    dialogues: int = _DEFAULTS.dialogues,
-    sessions: int = _DEFAULTS.sessions,
-    turns_per_session: int = _DEFAULTS.turns_per_session,
-    facts: int = _DEFAULTS.facts,
-    update_rate: float = _DEFAULTS.update_rate,
-    message_chars_mean: float = _DEFAULTS.message_chars_mean,
-    message_chars_sigma: float = _DEFAULTS.message_chars_sigma,
-    tool_call_rate: float = _DEFAULTS.tool_call_rate,
-    tool_output_chars: float = _DEFAULTS.tool_output_chars,
-    tool_output_sigma: float = _DEFAULTS.tool_output_sigma,
-    session_gap_days: float = _DEFAULTS.session_gap_days,
-    start: str = _DEFAULTS.start,
-) -> list[Dialogue]:
-    """`dialogues` synthetic dialogues of `sessions` x `turns_per_session` user turns, deterministic in `seed`."""
-    settings = {k: v for k, v in locals().items() if k != "start"}  # the parameters, before anything else
-    ranges.check_values(SyntheticConfig, "synthetic", **settings)
-    if facts > len(text.SLOTS):
-        raise MemlabError(f"synthetic: facts={facts} is more than the {len(text.SLOTS)} distinct facts it can plant")
-    try:
-        first = datetime.fromisoformat(start)
-    except ValueError:
-        raise MemlabError(f"synthetic: start={start!r} is not an ISO 8601 time such as 2024-01-08T09:00:00") from None
-    writer = _Writer(message_chars_mean, message_chars_sigma, tool_output_chars, tool_output_sigma)
-    out = []
-    for k in range(dialogues):
-        rng = random.Random(f"memlab-synthetic:{seed}:{k}")
-        plans = _plan(rng, facts, sessions, turns_per_session, update_rate)
-        out.append(
-            _dialogue(rng, writer, k, seed, plans, sessions, turns_per_session, tool_call_rate, session_gap_days, first)
+def generate_synthetic(config: SyntheticConfig | None = None, /, **settings: Any) -> list[Dialogue]:
+    """`dialogues` synthetic dialogues of `sessions` x `turns_per_session` user turns, deterministic in `seed`.
+
+    The settings are `SyntheticConfig`'s fields, declared there once with their defaults and ranges.
+
+    Args:
+        config: The generator's settings (None: the schema's defaults).
+        **settings: Fields of `SyntheticConfig` that override `config`'s, e.g. ``seed=1, dialogues=2``
+            (how Hydra calls it from ``dataset=synthetic``).
+
+    Returns:
+        The dialogues, each with the probes of the facts planted in it.
+    """
+    cfg = _settings(config, settings)
+    if cfg.facts > len(text.SLOTS):
+        raise MemlabError(
+            f"synthetic: facts={cfg.facts} is more than the {len(text.SLOTS)} distinct facts it can plant"
         )
+    try:
+        first = datetime.fromisoformat(cfg.start)
+    except ValueError:
+        raise MemlabError(
+            f"synthetic: start={cfg.start!r} is not an ISO 8601 time such as 2024-01-08T09:00:00"
+        ) from None
+    writer = _Writer(cfg.message_chars_mean, cfg.message_chars_sigma, cfg.tool_output_chars, cfg.tool_output_sigma)
+    out = []
+    for k in range(cfg.dialogues):
+        rng = random.Random(f"memlab-synthetic:{cfg.seed}:{k}")
+        plans = _plan(rng, cfg.facts, cfg.sessions, cfg.turns_per_session, cfg.update_rate)
+        out.append(_dialogue(rng, writer, k, cfg, plans, first))
     return out
+
+
+def _settings(config: SyntheticConfig | None, settings: dict[str, Any]) -> SyntheticConfig:
+    """`config` (or the defaults) with `settings` on top, each key a schema field and each value in its range."""
+    known = {f.name for f in dataclasses.fields(SyntheticConfig)} - {"_target_"}
+    unknown = sorted(set(settings) - known)
+    if unknown:
+        raise MemlabError(f"synthetic: unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    cfg = dataclasses.replace(config or SyntheticConfig(), **settings)
+    values = {name: getattr(cfg, name) for name in known - {"start"}}
+    ranges.check_values(SyntheticConfig, "synthetic", **values)
+    return cfg
 
 
 def _plan(rng: random.Random, facts: int, sessions: int, turns: int, update_rate: float) -> list[_Plan]:
@@ -265,12 +283,8 @@ def _dialogue(
     rng: random.Random,
     writer: _Writer,
     k: int,
-    seed: int,
+    cfg: SyntheticConfig,
     plans: list[_Plan],
-    n_sessions: int,
-    turns: int,
-    tool_call_rate: float,
-    gap_days: float,
     first: datetime,
 ) -> Dialogue:
     at: dict[tuple[int, int], tuple[_Plan, bool]] = {p.turn: (p, False) for p in plans}
@@ -278,11 +292,11 @@ def _dialogue(
     sessions: list[Session] = []
     clock = first
     calls = 0
-    for s in range(n_sessions):
+    for s in range(cfg.sessions):
         if s:
-            clock += timedelta(seconds=round(gap_days * 86400 * rng.uniform(0.5, 1.5)))
+            clock += timedelta(seconds=round(cfg.session_gap_days * 86400 * rng.uniform(0.5, 1.5)))
         sitting = _Sitting(s + 1, clock, rng)
-        for t in range(turns):
+        for t in range(cfg.turns_per_session):
             if (s, t) in at:
                 plan, is_update = at[(s, t)]
                 statement = _statement(rng, plan, is_update)
@@ -290,7 +304,7 @@ def _dialogue(
                 _record(plan, statement, user, is_update)
             else:
                 sitting.add("user", writer.chatter(rng), speaker="user")
-            if rng.random() < tool_call_rate:
+            if rng.random() < cfg.tool_call_rate:
                 calls += 1
                 call, output = writer.tool_call(rng, f"call_{k}_{calls}", sitting.clock)
                 sitting.add("assistant", None, speaker="assistant", tool_calls=(call,))
@@ -307,7 +321,7 @@ def _dialogue(
         probes=tuple(_probe(f"{dialogue_id}:p{i}", p) for i, p in enumerate(plans)),
         system_prompt=SYSTEM_PROMPT,
         user_id=f"synthetic-user-{k}",
-        metadata={"seed": seed, "facts": tuple(f for p in plans for f in p.planted), "tool_calls": calls},
+        metadata={"seed": cfg.seed, "facts": tuple(f for p in plans for f in p.planted), "tool_calls": calls},
     )
 
 

@@ -26,7 +26,10 @@ TAU_BENCH_SOURCE = (
 
 
 def load_tau_bench(path: str | Path, max_dialogues: int | None = None) -> list[Dialogue]:
-    """The first `max_dialogues` trajectories of a tau-bench results file (all by default)."""
+    """The first `max_dialogues` trajectories of a tau-bench results file (all by default).
+
+    Parameters: the fields of `memlab.dialogues.schemas.TauBenchConfig`, each documented there once.
+    """
     file = resolve_path(path, hint=TAU_BENCH_SOURCE)
     reader = JsonReader(file)
     runs = reader.expect(read_json(file), list, "")

@@ -26,6 +26,11 @@ class Embedder(Protocol):
 
 
 def l2_normalize(vectors: np.ndarray) -> np.ndarray:
+    """Each row scaled to unit length (a zero row stays zero), as float32: what every `Embedder` returns.
+
+    Args:
+        vectors: One vector per row.
+    """
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return (vectors / np.where(norms == 0, 1.0, norms)).astype(np.float32)
 

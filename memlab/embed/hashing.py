@@ -20,7 +20,10 @@ CHAR_NGRAMS = (3, 5)
 
 
 class HashingEmbedder(CachedEmbedder):
-    """Word-bounded character 3-5-grams, hashed with signs into `dim` dimensions, L2-normalized."""
+    """Word-bounded character 3-5-grams, hashed with signs into `dim` dimensions, L2-normalized.
+
+    Parameters: the fields of `memlab.embed.schemas.HashingConfig`, each documented there once.
+    """
 
     name = "hashing"
 

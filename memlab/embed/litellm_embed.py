@@ -22,7 +22,12 @@ DEFAULT_EMBEDDING_DIM = 1536  # text-embedding-3-small
 
 
 class LitellmEmbedder(CachedEmbedder):
-    """Embeddings from a provider by litellm model name, batched `batch_size` texts per request."""
+    """Embeddings from a provider by litellm model name, batched `batch_size` texts per request.
+
+    Args:
+        api_key: Parameters: the fields of `memlab.embed.schemas.LitellmEmbedConfig`, each documented there once.
+            Besides them: the key itself, from Python only (a config names `api_key_env`, never the key).
+    """
 
     name = "litellm"
 

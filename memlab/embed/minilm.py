@@ -29,7 +29,10 @@ def minilm_path() -> str:
 
 
 class MiniLMEmbedder(CachedEmbedder):
-    """Sentence embeddings (384 dimensions, mean pooled) on `device`, `batch_size` texts at a time."""
+    """Sentence embeddings (384 dimensions, mean pooled) on `device`, `batch_size` texts at a time.
+
+    Parameters: the fields of `memlab.embed.schemas.MiniLMConfig`, each documented there once.
+    """
 
     name = "minilm"
     dim = MINILM_DIM

@@ -22,6 +22,9 @@ def context_transcript(context: str) -> str:
     """A probe's context text as the transcript the answer prompt carries: one ``[] context: line`` per line.
 
     The probe record keeps the request's text, not its messages, so ids and speakers are not available.
+
+    Args:
+        context: A probe's context text.
     """
     lines = [Message(role="user", content=line, speaker="context") for line in context.splitlines() if line.strip()]
     return render_transcript(lines)
@@ -30,7 +33,15 @@ def context_transcript(context: str) -> str:
 def answer_question(
     model: ChatModel, context: str, question: str, *, language: str = "en", max_tokens: int = 64
 ) -> str | None:
-    """The model's answer to `question` from `context` (the text a strategy would send); None if it failed."""
+    """The model's answer to `question` from `context` (the text a strategy would send); None if it failed.
+
+    Args:
+        model: The answering model.
+        context: The text a strategy would send.
+        question: The probe's question.
+        language: The prompt's language (en or zh).
+        max_tokens: The longest answer asked for.
+    """
     prompt = build(TASK_ANSWER, context_transcript(context), language, question=question)
     try:
         return model.complete(prompt, task=TASK_ANSWER, max_tokens=max_tokens).text.strip()
@@ -39,7 +50,15 @@ def answer_question(
 
 
 def judge_answer(model: ChatModel, question: str, gold: str, generated: str, *, language: str = "en") -> float | None:
-    """1.0 if the judge model says CORRECT, 0.0 if WRONG, None if it failed or said neither."""
+    """1.0 if the judge model says CORRECT, 0.0 if WRONG, None if it failed or said neither.
+
+    Args:
+        model: The judge model.
+        question: The probe's question.
+        gold: The gold answer.
+        generated: The answer to judge.
+        language: The prompt's language (en or zh).
+    """
     try:
         verdict = model.complete(judge_prompt(question, gold, generated, language), task=TASK_JUDGE, max_tokens=4).text
     except LLMError:
@@ -63,6 +82,14 @@ def answer_rows(
 
     A probe is answered when it has a gold answer or is adversarial (scored without one); the
     judge needs a gold answer.
+
+    Args:
+        model: The answering (and judging) model.
+        rows: The probe rows (`memlab.metrics.probe_rows`).
+        contexts: Each probe's context text, aligned with `rows`.
+        judge: Also ask the model to judge each answer.
+        language: The prompts' language (en or zh).
+        max_tokens: The longest answer asked for.
     """
     out: list[dict[str, Any]] = []
     for row, context in zip(rows, contexts, strict=True):
@@ -88,6 +115,10 @@ def evaluate_answers(dialogues: Iterable[Dialogue], model: ChatModel) -> dict[st
 
     `from_evidence` is the share of answers found verbatim in an evidence turn, `judged_correct`
     the share the model's judge calls CORRECT (`python experiments/extractive_qa.py`).
+
+    Args:
+        dialogues: Dialogues with probes.
+        model: The answering and judging model.
     """
     asked = from_evidence = correct = 0
     for dialogue in dialogues:

@@ -27,7 +27,13 @@ HIT_AT = (1, 5, 10)
 
 @dataclass(frozen=True)
 class RetrievalCase:
-    """One conversation's turns (ids and ``speaker: text``) and its questions with their evidence ids."""
+    """One conversation's turns (ids and ``speaker: text``) and its questions with their evidence ids.
+
+    Args:
+        ids: The conversation's turn ids.
+        texts: Each turn as ``speaker: text``, aligned with `ids`.
+        questions: Each question with the set of its evidence turn ids.
+    """
 
     ids: tuple[str, ...]
     texts: tuple[str, ...]
@@ -35,7 +41,11 @@ class RetrievalCase:
 
 
 def retrieval_cases(dialogues: Iterable[Dialogue]) -> Iterator[RetrievalCase]:
-    """A `RetrievalCase` per dialogue: every turn with an id, every non-adversarial question with evidence."""
+    """A `RetrievalCase` per dialogue: every turn with an id, every non-adversarial question with evidence.
+
+    Args:
+        dialogues: Dialogues with probes that cite evidence.
+    """
     for dialogue in dialogues:
         turns = [m for m in dialogue.messages() if m.id is not None]
         questions = tuple(
@@ -46,7 +56,12 @@ def retrieval_cases(dialogues: Iterable[Dialogue]) -> Iterator[RetrievalCase]:
 
 
 def evidence_ranks(embedder: Embedder, case: RetrievalCase) -> list[int]:
-    """The 0-based rank of the best-ranked evidence turn of each question (questions without one are left out)."""
+    """The 0-based rank of the best-ranked evidence turn of each question (questions without one are left out).
+
+    Args:
+        embedder: Embeds the turns and the questions.
+        case: One conversation's turns and questions.
+    """
     turns, queries = embedder.embed(list(case.texts)), embedder.embed([q for q, _ in case.questions])
     ranks = []
     for (_, evidence), row in zip(case.questions, queries @ turns.T, strict=True):
@@ -58,11 +73,20 @@ def evidence_ranks(embedder: Embedder, case: RetrievalCase) -> list[int]:
 
 
 def hit_rates(ranks: Sequence[int]) -> dict[str, float]:
-    """hit@1/5/10 and MRR of 0-based first-evidence ranks, with the number of questions."""
+    """hit@1/5/10 and MRR of 0-based first-evidence ranks, with the number of questions.
+
+    Args:
+        ranks: The 0-based rank of each question's first evidence turn.
+    """
     out = {f"hit@{k}": sum(r < k for r in ranks) / len(ranks) for k in HIT_AT}
     return {"questions": len(ranks), **out, "mrr": sum(1 / (1 + r) for r in ranks) / len(ranks)}
 
 
 def evaluate_retrieval(dialogues: Iterable[Dialogue], make_embedder: Callable[[], Embedder]) -> dict[str, float]:
-    """`hit_rates` over all conversations, a fresh embedder per conversation."""
+    """`hit_rates` over all conversations, a fresh embedder per conversation.
+
+    Args:
+        dialogues: Dialogues with probes that cite evidence.
+        make_embedder: Makes a fresh embedder for each conversation.
+    """
     return hit_rates([r for case in retrieval_cases(dialogues) for r in evidence_ranks(make_embedder(), case)])

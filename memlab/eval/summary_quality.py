@@ -24,14 +24,24 @@ from memlab.tokens import get_counter
 
 
 def rouge_1_recall(reference: str, candidate: str) -> float:
-    """Share of the reference's terms (with multiplicity) that the candidate contains."""
+    """Share of the reference's terms (with multiplicity) that the candidate contains.
+
+    Args:
+        reference: The gold summary.
+        candidate: The summary scored.
+    """
     ref, cand = Counter(terms(reference)), Counter(terms(candidate))
     total = sum(ref.values())
     return sum((ref & cand).values()) / total if total else 0.0
 
 
 def rouge_l_recall(reference: str, candidate: str) -> float:
-    """Longest common subsequence of terms over the reference's length."""
+    """Longest common subsequence of terms over the reference's length.
+
+    Args:
+        reference: The gold summary.
+        candidate: The summary scored.
+    """
     ref, cand = terms(reference), terms(candidate)
     if not ref:
         return 0.0
@@ -45,13 +55,22 @@ def rouge_l_recall(reference: str, candidate: str) -> float:
 
 
 def fact_recall(reference: str, candidate: str) -> float:
-    """Share of the reference's numbers, dates and proper names that appear among the candidate's terms."""
+    """Share of the reference's numbers, dates and proper names that appear among the candidate's terms.
+
+    Args:
+        reference: The gold summary.
+        candidate: The summary scored.
+    """
     facts = fact_tokens(reference)
     return len(facts & set(terms(candidate))) / len(facts) if facts else 0.0
 
 
 def summarized_sessions(dialogues: Iterable[Dialogue]) -> Iterator[tuple[str, tuple[Message, ...], str]]:
-    """(``dialogue/session`` key, the session's messages, its gold summary) for every summarized session."""
+    """(``dialogue/session`` key, the session's messages, its gold summary) for every summarized session.
+
+    Args:
+        dialogues: Dialogues whose sessions have gold summaries.
+    """
     for dialogue in dialogues:
         summaries = dialogue.metadata.get("session_summaries", {})
         for session in dialogue.sessions:
@@ -61,7 +80,12 @@ def summarized_sessions(dialogues: Iterable[Dialogue]) -> Iterator[tuple[str, tu
 
 
 def evaluate_summaries(dialogues: Iterable[Dialogue], counter: str = "cl100k_base") -> dict[str, dict[str, float]]:
-    """Mean recall figures of the extractive summary and the first-sentences baseline, per method."""
+    """Mean recall figures of the extractive summary and the first-sentences baseline, per method.
+
+    Args:
+        dialogues: Dialogues whose sessions have gold summaries (LoCoMo).
+        counter: The token counter of the summaries' budget.
+    """
     count = get_counter(counter).count_text
     methods = {
         "extractive": lambda t, b: extractive_summary(t, b, counter),

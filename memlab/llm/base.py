@@ -40,7 +40,16 @@ class LLMAuthError(MemlabError):
 
 @dataclass(frozen=True)
 class Completion:
-    """A model's answer and what it cost."""
+    """A model's answer and what it cost.
+
+    Args:
+        text: The model's reply.
+        prompt_tokens: Tokens the request cost, as the provider (or the counter) reports.
+        completion_tokens: Tokens of the reply.
+        model: The model that answered.
+        cached: Whether a cache answered (no request sent).
+        tool_calls: The tool calls the model made.
+    """
 
     text: str
     prompt_tokens: int

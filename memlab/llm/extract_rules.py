@@ -20,16 +20,20 @@ informative line is kept: this is a recall-oriented extractor (the README says s
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
 from memlab.llm.prompts import TranscriptLine
-from memlab.text import FILLER_WORDS, FUNCTION_WORDS, speaks_in_first_person, words
+from memlab.text import FILLER_WORDS, FUNCTION_WORDS, speaks_in_first_person
+from memlab.text import content_words as text_content_words
 
 MIN_CONTENT_WORDS = 2  # fewer content words than this carry nothing worth remembering
 SHORT_REPLY_WORDS = 8  # a reply this short is read together with the question it answers
 
 _NOT_CONTENT = FUNCTION_WORDS | FILLER_WORDS
+# What extraction counts as content: `memlab.text.content_words` without grammar and without filler.
+content_words = functools.partial(text_content_words, drop=_NOT_CONTENT)
 # "please" addresses the listener as "you" does: "From now on, please write examples in Go." is a standing request.
 _SECOND_PERSON = re.compile(r"\b(you|you're|you've|your|yours|yourself|please)\b|你|您", re.I)
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}")
@@ -52,11 +56,6 @@ _DATED = re.compile(
     r"昨天|今天|上周|上个月|去年|明天",
     re.I,
 )
-
-
-def content_words(text: str) -> list[str]:
-    """Lower-cased words (`memlab.text.words`) that are neither function words nor filler."""
-    return [w for w in words(text.lower().replace("’", "'")) if w not in _NOT_CONTENT]
 
 
 def is_about_someone(text: str) -> bool:

@@ -158,7 +158,10 @@ def _extract_memories(transcript: str) -> str:
 
 
 class ExtractiveChatModel(base.RecordedChatModel):
-    """Deterministic, offline, free: the lab's default `llm` (see the module docstring for each task)."""
+    """Deterministic, offline, free: the lab's default `llm` (see the module docstring for each task).
+
+    Parameters: the fields of `memlab.llm.schemas.ExtractiveConfig`, each documented there once.
+    """
 
     name = "extractive"
 

@@ -30,7 +30,10 @@ DEFAULT_FAULT_RATE = 0.2
 
 
 class FaultyChatModel(RecordedChatModel):
-    """`inner` (default: the extractive model), except that a share `rate` of calls fail in one of `modes`."""
+    """`inner` (default: the extractive model), except that a share `rate` of calls fail in one of `modes`.
+
+    Parameters: the fields of `memlab.llm.schemas.FaultyConfig`, each documented there once.
+    """
 
     name = "faulty"
     # Failures follow one random sequence through the whole run, so its dialogues replay in one process.

@@ -29,7 +29,12 @@ from memlab.tokens import get_counter
 
 
 class LitellmChatModel(RecordedChatModel):
-    """A provider model by litellm name (``openai/gpt-4o-mini``, ``anthropic/claude-3-5-haiku-latest``, ...)."""
+    """A provider model by litellm name (``openai/gpt-4o-mini``, ``anthropic/claude-3-5-haiku-latest``, ...).
+
+    Args:
+        api_key: Parameters: the fields of `memlab.llm.schemas.LitellmConfig`, each documented there once. Besides
+            them: the key itself, from Python only (a config names `api_key_env`, never the key).
+    """
 
     name = "litellm"
     supports_tools = True  # `complete(..., tools=[...])` returns the model's tool calls

@@ -224,6 +224,12 @@ def extractive_summary(transcript: str, max_tokens: int, counter: str = "cl100k_
     """The best sentences of `transcript` within `max_tokens`, never longer than the transcript itself.
 
     `personal` favours first-person preferences, habits and facts (the memory summary).
+
+    Args:
+        transcript: Transcript lines (`speaker: text`, as `memlab.llm.prompts.render_transcript` writes them).
+        max_tokens: The summary's budget in tokens.
+        counter: The token counter of the budget (a tiktoken encoding or model, or estimate).
+        personal: Favour the speakers' first-person statements (a memory summary).
     """
     sentences = (found := corpus(transcript)).sentences
     if not sentences or max_tokens <= 0:
@@ -265,7 +271,13 @@ def extractive_summary(transcript: str, max_tokens: int, counter: str = "cl100k_
 
 
 def first_sentences(transcript: str, max_tokens: int, counter: str = "cl100k_base") -> str:
-    """The lead baseline: the transcript's first sentences, in the same format, within `max_tokens`."""
+    """The lead baseline: the transcript's first sentences, in the same format, within `max_tokens`.
+
+    Args:
+        transcript: Transcript lines (`speaker: text`).
+        max_tokens: The summary's budget in tokens.
+        counter: The token counter of the budget.
+    """
     sentences = corpus(transcript).sentences
     count = get_counter(counter).count_text
     chosen: set[int] = set()

@@ -31,7 +31,6 @@ from memlab.memory.strategies import (
     rules_predicate,
     trim,
 )
-from memlab.memory.tasks import TaskMemory
 
 __all__ = [
     "Agent",
@@ -55,7 +54,6 @@ __all__ = [
     "StoreAgentMemory",
     "StoreChatMemory",
     "SummarizeStrategy",
-    "TaskMemory",
     "TaskSegmentedCompressor",
     "ToolRoundsCompressor",
     "TrimStrategy",

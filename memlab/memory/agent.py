@@ -36,7 +36,12 @@ SUMMARY_COUNTER = "cl100k_base"
 
 @dataclass(frozen=True)
 class MemorySnapshot:
-    """A memory's state: its items (oldest first) and its summary (None when it has none)."""
+    """A memory's state: its items (oldest first) and its summary (None when it has none).
+
+    Args:
+        items: The items, oldest first.
+        summary: The summary of what was compressed away (None: none).
+    """
 
     items: tuple[Item, ...] = ()
     summary: str | None = None
@@ -104,7 +109,13 @@ def _snapshot(state: SessionState) -> MemorySnapshot:
 
 
 class StoreAgentMemory:
-    """AgentMemory in a `SessionStore` under `session_id` (the document's JdbcAgentMemory, for any store)."""
+    """AgentMemory in a `SessionStore` under `session_id` (the document's JdbcAgentMemory, for any store).
+
+    Args:
+        store: Where the items and summary are kept.
+        session_id: The session they are kept under.
+        compressor: Applied on every write, in the store's transaction (None: nothing is compressed).
+    """
 
     def __init__(self, store: SessionStore, session_id: str, compressor: MemoryCompressor | None = None) -> None:
         self.store = store
@@ -196,7 +207,12 @@ class StoreAgentMemory:
 
 
 class InMemoryAgentMemory(StoreAgentMemory):
-    """The default AgentMemory: a private in-memory store (the document's InMemoryAgentMemory)."""
+    """The default AgentMemory: a private in-memory store (the document's InMemoryAgentMemory).
+
+    Args:
+        compressor: Applied on every write (None: nothing is compressed).
+        session_id: The name of the session it holds.
+    """
 
     def __init__(self, compressor: MemoryCompressor | None = None, session_id: str = "default") -> None:
         super().__init__(InMemoryStore(), session_id, compressor)

@@ -38,7 +38,11 @@ class ChatMemory(Protocol):
 
 
 class InMemoryChatMemory:
-    """ChatMemory in a Python list: the default, and the reference the stored backends must match."""
+    """ChatMemory in a Python list: the default, and the reference the stored backends must match.
+
+    Args:
+        session_id: The name of the session it holds.
+    """
 
     def __init__(self, session_id: str = "default") -> None:
         self.session_id = session_id
@@ -89,6 +93,10 @@ class StoreChatMemory:
     stored entry each time made a replay quadratic. Each read checks the version (one cheap read)
     and reloads on any change by another writer, in this process or another; writes through this
     object keep the copy current, and it is dropped when a write fails or another write came first.
+
+    Args:
+        store: Where the messages are kept.
+        session_id: The session they are kept under.
     """
 
     def __init__(self, store: SessionStore, session_id: str) -> None:
@@ -164,6 +172,10 @@ def chat_history(session_id: str, *, store: SessionStore, fresh: bool = True) ->
 
     `fresh` clears what the store holds under that id first, so a replay starts from nothing
     even on a database a previous run filled.
+
+    Args:
+        session_id: The session (one dialogue) whose history this is. Parameters: the fields of
+            `memlab.memory.schemas.ChatHistoryConfig`, each documented there once.
     """
     memory = StoreChatMemory(store, session_id)
     if fresh:

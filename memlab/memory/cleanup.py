@@ -29,7 +29,14 @@ _SUMMARY_PREFIXES = tuple(MEMORY_SUMMARY_PREFIX.values())
 
 @dataclass(frozen=True)
 class CleanupResult:
-    """What one cleanup did."""
+    """What one cleanup did.
+
+    Args:
+        trigger: What started the cleanup (the caller's word: "manual" by default, "session_end", ...).
+        before_items: Stored messages before it.
+        after_items: Stored messages after it.
+        summary_length: Characters of the persistent-memory summaries it left, prefixes excluded (0: none).
+    """
 
     trigger: str
     before_items: int
@@ -48,7 +55,10 @@ def summary_length(messages: Sequence[Message]) -> int:
 
 
 class MemoryCleanupService(Component):
-    """A runtime component that rewrites the history with `strategy` at session ends and periodically."""
+    """A runtime component that rewrites the history with `strategy` at session ends and periodically.
+
+    Parameters: the fields of `memlab.memory.schemas.CleanupConfig`, each documented there once.
+    """
 
     def __init__(
         self,

@@ -34,7 +34,10 @@ DEFAULT_KEEP_ROUNDS = 3
 
 
 class ChainCompressor:
-    """Each stage compresses what the previous one returned (an empty chain changes nothing)."""
+    """Each stage compresses what the previous one returned (an empty chain changes nothing).
+
+    Parameters: the fields of `memlab.memory.schemas.ChainConfig`, each documented there once.
+    """
 
     def __init__(self, stages: Sequence[MemoryCompressor]) -> None:
         self.stages = list(stages)
@@ -49,7 +52,10 @@ class ChainCompressor:
 
 
 class ToolRoundsCompressor(SummaryFolding):
-    """CodeAct's memory: the newest `keep_rounds` tool exchanges whole, every message item, older rounds summarized."""
+    """CodeAct's memory: the newest `keep_rounds` tool exchanges whole, every message item, older rounds summarized.
+
+    Parameters: the fields of `memlab.memory.schemas.ToolRoundsConfig`, each documented there once.
+    """
 
     def __init__(
         self,

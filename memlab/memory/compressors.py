@@ -17,12 +17,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memlab.context.summary import LAYER_COMPRESSOR, write_summary
 from memlab.llm.base import ChatModel
 from memlab.llm.prompts import check_language, render_transcript
 from memlab.memory.agent import MemorySnapshot
 from memlab.memory.strategies import DEFAULT_SUMMARY_COUNTER, MAX_CONVERSATION_CHARS, detect_language
 from memlab.messages import Item, MessageItem, items_to_messages, system
+from memlab.summary import LAYER_COMPRESSOR, write_summary
 from memlab.tokens import TokenCounter, resolve_counter
 from memlab.units import item_units
 
@@ -55,7 +55,11 @@ def counted_summary(previous: str | None, dropped: int) -> str:
 
 
 def summarized_count(summary: str | None) -> int:
-    """How many items the counting summaries in `summary` stand for."""
+    """How many items the counting summaries in `summary` stand for.
+
+    Args:
+        summary: A compressor's summary (None: none).
+    """
     return sum(int(n) for n in COUNT_SUMMARY.findall(summary or ""))
 
 
@@ -76,6 +80,15 @@ def fold_summary(
     the dropped items together. With no model, or when the model fails or its summary is rejected
     (a FALLBACK event with action ``count`` says so): the document's counting sample,
     ``[压缩] 历史片段条数=N`` appended.
+
+    Args:
+        previous: The summary so far (None: none).
+        dropped: The items the new summary must also cover.
+        llm: The summarizer (None: the design document's counting line).
+        language: The summary's language (auto: detected from the items).
+        max_tokens: The longest summary asked for (None: the model's default).
+        counter: Counts the tokens of the summary check.
+        strategy: The compressor's name, for the SUMMARY event.
     """
     if llm is None:
         return counted_summary(previous, len(dropped))
@@ -113,7 +126,10 @@ _SPEAKER_LINE = re.compile(r"^[^:\[\]]+: ")
 
 @dataclass(frozen=True)
 class WindowedMemoryCompressor:
-    """Strategy A: keep only the newest `max_items` items; the summary is left as it is."""
+    """Strategy A: keep only the newest `max_items` items; the summary is left as it is.
+
+    Parameters: the fields of `memlab.memory.schemas.WindowedConfig`, each documented there once.
+    """
 
     max_items: int = DEFAULT_WINDOW_ITEMS
 
@@ -155,6 +171,8 @@ class HybridMemoryCompressor(SummaryFolding):
     With `llm`, the summary is written by the chat model (the document: "你可以把 head 交给模型生成更高
     质量摘要"); with no model it is the document's own sample, one ``[压缩] 历史片段条数=N`` line per
     compression, which says how much was dropped but not what.
+
+    Parameters: the fields of `memlab.memory.schemas.HybridConfig`, each documented there once.
     """
 
     def __init__(
@@ -185,6 +203,8 @@ class TaskSegmentedCompressor(SummaryFolding):
     All but the newest `keep_tasks` sub-tasks are summarized one by one (each from its own items
     only, never from the others) into a numbered line of the summary, so the final stage reads
     the sub-task summaries plus the live sub-task. With no model each line is the counting sample.
+
+    Parameters: the fields of `memlab.memory.schemas.TaskSegmentedConfig`, each documented there once.
     """
 
     def __init__(

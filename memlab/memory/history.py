@@ -23,7 +23,11 @@ def snapshot_messages(snapshot: MemorySnapshot) -> list[Message]:
 
 
 class AgentMemoryHistory:
-    """A `History` (append, messages, len) plus the Memory layer's `update` over an AgentMemory."""
+    """A `History` (append, messages, len) plus the Memory layer's `update` over an AgentMemory.
+
+    Args:
+        memory: The stored AgentMemory it reads and writes.
+    """
 
     def __init__(self, memory: StoreAgentMemory) -> None:
         self.memory = memory
@@ -64,6 +68,10 @@ def agent_history(
     """`agent_memory=windowed|hybrid|per_task`: an AgentMemory per dialogue in the configured store.
 
     `fresh` clears what the store holds under that id first, so every replay starts from nothing.
+
+    Args:
+        session_id: The session (one dialogue) whose history this is. Parameters: the fields of
+            `memlab.memory.schemas.AgentHistoryConfig`, each documented there once.
     """
     memory = StoreAgentMemory(store, session_id, compressor)
     if fresh:

@@ -36,7 +36,13 @@ MemorySupplier = Callable[[str], AgentMemory]
 
 @dataclass
 class AgentSession:
-    """One conversation of an agent: its id and its own memory."""
+    """One conversation of an agent: its id and its own memory.
+
+    Args:
+        id: The session's id.
+        memory: Its own memory.
+        compactor: What `compact()` compresses with by default (None: the memory's own compressor).
+    """
 
     id: str
     memory: AgentMemory
@@ -55,7 +61,12 @@ class AgentSession:
 
 
 class Agent:
-    """Makes sessions; `memory_supplier(session_id)` gives each its memory (default: in memory)."""
+    """Makes sessions; `memory_supplier(session_id)` gives each its memory (default: in memory).
+
+    Args:
+        memory_supplier: Gives each new session its memory from the session id (None: in memory).
+        compactor: What each session's `compact()` compresses with by default (None: the memory's own compressor).
+    """
 
     def __init__(
         self, memory_supplier: MemorySupplier | None = None, compactor: MemoryCompressor | None = None
@@ -103,6 +114,8 @@ class SessionEndOps(Component):
     `fork: true` saves a copy of the history under ``<history id>@<session id>`` in the same store
     (a branch to resume later; a SESSION_FORK event counts its entries); `compactor` compacts an
     agent memory with it (the coding agent's compact; MEMORY_COMPRESS reports before/after items).
+
+    Parameters: the fields of `memlab.memory.schemas.SessionEndOpsConfig`, each documented there once.
     """
 
     def __init__(self, fork: bool = False, compactor: MemoryCompressor | None = None) -> None:

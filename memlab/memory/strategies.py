@@ -23,12 +23,12 @@ from typing import Any, Protocol, runtime_checkable
 
 from memlab.context.summarize import DEFAULT_KEEP_LAST as DEFAULT_SUMMARY_KEEP_LAST
 from memlab.context.summarize import DEFAULT_THRESHOLD as DEFAULT_SUMMARY_THRESHOLD
-from memlab.context.summary import LAYER_MEMORY, MAX_CONVERSATION_CHARS, write_summary
 from memlab.context.trim import DEFAULT_KEEP_FIRST, DEFAULT_KEEP_LAST
 from memlab.errors import MemlabError
 from memlab.llm.base import TASK_MEMORY_SUMMARY, ChatModel
 from memlab.llm.prompts import MEMORY_SUMMARY_PREFIX, check_language
 from memlab.messages import Message, MessageLike, as_messages
+from memlab.summary import LAYER_MEMORY, MAX_CONVERSATION_CHARS, write_summary
 from memlab.text import CJK
 from memlab.tokens import TokenCounter, resolve_counter
 from memlab.units import message_units
@@ -69,6 +69,11 @@ def trim(
 ) -> list[Message]:
     """Keep the first `keep_first` and the last `keep_last` messages, delete the middle.
 
+    Args:
+        messages: The stored history, oldest first.
+        keep_first: Opening messages kept.
+        keep_last: Newest messages kept.
+
     >>> ms = [Message(role="user", content=str(i)) for i in range(1, 11)]
     >>> [m.text for m in trim(ms, 2, 3)]
     ['1', '2', '8', '9', '10']
@@ -79,21 +84,37 @@ def trim(
 
 
 def keep_latest(messages: Sequence[MessageLike], n: int = DEFAULT_KEEP_LATEST) -> list[Message]:
-    """DELETE: keep only the newest `n` messages."""
+    """DELETE: keep only the newest `n` messages.
+
+    Args:
+        messages: The stored history, oldest first.
+        n: Newest messages kept.
+    """
     ms = as_messages(messages)
     total = len(ms)
     return _keep_indices(ms, lambda i, _m: i >= total - n)
 
 
 def keep_matching(messages: Sequence[MessageLike], predicate: Predicate) -> list[Message]:
-    """FILTER: keep what `predicate` accepts (a tool exchange stays whole if it accepts any part of it)."""
+    """FILTER: keep what `predicate` accepts (a tool exchange stays whole if it accepts any part of it).
+
+    Args:
+        messages: The stored history, oldest first.
+        predicate: Accepts or rejects one message.
+    """
     return _keep_indices(as_messages(messages), lambda _i, m: bool(predicate(m)))
 
 
 @dataclass(frozen=True)
 class KeepRule:
     """One FILTER rule: a message of one of `roles` (any role if empty) whose text has one of
-    `keywords` or matches one of `patterns` (any text if both are empty)."""
+    `keywords` or matches one of `patterns` (any text if both are empty).
+
+    Args:
+        roles: Roles the rule applies to (empty: any).
+        keywords: Substrings, one of which the text must hold.
+        patterns: Regular expressions, one of which the text must match.
+    """
 
     roles: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
@@ -110,6 +131,9 @@ class KeepRule:
 
 def rules_predicate(rules: Iterable[Mapping[str, Any] | KeepRule]) -> Predicate:
     """A predicate from config rules (`roles`, `keywords`, `patterns`): keep what any rule accepts.
+
+    Args:
+        rules: Mappings with `roles`, `keywords`, `patterns` (or `KeepRule`s).
 
     >>> keep = rules_predicate([{"roles": ["user"]}, {"roles": ["assistant"], "keywords": ["重要"]}])
     >>> keep(Message(role="assistant", content="这很重要")), keep(Message(role="assistant", content="ok"))
@@ -156,7 +180,14 @@ def detect_language(texts: Iterable[str]) -> str:
 
 @dataclass(frozen=True)
 class TrimStrategy:
-    """TRIM: keep the first `keep_first` and the last `keep_last` messages."""
+    """TRIM: keep the first `keep_first` and the last `keep_last` messages.
+
+    Args:
+        keep_first: Opening messages kept.
+        keep_last: Newest messages kept. Parameters: the fields of `memlab.memory.schemas.TrimStrategyConfig`, each
+            documented there once.
+        name: The name the run records the strategy under.
+    """
 
     keep_first: int = DEFAULT_KEEP_FIRST
     keep_last: int = DEFAULT_KEEP_LAST
@@ -168,7 +199,13 @@ class TrimStrategy:
 
 @dataclass(frozen=True)
 class DeleteStrategy:
-    """DELETE: keep only the newest `keep_latest` messages."""
+    """DELETE: keep only the newest `keep_latest` messages.
+
+    Args:
+        keep_latest: Newest messages kept. Parameters: the fields of `memlab.memory.schemas.DeleteStrategyConfig`,
+            each documented there once.
+        name: The name the run records the strategy under.
+    """
 
     keep_latest: int = DEFAULT_KEEP_LATEST
     name: str = "delete"
@@ -178,7 +215,13 @@ class DeleteStrategy:
 
 
 class FilterStrategy:
-    """FILTER: keep the messages a predicate accepts: from config, `rules`; from Python, any callable."""
+    """FILTER: keep the messages a predicate accepts: from config, `rules`; from Python, any callable.
+
+    Args:
+        rules: Config rules (`roles`, `keywords`, `patterns`): a message any rule accepts is kept. Parameters: the
+            fields of `memlab.memory.schemas.FilterStrategyConfig`, each documented there once.
+        predicate: From Python: any callable that accepts or rejects a message (instead of `rules`).
+    """
 
     name = "filter"
 
@@ -195,7 +238,10 @@ class FilterStrategy:
 
 
 class SummarizeStrategy:
-    """SUMMARIZE: fold all but the newest messages into one persistent-memory summary message."""
+    """SUMMARIZE: fold all but the newest messages into one persistent-memory summary message.
+
+    Parameters: the fields of `memlab.memory.schemas.SummarizeStrategyConfig`, each documented there once.
+    """
 
     name = "summarize"
 

@@ -30,7 +30,11 @@ DEFAULT_PRICING_MODEL = "gpt-4o-mini"
 
 
 def all_events(records: Iterable[Record]) -> Iterator[Event]:
-    """Every event of every record, in the order things happened."""
+    """Every event of every record, in the order things happened.
+
+    Args:
+        records: A run's records (memlab.sim: calls, probes, lifecycle), in replay order.
+    """
     for r in records:
         yield from r.events
 
@@ -54,6 +58,13 @@ def compute_metrics(
     `probe_table` reuses rows already built by `probe_rows` (questions.csv). Question categories in
     `overall_excludes` (default: adversarial) stay out of the overall retention and recall means
     and are reported on their own.
+
+    Args:
+        records: A run's records (memlab.sim: calls, probes, lifecycle), in replay order.
+        pricing_model: The model whose prices turn tokens into dollars (config key `pricing.model`).
+        context_window: The window `budget.violations` counts against (None: the pricing model's).
+        probe_table: The probe rows when already built (`probe_rows(records)`; None: built here).
+        overall_excludes: Question categories left out of the overall means (still reported per category).
     """
     records = list(records)
     price = model_price(pricing_model)
@@ -80,7 +91,11 @@ def compute_metrics(
 
 
 def compute_latency(records: Iterable[Record]) -> dict[str, float | None]:
-    """The latency percentiles of a run and the reference workload timed on the same machine."""
+    """The latency percentiles of a run and the reference workload timed on the same machine.
+
+    Args:
+        records: A run's records (memlab.sim: calls, probes, lifecycle), in replay order.
+    """
     events = list(all_events(records))
     out = latency_metrics(latency_samples(events))
     out["latency.reference_us"] = reference_latency_us(events)

@@ -41,7 +41,11 @@ _OUTCOMES = {"saved": "saves", "searched": "searches", "duplicate": "dedup_rejec
 
 
 def tool_outcomes(events: Iterable[Event]) -> dict[str, int]:
-    """``longterm.tool.<outcome>`` counts over LONGTERM_TOOL events."""
+    """``longterm.tool.<outcome>`` counts over LONGTERM_TOOL events.
+
+    Args:
+        events: Events of a run's records (`memlab.metrics.all_events`).
+    """
     out = {f"longterm.tool.{name}": 0 for name in _OUTCOMES.values()}
     for e in events:
         if e.kind == LONGTERM_TOOL:
@@ -50,7 +54,12 @@ def tool_outcomes(events: Iterable[Event]) -> dict[str, int]:
 
 
 def channel_recall(probes: Iterable[ProbeRecord], k: int = CHANNEL_K) -> dict[str, float]:
-    """``longterm.recall@k.<channel>``: recall of each channel's memories alone (see the module docstring)."""
+    """``longterm.recall@k.<channel>``: recall of each channel's memories alone (see the module docstring).
+
+    Args:
+        probes: The run's probe records.
+        k: How many retrieved memories count.
+    """
     rows: dict[str, list[float]] = {c: [] for c in CHANNELS}
     for record in probes:
         results = record.results
@@ -68,7 +77,11 @@ def channel_recall(probes: Iterable[ProbeRecord], k: int = CHANNEL_K) -> dict[st
 
 @metric_family
 def agent_metrics(records: Sequence[Record]) -> dict[str, Any]:
-    """Every metric of the module docstring that the run has something to measure for."""
+    """Every metric of the module docstring that the run has something to measure for.
+
+    Args:
+        records: A run's records (memlab.sim: calls, probes, lifecycle), in replay order.
+    """
     calls = [r for r in records if isinstance(r, CallRecord)]
     conversation = [e for r in records if not isinstance(r, ProbeRecord) for e in r.events]
     out: dict[str, Any] = {}

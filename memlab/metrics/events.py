@@ -43,6 +43,9 @@ def event_metrics(events: Iterable[Event]) -> dict[str, int | float | None]:
     - `longterm.archived.max_items`: memories the per-user cap (`max_items`) archived after an
       extraction or a `memory_save` (LONGTERM_EXTRACT and LONGTERM_TOOL `archived_by_cap`);
     - `longterm.extract.failures`: extractions that failed (the model raised, or a background job did).
+
+    Args:
+        events: Events of a run's records (`memlab.metrics.all_events`).
     """
     out = dict.fromkeys(
         (

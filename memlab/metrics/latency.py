@@ -31,7 +31,11 @@ REFERENCE_REPEATS = 5  # samples timed at the end of a run whose replay took non
 
 
 def latency_samples(events: Iterable[Event]) -> dict[str, list[int]]:
-    """Each stage's and each part's values, in event order."""
+    """Each stage's and each part's values, in event order.
+
+    Args:
+        events: Events of a run's records (`memlab.metrics.all_events`).
+    """
     fields = [(stage, kind, "latency_us") for stage, kind in LATENCY_STAGES.items()]
     fields += [(part, kind, field) for part, (kind, field) in LATENCY_PARTS.items()]
     samples: dict[str, list[int]] = {name: [] for name, _, _ in fields}
@@ -44,6 +48,9 @@ def latency_samples(events: Iterable[Event]) -> dict[str, list[int]]:
 
 def latency_metrics(samples: dict[str, list[int]]) -> dict[str, float | None]:
     """`latency.<stage>.p50_us|p95_us` and `latency.<stage>.<part>_p50_us|_p95_us` (None when never timed).
+
+    Args:
+        samples: Each stage's and part's timings in microseconds (`latency_samples`).
 
     >>> m = latency_metrics({"context": [10, 20, 30], "retrieval.query": [5, 7]})
     >>> m["latency.context.p50_us"], m["latency.retrieval.query_p50_us"], m["latency.retrieval.p50_us"]
@@ -60,6 +67,10 @@ def latency_metrics(samples: dict[str, list[int]]) -> dict[str, float | None]:
 
 
 def reference_latency_us(events: Iterable[Event] = ()) -> float:
-    """The median of the reference workload's samples among `events`; without any, of 5 timed now."""
+    """The median of the reference workload's samples among `events`; without any, of 5 timed now.
+
+    Args:
+        events: Events of a run's records (`memlab.metrics.all_events`).
+    """
     samples = [e.data["latency_us"] for e in events if e.kind == LATENCY_REFERENCE]
     return float(statistics.median(samples or [reference_us() for _ in range(REFERENCE_REPEATS)]))

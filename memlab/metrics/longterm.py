@@ -64,14 +64,26 @@ def _dcg_longmemeval(gains: Sequence[float], k: int) -> float:
 
 
 def recall_at_k(evidence: Iterable[str], retrieved: Sequence[Sequence[str]], k: int) -> float:
-    """Share of `evidence` cited by the first `k` retrieved memories (each a list of turn ids)."""
+    """Share of `evidence` cited by the first `k` retrieved memories (each a list of turn ids).
+
+    Args:
+        evidence: The gold evidence turn ids.
+        retrieved: The retrieved memories, best first, each as the turn ids it cites.
+        k: How many retrieved memories count.
+    """
     wanted = _wanted(evidence)
     cited = {e for memory in retrieved[:k] for e in memory}
     return len(wanted & cited) / len(wanted)
 
 
 def ndcg_at_k(evidence: Iterable[str], retrieved: Sequence[Sequence[str]], k: int = NDCG_K) -> float:
-    """nDCG@k over memories, each gaining the evidence turns it is first to cite (module docstring)."""
+    """nDCG@k over memories, each gaining the evidence turns it is first to cite (module docstring).
+
+    Args:
+        evidence: The gold evidence turn ids.
+        retrieved: The retrieved memories, best first, each as the turn ids it cites.
+        k: How many retrieved memories count.
+    """
     wanted = _wanted(evidence)
     seen: set[str] = set()
     gains = []
@@ -130,6 +142,11 @@ def longterm_metrics(
     `probes` are `ProbeRecord`s (anything with ``probe.evidence``, ``probe.category`` and a
     ``results`` mapping). ``longterm.questions`` counts what the overall means cover. Empty when no
     probe carries long-term results.
+
+    Args:
+        probes: The run's probe records (those with long-term results count).
+        k_values: The K of each `@K` metric.
+        excluded: Question categories left out of the overall means.
     """
     rows: list[tuple[str, dict[str, float]]] = []
     for record in probes:

@@ -27,7 +27,14 @@ PRICE_TABLE_FILE = "model_prices_and_context_window_backup.json"
 
 @dataclass(frozen=True)
 class ModelPrice:
-    """What one token costs a model's caller, and how many input tokens its window holds."""
+    """What one token costs a model's caller, and how many input tokens its window holds.
+
+    Args:
+        model: The model's name in litellm's price table.
+        input_per_token: Dollars per prompt token.
+        output_per_token: Dollars per completion token.
+        max_input_tokens: The model's context window in tokens (None: unknown).
+    """
 
     model: str
     input_per_token: float
@@ -47,7 +54,11 @@ def price_table() -> dict[str, Any]:
 
 
 def model_price(model: str) -> ModelPrice:
-    """The price entry of `model` (the config key `pricing.model`); an unknown name is a user error."""
+    """The price entry of `model` (the config key `pricing.model`); an unknown name is a user error.
+
+    Args:
+        model: A litellm model name.
+    """
     entry = price_table().get(model)
     if not isinstance(entry, dict) or "input_cost_per_token" not in entry:
         close = difflib.get_close_matches(model, [k for k in price_table() if k != "sample_spec"], n=3)
@@ -64,6 +75,11 @@ def model_price(model: str) -> ModelPrice:
 
 def cost_usd(price: ModelPrice, input_tokens: int, output_tokens: int) -> float:
     """Dollars for `input_tokens` sent and `output_tokens` received at `price`.
+
+    Args:
+        price: The model's price entry (`model_price`).
+        input_tokens: Tokens sent.
+        output_tokens: Tokens received.
 
     >>> cost_usd(ModelPrice("m", 1e-6, 2e-6, None), 1000, 10)
     0.00102
@@ -122,6 +138,10 @@ def check_tokenizer(tokenizer: str, pricing_model: str) -> None:
 
     The pricing model's tokenizer is its tiktoken encoding (gpt-4o-mini: o200k_base), or
     litellm's counter for other providers; `tokenizer` must count the same tokens.
+
+    Args:
+        tokenizer: The counter the run's tokens were counted with (config key `tokenizer`).
+        pricing_model: The model whose prices apply (config key `pricing.model`).
     """
     counted, billed = get_counter(tokenizer).name, get_counter(pricing_model).name
     if counted != billed:
@@ -134,7 +154,12 @@ def check_tokenizer(tokenizer: str, pricing_model: str) -> None:
 
 def aux_cost_usd(events: Iterable[Event], default: ModelPrice) -> float:
     """Dollars of the strategies' own model calls, each at its model's price (`default` when the price
-    table does not know the model, as for the offline backends, which stand in for the pricing model)."""
+    table does not know the model, as for the offline backends, which stand in for the pricing model).
+
+    Args:
+        events: Events of a run's records (`memlab.metrics.all_events`).
+        default: The price of a model the table does not know.
+    """
     total = 0.0
     for e in events:
         if e.kind == LLM_CALL:

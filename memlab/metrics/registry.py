@@ -226,6 +226,108 @@ COLUMN_NAMES = {
 }
 
 
+# Which metrics lead each view of a report, in the order the view reads them (every name registered above):
+# the report modules read these and title them with `Metric.short`; a test fails when one names another.
+V_RUN_HEADLINE = "run.headline"  # report.html's cards
+V_RUN_RETENTION = "run.retention"  # the worst-questions table's columns
+V_RUN_PER_CATEGORY = "run.per_category"  # the per-category table and figure
+V_COMPARISON_PRIMARY = "comparison.primary"  # comparison columns always shown
+V_COMPARISON_QUALITY = "comparison.quality"  # the Pareto fronts' quality axes and "best" cards
+V_FINDINGS_WATCHED = "findings.watched"  # what a parameter's change is said to have moved
+V_RUN_SUMMARY_CARDS = "run.summary_cards"  # headline cards shown only for a run that made a summary
+V_RECOMMEND_TIE_BREAKERS = "recommend.tie_breakers"  # `memlab recommend`'s ties, in order
+V_RECOMMEND_WASTE = "recommend.waste"  # net saved, cost and full-history cost: does it cost more than the history?
+_RETENTION_VIEW = (
+    "context.evidence_retention",
+    "context.evidence_fed_to_summary",
+    "context.evidence_in_summary",
+    "context.answer_coverage",
+)
+VIEWS: dict[str, tuple[str, ...]] = {
+    V_RUN_HEADLINE: (
+        "calls",
+        "tokens.prompt.mean",
+        "tokens.net_saved_ratio",
+        "context.evidence_retention",
+        "context.evidence_in_summary",
+        "context.answer_coverage",
+        "longterm.recall@1",
+        "longterm.recall@5",
+        "longterm.recall@10",
+        "longterm.ndcg@10",
+        "cost.usd",
+        "latency.context.p50_us",
+    ),
+    V_RUN_RETENTION: _RETENTION_VIEW,
+    V_RUN_PER_CATEGORY: (
+        *_RETENTION_VIEW,
+        "longterm.recall@1",
+        "longterm.recall@5",
+        "longterm.recall@10",
+        "longterm.ndcg@10",
+        "answer.f1.locomo",
+        "answer.f1.mem0",
+        "answer.judge",
+    ),
+    V_COMPARISON_PRIMARY: (
+        "tokens.prompt.mean",
+        "tokens.net_saved_ratio",
+        "context.evidence_retention",
+        "longterm.recall@1",
+        "longterm.recall@5",
+        "longterm.recall@10",
+        "longterm.ndcg@10",
+        "cost.usd",
+    ),
+    V_COMPARISON_QUALITY: ("context.evidence_retention", "longterm.recall@10"),
+    V_FINDINGS_WATCHED: (
+        "tokens.prompt.mean",
+        "context.evidence_retention",
+        "longterm.recall@1",
+        "longterm.recall@5",
+        "longterm.recall@10",
+        "longterm.ndcg@10",
+        "cost.usd",
+    ),
+    V_RUN_SUMMARY_CARDS: ("context.evidence_in_summary", "context.evidence_fed_to_summary"),
+    V_RECOMMEND_TIE_BREAKERS: ("longterm.recall@10", "context.answer_coverage"),
+    V_RECOMMEND_WASTE: ("tokens.net_saved_ratio", "cost.usd", "cost.full_history_usd"),
+}
+
+
+def view(name: str) -> tuple[str, ...]:
+    """The metrics that lead view `name` (one of `VIEWS`), in order.
+
+    Args:
+        name: A view, e.g. `V_RUN_HEADLINE`.
+
+    Returns:
+        Its metric names; KeyError naming the known views for another name.
+
+    >>> view(V_COMPARISON_QUALITY)
+    ('context.evidence_retention', 'longterm.recall@10')
+    """
+    if name not in VIEWS:
+        raise KeyError(f"no metric view {name!r}; known: {', '.join(VIEWS)}")
+    return VIEWS[name]
+
+
+def title(name: str) -> str:
+    """The column title of metric `name`: its registered `short` title, else the name itself.
+
+    Args:
+        name: A metric name (a per-category suffix is ignored when looking it up).
+
+    Returns:
+        The title reports show for it.
+
+    >>> title("tokens.net_saved_ratio"), title("tokens.prompt.max")
+    ('net saved', 'tokens.prompt.max')
+    """
+    found = lookup(name)
+    return found.short if found is not None and found.short else name
+
+
 @functools.lru_cache(maxsize=4096)
 def lookup(name: str) -> Metric | None:
     """The registered metric `name` is (per-category suffix ignored), or None."""
@@ -293,3 +395,6 @@ def by_section(metrics: Mapping[str, Any]) -> dict[str, list[str]]:
 
 _BY_NAME = {m.name: m for m in METRICS if not m.is_pattern}
 _PATTERNS = tuple(m for m in METRICS if m.is_pattern)
+_UNREGISTERED_IN_VIEWS = unregistered(n for names in VIEWS.values() for n in names)
+if _UNREGISTERED_IN_VIEWS:
+    raise ValueError(f"metric views name unregistered metrics: {_UNREGISTERED_IN_VIEWS}")

@@ -34,7 +34,7 @@ from memlab.metrics.family import metric_family
 from memlab.metrics.longterm import EVIDENCE_KEY as RETRIEVED_EVIDENCE
 from memlab.metrics.longterm import EXCLUDED_CATEGORIES, retrieval_scores
 from memlab.sim.records import CallRecord, LifecycleRecord, ProbeRecord, Record
-from memlab.text import FUNCTION_WORDS, words
+from memlab.text import content_words
 from memlab.trace import SUMMARY, Event
 
 if TYPE_CHECKING:
@@ -46,11 +46,6 @@ RETENTION_METRICS = (
     "context.evidence_in_summary",
     "context.answer_coverage",
 )
-
-
-def content_words(text: str) -> list[str]:
-    """Lower-cased words of `text` without `FUNCTION_WORDS`."""
-    return [w for w in words(text.lower()) if w not in FUNCTION_WORDS]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -148,7 +143,11 @@ def probe_retention(
 
 
 def probe_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
-    """One row per probe: its identity, prompt tokens and retention shares (the questions.csv rows)."""
+    """One row per probe: its identity, prompt tokens and retention shares (the questions.csv rows).
+
+    Args:
+        records: A run's records (memlab.sim: calls, probes, lifecycle), in replay order.
+    """
     persisted: dict[str, set[str]] = {}
     persisted_texts: dict[str, list[str]] = {}
     earlier: dict[str, dict[str, Sequence[str]]] = {}  # dialogue -> its calls' context summaries
@@ -201,6 +200,12 @@ def mean_by_category(
     """Mean of each column in `names` over the rows where it is defined, overall and as `<name>.cat_<c>`.
 
     Rows of the categories in `excluded` count in their own category only, not in the overall mean.
+
+    Args:
+        rows: One mapping per probe (`probe_rows`).
+        names: The columns to average.
+        category: The column holding each row's question category.
+        excluded: Categories left out of the overall mean (still reported as `<name>.cat_<c>`).
     """
     import pandas as pd  # here, not at import: `memlab run --help` and the replay need no pandas
 
@@ -219,7 +224,12 @@ def mean_by_category(
 def retention_metrics(
     rows: Sequence[Mapping[str, Any]], excluded: Sequence[str] = EXCLUDED_CATEGORIES
 ) -> dict[str, float | None]:
-    """The retention shares averaged over probes, per question category and overall (minus `excluded`)."""
+    """The retention shares averaged over probes, per question category and overall (minus `excluded`).
+
+    Args:
+        rows: One mapping per probe (`probe_rows`).
+        excluded: Categories left out of the overall mean.
+    """
     return mean_by_category(rows, RETENTION_METRICS, excluded=excluded)
 
 

@@ -1,6 +1,6 @@
 """Summary metrics from SUMMARY events, per layer and in total: how many, how much shorter, how many rejected.
 
-Every layer summarizes through `memlab.context.summary.write_summary`, which emits one typed
+Every layer summarizes through `memlab.summary.write_summary`, which emits one typed
 `SummaryEvent` per summary asked of a model, so the same definitions hold on every layer:
 
 - `summary.<layer>.count`: summaries asked (layer ``context``, ``memory`` or ``compressor``);
@@ -58,7 +58,11 @@ def _layer_metrics(prefix: str, events: list[Event]) -> dict[str, float | int | 
 
 @metric_family
 def summary_metrics(events: Iterable[Event]) -> dict[str, float | int | None]:
-    """`summary.*` in total and `summary.<layer>.*` for each layer (see the module docstring)."""
+    """`summary.*` in total and `summary.<layer>.*` for each layer (see the module docstring).
+
+    Args:
+        events: Events of a run's records (`memlab.metrics.all_events`).
+    """
     summaries = [e for e in events if e.kind == SUMMARY]
     out = _layer_metrics("summary", summaries)
     for layer in LAYERS:

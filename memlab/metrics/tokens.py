@@ -29,6 +29,9 @@ def token_metrics(calls: Sequence[CallRecord]) -> dict[str, float | int]:
     `tokens.full_history.total` is what sending the whole history at every call would have sent;
     `tokens.saved_ratio` = 1 - prompt / full-history tokens over all calls: the prompt tokens the
     strategy saved, not counting what its own model calls spent (`net_saved_ratio` does).
+
+    Args:
+        calls: The run's call records.
     """
     prompt = np.array([c.prompt_tokens for c in calls], dtype=np.int64)
     full = np.array([c.full_tokens for c in calls], dtype=np.int64)
@@ -57,7 +60,12 @@ def token_metrics(calls: Sequence[CallRecord]) -> dict[str, float | int]:
 
 
 def budget_violations(calls: Iterable[CallRecord], context_window: int) -> int:
-    """How many calls would send more tokens than the model's context window accepts."""
+    """How many calls would send more tokens than the model's context window accepts.
+
+    Args:
+        calls: The run's call records.
+        context_window: The model's window in tokens.
+    """
     return sum(1 for c in calls if c.prompt_tokens > context_window)
 
 
@@ -73,6 +81,9 @@ def aux_token_metrics(events: Iterable[Event]) -> dict[str, int]:
 
     Every LLM_CALL event counts, cached or not, so the figure is the configuration's cost
     and does not depend on what a response cache happened to hold.
+
+    Args:
+        events: Events of a run's records (`memlab.metrics.all_events`).
     """
     prompt = completion = 0
     for e in events:
@@ -99,6 +110,11 @@ def net_saved_ratio(prompt_total: int, aux_total: int, full_total: int) -> float
 
     What the strategy saved once the tokens its own model calls read and wrote (summaries,
     extraction) are paid for; negative when it spent more than sending the whole history would.
+
+    Args:
+        prompt_total: Prompt tokens sent over the run.
+        aux_total: Tokens of the strategies' own model calls.
+        full_total: Tokens sending the whole history every call would have sent.
 
     >>> net_saved_ratio(prompt_total=100, aux_total=250, full_total=200)
     -0.75

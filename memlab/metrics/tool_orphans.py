@@ -18,7 +18,11 @@ from memlab.trace import CONTEXT_APPLY, Event
 
 @metric_family
 def tool_orphan_metrics(events: Iterable[Event]) -> dict[str, int]:
-    """`context.tool_orphans`: requests (calls and probes) whose context holds at least one orphan."""
+    """`context.tool_orphans`: requests (calls and probes) whose context holds at least one orphan.
+
+    Args:
+        events: Events of a run's records (`memlab.metrics.all_events`).
+    """
     return {
         "context.tool_orphans": sum(
             1 for e in events if e.kind == CONTEXT_APPLY and int(e.data.get("tool_orphans") or 0) > 0

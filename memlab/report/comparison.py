@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
-from memlab.metrics.registry import comparison_columns, lookup
+from memlab.metrics.registry import V_COMPARISON_PRIMARY, V_COMPARISON_QUALITY, comparison_columns, lookup, title, view
 from memlab.report import html, plots
 from memlab.report.budget import budget_columns, budget_from_row
 from memlab.report.findings import findings
@@ -29,17 +29,8 @@ SUMMARY_METRICS = tuple(name for name, _ in comparison_columns())
 SHORT_NAMES = dict(comparison_columns())
 TOKENS = "tokens.prompt.mean"
 # Always shown; the other summary columns only where the configurations differ.
-PRIMARY = (
-    "tokens.prompt.mean",
-    "tokens.net_saved_ratio",
-    "context.evidence_retention",
-    "longterm.recall@1",
-    "longterm.recall@5",
-    "longterm.recall@10",
-    "longterm.ndcg@10",
-    "cost.usd",
-)
-QUALITY = ("context.evidence_retention", "longterm.recall@10")
+PRIMARY = view(V_COMPARISON_PRIMARY)
+QUALITY = view(V_COMPARISON_QUALITY)
 IGNORED_CONFIG_KEYS = ("output_dir", "hydra")
 MD_WIDTH = 110  # comparison.md's prose lines, so a terminal or a diff shows them whole
 KEY_CHARS = 28  # the longest label a figure shows; the table's row number identifies the rest
@@ -104,7 +95,11 @@ def swept_parameters(runs: Sequence[RunData]) -> dict[str, list[str]]:
 
 
 def run_labels(runs: Sequence[RunData]) -> list[str]:
-    """A short, distinct label per run: the overrides (or config keys) whose values differ."""
+    """A short, distinct label per run: the overrides (or config keys) whose values differ.
+
+    Args:
+        runs: Runs read back (`load_run`).
+    """
     params = swept_parameters(runs)
     labels = [" ".join(f"{k}={v[i]}" for k, v in params.items()) for i in range(len(runs))]
     if len(set(labels)) < len(runs) and all(r.config for r in runs):
@@ -139,6 +134,10 @@ def inert_parameters(runs: Sequence[RunData]) -> list[str]:
 def pareto_front(cost: Sequence[float], quality: Sequence[float]) -> list[bool]:
     """Which points no other point dominates (cost no higher and quality no lower, one strictly).
 
+    Args:
+        cost: Each point's cost (lower is better).
+        quality: Each point's quality (higher is better).
+
     >>> pareto_front([10, 20, 30, 15], [0.5, 0.9, 0.8, 0.4])
     [True, True, False, False]
     """
@@ -158,7 +157,11 @@ def pareto_front(cost: Sequence[float], quality: Sequence[float]) -> list[bool]:
 
 
 def comparison_table(runs: Sequence[RunData]) -> pd.DataFrame:
-    """One row per run: label, status, error, run directory and every metric (latencies included)."""
+    """One row per run: label, status, error, run directory and every metric (latencies included).
+
+    Args:
+        runs: Runs read back (`load_run`), failed jobs included.
+    """
     labels = run_labels(runs)
     params = swept_parameters(runs)
     rows = []
@@ -256,7 +259,7 @@ def glossary(frame: pd.DataFrame) -> list[tuple[str, str, str]]:
         metric = lookup(name)
         if name in shown and metric is not None:
             better = f" ({metric.better} is better)" if metric.better in ("higher", "lower") else ""
-            out.append((name, SHORT_NAMES.get(name, name), metric.description + better))
+            out.append((name, title(name), metric.description + better))
     return out
 
 
@@ -309,7 +312,8 @@ def pareto_figures(frame: pd.DataFrame) -> list[tuple[Figure, str]]:
     """The Pareto plots of a comparison (prompt tokens against each quality metric some run measures), captioned."""
     out = []
     okf = frame[frame["status"] == "ok"]
-    for metric, name in zip(QUALITY, ("evidence retention", "long-term recall@10"), strict=True):
+    for metric in QUALITY:
+        name = title(metric)
         column = f"pareto.{metric.split('.', 1)[1]}"
         if column in okf and TOKENS in okf and not okf[metric].isna().all():
             pts = okf.dropna(subset=[metric, TOKENS])
@@ -381,7 +385,7 @@ def _best_cards(frame: pd.DataFrame) -> list[tuple[str, str, str]]:
     out = []
     for metric, name, pick in (
         (TOKENS, "fewest tokens", min),
-        *((m, n, max) for m, n in zip(QUALITY, ("best retention", "best recall@10"), strict=True)),
+        *((m, f"best {title(m)}", max) for m in QUALITY),
     ):
         defined = [r for r in ok if not is_missing(r.get(metric))]
         if defined:
@@ -391,7 +395,13 @@ def _best_cards(frame: pd.DataFrame) -> list[tuple[str, str, str]]:
 
 
 def write_comparison(out_dir: Path, runs: Sequence[RunData], title: str | None = None) -> dict[str, Path]:
-    """Write comparison.csv, comparison.md and comparison.html into `out_dir`; returns their paths."""
+    """Write comparison.csv, comparison.md and comparison.html into `out_dir`; returns their paths.
+
+    Args:
+        out_dir: The folder the files go to.
+        runs: Runs read back (`load_run`).
+        title: The report's title (None: derived from the runs).
+    """
     frame = comparison_table(runs)
     title = title or "memlab comparison: " + ", ".join(dict.fromkeys(r.name for r in runs))
     subtitle = [html.esc(f"{len(runs)} run directories under {out_dir}")]

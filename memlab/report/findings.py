@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from memlab.metrics.registry import comparison_columns, lookup
+from memlab.metrics.registry import V_FINDINGS_WATCHED, comparison_columns, title, view
 from memlab.report.fmt import fmt_value, is_missing
 
 TOKENS = "tokens.prompt.mean"
@@ -22,7 +22,7 @@ RECALL = "longterm.recall@10"
 RECALL_AT_1 = "longterm.recall@1"
 NEAR_BEST = 0.9  # "within 10% of the best retention"
 FRONT = "pareto.evidence_retention"
-WATCHED = (TOKENS, RETENTION, RECALL_AT_1, "longterm.recall@5", RECALL, "longterm.ndcg@10", "cost.usd")
+WATCHED = view(V_FINDINGS_WATCHED)
 # Why a metric is undefined for a configuration, by the metric's name prefix (first match wins).
 UNDEFINED_BECAUSE = (
     ("latency.context.", "it has no context stage"),
@@ -130,7 +130,7 @@ def _what_to_pick(ok: Sequence[Row], params: Sequence[str]) -> list[str]:
         f"{', '.join(_label(r, params) for r in rows)} at {fmt_value(TOKENS, tokens)} tokens: {fmt_value(quality, q)}"
         for (tokens, q), rows in points.items()
     ]
-    name = _title(quality)
+    name = title(quality)
     if len(steps) == 1:
         return [f"What to pick: {steps[0].split(' at ')[0]}: it sends the fewest tokens and has the best {name}."]
     return [
@@ -143,21 +143,16 @@ def _what_to_pick(ok: Sequence[Row], params: Sequence[str]) -> list[str]:
 def _undefined(ok: Sequence[Row], params: Sequence[str]) -> list[str]:
     """Why a comparison column that some configurations fill is empty for the others."""
     out = []
-    for metric, title in comparison_columns():
+    for metric, column in comparison_columns():
         missing = [r for r in ok if metric in r and _number(r[metric]) is None]
         if missing and len(missing) < len(ok):
             why = next((w for prefix, w in UNDEFINED_BECAUSE if metric.startswith(prefix)), "its run did not report it")
-            out.append(f"{title} is undefined (—) for {', '.join(_label(r, params) for r in missing)}: {why}.")
+            out.append(f"{column} is undefined (—) for {', '.join(_label(r, params) for r in missing)}: {why}.")
     return out
 
 
 def _tokens(row: Row) -> float:
     return _number(row.get(TOKENS)) or 0.0
-
-
-def _title(metric: str) -> str:
-    found = lookup(metric)
-    return found.short if found is not None and found.short else metric
 
 
 def _effect(ok: Sequence[Row], param: str, others: Sequence[str]) -> list[str]:
@@ -175,7 +170,7 @@ def _effect(ok: Sequence[Row], param: str, others: Sequence[str]) -> list[str]:
         where = f" for {', '.join(key)}" if key else ""
         span = f"{name} from {low[param]} to {high[param]}"
         changes = [
-            f"{_title(m)} {fmt_value(m, low.get(m))} → {fmt_value(m, high.get(m))}"
+            f"{title(m)} {fmt_value(m, low.get(m))} → {fmt_value(m, high.get(m))}"
             for m in WATCHED
             if _number(low.get(m)) != _number(high.get(m))
         ]

@@ -74,6 +74,9 @@ def load_rules(path: Path | str | None = None) -> list[Rule]:
     """Override rules from a tolerances YAML (`{rules: [{pattern, better, abs, rel, ...}]}`); none by default.
 
     The first override whose glob `pattern` matches a metric applies; other metrics follow the registry.
+
+    Args:
+        path: The tolerances YAML (None: no override rules).
     """
     if path is None:
         return []
@@ -119,7 +122,11 @@ def rule_for(metric: str, rules: Sequence[Rule] = ()) -> Rule:
 
 
 def load_side(path: Path | str) -> dict[str, dict[str, Any]]:
-    """Metrics per configuration label from a run dir, a sweep dir or a baseline JSON file."""
+    """Metrics per configuration label from a run dir, a sweep dir or a baseline JSON file.
+
+    Args:
+        path: A run folder, a sweep folder or a baseline JSON file.
+    """
     path = Path(path)
     if path.is_file():
         try:
@@ -179,7 +186,13 @@ def compare_metric(rule: Rule, name: str, base: Mapping[str, Any], cand: Mapping
 def compare_sides(
     baseline: Mapping[str, Mapping[str, Any]], candidate: Mapping[str, Mapping[str, Any]], rules: Sequence[Rule]
 ) -> list[Row]:
-    """Every metric of every configuration of the baseline, compared with the candidate's."""
+    """Every metric of every configuration of the baseline, compared with the candidate's.
+
+    Args:
+        baseline: Metrics per configuration label (`load_side`).
+        candidate: The same for the candidate.
+        rules: Tolerance and direction overrides (`load_rules`).
+    """
     pairs: list[tuple[str, Mapping[str, Any], Mapping[str, Any] | None]]
     single = len(baseline) == 1 and len(candidate) == 1  # two runs: compare them whatever their labels
     if single:
@@ -211,11 +224,21 @@ def compare_sides(
 
 
 def failed(rows: Sequence[Row]) -> bool:
+    """Whether any compared metric regressed (a row whose status is one of `FAILING`).
+
+    Args:
+        rows: The compared rows (`compare_sides`).
+    """
     return any(r.status in FAILING for r in rows)
 
 
 def format_rows(rows: Sequence[Row], *, show_all: bool = False) -> str:
-    """A table of the compared metrics (only those not ok, unless `show_all`), and a one-line verdict."""
+    """A table of the compared metrics (only those not ok, unless `show_all`), and a one-line verdict.
+
+    Args:
+        rows: The compared rows (`compare_sides`).
+        show_all: Also list the metrics that are ok.
+    """
     shown = [r for r in rows if show_all or r.status not in ("ok", "new")]
     counts = {
         s: sum(r.status == s for r in rows)

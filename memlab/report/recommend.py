@@ -20,19 +20,22 @@ from typing import Any
 import pandas as pd
 
 from memlab.errors import MemlabError
-from memlab.metrics.registry import LOWER, NONE, direction
+from memlab.metrics.registry import LOWER, NONE, V_RECOMMEND_TIE_BREAKERS, V_RECOMMEND_WASTE, direction, view
 from memlab.report.budget import UNUSED_BELOW, budget_from_row, unused_hint, used_line
 from memlab.report.fmt import fmt_value, is_missing
 
-TIE_BREAKERS = ("longterm.recall@10", "context.answer_coverage")
-NET = "tokens.net_saved_ratio"
-COST = "cost.usd"
-FULL_COST = "cost.full_history_usd"
+TIE_BREAKERS = view(V_RECOMMEND_TIE_BREAKERS)
+NET, COST, FULL_COST = view(V_RECOMMEND_WASTE)
 
 
 @dataclass(frozen=True)
 class Recommendation:
-    """The chosen row (None if nothing fits) and the lines that explain the choice."""
+    """The chosen row (None if nothing fits) and the lines that explain the choice.
+
+    Args:
+        best: The chosen row (None: nothing fits the budget).
+        reasons: The lines that explain the choice.
+    """
 
     best: dict[str, Any] | None
     reasons: list[str]
@@ -71,7 +74,14 @@ def recommend(
     budget_metric: str = "tokens.prompt.mean",
     by: str = "context.evidence_retention",
 ) -> Recommendation:
-    """Pick from a comparison table (`comparison_table`) the best configuration within `budget`."""
+    """Pick from a comparison table (`comparison_table`) the best configuration within `budget`.
+
+    Args:
+        frame: A comparison table (`comparison_table`).
+        budget: The most `budget_metric` may be.
+        budget_metric: The metric the budget bounds.
+        by: The metric the best configuration is best in.
+    """
     check_metric(frame, "--by", by)
     check_metric(frame, "--budget-metric", budget_metric)
     rows: list[dict[str, Any]] = [{str(k): v for k, v in r.items()} for r in frame.to_dict("records")]

@@ -12,7 +12,16 @@ from typing import Any
 import pandas as pd
 
 from memlab.metrics import DEFAULT_PRICING_MODEL
-from memlab.metrics.registry import S_CALLS, by_section, lookup
+from memlab.metrics.registry import (
+    S_CALLS,
+    V_RUN_HEADLINE,
+    V_RUN_PER_CATEGORY,
+    V_RUN_RETENTION,
+    V_RUN_SUMMARY_CARDS,
+    by_section,
+    title,
+    view,
+)
 from memlab.naming import NOISE
 from memlab.report import html, plots
 from memlab.report.budget import Budget, run_budget, used_line
@@ -21,43 +30,31 @@ from memlab.report.health import measurement_warnings
 from memlab.report.rundata import RunData
 from memlab.tokens import get_counter
 
-RETENTION = (
-    "context.evidence_retention",
-    "context.evidence_fed_to_summary",
-    "context.evidence_in_summary",
-    "context.answer_coverage",
-)
+RETENTION = view(V_RUN_RETENTION)
 COST_NOTE = "prompts, replies and the strategies' own model calls, at {model} prices"
 TOKENS = "tokens.prompt.mean"
-HEADLINE = (
-    ("calls", "calls", "simulated LLM calls"),
-    ("tokens.prompt.mean", "prompt tokens", "mean per call"),
-    ("tokens.net_saved_ratio", "tokens saved (net)", "prompts + the strategies' own model calls, vs the full history"),
-    ("context.evidence_retention", "evidence kept", "sent verbatim with the question"),
-    ("context.evidence_in_summary", "evidence in summaries", "answer words in the summaries sent"),
-    ("context.answer_coverage", "answer coverage", "gold answer words in context"),
-    ("longterm.recall@1", "recall@1", "evidence in the top memory"),
-    ("longterm.recall@5", "recall@5", "evidence in top-5 memories"),
-    ("longterm.recall@10", "recall@10", "evidence in top-10 memories"),
-    ("longterm.ndcg@10", "nDCG@10", "evidence ranked high in the top 10"),
-    ("cost.usd", "cost", COST_NOTE),
-    ("latency.context.p50_us", "context latency", "median, this machine"),
-)
-PER_CATEGORY = (
-    *RETENTION,
-    "longterm.recall@1",
-    "longterm.recall@5",
-    "longterm.recall@10",
-    "longterm.ndcg@10",
-    "answer.f1.locomo",
-    "answer.f1.mem0",
-    "answer.judge",
-)
+# The headline cards: the registry's metrics and titles, with what each card's number counts.
+HEADLINE = view(V_RUN_HEADLINE)
+CARD_NOTES = {  # (a card without a note shows none)
+    "calls": "simulated LLM calls",
+    "tokens.prompt.mean": "mean per call",
+    "tokens.net_saved_ratio": "prompts + the strategies' own model calls, vs the full history",
+    "context.evidence_retention": "sent verbatim with the question",
+    "context.evidence_in_summary": "answer words in the summaries sent",
+    "context.answer_coverage": "gold answer words in context",
+    "longterm.recall@1": "evidence in the top memory",
+    "longterm.recall@5": "evidence in top-5 memories",
+    "longterm.recall@10": "evidence in top-10 memories",
+    "longterm.ndcg@10": "evidence ranked high in the top 10",
+    "cost.usd": COST_NOTE,
+    "latency.context.p50_us": "median, this machine",
+}
+PER_CATEGORY = view(V_RUN_PER_CATEGORY)
 _CATEGORY = re.compile(r"^(?P<metric>.+)\.cat_(?P<cat>.+)$")
 WORST_QUESTIONS = 10
 SLICE = ("sim.", "dataset.path", "seed")  # overrides that say how much was replayed, not what was configured
-# A headline card shown only when its metric applies: summary cards for a run that made a summary.
-CARD_APPLIES = {"context.evidence_in_summary": "summary.count", "context.evidence_fed_to_summary": "summary.count"}
+# Summary cards are shown only for a run that made a summary.
+SUMMARY_CARDS = view(V_RUN_SUMMARY_CARDS)
 
 
 def category_table(metrics: dict[str, Any], names: Iterable[str] = PER_CATEGORY) -> pd.DataFrame:
@@ -99,27 +96,21 @@ def metric_sections(metrics: dict[str, Any]) -> list[Section]:
     """
     out = []
     overall = {k: v for k, v in metrics.items() if not _CATEGORY.match(k)}
-    for title, names in by_section(overall).items():
+    for section, names in by_section(overall).items():
         zero = tuple(k for k in names if not is_missing(overall[k]) and overall[k] == 0)
         undefined = tuple(k for k in names if is_missing(overall[k]))
         shown = [k for k in names if k not in zero and k not in undefined]
         if shown:
             rows = [{"metric": k, "value": fmt_value(k, overall[k])} for k in shown]
-            out.append(Section(title, pd.DataFrame(rows), zero, undefined))
+            out.append(Section(section, pd.DataFrame(rows), zero, undefined))
         elif zero:
-            out.append(Section(title, pd.DataFrame(columns=["metric", "value"]), zero, undefined))
+            out.append(Section(section, pd.DataFrame(columns=["metric", "value"]), zero, undefined))
     return out
 
 
 def human(frame: pd.DataFrame) -> pd.DataFrame:
     """`frame` with metric columns titled as the registry titles them."""
-    return frame.rename(columns=lambda c: title_of(str(c)))
-
-
-def title_of(name: str) -> str:
-    """A metric's short title from the registry, or the name itself."""
-    found = lookup(name)
-    return found.short if found is not None and found.short else name
+    return frame.rename(columns=lambda c: title(str(c)))
 
 
 def run_title(run: RunData) -> str:
@@ -229,7 +220,11 @@ def budget_used(run: RunData) -> tuple[Budget, float] | None:
 
 
 def run_report_md(run: RunData) -> str:
-    """Markdown: headline, every metric by section, per category, the questions that lost most."""
+    """Markdown: headline, every metric by section, per category, the questions that lost most.
+
+    Args:
+        run: A run read back (`load_run`).
+    """
     out = [f"# memlab run: {run_title(run)}", ""]
     for warning in measurement_warnings(run.metrics):
         out += [f"> **WARNING: this run measured nothing here: {warning}.**", ""]
@@ -280,7 +275,11 @@ def run_report_md(run: RunData) -> str:
 
 
 def run_report_html(run: RunData) -> str:
-    """HTML: headline cards, the per-turn prompt curve, retention per category, latency, all metrics."""
+    """HTML: headline cards, the per-turn prompt curve, retention per category, latency, all metrics.
+
+    Args:
+        run: A run read back (`load_run`).
+    """
     metrics, budget = run.all_metrics(), budget_used(run)
     tokens_note = f"; {budget[1]:.0%} of the {budget[0]} budget" if budget else ""
     body = [
@@ -290,12 +289,12 @@ def run_report_html(run: RunData) -> str:
         ),
         html.cards(
             (
-                label,
+                title(name),
                 fmt_value(name, metrics.get(name)),
-                note.format(model=pricing_model(run)) + (tokens_note if name == TOKENS else ""),
+                CARD_NOTES.get(name, "").format(model=pricing_model(run)) + (tokens_note if name == TOKENS else ""),
             )
-            for name, label, note in HEADLINE
-            if not is_missing(metrics.get(name)) and (name not in CARD_APPLIES or metrics.get(CARD_APPLIES[name]))
+            for name in HEADLINE
+            if not is_missing(metrics.get(name)) and (name not in SUMMARY_CARDS or metrics.get("summary.count"))
         ),
     ]
     figures = []
@@ -353,7 +352,8 @@ def run_report_html(run: RunData) -> str:
             + html.table(human(_formatted(worst)), text_columns=("question", "evidence"))
         )
     footer = (
-        f"memlab · {html.esc(run.manifest.get('git_revision') or 'no git revision')} · data sha256 "
+        f"memlab · {html.esc(run.manifest.get('git_revision') or 'no git revision')}"
+        f"{' (modified checkout)' if run.manifest.get('dirty') else ''} · data sha256 "
         f"{html.esc(str(run.manifest.get('data_sha256', ''))[:12])} · latencies vary per machine (latency.json)"
     )
     return html.page(f"memlab run: {run_title(run)}", _subtitle(run), "".join(body), footer)

@@ -62,7 +62,19 @@ LATENCY_COLUMNS = ["stage", "latency_us"]
 
 @dataclass
 class RunData:
-    """Everything a report needs about one run (or a failed job: `error` set, metrics empty)."""
+    """Everything a report needs about one run (or a failed job: `error` set, metrics empty).
+
+    Args:
+        path: The run folder.
+        metrics: metrics.json.
+        latency: latency.json.
+        calls: calls.csv.
+        questions: questions.csv.
+        latency_samples: latency.csv.
+        config: The resolved config (config.yaml).
+        manifest: manifest.json.
+        error: error.json of a failed job (None: it finished).
+    """
 
     path: Path
     metrics: dict[str, Any] = field(default_factory=dict)
@@ -121,7 +133,11 @@ class RunData:
 
 
 def calls_table(records: Sequence[Record]) -> pd.DataFrame:
-    """The calls.csv frame: one row per simulated LLM call."""
+    """The calls.csv frame: one row per simulated LLM call.
+
+    Args:
+        records: The run's records (memlab.sim), in replay order.
+    """
     rows = [
         {
             "dialogue": r.dialogue_id,
@@ -143,12 +159,20 @@ def calls_table(records: Sequence[Record]) -> pd.DataFrame:
 
 
 def questions_table(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    """The questions.csv frame: one row per probe."""
+    """The questions.csv frame: one row per probe.
+
+    Args:
+        rows: The probe rows (`memlab.metrics.probe_rows`).
+    """
     return pd.DataFrame(list(rows))
 
 
 def latency_table(samples: Mapping[str, Sequence[int]]) -> pd.DataFrame:
-    """The latency.csv frame: one row per timed step (stage, latency_us)."""
+    """The latency.csv frame: one row per timed step (stage, latency_us).
+
+    Args:
+        samples: Each step's timings in microseconds.
+    """
     rows = [{"stage": stage, "latency_us": us} for stage, values in samples.items() for us in values]
     return pd.DataFrame(rows, columns=LATENCY_COLUMNS)
 
@@ -172,6 +196,9 @@ def run_files(run: RunData) -> dict[str, str]:
     """The files of a finished run directory (config.yaml aside), reports included.
 
     With answer evaluation (`eval.answers=true`) the generated answers also go to questions.jsonl.
+
+    Args:
+        run: A run read back (`load_run`).
     """
     from memlab.report.run_report import run_report_html, run_report_md
 
@@ -204,6 +231,11 @@ def retrieval_files(run: RunData) -> dict[str, str]:
 
 
 def is_run_dir(path: Path) -> bool:
+    """Whether `path` is a run folder: it holds metrics.json, or a failed job's error.json.
+
+    Args:
+        path: A folder.
+    """
     return (path / METRICS_FILE).is_file() or (path / ERROR_FILE).is_file()
 
 
@@ -229,7 +261,11 @@ def _read_csv(path: Path, columns: list[str] | None = None) -> pd.DataFrame:
 
 
 def load_run(path: Path | str) -> RunData:
-    """Read a run directory back (a failed job's too)."""
+    """Read a run directory back (a failed job's too).
+
+    Args:
+        path: A run folder.
+    """
     path = Path(path)
     if not is_run_dir(path):
         raise MemlabError(f"{path}: not a run directory (no {METRICS_FILE} or {ERROR_FILE})")
@@ -261,7 +297,11 @@ def _natural_key(path: Path) -> list[Any]:
 
 
 def find_runs(paths: Iterable[Path | str]) -> list[Path]:
-    """Run directories named by `paths`: each is a run directory or a sweep directory holding them."""
+    """Run directories named by `paths`: each is a run directory or a sweep directory holding them.
+
+    Args:
+        paths: Run folders and sweep folders.
+    """
     found: list[Path] = []
     for raw in paths:
         p = Path(raw)
@@ -278,7 +318,14 @@ def find_runs(paths: Iterable[Path | str]) -> list[Path]:
 
 
 def write_error(run_dir: Path, error: BaseException, overrides: Sequence[str] = (), trace: str = "") -> Path:
-    """Mark a sweep job as failed: `error.json` with the error's type, message, traceback and overrides."""
+    """Mark a sweep job as failed: `error.json` with the error's type, message, traceback and overrides.
+
+    Args:
+        run_dir: The job's folder.
+        error: What the job raised.
+        overrides: The job's overrides.
+        trace: The formatted traceback.
+    """
     run_dir.mkdir(parents=True, exist_ok=True)
     target = run_dir / ERROR_FILE
     payload = {"type": type(error).__name__, "message": str(error), "overrides": list(overrides), "traceback": trace}

@@ -33,7 +33,12 @@ DEFAULT_MAX_TOOL_ROUNDS = 3
 
 @dataclass(frozen=True)
 class SecurityContext:
-    """Who the runtime is serving; set by the runtime, never by the model (design: SecurityContext)."""
+    """Who the runtime is serving; set by the runtime, never by the model (design: SecurityContext).
+
+    Args:
+        user_id: The user served.
+        agent_id: The agent serving (selects its long-term settings).
+    """
 
     user_id: str
     agent_id: str = "default"
@@ -41,7 +46,19 @@ class SecurityContext:
 
 @dataclass
 class CallContext:
-    """What a stage may know about the call it shapes."""
+    """What a stage may know about the call it shapes.
+
+    Args:
+        dialogue_id: The dialogue being served.
+        session_id: Its current session.
+        turn: The call's turn number.
+        now: The replayed time (None: the data has none).
+        security: Who is served (set by the runtime, never the model).
+        query: The newest user message's text (None: none).
+        counter: The runtime's token counter, for a stage that reports what it adds (None: not given).
+        evidence: Ids of the messages that hold the answer of the probe being asked (for measuring, never for
+            choosing).
+    """
 
     dialogue_id: str
     session_id: str
@@ -124,7 +141,22 @@ class Component:
 
 @dataclass
 class Runtime:
-    """One agent serving one dialogue: history plus the pipeline every request goes through."""
+    """One agent serving one dialogue: history plus the pipeline every request goes through.
+
+    Args:
+        history: The stored conversation.
+        counter: Counts the tokens of each request.
+        security: Who is served.
+        components: What shapes requests and reacts to turns (their stages run by order).
+        system_prompt: The agent's instructions (None: none).
+        dialogue_id: The dialogue served.
+        session_id: Its current session.
+        now: The replayed time (None: none).
+        turn: The current turn number.
+        policy: Who decides tool calls (None: no tool is ever called).
+        max_tool_rounds: Tool rounds allowed before the reply.
+        evidence: Ids of the messages that hold the current probe's answer (for measuring).
+    """
 
     history: History
     counter: TokenCounter

@@ -44,7 +44,10 @@ class ToolPolicy(Protocol):
 
 
 class ModelToolPolicy:
-    """The model decides, through its provider's tool calling (litellm: the `tools` parameter)."""
+    """The model decides, through its provider's tool calling (litellm: the `tools` parameter).
+
+    Parameters: the fields of `memlab.runtime.schemas.ModelPolicyConfig`, each documented there once.
+    """
 
     def __init__(self, llm: ChatModel) -> None:
         self.llm = llm
@@ -58,7 +61,18 @@ class ModelToolPolicy:
 
 @dataclass(frozen=True)
 class ModelCall:
-    """One model call of an iteration: what was sent (tools included) and the tool calls it made."""
+    """One model call of an iteration: what was sent (tools included) and the tool calls it made.
+
+    Args:
+        messages_in: Messages before any stage.
+        request: What was sent.
+        tools: The tool schemas offered.
+        prompt_tokens: Tokens of the request, tools included.
+        tool_tokens: The tool schemas' share of them.
+        tool_calls: The tool calls the model made.
+        appended: What the call added to the history (the call and its results).
+        events: What the stages emitted.
+    """
 
     messages_in: int
     request: tuple[Message, ...]
@@ -75,6 +89,11 @@ def execute_react_iteration(rt: Runtime, query: str | None, reply_id: str | None
 
     Each call is recorded on its own (its events: retrieval in the first, tool execution and
     the history writes after it). Tool-call messages get ids ``<reply_id>:react<N>``.
+
+    Args:
+        rt: The runtime serving the dialogue.
+        query: The newest user message's text (None: none).
+        reply_id: The id of the reply that closes the turn (None: none).
     """
     calls: list[ModelCall] = []
     for round_ in range(rt.max_tool_rounds + 1):
@@ -117,6 +136,11 @@ def execute_react_iteration(rt: Runtime, query: str | None, reply_id: str | None
 
 
 def finish_iteration(rt: Runtime, reply: Message) -> None:
-    """Steps 4-5: `reply` is in the history; components extract and persist what it completes."""
+    """Steps 4-5: `reply` is in the history; components extract and persist what it completes.
+
+    Args:
+        rt: The runtime serving the dialogue.
+        reply: The final reply of the turn.
+    """
     for c in rt.components:
         c.on_iteration_end(rt, reply)

@@ -26,7 +26,12 @@ RuntimeFactory = Callable[[Dialogue], Runtime]
 
 @dataclass(frozen=True)
 class Shared:
-    """`take()` in a worker after each dialogue; `give(taken)` in the parent with what came back."""
+    """`take()` in a worker after each dialogue; `give(taken)` in the parent with what came back.
+
+    Args:
+        take: Called in a worker after each dialogue.
+        give: Called in the parent with what `take` returned.
+    """
 
     take: Callable[[], Any]
     give: Callable[[Any], None]
@@ -67,6 +72,15 @@ def simulate_parallel(
     forked where the platform allows it (no re-import).
     Interrupted (Ctrl-C) or abandoned, it stops the workers at once: the queued dialogues are
     dropped and the running ones terminated, where leaving the pool would wait for all of them.
+
+    Args:
+        dialogues: The dialogues to replay.
+        build: Makes the runtime factory from `spec` in each worker (picklable).
+        spec: What `build` reads (a config; picklable).
+        workers: Worker processes.
+        options: What the replay does besides replaying.
+        shared: State handed back from the workers (None: none).
+        tally: Counts calls and probes for the heartbeat (None: none).
     """
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")

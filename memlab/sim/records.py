@@ -12,7 +12,24 @@ from memlab.trace import Event
 
 @dataclass(frozen=True)
 class CallRecord:
-    """One simulated LLM call: what the history held and what would have been sent."""
+    """One simulated LLM call: what the history held and what would have been sent.
+
+    Args:
+        dialogue_id: The dialogue.
+        session_id: Its session.
+        turn: The call's turn number.
+        message_id: The reply's id (None: none).
+        time: The replayed time (None: none).
+        messages_in: Messages the history held.
+        messages_kept: Messages sent.
+        prompt_tokens: Tokens sent.
+        full_tokens: Tokens the whole history would have sent.
+        events: What the strategies did.
+        tool_tokens: The tool schemas' share of `prompt_tokens`.
+        tool_calls: Names of the tools the model called.
+        completion_tokens: What the call produced, as a provider would bill it.
+        model_call: The provider call that answered it (None: simulated).
+    """
 
     dialogue_id: str
     session_id: str
@@ -44,6 +61,15 @@ class ProbeRecord:
     a dialogue's probes share them rather than each holding a copy of the whole request (199
     probes over a 10 MB message held 8 GB); `results` holds what components measured for it (e.g.
     the evidence ids of retrieved long-term memories, best first).
+
+    Args:
+        dialogue_id: The dialogue.
+        probe: The question asked.
+        kept_ids: Source ids of the messages sent verbatim.
+        context_parts: The text of each message of the request.
+        prompt_tokens: Tokens of the request.
+        results: What components measured for it (e.g. retrieved memories' evidence).
+        events: What the strategies did.
     """
 
     dialogue_id: str
@@ -62,7 +88,15 @@ class ProbeRecord:
 
 @dataclass(frozen=True)
 class LifecycleRecord:
-    """`session.start`, `session.end` or `dialogue.end`, with the events its handlers emitted."""
+    """`session.start`, `session.end` or `dialogue.end`, with the events its handlers emitted.
+
+    Args:
+        kind: session.start, session.end or dialogue.end.
+        dialogue_id: The dialogue.
+        session_id: The session.
+        time: The replayed time (None: none).
+        events: What its handlers emitted.
+    """
 
     kind: str
     dialogue_id: str

@@ -21,7 +21,13 @@ Entry = Mapping[str, Any]
 @dataclass(frozen=True)
 class SessionState:
     """A session's stored entries (oldest first), its summary (None when it has none), and the session's
-    `SessionStore.version` when it was read or written (not part of the value: ignored by ``==`` and on writes)."""
+    `SessionStore.version` when it was read or written (not part of the value: ignored by ``==`` and on writes).
+
+    Args:
+        entries: The session's entries, oldest first.
+        summary: Its summary (None: none).
+        version: Bumped by every write (optimistic concurrency).
+    """
 
     entries: tuple[Entry, ...] = ()
     summary: str | None = None
@@ -72,11 +78,20 @@ class SessionStore(Protocol):
 
 
 def encode(entry: Entry) -> str:
-    """The canonical JSON text of an entry (sorted keys), the same on every backend."""
+    """The canonical JSON text of an entry (sorted keys), the same on every backend.
+
+    Args:
+        entry: One stored entry (a message or an item, as a mapping).
+    """
     return json.dumps(entry, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def decode(text: str) -> dict[str, Any]:
+    """The entry `encode` wrote; ValueError for text that is not a JSON object.
+
+    Args:
+        text: An entry's stored JSON text.
+    """
     value = json.loads(text)
     if not isinstance(value, dict):
         raise ValueError(f"a stored entry is not a JSON object: {text[:80]!r}")
@@ -88,6 +103,10 @@ def plan_rewrite(old: Sequence[str], new: Sequence[str]) -> tuple[int, list[str]
 
     The smallest `k` whose remaining entries are a prefix of `new`; a window that slides by one
     drops one and appends one, and anything else becomes drop-all plus append-all.
+
+    Args:
+        old: The stored entries' texts.
+        new: The entries' texts wanted.
 
     >>> plan_rewrite(["a", "b", "c"], ["b", "c", "d"])
     (1, ['d'])

@@ -36,7 +36,20 @@ MAX_KEY_LENGTH = 255
 
 @dataclass(frozen=True)
 class MemoryRow:
-    """One stored long-term memory; times are naive UTC."""
+    """One stored long-term memory; times are naive UTC.
+
+    Args:
+        namespace: The namespace it belongs to (user, agent, ...).
+        id: Its id, unique in the namespace.
+        value: The memory itself (content, evidence, ...).
+        type: FACT, PREFERENCE, PROCEDURE or EPISODE.
+        source: Who saved it (extraction or the agent's tool).
+        created_at: When it was saved (naive UTC).
+        last_accessed_at: When it was last retrieved (naive UTC).
+        access_count: How often it was retrieved.
+        relevance_score: Its decayed relevance.
+        archived: Kept, no longer served.
+    """
 
     namespace: tuple[str, ...]
     id: str
@@ -60,6 +73,9 @@ class SaveBlock:
 
     A writer that keeps a copy of the rows remembers `after`; when its next block begins at that
     version, nobody else made rows active in between and its copy is current.
+
+    Args:
+        before: The namespace's version when the block began.
     """
 
     before: int
@@ -147,7 +163,11 @@ class MemoryRows(Protocol):
 
 
 def ns_text(namespace: Sequence[str]) -> str:
-    """The stored form of a namespace: its compact JSON array (at most 255 characters)."""
+    """The stored form of a namespace: its compact JSON array (at most 255 characters).
+
+    Args:
+        namespace: The namespace's parts.
+    """
     if isinstance(namespace, str):
         raise TypeError(f"a namespace is a list of strings such as ['agent:chat', 'user:42'], not {namespace!r}")
     text = json.dumps([str(part) for part in namespace], ensure_ascii=False, separators=(",", ":"))

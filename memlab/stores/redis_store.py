@@ -22,7 +22,10 @@ DEFAULT_PREFIX = "memlab:"
 
 
 class RedisStore:
-    """Sessions in Redis under `prefix` (``{prefix}session:{id}:entries``, ``:summary`` and ``:version``)."""
+    """Sessions in Redis under `prefix` (``{prefix}session:{id}:entries``, ``:summary`` and ``:version``).
+
+    Parameters: the fields of `memlab.stores.schemas.RedisStoreConfig`, each documented there once.
+    """
 
     def __init__(self, url: str = "redis://127.0.0.1:6379/0", prefix: str = DEFAULT_PREFIX) -> None:
         import redis

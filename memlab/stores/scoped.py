@@ -39,7 +39,12 @@ def new_scope() -> str:
 
 @dataclass(frozen=True)
 class ScopeState:
-    """Everything a scope holds: each session's state by id, and each long-term row (namespaces unscoped)."""
+    """Everything a scope holds: each session's state by id, and each long-term row (namespaces unscoped).
+
+    Args:
+        sessions: Each session's id and state.
+        memories: Each long-term row.
+    """
 
     sessions: tuple[tuple[str, SessionState], ...] = ()
     memories: tuple[MemoryRow, ...] = ()
@@ -165,7 +170,12 @@ def _replaced(state: SessionState, _old: SessionState) -> SessionState:
 
 
 def scoped(store: SessionStore, scope: str | None) -> Any:
-    """`store` seen from `scope` (`store` itself when `scope` is None); a `ScopedStore` if it keeps long-term rows."""
+    """`store` seen from `scope` (`store` itself when `scope` is None); a `ScopedStore` if it keeps long-term rows.
+
+    Args:
+        store: The store to look into.
+        scope: The run scope (None: the store itself).
+    """
     if scope is None:
         return store
     return ScopedStore(store, scope) if isinstance(store, MemoryRows) else ScopedSessions(store, scope)

@@ -255,6 +255,9 @@ class SqlStore:
     is a SQLite file, placed in the run directory when relative (`run_dir`, else Hydra's run
     directory, else the current directory). `schema` is a PostgreSQL schema to keep the tables in.
     Nothing connects until first use; the schema is migrated then.
+
+    Parameters: the fields of `memlab.stores.schemas.SqliteStoreConfig`, `PostgresStoreConfig` and
+    `MysqlStoreConfig` (memlab.stores.schemas), each documented there once.
     """
 
     def __init__(

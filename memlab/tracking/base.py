@@ -14,7 +14,18 @@ from typing import Any
 
 @dataclass(frozen=True)
 class FinishedRun:
-    """A published run as loggers see it: where it is, what it was, what it measured."""
+    """A published run as loggers see it: where it is, what it was, what it measured.
+
+    Args:
+        run_dir: The published run folder.
+        name: The run's name.
+        finished_at: When it was published.
+        overrides: Its overrides.
+        metrics: metrics.json.
+        config: The resolved config.
+        manifest: manifest.json.
+        files: The folder's files, relative to it.
+    """
 
     run_dir: Path
     name: str
@@ -39,7 +50,12 @@ def now() -> datetime:
 
 
 def record_run(logger: RunLogger, run: FinishedRun) -> None:
-    """Hand a published run to `logger`; one that fails warns on stderr (the run folder is complete either way)."""
+    """Hand a published run to `logger`; one that fails warns on stderr (the run folder is complete either way).
+
+    Args:
+        logger: Where the run is recorded.
+        run: The published run.
+    """
     try:
         logger.log_run(run)
     except Exception as e:

@@ -24,7 +24,10 @@ DEFAULT_PATH = "reports/runs.csv"
 
 
 class CsvLogger(RunLogger):
-    """Appends one row per finished run to `path` (made with its header if missing)."""
+    """Appends one row per finished run to `path` (made with its header if missing).
+
+    Parameters: the fields of `memlab.tracking.schemas.CsvLoggerConfig`, each documented there once.
+    """
 
     def __init__(self, path: str = DEFAULT_PATH) -> None:
         self.path = Path(path)

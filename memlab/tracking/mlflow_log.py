@@ -45,6 +45,9 @@ _ESCAPED = re.compile(r"_u([0-9a-f]+)_")
 def mlflow_name(name: str) -> str:
     """`name` in the characters MLflow accepts in a metric or param key.
 
+    Args:
+        name: A metric or parameter name.
+
     >>> mlflow_name("longterm.recall@10.cat_multi-hop"), mlflow_name("a+b")
     ('longterm.recall_at_10.cat_multi-hop', 'a_u2b_b')
     """
@@ -53,6 +56,9 @@ def mlflow_name(name: str) -> str:
 
 def from_mlflow_name(name: str) -> str:
     """The memlab name `mlflow_name` made `name` from.
+
+    Args:
+        name: A key `mlflow_name` wrote.
 
     >>> from_mlflow_name("longterm.recall_at_10"), from_mlflow_name("a_u2b_b")
     ('longterm.recall@10', 'a+b')
@@ -83,7 +89,10 @@ def _mlflow() -> Any:
 
 
 class MlflowLogger(RunLogger):
-    """Logs each finished run to MLflow (module docstring): experiment `experiment`, store `tracking_uri`."""
+    """Logs each finished run to MLflow (module docstring): experiment `experiment`, store `tracking_uri`.
+
+    Parameters: the fields of `memlab.tracking.schemas.MlflowLoggerConfig`, each documented there once.
+    """
 
     def __init__(
         self,

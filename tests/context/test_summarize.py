@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from memlab.context import Summarize
 from memlab.context.summarize import FALLBACK_KEEP_FIRST
-from memlab.context.summary import MAX_CONVERSATION_CHARS, GrowingTranscript
 from memlab.llm import ExtractiveChatModel, prompts
 from memlab.messages import Message, ToolCall
+from memlab.summary import MAX_CONVERSATION_CHARS, GrowingTranscript
 from memlab.tokens import get_counter
 from memlab.trace import FALLBACK, LLM_CALL, SUMMARY, recording
 from memlab.units import orphans

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memlab.dialogues import Dialogue, generate_synthetic
+from memlab.dialogues.schemas import SyntheticConfig
 from memlab.dialogues.synthetic_text import MEMORY_TYPES, SLOTS
 from memlab.errors import MemlabError
 
@@ -53,8 +54,8 @@ sizes = st.fixed_dictionaries(
 def test_deterministic_and_evidence_holds_the_planted_fact(seed: int, kwargs: dict, data) -> None:
     turns = kwargs["sessions"] * kwargs["turns_per_session"]
     kwargs["facts"] = data.draw(st.integers(0, min(len(SLOTS), turns // 3)))
-    dialogues = generate_synthetic(seed, **kwargs)
-    assert snapshot(dialogues) == snapshot(generate_synthetic(seed, **kwargs))
+    dialogues = generate_synthetic(seed=seed, **kwargs)
+    assert snapshot(dialogues) == snapshot(generate_synthetic(seed=seed, **kwargs))
     for d in dialogues:
         messages = {m.id: m for m in d.messages()}
         assert len(messages) == len(d)  # ids unique within a dialogue
@@ -88,12 +89,12 @@ def _assert_tool_pairing(messages) -> None:
 
 
 def test_seeds_differ_and_dialogue_k_does_not_depend_on_the_count() -> None:
-    assert snapshot(generate_synthetic(0)) != snapshot(generate_synthetic(1))
-    assert snapshot(generate_synthetic(3, dialogues=2)) == snapshot(generate_synthetic(3, dialogues=5)[:2])
+    assert snapshot(generate_synthetic(seed=0)) != snapshot(generate_synthetic(seed=1))
+    assert snapshot(generate_synthetic(seed=3, dialogues=2)) == snapshot(generate_synthetic(seed=3, dialogues=5)[:2])
 
 
 def test_default_dataset_covers_every_type_over_weeks() -> None:
-    dialogues = generate_synthetic(0)
+    dialogues = generate_synthetic(seed=0)
     categories = Counter(p.category for d in dialogues for p in d.probes)
     assert set(MEMORY_TYPES) <= set(categories) and categories["UPDATE"] > 0
     for d in dialogues:
@@ -110,7 +111,7 @@ def test_default_dataset_covers_every_type_over_weeks() -> None:
 @pytest.mark.parametrize(("chars", "tool_chars"), [(80, 500), (800, 20000)])
 def test_sizes_follow_the_configured_distribution(chars: int, tool_chars: int) -> None:
     fixed = generate_synthetic(
-        0, message_chars_mean=chars, message_chars_sigma=0, tool_output_chars=tool_chars, tool_output_sigma=0
+        seed=0, message_chars_mean=chars, message_chars_sigma=0, tool_output_chars=tool_chars, tool_output_sigma=0
     )
     # sigma 0: every message is its mean size, overshooting by the sentences that complete it
     for m in (m for d in fixed for m in d.messages()):
@@ -119,7 +120,7 @@ def test_sizes_follow_the_configured_distribution(chars: int, tool_chars: int) -
         if m.role == "tool":
             assert tool_chars <= len(m.text) < tool_chars + 200
             assert m.name == "read_logs" or isinstance(json.loads(m.text), list)
-    spread = generate_synthetic(0, message_chars_mean=chars, message_chars_sigma=1.0)
+    spread = generate_synthetic(seed=0, message_chars_mean=chars, message_chars_sigma=1.0)
 
     def stdev(dialogues: list[Dialogue]) -> float:
         return statistics.stdev(len(m.text) for d in dialogues for m in d.messages() if m.role == "user")
@@ -129,7 +130,7 @@ def test_sizes_follow_the_configured_distribution(chars: int, tool_chars: int) -
 
 def test_retrieval_is_not_trivial() -> None:
     """Chatter mentions the slots' values about other people, so a value's words alone mislead."""
-    [d] = generate_synthetic(0, dialogues=1, sessions=8, turns_per_session=20, facts=12)
+    [d] = generate_synthetic(seed=0, dialogues=1, sessions=8, turns_per_session=20, facts=12)
     decoys = 0
     for p in d.probes:
         holders = {m.id for m in d.messages() if m.role == "user" and p.answer in m.text}
@@ -157,4 +158,20 @@ def test_retrieval_is_not_trivial() -> None:
 )
 def test_bad_settings_are_user_errors(kwargs: dict, message: str) -> None:
     with pytest.raises(MemlabError, match=message):
-        generate_synthetic(0, **kwargs)
+        generate_synthetic(seed=0, **kwargs)
+
+
+def test_a_config_object_and_keywords_give_the_same_dialogues() -> None:
+    """The generator reads its schema: a `SyntheticConfig` and the same fields as keywords are one call."""
+    config = SyntheticConfig(seed=5, dialogues=2, sessions=3, facts=3)
+    assert snapshot(generate_synthetic(config)) == snapshot(
+        generate_synthetic(seed=5, dialogues=2, sessions=3, facts=3)
+    )
+    assert snapshot(generate_synthetic(config, seed=6)) == snapshot(
+        generate_synthetic(seed=6, dialogues=2, sessions=3, facts=3)
+    )
+
+
+def test_an_unknown_setting_is_named() -> None:
+    with pytest.raises(MemlabError, match=r"unknown setting\(s\) sesions; known: .*sessions"):
+        generate_synthetic(sesions=3)

@@ -14,7 +14,6 @@ from memlab.memory import (
     HybridMemoryCompressor,
     InMemoryAgentMemory,
     MemorySnapshot,
-    TaskMemory,
     TaskSegmentedCompressor,
     WindowedMemoryCompressor,
     summarized_count,
@@ -113,22 +112,6 @@ def test_per_task_keeps_the_live_task_and_a_summary_per_finished_one(scripted: A
     assert "ABC123" in prompt[1].text and "Rome" not in prompt[1].text  # each sub-task from its own items only
     with pytest.raises(ValueError, match="keep_tasks"):
         TaskSegmentedCompressor(keep_tasks=0)
-
-
-def test_task_memory_pools_are_separate_and_the_final_stage_reads_summaries(scripted: Any) -> None:
-    model = scripted("summary")
-    tasks = TaskMemory(llm=model)
-    tasks.pool("flights").add_user_input("search flights to Rome")
-    tasks.pool("hotels").add_user_input("find a hotel near Termini")
-    assert [i.content for i in tasks.pool("hotels").get_items()] == ["find a hotel near Termini"]  # type: ignore[union-attr]
-    tasks.finish("flights")
-    assert "Rome" in model.asked[0][0][1].text and "Termini" not in model.asked[0][0][1].text
-    tasks.finish("hotels")
-    assert tasks.final_snapshot() == MemorySnapshot.of(
-        (), "[Sub-task 1: flights] summary\n[Sub-task 2: hotels] summary"
-    )
-    with pytest.raises(ValueError, match="finished"):
-        tasks.pool("flights")
 
 
 def test_every_compression_emits_one_event() -> None:

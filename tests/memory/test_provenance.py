@@ -15,7 +15,6 @@ from memlab.memory import (
     HybridMemoryCompressor,
     MemoryCompressor,
     MemorySnapshot,
-    TaskMemory,
     TaskSegmentedCompressor,
     ToolRoundsCompressor,
     WindowedMemoryCompressor,
@@ -97,16 +96,6 @@ def test_summary_events_name_the_folded_messages_and_kept_items_keep_theirs(name
     assert all(s.accepted for s in made)
     assert {i for s in made for i in s.source_ids} == folded
     assert [i.source_id for i in out.items] == kept
-
-
-def test_a_finished_task_pool_reports_its_own_messages() -> None:
-    tasks = TaskMemory(llm=Brief())
-    tasks.pool("flights").add_output_items(messages_to_items(TRAJECTORY[:5]))
-    tasks.pool("hotels").add_output_items(messages_to_items(TRAJECTORY[5:]))
-    with recording() as events:
-        tasks.finish("flights")
-    (made,) = [SummaryEvent.of(e) for e in events if e.kind == SUMMARY]
-    assert set(made.source_ids) == set(ids(*range(5)))
 
 
 def test_a_compressed_history_sends_and_summarizes_by_source_id() -> None:

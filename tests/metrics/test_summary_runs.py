@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from memlab.context.summary import LAYERS
 from memlab.dialogues.model import Dialogue, Session
 from memlab.experiment import run_experiment
 from memlab.llm import ExtractiveChatModel
@@ -23,6 +22,7 @@ from memlab.metrics.retention import probe_rows
 from memlab.runtime import Runtime, SecurityContext
 from memlab.sim import ProbeRecord, simulate
 from memlab.stores.memory import InMemoryStore
+from memlab.summary import LAYERS
 from memlab.tokens import CHAT_TOKENS_PER_MESSAGE, get_counter, load_encoding
 from memlab.trace import SUMMARY, Event, SourceIds, SummaryEvent
 

@@ -25,10 +25,10 @@ from typing import Any
 from memlab.context.base import check_count, leading_system
 from memlab.context.peers.base import Keys, require
 from memlab.context.sliding_window import DEFAULT_MAX_TOKENS
-from memlab.context.summary import DEFAULT_SUMMARY_TOKENS, LAYER_CONTEXT
 from memlab.errors import MemlabError
 from memlab.llm import TASK_CONTEXT_SUMMARY, ChatModel
 from memlab.messages import Message, MessageLike, ToolCall, as_messages
+from memlab.summary import DEFAULT_SUMMARY_TOKENS, LAYER_CONTEXT
 from memlab.tokens import TokenCounter, resolve_counter
 from memlab.trace import SummaryEvent, timed
 
