@@ -25,7 +25,13 @@ CHUNK = 1_000  # resamples drawn at a time: a (CHUNK, n) index matrix, a few MB 
 
 @dataclass(frozen=True)
 class Interval:
-    """The mean difference (candidate minus baseline) and its bootstrap confidence interval."""
+    """The mean difference (candidate minus baseline) and its bootstrap confidence interval.
+
+    Args:
+        mean: The mean of the per-question differences.
+        low: The interval's lower bound.
+        high: The interval's upper bound.
+    """
 
     mean: float
     low: float

@@ -44,7 +44,13 @@ MEMORY_KIND = "FACT"  # the type shown in the block: the libraries keep untyped 
 
 @dataclass(frozen=True)
 class PeerHit:
-    """One memory a library returned: its text, the turn ids it cites, its score."""
+    """One memory a library returned.
+
+    Args:
+        content: Its text.
+        evidence: The turn ids it cites.
+        score: The library's score for it.
+    """
 
     content: str
     evidence: tuple[str, ...]

@@ -67,7 +67,13 @@ def question_scores(run_dir: Path, metrics: Sequence[str] = METRICS) -> pd.DataF
 
 @dataclass(frozen=True)
 class AblationVariant:
-    """One row of the table: a name, the overrides that make it, and its per-question scores."""
+    """One row of the table.
+
+    Args:
+        name: The variant's name (`full` for the whole pipeline).
+        overrides: The overrides that make it.
+        scores: Its per-question scores, one column per metric.
+    """
 
     name: str
     overrides: tuple[str, ...]
@@ -137,6 +143,11 @@ def ablation_markdown(table: pd.DataFrame, metrics: Sequence[str] = METRICS, con
     """The table as markdown: each metric's value, then the difference to the first row and its CI.
 
     A difference whose interval leaves out zero is in bold.
+
+    Args:
+        table: The rows `ablation_table` made.
+        metrics: The metrics shown, in order.
+        confidence: The intervals' confidence level (for the header).
     """
     pct = f"{confidence:.0%}"
     header = ["variant", "overrides", "questions"]
@@ -160,7 +171,13 @@ def ablation_markdown(table: pd.DataFrame, metrics: Sequence[str] = METRICS, con
 def ablation_files(
     table: pd.DataFrame, settings: Mapping[str, object], metrics: Sequence[str] = METRICS
 ) -> dict[str, str]:
-    """ablation.md, ablation.csv and ablation.json (the rows and the settings that made them), by file name."""
+    """ablation.md, ablation.csv and ablation.json (the rows and the settings that made them), by file name.
+
+    Args:
+        table: The rows `ablation_table` made.
+        settings: The ablation's settings, written beside the rows.
+        metrics: The metrics shown, in order.
+    """
     confidence = float(settings.get("confidence", CONFIDENCE))  # type: ignore[arg-type]
     buf = io.StringIO()
     table.to_csv(buf, index=False, float_format="%.6f")

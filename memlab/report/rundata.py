@@ -74,6 +74,7 @@ class RunData:
         config: The resolved config (config.yaml).
         manifest: manifest.json.
         error: error.json of a failed job (None: it finished).
+        retrievals: retrievals.jsonl's lines (a long-term run's ranked memories per question).
     """
 
     path: Path
