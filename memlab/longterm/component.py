@@ -43,6 +43,7 @@ from memlab.longterm.service import (
 )
 from memlab.longterm.store import MemoryStore
 from memlab.longterm.tools import TOOL_NAMES, MemoryToolProvider
+from memlab.longterm.updates import UpdateSpec
 from memlab.messages import Message, ToolCall
 from memlab.runtime.agent import ORDER_LONGTERM_INJECT, Component, RequestStage, Runtime
 from memlab.tokens import resolve_counter
@@ -101,6 +102,7 @@ class LongTermMemoryComponent(Component):
         background: bool = False,
         cleanup_at_session_end: bool = True,
         retrieve: str = RETRIEVE_SESSION_START,
+        updates: Any = None,
     ) -> None:
         if retrieve not in RETRIEVE_MODES:
             raise MemlabError(f"longterm.retrieve: {retrieve!r} is not one of {', '.join(RETRIEVE_MODES)}")
@@ -121,6 +123,7 @@ class LongTermMemoryComponent(Component):
             archive_threshold=archive_threshold,
             archive_min_access=archive_min_access,
             supersede_similarity=supersede_similarity,
+            updates=UpdateSpec(**(_plain(updates) or {})),
         )
         self.tool_provider = MemoryToolProvider(self.service)
         self.counter = resolve_counter(counter)

@@ -78,8 +78,6 @@ class IndexSpec:
     """Pseudo-relevance feedback: the added terms' weight."""
     prior_weight: float = ranges.ranged(0.0, ge=0)
     """score = relevance x (type weight x decay) ** prior_weight (0: relevance alone)."""
-    update_similarity: float | None = ranges.ranged(0.2, ge=-1, le=1)
-    """A newer update this close (cosine) to a better-ranked memory goes first (null: off)."""
     revision_value_min_shared: int | None = ranges.ranged(1, ge=1)
     """Save time: a sentence revises an older one of its speaker sharing this many frame terms and
     changing a value (number, proper name) (null: rule off)."""

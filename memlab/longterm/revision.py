@@ -39,21 +39,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memlab.longterm.model import Memory
-from memlab.text import DATE_WORDS, STOP_WORDS, proper_names, search_terms, split_sentences, word_set, words
+from memlab.text import proper_names, search_terms, split_sentences, words
+from memlab.vocabulary import DATE_WORDS, NUMBER_WORDS, REVISION_CUE, STOP_WORDS
 
-# Words with which a speaker says their own statement changed: a first-person change verb, "instead" (not
-# "instead of"), "no longer", "anymore", "from now on", "scratch (that)"; or that a thing recurred and was
-# met another way: "again", "once more", "this time". Not "update": mostly a noun ("a status update") or
-# "keep you updated".
-REVISION_CUE = re.compile(
-    r"\b(i|i've|i'm|we|we've|we're)\s+(just\s+|recently\s+|finally\s+|have\s+)?(changed|switched|moved|relocated)\b|"
-    r"\binstead\b(?!\s+of)|\b(no longer|any ?more|from now on|scratch|again|once more|this time)\b|改成|不再|换了",
-    re.I,
-)
-NUMBER_WORDS = word_set(
-    "zero two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million dozen"
-)
 _SPEAKER = re.compile(r"^\s*([^:\s][^:]{0,40}?):\s")
 _CACHE = 1 << 16
 

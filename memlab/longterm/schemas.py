@@ -9,6 +9,7 @@ from memlab import ranges
 from memlab.longterm import component, service
 from memlab.longterm.index import IndexSpec
 from memlab.longterm.service import DEFAULT_TYPES
+from memlab.longterm.updates import UpdateSpec
 
 
 @dataclass
@@ -80,6 +81,8 @@ class LongTermConfig:
     """Per-type retrieval weight, decay and expiry."""
     index: IndexSpec = field(default_factory=IndexSpec)
     """The search index and its parameters."""
+    updates: UpdateSpec = field(default_factory=UpdateSpec)
+    """Which of two memories about the same thing is read first (memlab.longterm.updates)."""
     language: str = "en"
     """The extraction prompt's language: en or zh."""
     dedup_auto_extract: bool = False

@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import queue
-import re
 import threading
 from collections import Counter, deque
 from collections.abc import Mapping, Sequence
@@ -48,11 +47,12 @@ from memlab.longterm.model import (
     namespace_for,
     namespace_key,
 )
-from memlab.longterm.revision import RevisionRule, revised_ids, revising_pairs, speaker
+from memlab.longterm.revision import RevisionRule, revised_ids, revising_pairs
 from memlab.longterm.store import MemoryStore
+from memlab.longterm.updates import UpdateRule, UpdateSpec
 from memlab.messages import Message
 from memlab.runtime.agent import CallContext
-from memlab.text import search_terms, split_sentences, words
+from memlab.text import search_terms, words
 from memlab.trace import LONGTERM_EXTRACT, LONGTERM_RETRIEVE, LONGTERM_SKIP, Event, emit, recording, timed
 
 # The design document's configuration defaults (agent.defaults.long-term-memory).
@@ -78,21 +78,8 @@ DEFAULT_TYPES: dict[MemoryType, TypePolicy] = {
 DEFAULT_ARCHIVE_THRESHOLD = 0.05  # cleanup archives a memory whose decayed score fell below this ...
 DEFAULT_ARCHIVE_MIN_ACCESS = 3  # ... and that was retrieved fewer times than this
 DEFAULT_SUPERSEDE_SIMILARITY = 0.9
-# A memory that says it revises an earlier one (see `LongTermMemoryService._updates_first`).
-UPDATE_CUE = re.compile(
-    r"\b(now|these days|nowadays|any ?more|no longer|switched|changed|moved|relocated|instead|from now on|again|"
-    r"this time|update[ds]?|scratch)\b|现在|改成|不再|换了",
-    re.I,
-)
-
-UPDATE_RELEVANCE_SHARE = 0.3  # ... and only over a memory at most 1 / 0.3 times as relevant to the query
 CANDIDATE_OVERSAMPLE = 4  # the index returns this many times k candidates for the prior to re-rank ...
 MIN_CANDIDATES = 50  # ... and at least this many
-
-
-def update_sentences(text: str) -> str:
-    """The sentences of `text` that say they revise something (`UPDATE_CUE`), joined; "" if none."""
-    return " ".join(s for s in split_sentences(text) if UPDATE_CUE.search(s))
 
 
 @dataclass(frozen=True)
@@ -219,6 +206,7 @@ class LongTermMemoryService:
         archive_threshold: float = DEFAULT_ARCHIVE_THRESHOLD,
         archive_min_access: int = DEFAULT_ARCHIVE_MIN_ACCESS,
         supersede_similarity: float | None = DEFAULT_SUPERSEDE_SIMILARITY,
+        updates: UpdateSpec | None = None,
     ) -> None:
         self.store, self.embedder, self.llm = store, embedder, llm
         self.defaults = defaults
@@ -230,6 +218,7 @@ class LongTermMemoryService:
         self.dedup_auto_extract = dedup_auto_extract
         self.archive_threshold, self.archive_min_access = archive_threshold, archive_min_access
         self.supersede_similarity = supersede_similarity
+        self.update_rule = UpdateRule(updates or UpdateSpec(), embedder)
         self.counts: Counter[str] = Counter()  # skips per layer, duplicates, archives, rejections
         self._indexes: dict[str, _NamespaceIndex] = {}
         self._rows_cache: dict[str, list[Memory]] = {}
@@ -315,7 +304,8 @@ class LongTermMemoryService:
             score = relevance * prior**self.index_spec.prior_weight
             ranked.append((-score, -prior, pos, Retrieved(memory, score, similarity)))
         asked = frozenset(search_terms(query))
-        ordered = self._updates_first([r[-1] for r in sorted(ranked, key=lambda r: r[:3])], asked)
+        ranked_hits = [r[-1] for r in sorted(ranked, key=lambda r: r[:3])]
+        ordered = self.update_rule.newer_first(ranked_hits, entry.memories.values())
         return _distinct(self._revisions_first(entry, ordered, asked, qv), k)
 
     @property
@@ -377,51 +367,6 @@ class LongTermMemoryService:
             if overlap:
                 scored.append((-overlap, -entry.positions[mid], mid))
         return [mid for *_, mid in sorted(scored)[: self.index_spec.revision_pull]]
-
-    def _updates_first(self, ranked: list[Retrieved], asked: frozenset[str]) -> list[Retrieved]:
-        """Each newer memory that states an update goes just above the best-ranked older one it revises.
-
-        Revises: the newer memory's update sentences (those with an update cue: "now", "these days",
-        "switched", "no longer", ... `UPDATE_CUE`) share a term with the question (`asked`, its search
-        terms) and have cosine >= `index.update_similarity` with an older memory of the same speaker,
-        and the newer one scores at least `UPDATE_RELEVANCE_SHARE` of the older one. As for the
-        save-time links (`_revisers`): a person revises their own statements, and the question must
-        bear on the update sentence, not on the chatter of its turn (LoCoMo's "now" and "again" are
-        rarely revisions).
-        The cue sentences, not the whole memory, are compared: an extracted memory is a whole turn, and
-        the chatter around an update would dilute its similarity to what it revises. Types are not
-        compared: they are read per turn, so a fix "I fixed it by ..." (PROCEDURE) revises "it is green
-        again after ..." (FACT). Beyond the document, whose only rule is PREFERENCE supersession: the
-        old memory stays (it is history, and may be asked about) but the current one is read first.
-        Off with `update_similarity: null`.
-        """
-        threshold = self.index_spec.update_similarity
-        if threshold is None or len(ranked) < 2:
-            return ranked
-        cues = [update_sentences(h.memory.content) for h in ranked]
-        revising = [j for j, cue in enumerate(cues) if cue and not asked.isdisjoint(search_terms(cue))]
-        if not revising:
-            return ranked
-        vectors = self.embedder.embed([h.memory.content for h in ranked])
-        order = list(range(len(ranked)))
-        for j, cue_vector in zip(revising, self.embedder.embed([cues[j] for j in revising]), strict=True):
-            newer = ranked[j]
-            at = order.index(j)
-            target = next(
-                (
-                    i
-                    for i in order[:at]
-                    if ranked[i].memory.created_at < newer.memory.created_at
-                    and speaker(ranked[i].memory.content) == speaker(newer.memory.content)
-                    and newer.score >= UPDATE_RELEVANCE_SHARE * ranked[i].score
-                    and float(vectors[i] @ cue_vector) >= threshold
-                ),
-                None,
-            )
-            if target is not None:
-                order.remove(j)
-                order.insert(order.index(target), j)
-        return [ranked[i] for i in order]
 
     def _touch(self, hits: Sequence[Retrieved], now: datetime) -> None:
         ns = hits[0].memory.namespace

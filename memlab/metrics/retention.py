@@ -36,8 +36,9 @@ from memlab.metrics.family import metric_family
 from memlab.metrics.longterm import EVIDENCE_KEY as RETRIEVED_EVIDENCE
 from memlab.metrics.longterm import EXCLUDED_CATEGORIES, retrieval_scores
 from memlab.sim.records import CallRecord, LifecycleRecord, ProbeRecord, Record
-from memlab.text import FUNCTION_WORDS, words
+from memlab.text import words
 from memlab.trace import SUMMARY, Event
+from memlab.vocabulary import METRIC_FUNCTION_WORDS
 
 RETENTION_METRICS = (
     "context.evidence_retention",
@@ -48,8 +49,8 @@ RETENTION_METRICS = (
 
 
 def content_words(text: str) -> list[str]:
-    """Lower-cased words of `text` without `FUNCTION_WORDS`."""
-    return [w for w in words(text.lower()) if w not in FUNCTION_WORDS]
+    """Lower-cased words of `text` without `METRIC_FUNCTION_WORDS`."""
+    return [w for w in words(text.lower()) if w not in METRIC_FUNCTION_WORDS]
 
 
 @functools.lru_cache(maxsize=4096)
