@@ -7,13 +7,15 @@ in the garage again, same rattle"). So `newer_first` reads three things, none of
 
 - *who*: the same speaker (the ``speaker:`` prefix that extraction and the memory tools write);
 - *what*: a statement of the later memory is close in meaning to a statement of the retrieved one
-  (cosine of the run's embedder between sentences, at least `UpdateSpec.similarity`; a sentence, not
+  (cosine of the run's embedder between sentences, at least `similarity`; a sentence, not
   the whole turn, because a turn's chatter dilutes what it states);
 - *when*: the later memory was saved later (session date, then save order).
 
-At search time, for each of the top `depth` retrieved memories, the latest memory of its speaker that
-says something close to it goes just above it (taking its score), unless it already ranks higher; the
-older one stays (it is history; temporal questions ask about it). A later memory that only repeats the
+At search time (the `updates` stage, `memlab.longterm.rerank.updates`), for each of the top `depth`
+retrieved memories, the latest memory of its speaker that says something close to it goes just above it
+(taking its score), unless it already ranks higher. The older one stays (it is history; temporal
+questions ask about it), and stays first when the question names a value (a proper name, a number) that
+only it states: "Did I live in Lisbon?" asks about the older one. A later memory that only repeats the
 earlier one (every content term of the close sentence is in the earlier one) is no revision.
 
 A misfiring cue needs no guard of its own: no cue word counts. A later memory on the same subject that
@@ -27,29 +29,16 @@ replaces memlab's cue-word rule (`UPDATE_CUE`), whose words the synthetic genera
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
-from memlab import ranges
 from memlab.embed.base import Embedder
 from memlab.longterm.model import Memory, Retrieved
 from memlab.longterm.revision import speaker
-from memlab.text import search_terms, split_sentences
+from memlab.text import proper_names, search_terms, split_sentences, words
 
-UPDATE_KINDS = ("meaning", "llm", "none")
-
-
-@dataclass
-class UpdateSpec:
-    """The update rule (`longterm.updates`): which one, and the meaning rule's knobs."""
-
-    kind: str = "meaning"
-    """meaning (this module), llm (save-time links decided by the run's LLM, `llm_updates`) or none."""
-    similarity: float = ranges.ranged(0.5, ge=-1, le=1)
-    """meaning: a later sentence this close (cosine) to one of a retrieved memory revises it."""
-    depth: int = ranges.count(10)
-    """meaning: the top this many retrieved memories are looked at."""
+DEFAULT_SIMILARITY = 0.3  # chosen on datasets/updates/dev.json and misfire_dev.json (docs/longterm.md)
+DEFAULT_DEPTH = 10
 
 
 def statements(content: str) -> list[str]:
@@ -59,63 +48,80 @@ def statements(content: str) -> list[str]:
     return [s for s in split_sentences(body) if s.strip() and not s.rstrip().endswith(("?", "？"))]
 
 
-class UpdateRule:
-    """`newer_first` over one embedder, with each memory's statement vectors kept by content."""
-
-    def __init__(self, spec: UpdateSpec, embedder: Embedder) -> None:
-        if spec.kind not in UPDATE_KINDS:
-            raise ValueError(f"longterm.updates.kind: {spec.kind!r}; expected one of {', '.join(UPDATE_KINDS)}")
-        self.spec, self.embedder = spec, embedder
-
-    def _vectors(self, content: str) -> np.ndarray:
-        sentences = statements(content)
-        return self.embedder.embed(sentences) if sentences else np.zeros((0, 1))
-
-    def _closest(self, old: Memory, new: Memory) -> tuple[float, int]:
-        """The best cosine between a statement of `new` and one of `old`, and which statement of `new`."""
-        a, b = self._vectors(old.content), self._vectors(new.content)
-        if not (len(a) and len(b)):
-            return -1.0, -1
-        sims = b @ a.T
-        at = int(np.argmax(sims.max(axis=1)))
-        return float(sims[at].max()), at
-
-    def revises(self, new: Memory, old: Memory) -> bool:
-        """`new`, saved after `old` by the same speaker in another turn, restates it with something else."""
-        if not (_later(new, old) and speaker(new.content) == speaker(old.content)):
-            return False
-        if set(new.evidence) & set(old.evidence):
-            return False  # two memories of one turn (the two channels save a statement twice)
-        cosine, at = self._closest(old, new)
-        if cosine < self.spec.similarity:
-            return False
-        return not set(search_terms(statements(new.content)[at])) <= set(search_terms(old.content))
-
-    def newer_first(self, ranked: Sequence[Retrieved], memories: Iterable[Memory]) -> list[Retrieved]:
-        """`ranked` with, just above each of its top `depth`, the latest memory revising it (`revises`)."""
-        if self.spec.kind != "meaning" or not ranked:
-            return list(ranked)
-        by_speaker: dict[str, list[Memory]] = {}
-        for m in memories:
-            by_speaker.setdefault(speaker(m.content), []).append(m)
-        out: list[Retrieved] = []
-        placed: set[str] = set()
-        for rank, hit in enumerate(ranked):
-            if hit.memory.id in placed:
-                continue
-            if rank < self.spec.depth:
-                later = sorted(
-                    (m for m in by_speaker.get(speaker(hit.memory.content), ()) if self.revises(m, hit.memory)),
-                    key=lambda m: (m.created_at, m.id),
-                )
-                newest = later[-1] if later else None
-                if newest is not None and newest.id not in placed:
-                    out.append(Retrieved(newest, hit.score, hit.similarity))
-                    placed.add(newest.id)
-            out.append(hit)
-            placed.add(hit.memory.id)
-        return out
+def _closest(old: Memory, new: Memory, embedder: Embedder) -> tuple[float, int]:
+    """The best cosine between a statement of `new` and one of `old`, and which statement of `new`."""
+    a, b = statements(old.content), statements(new.content)
+    if not (a and b):
+        return -1.0, -1
+    sims = embedder.embed(b) @ embedder.embed(a).T
+    at = int(np.argmax(sims.max(axis=1)))
+    return float(sims[at].max()), at
 
 
-def _later(new: Memory, old: Memory) -> bool:
-    return new.created_at > old.created_at
+def revises(new: Memory, old: Memory, embedder: Embedder, similarity: float = DEFAULT_SIMILARITY) -> bool:
+    """`new`, saved after `old` by the same speaker in another turn, restates it with something else.
+
+    >>> from memlab.embed import HashingEmbedder
+    >>> from memlab.longterm.model import Memory, MemoryType
+    >>> from datetime import datetime
+    >>> def m(text, day):
+    ...     return Memory(f"m{day}", ("u",), text, MemoryType.FACT, "auto_extract", "chat", datetime(2024, 1, day),
+    ...                   datetime(2024, 1, day), evidence=(f"D{day}:1",))
+    >>> old = m("Ana: My sister studies law at Leeds.", 1)
+    >>> revises(m("Ana: My sister studies medicine at Leeds now.", 9), old, HashingEmbedder())
+    True
+    >>> revises(m("Ana: My sister studies law.", 9), old, HashingEmbedder())  # a repeat says nothing new
+    False
+    """
+    if not (new.created_at > old.created_at and speaker(new.content) == speaker(old.content)):
+        return False
+    if set(new.evidence) & set(old.evidence):
+        return False  # two memories of one turn (the two channels save a statement twice)
+    cosine, at = _closest(old, new, embedder)
+    if cosine < similarity:
+        return False
+    return not set(search_terms(statements(new.content)[at])) <= set(search_terms(old.content))
+
+
+def _values(content: str) -> frozenset[str]:
+    """The search terms of a memory's proper names and numbers: what a revision replaces ("Bristol", "7")."""
+    found = {v for s in statements(content) for v in proper_names(s)}
+    found |= {w for w in words(content) if w.isdigit()}
+    return frozenset(t for v in found for t in search_terms(v))
+
+
+def asks_about(old: Memory, new: Memory, asked: frozenset[str]) -> bool:
+    """The question names a value only `old` states ("Did I live in Lisbon?"): it asks about the older one."""
+    return not asked.isdisjoint(_values(old.content) - set(search_terms(new.content)))
+
+
+def newer_first(
+    ranked: Sequence[Retrieved],
+    memories: Iterable[Memory],
+    embedder: Embedder,
+    similarity: float = DEFAULT_SIMILARITY,
+    depth: int = DEFAULT_DEPTH,
+    asked: frozenset[str] = frozenset(),
+) -> list[Retrieved]:
+    """`ranked` with, just above each of its top `depth`, the latest of `memories` revising it (`revises`),
+    unless the question (`asked`, its search terms) names a value of the older one only (`asks_about`)."""
+    if not ranked:
+        return list(ranked)
+    by_speaker: dict[str, list[Memory]] = {}
+    for m in memories:
+        by_speaker.setdefault(speaker(m.content), []).append(m)
+    out: list[Retrieved] = []
+    placed: set[str] = set()
+    for rank, hit in enumerate(ranked):
+        if hit.memory.id in placed:
+            continue
+        if rank < depth:
+            same = by_speaker.get(speaker(hit.memory.content), ())
+            later = [m for m in same if revises(m, hit.memory, embedder, similarity)]
+            newest = max(later, key=lambda m: (m.created_at, m.id), default=None)
+            if newest is not None and newest.id not in placed and not asks_about(hit.memory, newest, asked):
+                out.append(Retrieved(newest, hit.score, hit.similarity))
+                placed.add(newest.id)
+        out.append(hit)
+        placed.add(hit.memory.id)
+    return out

@@ -8,7 +8,8 @@ import pytest
 
 from memlab.longterm import MemoryType
 from memlab.longterm.model import SOURCE_AUTO_EXTRACT
-from memlab.longterm.updates import UpdateRule, UpdateSpec, statements
+from memlab.longterm.rerank import Decay, Dedup, Updates
+from memlab.longterm.updates import revises, statements
 
 from .support import T0, context
 
@@ -26,22 +27,17 @@ def test_statements_drop_the_speaker_and_questions() -> None:
     assert statements("Priya: I moved to Leeds. Have you been? It rains.") == ["I moved to Leeds.", "It rains."]
 
 
-def test_an_unknown_kind_is_refused(embedder) -> None:
-    with pytest.raises(ValueError, match="meaning, llm, none"):
-        UpdateRule(UpdateSpec(kind="cue"), embedder)
-
-
 @pytest.mark.parametrize(
-    ("kind", "new_speaker", "moved"),
+    ("stage", "new_speaker", "moved"),
     [
-        ("meaning", "Priya", True),
-        ("none", "Priya", False),  # the rule off
-        ("meaning", "Tom", False),  # a person revises their own statements
+        (True, "Priya", True),
+        (False, "Priya", False),  # the stage off
+        (True, "Tom", False),  # a person revises their own statements
     ],
 )
-def test_the_later_close_statement_goes_above_the_one_it_revises(make_service, kind, new_speaker, moved) -> None:
+def test_the_later_close_statement_goes_above_the_one_it_revises(make_service, stage, new_speaker, moved) -> None:
     service = make_service(index="hybrid")
-    service.update_rule = UpdateRule(UpdateSpec(kind=kind, similarity=0.3), service.embedder)
+    service.rerank = [Decay(), *([Updates(similarity=0.3)] if stage else []), Dedup()]
     old = _save(service, OLD, 0)
     new = _save(service, NEW.replace("Priya", new_speaker, 1), 30)
     _save(service, "Priya: The weather in Leeds was grey all week and the trains were late.", 40)
@@ -53,7 +49,7 @@ def test_the_later_close_statement_goes_above_the_one_it_revises(make_service, k
 
 def test_the_latest_of_several_revisions_goes_first(make_service) -> None:
     service = make_service(index="hybrid")
-    service.update_rule = UpdateRule(UpdateSpec(similarity=0.3), service.embedder)
+    service.rerank = [Decay(), Updates(similarity=0.3), Dedup()]
     old = _save(service, OLD, 0)
     _save(service, NEW, 30)
     latest = _save(service, "Priya: Asha is studying architecture at Leeds now, after a year of medicine.", 60)
@@ -64,16 +60,15 @@ def test_the_latest_of_several_revisions_goes_first(make_service) -> None:
 def test_a_repeat_revises_nothing(make_service) -> None:
     """A later sentence whose every term the earlier memory already has says nothing new."""
     service = make_service(index="hybrid")
-    rule = UpdateRule(UpdateSpec(similarity=0.3), service.embedder)
     old, repeat = _save(service, OLD, 0), _save(service, "Priya: My sister Asha is studying law.", 20)
     new = _save(service, NEW, 30)
-    assert not rule.revises(repeat, old)
-    assert rule.revises(new, old) and not rule.revises(old, new)  # and only the later one revises
+    assert not revises(repeat, old, service.embedder, 0.3)
+    assert revises(new, old, service.embedder, 0.3)
+    assert not revises(old, new, service.embedder, 0.3)  # only the later one revises
 
 
 def test_memories_of_one_turn_never_revise_each_other(make_service) -> None:
     service = make_service(index="hybrid")
-    rule = UpdateRule(UpdateSpec(similarity=0.3), service.embedder)
     a = service.save(context(now=T0), OLD, evidence=["D1:1"]).memory
     b = service.save(context(now=T0 + timedelta(days=1)), NEW, evidence=["D1:1"]).memory
-    assert not rule.revises(b, a)
+    assert not revises(b, a, service.embedder, 0.3)

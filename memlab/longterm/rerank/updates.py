@@ -1,0 +1,33 @@
+"""Stage `updates`: the latest memory that restates a retrieved one goes just above it (`memlab.longterm.updates`).
+
+Decided from what the memories say (same speaker, a statement close in meaning by the run's embedder,
+saved later), not from cue words: see `memlab.longterm.updates`. Off: leave ``updates`` out of
+``longterm.rerank``. Beyond the design document, whose only rule is PREFERENCE supersession: the old
+memory stays (it is history, and may be asked about) but the current one is read first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from memlab import ranges
+from memlab.longterm.model import Retrieved
+from memlab.longterm.rerank.base import RankContext
+from memlab.longterm.updates import DEFAULT_DEPTH, DEFAULT_SIMILARITY, newer_first
+
+
+@dataclass
+class Updates:
+    """`longterm.stages.updates`: each retrieved memory's latest revision (by meaning) just above it."""
+
+    _target_: str = field(default="memlab.longterm.rerank.Updates", repr=False)
+    similarity: float = ranges.ranged(DEFAULT_SIMILARITY, ge=-1, le=1)
+    """A later statement of the same speaker this close (cosine) to a retrieved memory's revises it."""
+    depth: int = ranges.count(DEFAULT_DEPTH)
+    """The top this many retrieved memories are looked at."""
+    name: ClassVar[str] = "updates"
+
+    def __call__(self, query: str, ranked: list[Retrieved], context: RankContext) -> list[Retrieved]:
+        memories = context.memories.values()
+        return newer_first(ranked, memories, context.embedder, self.similarity, self.depth, context.asked)
