@@ -28,6 +28,7 @@ ALLOWED = {
     ("config_keys.py", "_MISSING_PLUGIN"),
     ("config_keys.py", "_NOT_IN_DEFAULTS"),
     ("memory/compressors.py", "COUNT_SUMMARY"),
+    ("longterm/rerank/__init__.py", "DEFAULT_PIPELINE"),  # stage names
     # config choices and record field names: identifiers, not words a rule weighs
     ("experiment.py", "COMPONENT_GROUPS"),
     ("llm/faulty.py", "FAULT_MODES"),

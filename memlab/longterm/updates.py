@@ -37,7 +37,7 @@ from memlab.longterm.model import Memory, Retrieved
 from memlab.longterm.revision import speaker
 from memlab.text import proper_names, search_terms, split_sentences, words
 
-DEFAULT_SIMILARITY = 0.3  # chosen on datasets/updates/dev.json and misfire_dev.json (docs/longterm.md)
+DEFAULT_SIMILARITY = 0.25  # chosen on datasets/updates/dev.json and misfire_dev.json (docs/longterm.md)
 DEFAULT_DEPTH = 10
 
 
