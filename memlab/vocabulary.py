@@ -6,8 +6,9 @@ regex or a tuple of plain words (tests/test_vocabulary.py greps for them). Metri
 ``METRIC_`` lists, never a rule's list: a metric that shared the vocabulary of the rule it judges would
 move with it (issue 24: the update metric and the update rule shared their cue words).
 
-Settled overlaps (issue 24, item 6): the two update cue lists are gone (`memlab.longterm.updates`
-decides from meaning); there is one list of date words (`DATE_WORDS`, which `DATED` is built from);
+Settled overlaps (issue 24, item 6): the two update cue lists (service.py's UPDATE_CUE, revision.py's
+REVISION_CUE, 19 shared words) are gone: `memlab.longterm.updates` decides from meaning; there is one list
+of date words (`DATE_WORDS`, which `DATED` is built from);
 two small-talk lists stay because they answer two questions (`SMALL_TALK`: is a whole turn chatter,
 phrases included; `FILLER_WORDS`: is one word chatter), and a test checks that every filler greeting
 the phrase list needs is in both.
@@ -86,16 +87,6 @@ FILLER_WORDS = word_set(
 NUMBER_WORDS = word_set(
     "zero two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million dozen"
-)
-
-# Source: written for memlab. Used by: revision.py's cue rule (a sentence that says it changed revises an older
-# one on the same frame): a first-person change verb, "instead" (not "instead of"), "no longer", "anymore",
-# "from now on", "scratch (that)", "again", "once more", "this time".
-# Effect: on LoCoMo, "Hey Mel, great to chat with you again!" is linked as revising 7 unrelated turns (issue 24).
-REVISION_CUE = re.compile(
-    r"\b(i|i've|i'm|we|we've|we're)\s+(just\s+|recently\s+|finally\s+|have\s+)?(changed|switched|moved|relocated)\b|"
-    r"\binstead\b(?!\s+of)|\b(no longer|any ?more|from now on|scratch|again|once more|this time)\b|改成|不再|换了",
-    re.I,
 )
 
 # --- long-term memory: extraction and its skip layers -------------------------------------------

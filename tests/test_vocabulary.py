@@ -167,9 +167,9 @@ def test_number_words_are_values() -> None:
     assert {"seven", "dozen", "twenty"} <= v.NUMBER_WORDS and "one" not in v.NUMBER_WORDS
 
 
-def test_revision_cue() -> None:
-    assert v.REVISION_CUE.search("I switched editors; these days I prefer Helix.")
-    assert v.REVISION_CUE.search("We'll go there instead.") and not v.REVISION_CUE.search("instead of tea")
+def test_no_update_cue_list_is_left() -> None:
+    """Issue 24: the update rules decide from meaning; no list of update cue words remains."""
+    assert not [n for n in dir(v) if "CUE" in n and n not in {"PERSONAL_CUES", "PROCEDURE_CUE", "PREFERENCE_CUE"}]
 
 
 def test_personal_cues() -> None:
