@@ -36,12 +36,17 @@ HEADLINE = (
     ("context.evidence_retention", "evidence kept", "sent verbatim with the question"),
     ("context.evidence_in_summary", "evidence in summaries", "answer words in the summaries sent"),
     ("context.answer_coverage", "answer coverage", "gold answer words in context"),
+    ("longterm.recall@1", "recall@1", "evidence in the top memory"),
+    ("longterm.recall@5", "recall@5", "evidence in top-5 memories"),
     ("longterm.recall@10", "recall@10", "evidence in top-10 memories"),
+    ("longterm.ndcg@10", "nDCG@10", "evidence ranked high in the top 10"),
     ("cost.usd", "cost", COST_NOTE),
     ("latency.context.p50_us", "context latency", "median, this machine"),
 )
 PER_CATEGORY = (
     *RETENTION,
+    "longterm.recall@1",
+    "longterm.recall@5",
     "longterm.recall@10",
     "longterm.ndcg@10",
     "answer.f1.locomo",
