@@ -12,8 +12,9 @@ in the garage again, same rattle"). So `newer_first` reads three things, none of
 - *when*: the later memory was saved later (session date, then save order).
 
 At search time (the `updates` stage, `memlab.longterm.rerank.updates`), for each of the top `depth`
-retrieved memories, the latest memory of its speaker that says something close to it goes just above it
-(taking its score), unless it already ranks higher. The older one stays (it is history; temporal
+retrieved memories, the latest memory of its speaker that says something close to it, and is itself among
+the index's candidates scoring at least `relevance_share` of it, goes just above it (taking its score),
+unless it already ranks higher. The older one stays (it is history; temporal
 questions ask about it), and stays first when the question names a value (a proper name, a number) that
 only it states: "Did I live in Lisbon?" asks about the older one. A later memory that only repeats the
 earlier one (every content term of the close sentence is in the earlier one) is no revision.
@@ -39,6 +40,10 @@ from memlab.text import proper_names, search_terms, split_sentences, words
 
 DEFAULT_SIMILARITY = 0.25  # chosen on datasets/updates/dev.json and misfire_dev.json (docs/longterm.md)
 DEFAULT_DEPTH = 10
+# The later memory must be among the index's candidates, scoring at least this share of the one it revises: without
+# it, LoCoMo dev7's recall@1 fell from 0.241 to 0.044 (a later, loosely similar turn of the speaker above nearly
+# every answer). The share is the old cue rule's (UPDATE_RELEVANCE_SHARE), not tuned.
+DEFAULT_RELEVANCE_SHARE = 0.3
 
 
 def statements(content: str) -> list[str]:
@@ -102,11 +107,13 @@ def newer_first(
     similarity: float = DEFAULT_SIMILARITY,
     depth: int = DEFAULT_DEPTH,
     asked: frozenset[str] = frozenset(),
+    relevance_share: float = DEFAULT_RELEVANCE_SHARE,
 ) -> list[Retrieved]:
     """`ranked` with, just above each of its top `depth`, the latest of `memories` revising it (`revises`),
     unless the question (`asked`, its search terms) names a value of the older one only (`asks_about`)."""
     if not ranked:
         return list(ranked)
+    score = {h.memory.id: h.score for h in ranked}
     by_speaker: dict[str, list[Memory]] = {}
     for m in memories:
         by_speaker.setdefault(speaker(m.content), []).append(m)
@@ -117,7 +124,8 @@ def newer_first(
             continue
         if rank < depth:
             same = by_speaker.get(speaker(hit.memory.content), ())
-            later = [m for m in same if revises(m, hit.memory, embedder, similarity)]
+            floor = relevance_share * hit.score  # the later memory must bear on the question too
+            later = [m for m in same if score.get(m.id, -1.0) >= floor and revises(m, hit.memory, embedder, similarity)]
             newest = max(later, key=lambda m: (m.created_at, m.id), default=None)
             if newest is not None and newest.id not in placed and not asks_about(hit.memory, newest, asked):
                 out.append(Retrieved(newest, hit.score, hit.similarity))

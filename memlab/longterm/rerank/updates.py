@@ -14,7 +14,7 @@ from typing import ClassVar
 from memlab import ranges
 from memlab.longterm.model import Retrieved
 from memlab.longterm.rerank.base import RankContext
-from memlab.longterm.updates import DEFAULT_DEPTH, DEFAULT_SIMILARITY, newer_first
+from memlab.longterm.updates import DEFAULT_DEPTH, DEFAULT_RELEVANCE_SHARE, DEFAULT_SIMILARITY, newer_first
 
 
 @dataclass
@@ -26,8 +26,12 @@ class Updates:
     """A later statement of the same speaker this close (cosine) to a retrieved memory's revises it."""
     depth: int = ranges.count(DEFAULT_DEPTH)
     """The top this many retrieved memories are looked at."""
+    relevance_share: float = ranges.ranged(DEFAULT_RELEVANCE_SHARE, ge=0)
+    """The later memory scores at least this share of the one it revises (it bears on the question too)."""
     name: ClassVar[str] = "updates"
 
     def __call__(self, query: str, ranked: list[Retrieved], context: RankContext) -> list[Retrieved]:
         memories = context.memories.values()
-        return newer_first(ranked, memories, context.embedder, self.similarity, self.depth, context.asked)
+        return newer_first(
+            ranked, memories, context.embedder, self.similarity, self.depth, context.asked, self.relevance_share
+        )
