@@ -27,10 +27,11 @@ import itertools
 import re
 import threading
 from collections.abc import Iterator
-from importlib import resources
 
 import pysbd
 import snowballstemmer
+
+from memlab.vocabulary import DATE_WORDS, FIRST_PERSON_WORDS, FUNCTION_WORDS, STOP_WORDS
 
 # CJK Unified Ideographs: Extension A, the main block, compatibility ideographs, Extensions B and later.
 CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
@@ -47,59 +48,19 @@ _STEMMER_LOCK = threading.Lock()  # a Snowball stemmer keeps state while it work
 _CACHE = 1 << 16
 
 
-def word_set(words: str) -> frozenset[str]:
-    """A vocabulary written as one space-separated string."""
-    return frozenset(words.split())
-
-
-DATE_WORDS = word_set(
-    "january february march april may june july august september october november december "
-    "jan feb mar apr jun jul aug sep sept oct nov dec "
-    "monday tuesday wednesday thursday friday saturday sunday "
-    "yesterday today tomorrow tonight weekend week month year ago last next"
-)
-
-
-# "I" and "we" in every form, as `terms` spells them ("I’d" is "i'd"); 我 is also the start of 我们.
-FIRST_PERSON_SINGULAR = word_set("i i'm i've i'd i'll me my mine myself 我")
-FIRST_PERSON_WORDS = FIRST_PERSON_SINGULAR | word_set("we we're we've we'd we'll us our ours ourselves")
-
-
 def speaks_in_first_person(text: str, forms: frozenset[str] = FIRST_PERSON_WORDS) -> bool:
     """Whether a term of `text` is one of `forms` ("I moved", "our dog", 我们).
 
+    >>> from memlab.vocabulary import FIRST_PERSON_SINGULAR
     >>> speaks_in_first_person("We’d love to."), speaks_in_first_person("We’d love to.", FIRST_PERSON_SINGULAR)
     (True, False)
     """
     return not forms.isdisjoint(term_tuple(text))
 
 
-# Three word lists a text is filtered with, one per question asked of it:
-# - STOP_WORDS: is a term worth weighting (TF-IDF, BM25)? scikit-learn's broad list, which also drops
-#   "may", "two", "first", "move"; `content_terms` uses it.
-# - FUNCTION_WORDS: is a word grammar rather than content? A short list (articles, pronouns, auxiliaries,
-#   prepositions, conjunctions, question words), so dates, numbers and verbs an answer needs stay.
-# - FILLER_WORDS: is a word conversation rather than content? Greetings, thanks, assent, interjections.
-
-
-def _stop_words() -> frozenset[str]:
-    """scikit-learn's English stop words, shipped as data so that importing memlab does not import sklearn."""
-    text = resources.files("memlab").joinpath("english_stop_words.txt").read_text(encoding="utf-8")
-    return frozenset(w for w in text.split("\n") if w and not w.startswith("#"))
-
-
-STOP_WORDS = _stop_words()
-FUNCTION_WORDS = word_set(
-    "a an the and or but nor of to in on at by for with from as into onto about than then so "
-    "is are was were be been being am do does did has have had will would shall should can could "
-    "i me my mine we us our you your he him his she her it its they them their this that these those there here "
-    "what which who whom whose when where why how not no yes"
-)
-FILLER_WORDS = word_set(
-    "hi hey hello bye thanks thank welcome yes yeah yep yup no nope ok okay sure right fine good great nice cool wow "
-    "awesome amazing totally agree exactly absolutely really oh ah haha lol hmm glad sounds fun "
-    "你好 谢谢 好的 是的 对 嗯 哈哈 哇 不错"
-)
+# Three word lists a text is filtered with, one per question asked of it (memlab.vocabulary says where each
+# comes from): STOP_WORDS (is a term worth weighting?), FUNCTION_WORDS (grammar rather than content?),
+# FILLER_WORDS (conversation rather than content?).
 
 
 def split_sentences(text: str) -> list[str]:
@@ -182,7 +143,7 @@ def content_words(text: str, drop: frozenset[str] = FUNCTION_WORDS) -> list[str]
     Returns:
         The remaining words, in order.
 
-    >>> content_words("Thanks! She moved to Oslo in 2019."), content_words("Thanks!", FUNCTION_WORDS | FILLER_WORDS)
+    >>> content_words("Thanks! She moved to Oslo in 2019."), content_words("Thanks!", FUNCTION_WORDS | {"thanks"})
     (['thanks', 'moved', 'oslo', '2019'], [])
     """
     return [w for w in words(normalized(text)) if w not in drop]

@@ -21,26 +21,17 @@ import numpy as np
 from memlab.llm.prompts import parse_transcript
 from memlab.llm.tfidf import term_counts
 from memlab.text import (
-    FILLER_WORDS,
     content_term_tuple,
     is_date_or_number,
     proper_names,
     sentence_tuple,
     speaks_in_first_person,
     term_tuple,
-    word_set,
 )
+from memlab.vocabulary import FILLER_WORDS, PERSONAL_CUES
 
 MIN_CONTENT_TERMS = 4  # shorter sentences (greetings, "Thanks!") are scaled down
 
-# Verbs and adverbs that mark preferences, habits and durable facts (the memory prompt's three kinds).
-PERSONAL_CUES = word_set(
-    "love loves loved like likes enjoy enjoys prefer prefers favorite favourite hate hates dislike "
-    "always usually often never every habit routine allergic vegetarian vegan born live lives living "
-    "work works working job study studying moved married kids children son daughter wife husband "
-    "plan plans planning want wants hope dream goal "
-    "喜欢 喜爱 热爱 讨厌 偏好 总是 经常 通常 每天 习惯 过敏 素食 住在 工作 结婚 孩子 计划 希望 打算"
-)
 _WORD_IDS: dict[str, int] = {}  # terms that may be names, by first sight (facts are counted with numpy)
 
 

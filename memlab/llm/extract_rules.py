@@ -25,8 +25,9 @@ import re
 from collections.abc import Sequence
 
 from memlab.llm.prompts import TranscriptLine
-from memlab.text import FILLER_WORDS, FUNCTION_WORDS, speaks_in_first_person
 from memlab.text import content_words as text_content_words
+from memlab.text import speaks_in_first_person
+from memlab.vocabulary import DATED, FILLER_WORDS, FUNCTION_WORDS, PREFERENCE_CUE, PROCEDURE_CUE, SECOND_PERSON
 
 MIN_CONTENT_WORDS = 2  # fewer content words than this carry nothing worth remembering
 SHORT_REPLY_WORDS = 8  # a reply this short is read together with the question it answers
@@ -34,38 +35,17 @@ SHORT_REPLY_WORDS = 8  # a reply this short is read together with the question i
 _NOT_CONTENT = FUNCTION_WORDS | FILLER_WORDS
 # What extraction counts as content: `memlab.text.content_words` without grammar and without filler.
 content_words = functools.partial(text_content_words, drop=_NOT_CONTENT)
-# "please" addresses the listener as "you" does: "From now on, please write examples in Go." is a standing request.
-_SECOND_PERSON = re.compile(r"\b(you|you're|you've|your|yours|yourself|please)\b|你|您", re.I)
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}")
-_PROCEDURE = re.compile(
-    r"\b(fixed|solved|resolved|figured out|worked out|managed to|the trick (is|was)|the fix|by (changing|switching|"
-    r"using|restarting|adding|removing|setting)|step[s]? (is|are|was|were)|workaround)\b|解决|修复|步骤",
-    re.I,
-)
-_PREFERENCE = re.compile(
-    r"\b(i|we|i'd|i'm|i've)( really| also| just| totally| always| kind of)? (love|like|enjoy|prefer|hate|dislike|"
-    r"adore|would rather|can't stand|am into|am a fan of|am passionate about|am obsessed with|dream of)\b|"
-    r"\b(my|our) favou?rite\b|喜欢|偏好|讨厌",
-    re.I,
-)
-_DATED = re.compile(
-    r"\b(yesterday|today|tonight|tomorrow|ago|recently|last (night|week|weekend|month|year|summer|winter|spring|fall|"
-    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|this (morning|week|weekend|month|year|past)|"
-    r"next (week|month|year)|(on|since|in|by) (monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|"
-    r"february|march|april|may|june|july|august|september|october|november|december)|(19|20)\d\d)\b|"
-    r"昨天|今天|上周|上个月|去年|明天",
-    re.I,
-)
 
 
 def is_about_someone(text: str) -> bool:
     """First or second person, or a name after the first word."""
-    return bool(speaks_in_first_person(text) or _SECOND_PERSON.search(text) or _NAME.search(text))
+    return bool(speaks_in_first_person(text) or SECOND_PERSON.search(text) or _NAME.search(text))
 
 
 def memory_type(text: str) -> str:
     """The first rule that fires (see the module docstring)."""
-    for name, rule in (("PROCEDURE", _PROCEDURE), ("PREFERENCE", _PREFERENCE), ("EPISODE", _DATED)):
+    for name, rule in (("PROCEDURE", PROCEDURE_CUE), ("PREFERENCE", PREFERENCE_CUE), ("EPISODE", DATED)):
         if rule.search(text):
             return name
     return "FACT"

@@ -34,15 +34,13 @@ from memlab.llm.summarize import extractive_summary
 from memlab.messages import Message, MessageLike, as_messages
 from memlab.text import content_terms, is_date_or_number, split_sentences, terms
 from memlab.tokens import get_counter
+from memlab.vocabulary import TEMPORAL_QUESTION
 
 DEFAULT_ANSWER_TOKENS = 64
 JUDGE_MIN_RECALL = 0.5  # share of the gold answer's content terms the generated answer must contain
 _QUESTION = re.compile(r"\n\n(?:Question|问题): (?P<q>.*)\Z", re.DOTALL)
 _JUDGE_FIELDS = re.compile(
     r"Question: (?P<question>.*)\nGold answer: (?P<gold>.*)\nGenerated answer: (?P<generated>.*)\Z", re.DOTALL
-)
-_TEMPORAL_QUESTION = re.compile(
-    r"^\s*(when|what (year|month|day|date|time)|how long)\b|什么时候|哪一?年|几月|哪天", re.I
 )
 
 
@@ -58,7 +56,7 @@ def best_sentence(question: str, candidates: Sequence[str]) -> int | None:
     if not query or not any(docs):
         return None
     scores = BM25Okapi(docs).get_scores(query)
-    if _TEMPORAL_QUESTION.search(question):
+    if TEMPORAL_QUESTION.search(question):
         scores = scores * (1 + np.array([any(map(is_date_or_number, d)) for d in docs]))
     best = int(np.argmax(scores))
     if scores[best] > 0:

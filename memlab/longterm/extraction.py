@@ -9,7 +9,6 @@ person, no name), and a repeat of one of the last turns. Each skipped turn names
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 
 from memlab.llm.base import TASK_EXTRACT_MEMORIES, ChatModel, LLMError
@@ -18,6 +17,7 @@ from memlab.llm.prompts import build, render_transcript
 from memlab.longterm.model import MemoryDraft, MemoryType
 from memlab.messages import Message
 from memlab.text import words
+from memlab.vocabulary import SMALL_TALK
 
 SKIP_TOOL_OUTPUT = "tool_output"
 SKIP_TOO_SHORT = "too_short"
@@ -28,15 +28,6 @@ SKIP_LAYERS = (SKIP_TOOL_OUTPUT, SKIP_TOO_SHORT, SKIP_SMALL_TALK, SKIP_NOT_PERSO
 
 MIN_WORDS = 3  # shorter turns ("ok", "thanks!", "好的") never hold a durable memory; a CJK character is a word
 REPEAT_WINDOW = 3  # a turn equal to one of the last this many turns adds nothing
-
-_SMALL_TALK = re.compile(
-    r"\b(hi|hey|hello|hiya|yo|good (morning|afternoon|evening|night)|thanks?( you)?( so much| a lot)?|thx|bye|"
-    r"goodbye|see (you|ya)( later| soon)?|take care|talk (to you )?(later|soon)|have a (good|great|nice) \w+|"
-    r"how are you( doing)?|how('s| is) it going|what's up|nice to (meet|see) you|good to (see|hear from) you|"
-    r"you too|no problem|you're welcome|sounds good|cool|great|awesome|wow|lol|haha+|ok(ay)?|sure|bye-bye)\b|"
-    r"你好|您好|谢谢|再见|哈哈+|好的|早上好|晚安|没问题",
-    re.I,
-)
 
 
 def _normalized(text: str) -> str:
@@ -56,7 +47,7 @@ def should_skip_extraction(message: Message, recent: Sequence[Message] = ()) -> 
         return SKIP_TOOL_OUTPUT
     if len(words(text)) < MIN_WORDS:
         return SKIP_TOO_SHORT
-    if len(content_words(_SMALL_TALK.sub(" ", text))) < 2:
+    if len(content_words(SMALL_TALK.sub(" ", text))) < 2:
         return SKIP_SMALL_TALK
     if not is_about_someone(text):
         return SKIP_NOT_PERSONAL

@@ -23,7 +23,6 @@ backend has it (litellm), these rules otherwise.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -34,25 +33,17 @@ from memlab.longterm.tools import MEMORY_SAVE, MEMORY_SEARCH
 from memlab.messages import Message, ToolCall
 from memlab.runtime.agent import CallContext
 from memlab.runtime.react import ModelToolPolicy, ToolPolicy
-from memlab.text import FIRST_PERSON_SINGULAR, speaks_in_first_person, split_sentences
+from memlab.text import speaks_in_first_person, split_sentences
+from memlab.vocabulary import FIRST_PERSON_SINGULAR, PAST_REFERENCE, QUESTION_START
 
 DURABLE_TYPES = ("FACT", "PREFERENCE")
 SEARCH_LIMIT = 5
-_QUESTION_START = re.compile(
-    r"^\s*(who|what|when|where|which|why|how|did|do|does|have|has|had|was|were|is|are|can|could)\b", re.I
-)
-_PAST = re.compile(
-    r"\b(remember|recall|remind me|last (time|week|month|year|weekend|night)|did (i|we|you)|have i|had i|"
-    r"told you|i (said|mentioned|told)|you (said|mentioned)|mentioned|earlier|before|ago|previously|"
-    r"what was|when was|used to)\b|记得|上次|之前",
-    re.I,
-)
 
 
 def asks_about_past(text: str) -> bool:
     """A question that refers back to something said or done before."""
-    question = "?" in text or "？" in text or bool(_QUESTION_START.match(text))
-    return question and bool(_PAST.search(text))
+    question = "?" in text or "？" in text or bool(QUESTION_START.match(text))
+    return question and bool(PAST_REFERENCE.search(text))
 
 
 def durable_statement(message: Message) -> str | None:

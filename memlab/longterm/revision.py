@@ -1,8 +1,7 @@
 """Which older memories a new one revises, decided once, when it is saved.
 
 A person revises what they said before by saying the same thing with another value ("There are
-five engineers on my team." -> "After the reorg there are seven engineers on my team.") or by
-saying that it changed ("I switched editors; these days I prefer Helix."). `revised_ids`
+five engineers on my team." -> "After the reorg there are seven engineers on my team."). `revised_ids`
 compares each statement of a new memory with each statement of the same speaker's older memories
 (a statement: a sentence that is not a question and names no date; a dated sentence tells an
 event, and later events add to it rather than revise it):
@@ -11,19 +10,20 @@ event, and later events add to it rather than revise it):
   words, see below), the older one's other terms are all in the newer one but at most
   `value_max_missing`, and each has a value the other lacks; values are numbers, number words and
   proper names (capitalized words that do not start the sentence), but not a speaker's name or
-  its start ("Thanks, Mel!" addresses Melanie, it states nothing);
-- *a revision cue*: the newer one says the speaker changed something (`REVISION_CUE`: "I switched",
-  "we moved", "instead", "no longer", "anymore", "from now on", "scratch that") or that it happened
-  again and was met another way ("again", "once more", "this time": "CI broke again, and this time I
-  fixed it by ..."), shares at least `cue_min_shared` frame terms with the older one, misses at most
-  `cue_max_missing` of its other terms, and each has a term the other lacks (a repeat is no revision).
+  its start ("Thanks, Mel!" addresses Melanie, it states nothing).
+
+Until issue 24 a second rule linked a sentence with a revision cue ("switched", "again", "this time" ...);
+it is gone: the cue words misfire ("great to chat with you again!" linked 7 unrelated LoCoMo turns) and the
+`updates` stage (`memlab.longterm.updates`) reads a later restatement first from its meaning. On
+datasets/updates dev (45 facts) with the update stage at 0.25, removing it moved newer@1 31.1% -> 28.9%,
+older@1 8.9% -> 8.9%, and on misfire_dev a decoy above the answer 25.0% -> 20.8%, answer first 50.0% -> 54.2%.
 
 A frame term is a shared term that is not a value of both sentences: a name both sentences give as a
 value is who or what each is about, but a word that is a value in one only ("The CI pipeline ..." /
 "CI broke again ...", a capital at the start of a sentence is no proper name) is the topic they share.
 
 Nothing here knows a template or a vocabulary of the data: the rules read English function words
-(number words, capitals, the cue words, date words). Memories of one turn (a shared evidence id:
+(number words, capitals, date words). Memories of one turn (a shared evidence id:
 the two channels save one statement twice) never revise each other. The speaker is the
 ``speaker:`` prefix that extraction and the memory tools write; memories without one compare with
 each other. Beyond the design document, whose only revision rule is a new PREFERENCE superseding
@@ -40,45 +40,31 @@ from dataclasses import dataclass
 
 from memlab import ranges
 from memlab.longterm.model import Memory
-from memlab.text import DATE_WORDS, STOP_WORDS, proper_names, search_terms, split_sentences, word_set, words
+from memlab.text import proper_names, search_terms, split_sentences, words
+from memlab.vocabulary import DATE_WORDS, NUMBER_WORDS, STOP_WORDS
 
-# Words with which a speaker says their own statement changed: a first-person change verb, "instead" (not
-# "instead of"), "no longer", "anymore", "from now on", "scratch (that)"; or that a thing recurred and was
-# met another way: "again", "once more", "this time". Not "update": mostly a noun ("a status update") or
-# "keep you updated".
-REVISION_CUE = re.compile(
-    r"\b(i|i've|i'm|we|we've|we're)\s+(just\s+|recently\s+|finally\s+|have\s+)?(changed|switched|moved|relocated)\b|"
-    r"\binstead\b(?!\s+of)|\b(no longer|any ?more|from now on|scratch|again|once more|this time)\b|改成|不再|换了",
-    re.I,
-)
-NUMBER_WORDS = word_set(
-    "zero two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million dozen"
-)
 _SPEAKER = re.compile(r"^\s*([^:\s][^:]{0,40}?):\s")
 _CACHE = 1 << 16
 
 
 @dataclass
 class RevisionRule:
-    """`longterm.revision`: the two save-time rules' knobs (see the module docstring); None turns a rule off."""
+    """`longterm.revision`: the save-time rule's knobs (see the module docstring); None turns it off."""
+
+    kind: str = "rules"
+    """rules (this module) or llm (the run's LLM decides, `memlab.longterm.llm_updates`)."""
 
     value_min_shared: int | None = ranges.ranged(1, ge=1)
     """A sentence revises an older one of its speaker sharing this many frame terms and changing a value
     (number, proper name) (null: rule off) ..."""
-    cue_min_shared: int | None = ranges.ranged(1, ge=1)
-    """A sentence with a revision cue revises an older one sharing this many frame terms (null: rule off) ..."""
     value_max_missing: int = ranges.count(1)
-    """... the value rule: missing at most this many of the older sentence's other terms."""
-    cue_max_missing: int = ranges.count(5)
-    """... the cue rule: missing at most this many of the older sentence's other terms."""
+    """... missing at most this many of the older sentence's other terms."""
 
 
 @dataclass(frozen=True)
 class _Sentence:
     terms: frozenset[str]  # stemmed content terms, values included
     values: frozenset[str]  # the stems of its numbers, number words and proper names
-    cue: bool
 
 
 @functools.lru_cache(maxsize=_CACHE)
@@ -103,7 +89,7 @@ def _sentences(content: str) -> tuple[_Sentence, ...]:
         values = proper_names(sentence) | {w for w in lowered if w.isdigit() or w in NUMBER_WORDS}
         stems = frozenset(next(iter(search_terms(v)), v) for v in values)  # "six" is a stop word, still a value
         terms = frozenset(t for t in search_terms(sentence) if t.split("'")[0] not in STOP_WORDS) | stems
-        out.append(_Sentence(terms, stems, bool(REVISION_CUE.search(sentence))))
+        out.append(_Sentence(terms, stems))
     return tuple(out)
 
 
@@ -118,25 +104,16 @@ def _named(value: str, speakers: frozenset[str]) -> bool:
 
 
 def _revises(new: _Sentence, old: _Sentence, rule: RevisionRule, speakers: frozenset[str] = frozenset()) -> bool:
-    """`new` restates `old` with another value, or says it changed (see the module docstring)."""
+    """`new` restates `old` with another value (see the module docstring)."""
     shared = new.terms & old.terms
     frame = len(shared - (new.values & old.values))  # a value of one sentence only is a shared topic
     missing = len(old.terms - new.terms - old.values)
-    if (
+    return (
         rule.value_min_shared is not None
         and frame >= rule.value_min_shared
         and missing <= rule.value_max_missing
         and any(not _named(v, speakers) for v in new.values - old.terms)
         and any(not _named(v, speakers) for v in old.values - new.terms)
-    ):
-        return True
-    return (
-        rule.cue_min_shared is not None
-        and new.cue
-        and frame >= rule.cue_min_shared
-        and missing <= rule.cue_max_missing
-        and bool(new.terms - old.terms)
-        and bool(old.terms - new.terms)
     )
 
 
@@ -155,7 +132,7 @@ def revising_pairs(
 
 def revised_ids(new: Memory, older: Sequence[Memory], rule: RevisionRule) -> tuple[str, ...]:
     """The ids of the memories in `older` (same namespace, saved before) that `new` revises."""
-    if rule.value_min_shared is None and rule.cue_min_shared is None:
+    if rule.value_min_shared is None:
         return ()
     who, turns, terms = speaker(new.content), set(new.evidence), _all_terms(new.content)
     speakers = frozenset(s.casefold() for s in {who, *(speaker(m.content) for m in older)} if s)

@@ -34,6 +34,7 @@ from memlab.errors import MemlabError
 from memlab.llm.base import ChatModel, LLMError
 from memlab.longterm.extraction import REPEAT_WINDOW, extract, should_skip_extraction
 from memlab.longterm.index import IndexSpec, MemoryIndex, make_index
+from memlab.longterm.llm_updates import llm_revised_ids
 from memlab.longterm.model import (
     SOURCE_AGENT_TOOL,
     SOURCE_AUTO_EXTRACT,
@@ -440,7 +441,7 @@ class LongTermMemoryService:
                 evidence=draft.evidence,
                 context=draft.context,
             )
-            revises = revised_ids(memory, existing, self.revision_rule)
+            revises = self._revised_ids(memory, existing)
             if revises:
                 memory = replace(memory, revises=revises)
                 self.counts["revisions"] += len(revises)
@@ -451,6 +452,16 @@ class LongTermMemoryService:
         self._supersede(ns, existing, new)
         self.enforce_max_items(ctx, settings.max_items)
         return results
+
+    def _revised_ids(self, memory: Memory, existing: Sequence[Memory]) -> tuple[str, ...]:
+        """The older memories `memory` revises: by the rules, or as the run's LLM decides (`revision.kind`)."""
+        if self.revision_rule.kind != "llm":
+            return revised_ids(memory, existing, self.revision_rule)
+        if self.llm is None:
+            raise MemlabError("longterm.revision.kind=llm needs an llm (set llm=litellm)")
+        linked = llm_revised_ids(self.llm, memory, existing, self.embedder)
+        self.counts["revisions.llm_unreadable"] += linked is None
+        return linked or ()
 
     def _new_id(self, ns: tuple[str, ...], content: str, now: datetime) -> str:
         key = namespace_key(ns)

@@ -33,18 +33,17 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 import string
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 from memlab.dialogues.locomo import ADVERSARIAL
+from memlab.vocabulary import METRIC_ABSTENTION_PHRASES, METRIC_LOCOMO_DROPPED_WORDS
 
 MULTI_HOP, OPEN_DOMAIN = "multi-hop", "open-domain"
-ABSTENTION_PHRASES = ("no information available", "not mentioned")  # LoCoMo's adversarial check
+ABSTENTION_PHRASES = METRIC_ABSTENTION_PHRASES  # LoCoMo's adversarial check
 ANSWER_METRICS = ("answer.f1.locomo", "answer.f1.mem0", "answer.bleu1.mem0", "answer.judge")
-_LOCOMO_DROPPED_WORDS = re.compile(r"\b(a|an|the|and)\b")
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
 _MEM0_SEPARATORS = str.maketrans(".,!?", "    ")
 
@@ -60,7 +59,7 @@ def locomo_tokens(text: str) -> list[str]:
     """LoCoMo's normalized, Porter-stemmed words of `text`."""
     text = text.replace(",", "").lower().translate(_PUNCTUATION)
     stem = _stem()
-    return [stem(w) for w in _LOCOMO_DROPPED_WORDS.sub(" ", text).split()]
+    return [stem(w) for w in METRIC_LOCOMO_DROPPED_WORDS.sub(" ", text).split()]
 
 
 def _multiset_f1(pred: Sequence[str], gold: Sequence[str]) -> float:

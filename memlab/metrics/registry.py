@@ -163,7 +163,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("longterm.ndcg_any@*", SHARE, HIGHER, S_LONGTERM, "binary nDCG@K over the cited turns, LongMemEval's ideal and discount"),
     Metric("longterm.ndcg@*", SHARE, HIGHER, S_LONGTERM, "nDCG@K over memories, gain = evidence turns first cited (ranx's ndcg@K)", "nDCG@10"),
     Metric("longterm.newer_first.probes", COUNT, NONE, S_LONGTERM, "updated-fact probes (a superseded list) where the newer or a superseded statement is among the probe_k (20) retrieved memories"),
-    Metric("longterm.newer_first", SHARE, HIGHER, S_LONGTERM, "share of those where the first memory citing the newer statement ranks above every memory citing a superseded one; probes with neither retrieved are left out"),
+    Metric("longterm.newer_first", SHARE, HIGHER, S_LONGTERM, "share of newer_first.probes (the denominator) where the first memory citing the newer statement ranks above every memory citing a superseded one; probes with neither retrieved are left out; above, not first: rank 1 is newer@1"),
     Metric("longterm.update_probes", COUNT, NONE, S_LONGTERM, "updated-fact probes (a superseded list) with long-term results: the denominator of newer@1, older@1, newer_missed@10"),
     Metric("longterm.newer@1", SHARE, HIGHER, S_LONGTERM, "share of ALL updated-fact probes whose rank-1 memory cites the newer statement"),
     Metric("longterm.older@1", SHARE, LOWER, S_LONGTERM, "share of ALL updated-fact probes whose rank-1 memory cites a superseded statement"),

@@ -34,8 +34,9 @@ from memlab.metrics.family import metric_family
 from memlab.metrics.longterm import EVIDENCE_KEY as RETRIEVED_EVIDENCE
 from memlab.metrics.longterm import EXCLUDED_CATEGORIES, retrieval_scores
 from memlab.sim.records import CallRecord, LifecycleRecord, ProbeRecord, Record
-from memlab.text import content_words
+from memlab.text import content_words as text_content_words
 from memlab.trace import SUMMARY, Event
+from memlab.vocabulary import METRIC_FUNCTION_WORDS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -46,6 +47,10 @@ RETENTION_METRICS = (
     "context.evidence_in_summary",
     "context.answer_coverage",
 )
+
+
+# The metrics' own function words (memlab.vocabulary): no rule the metrics judge reads this list.
+content_words = functools.partial(text_content_words, drop=METRIC_FUNCTION_WORDS)
 
 
 @functools.lru_cache(maxsize=4096)

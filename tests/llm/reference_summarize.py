@@ -28,8 +28,6 @@ from memlab.llm.summarize import (
     WEIGHT_PERSONAL,
 )
 from memlab.text import (
-    FILLER_WORDS,
-    FIRST_PERSON_WORDS,
     content_terms,
     is_date_or_number,
     proper_names,
@@ -37,6 +35,7 @@ from memlab.text import (
     terms,
 )
 from memlab.tokens import get_counter
+from memlab.vocabulary import FILLER_WORDS, FIRST_PERSON_WORDS
 
 
 @dataclass(frozen=True)

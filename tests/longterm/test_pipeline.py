@@ -31,9 +31,7 @@ def _names(cfg) -> list[str]:
 
 
 def test_the_default_pipeline_is_the_listed_stages_in_order(make_config) -> None:
-    assert (
-        _names(make_config("longterm=locomo")) == list(DEFAULT_PIPELINE) == ["decay", "updates", "revisions", "dedup"]
-    )
+    assert _names(make_config("longterm=locomo")) == list(DEFAULT_PIPELINE) == ["decay", "revisions", "dedup"]
 
 
 def test_one_override_turns_stages_off_or_reorders_them(make_config) -> None:
@@ -43,7 +41,9 @@ def test_one_override_turns_stages_off_or_reorders_them(make_config) -> None:
 
 
 def test_a_stage_takes_its_knobs_from_its_entry_and_they_are_validated(make_config) -> None:
-    cfg = make_config("longterm=locomo", "longterm.stages.updates.similarity=0.5", "longterm.stages.revisions.pull=1")
+    on = "longterm.rerank=[decay,updates,revisions,dedup]"  # updates is off by default
+    knobs = ("longterm.stages.updates.similarity=0.5", "longterm.stages.revisions.pull=1")
+    cfg = make_config("longterm=locomo", on, *knobs)
     stages = {s.name: s for s in instantiate(cfg.longterm).service.rerank}
     assert (stages["updates"].similarity, stages["revisions"].pull) == (0.5, 1)
     with pytest.raises(ConfigRangeError, match=r"longterm\.stages\.revisions\.pull=-1"):
@@ -66,7 +66,7 @@ def test_a_sweep_over_pipelines_parses_to_one_list_per_job() -> None:
 
 def test_the_trace_says_which_stage_moved_which_memory_where(make_service) -> None:
     service = make_service(index="hybrid")
-    service.rerank = [Decay(), Updates(), Dedup()]
+    service.rerank = [Decay(), Updates(similarity=0.2), Dedup()]
     old = service.save(context(now=T0), OLD_FIX, MemoryType.FACT, source=SOURCE_AUTO_EXTRACT).memory
     later = context(now=T0 + timedelta(days=9))
     new = service.save(later, NEW_FIX, MemoryType.PROCEDURE, source=SOURCE_AUTO_EXTRACT, evidence=["D2:1"]).memory

@@ -82,7 +82,7 @@ def test_the_run_report_counts_each_stages_moves_from_the_jsonl(conv26_run) -> N
         up = sum((a if a is not None else 99) < (b if b is not None else 99) for (b, a), _ in ranks)
         assert (table.loc[stage, "retrievals"], table.loc[stage, "top 1 changed"]) == (len(lines), top1)
         assert table.loc[stage, "evidence up"] == up
-    assert table.loc["updates", "top 10 changed"] > 0
+    assert table.loc["revisions", "top 10 changed"] > 0  # updates is off by default
     report = (conv26_run / "report.md").read_text()
-    assert "## Re-ranking stages" in report and re.search(r"\| updates +\|", report)
+    assert "## Re-ranking stages" in report and re.search(r"\| revisions +\|", report)
     assert "Re-ranking stages" in (conv26_run / "report.html").read_text()

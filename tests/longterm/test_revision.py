@@ -22,20 +22,9 @@ def saved(service, text: str, days: int, evidence: str, type: MemoryType = Memor
     [
         ("user: There are five engineers on my team.", "user: After the reorg there are seven engineers on my team."),
         ("Ann: I live in Lisbon.", "Ann: We just moved, so I live in Krakow now."),
-        ("Ann: I prefer long answers with examples.", "Ann: I've changed my mind: I prefer terse answers now."),
-        # A whole new object: five of the older sentence's terms are missing (cue_max_missing 5).
-        (
-            "Ann: I prefer short bullet lists over long paragraphs.",
-            "Ann: Actually, I've changed my mind: I prefer terse answers without small talk now.",
-        ),
-        # A recurrence cue; "CI" is a value (a capital) in the older sentence only: the topic both share.
-        (
-            "user: The CI pipeline is green again after pinning the runner image.",
-            "user: CI broke again, and this time I fixed it by clearing the dependency cache.",
-        ),
     ],
 )
-def test_a_changed_value_or_a_revision_cue_links_the_new_memory_to_the_old(make_service, old, new) -> None:
+def test_a_changed_value_links_the_new_memory_to_the_old(make_service, old, new) -> None:
     service = make_service(index="hybrid")
     first = saved(service, old, 0, "D1:1")
     second = saved(service, new, 9, "D2:1")
@@ -52,6 +41,8 @@ def test_a_changed_value_or_a_revision_cue_links_the_new_memory_to_the_old(make_
         ("Ann: I flew to Lisbon last week.", "Ann: I flew to Krakow yesterday.", "dated sentences tell events"),
         ("Ann: I live in Lisbon.", "Ann: I love Krakow in spring.", "no frame term shared"),
         ("Ann: I live in Lisbon.", "Ann: I live in Lisbon, still.", "the same value"),
+        ("Ann: I prefer long answers.", "Ann: I've changed my mind: I prefer terse answers now.", "no cue rule"),
+        ("user: CI is green after pinning the image.", "user: CI broke again, this time I fixed the cache.", "no cue"),
     ],
 )
 def test_what_is_not_a_revision(make_service, old, new, why) -> None:
@@ -65,7 +56,7 @@ def test_the_rules_follow_the_revision_rule_in_force(make_service) -> None:
     from memlab.longterm import RevisionRule
 
     service = make_service(index="hybrid")
-    service.revision_rule = RevisionRule(value_min_shared=None, cue_min_shared=None)  # both rules off
+    service.revision_rule = RevisionRule(value_min_shared=None)  # the rule off
     saved(service, "user: There are five engineers on my team.", 0, "D1:1")
     assert saved(service, "user: After the reorg there are seven engineers on my team.", 9, "D2:1").revises == ()
 

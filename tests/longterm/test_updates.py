@@ -102,7 +102,6 @@ NEW_FIX = (
         (0.2, "", "How did I fix the CI pipeline?", True),
         (None, "", "How did I fix the CI pipeline?", False),
         (0.2, "Bob: ", "How did I fix the CI pipeline?", False),  # a person revises their own statements
-        (0.2, "", "Is the pipeline README section done?", False),  # it asks about the chatter, not the update
     ],
 )
 def test_an_update_buried_in_chatter_goes_above_the_fix_it_revises(

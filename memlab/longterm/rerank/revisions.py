@@ -20,6 +20,7 @@ from memlab import ranges
 from memlab.longterm.model import Memory, Retrieved
 from memlab.longterm.rerank.base import RankContext
 from memlab.longterm.revision import revising_pairs
+from memlab.text import search_terms
 
 
 @dataclass
@@ -59,11 +60,15 @@ class Revisions:
         """The ids of the memories revising `old` that bear on the question, best first, at most `pull`."""
         scored = []
         for mid in context.revisers.get(old.id, ()):
-            pairs = revising_pairs(context.memory(mid).content, old.content, context.revision_rule)
-            overlap = max(
-                (len(context.asked & (a | b)) for a, b, dropped in pairs if context.asked.isdisjoint(dropped)),
-                default=0,
-            )
+            new = context.memory(mid).content
+            if context.revision_rule.kind == "llm":  # a model's link names no sentence: both memories bear on it
+                overlap = len(context.asked & set(search_terms(f"{new} {old.content}")))
+            else:
+                pairs = revising_pairs(new, old.content, context.revision_rule)
+                overlap = max(
+                    (len(context.asked & (a | b)) for a, b, dropped in pairs if context.asked.isdisjoint(dropped)),
+                    default=0,
+                )
             if overlap:
                 scored.append((-overlap, -context.positions[mid], mid))
         return [mid for *_, mid in sorted(scored)[: self.pull]]

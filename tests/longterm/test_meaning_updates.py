@@ -1,0 +1,74 @@
+"""memlab.longterm.updates: the newer of two memories about the same thing is read first, decided from meaning."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from memlab.longterm import MemoryType
+from memlab.longterm.model import SOURCE_AUTO_EXTRACT
+from memlab.longterm.rerank import Decay, Dedup, Updates
+from memlab.longterm.updates import revises, statements
+
+from .support import T0, context
+
+OLD = "Priya: My sister Asha is studying law at Leeds."
+NEW = "Priya: Big news, my sister Asha is studying medicine at Leeds, she dropped the law course."
+LATER = "Priya: Asha studying medicine at Leeds is going well."
+
+
+def _save(service, text: str, days: int):
+    ctx = context(now=T0 + timedelta(days=days))
+    return service.save(ctx, text, MemoryType.FACT, source=SOURCE_AUTO_EXTRACT).memory
+
+
+def test_statements_drop_the_speaker_and_questions() -> None:
+    assert statements("Priya: I moved to Leeds. Have you been? It rains.") == ["I moved to Leeds.", "It rains."]
+
+
+@pytest.mark.parametrize(
+    ("stage", "new_speaker", "moved"),
+    [
+        (True, "Priya", True),
+        (False, "Priya", False),  # the stage off
+        (True, "Tom", False),  # a person revises their own statements
+    ],
+)
+def test_the_later_close_statement_goes_above_the_one_it_revises(make_service, stage, new_speaker, moved) -> None:
+    service = make_service(index="hybrid")
+    service.rerank = [Decay(), *([Updates(similarity=0.3)] if stage else []), Dedup()]
+    old = _save(service, OLD, 0)
+    new = _save(service, NEW.replace("Priya", new_speaker, 1), 30)
+    _save(service, "Priya: The weather in Leeds was grey all week and the trains were late.", 40)
+    ranked = [h.memory.id for h in service.search(context(now=T0 + timedelta(days=50)), "What does Asha study?", 3)]
+    assert ranked.index(old.id) < ranked.index(new.id) or moved  # by relevance the older one is first
+    if moved:
+        assert ranked[0] == new.id and ranked[1] == old.id
+
+
+def test_the_latest_of_several_revisions_goes_first(make_service) -> None:
+    service = make_service(index="hybrid")
+    service.rerank = [Decay(), Updates(similarity=0.3), Dedup()]
+    old = _save(service, OLD, 0)
+    _save(service, NEW, 30)
+    latest = _save(service, "Priya: Asha is studying architecture at Leeds now, after a year of medicine.", 60)
+    ranked = [h.memory.id for h in service.search(context(now=T0 + timedelta(days=70)), "What is Asha studying?", 3)]
+    assert ranked.index(latest.id) < ranked.index(old.id)
+
+
+def test_a_repeat_revises_nothing(make_service) -> None:
+    """A later sentence whose every term the earlier memory already has says nothing new."""
+    service = make_service(index="hybrid")
+    old, repeat = _save(service, OLD, 0), _save(service, "Priya: My sister Asha is studying law.", 20)
+    new = _save(service, NEW, 30)
+    assert not revises(repeat, old, service.embedder, 0.3)
+    assert revises(new, old, service.embedder, 0.3)
+    assert not revises(old, new, service.embedder, 0.3)  # only the later one revises
+
+
+def test_memories_of_one_turn_never_revise_each_other(make_service) -> None:
+    service = make_service(index="hybrid")
+    a = service.save(context(now=T0), OLD, evidence=["D1:1"]).memory
+    b = service.save(context(now=T0 + timedelta(days=1)), NEW, evidence=["D1:1"]).memory
+    assert not revises(b, a, service.embedder, 0.3)
