@@ -42,6 +42,7 @@ from memlab.dialogues import Dialogue, load_locomo
 from memlab.dialogues.locomo import LOCOMO_CATEGORIES
 from memlab.experiment import build_components, runtime_factory
 from memlab.longterm import IndexSpec
+from memlab.longterm.rerank import Decay, Dedup, Revisions, Updates
 from memlab.metrics.longterm import EXCLUDED_CATEGORIES, K_VALUES, ndcg_at_k, recall_at_k
 from memlab.runtime import CallContext, SecurityContext
 from memlab.sim import ProbeRecord, ReplayOptions, simulate
@@ -57,13 +58,18 @@ CONFIGS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("memlab `longterm=locomo` (offline default)", ()),
     ("memlab `longterm=chat` (max_items 200)", ("longterm=chat",)),
 )
-# Retrieval-only ablations of the default, searched over the memories its replay stored.
-ABLATIONS: tuple[tuple[str, dict[str, object]], ...] = (
-    ("  without feedback (`index.prf_docs=0`)", {"prf_docs": 0}),
-    ("  without the dense side (`index.dense_weight=0`)", {"dense_weight": 0.0}),
-    ("  decay scales relevance (`index.prior_weight=1`)", {"prior_weight": 1.0}),
-    ("  without the update rule (`index.update_similarity=null`)", {"update_similarity": None}),
-    ("  dense only (`index.kind=exact`)", {"kind": "exact"}),
+# Retrieval-only ablations of the default, searched over the memories its replay stored: index changes, and the
+# re-ranking stages instead of the default pipeline (None: the default's).
+ABLATIONS: tuple[tuple[str, dict[str, object], Sequence[Any] | None], ...] = (
+    ("  without feedback (`index.prf_docs=0`)", {"prf_docs": 0}, None),
+    ("  without the dense side (`index.dense_weight=0`)", {"dense_weight": 0.0}, None),
+    (
+        "  decay scales relevance (`stages.decay.prior_weight=1`)",
+        {},
+        (Decay(prior_weight=1.0), Updates(), Revisions(), Dedup()),
+    ),
+    ("  without the update rule (`rerank=[decay,revisions,dedup]`)", {}, (Decay(), Revisions(), Dedup())),
+    ("  dense only (`index.kind=exact`)", {"kind": "exact"}, None),
 )
 MINILM_DENSE_WEIGHTS = (0.1, 0.4, 1.0)  # MiniLM as the hybrid's dense side, over the default's memories
 # The fitted parameters and the grid the leave-one-conversation-out check searches.
@@ -178,11 +184,14 @@ def pipeline(dialogues: Sequence[Dialogue], overrides: Sequence[str]) -> tuple[d
     return summarize(rows), component
 
 
-def searched(dialogues: Sequence[Dialogue], service: Any, spec: IndexSpec) -> list[list[tuple[str, Row]]]:
-    """Each conversation's (category, metrics) per question: `spec` searched over the memories `service`
-    stored, without recording the access (the index is rebuilt for `spec`, the memories stay)."""
-    default = service.index_spec
+def searched(
+    dialogues: Sequence[Dialogue], service: Any, spec: IndexSpec, rerank: Sequence[Any] | None = None
+) -> list[list[tuple[str, Row]]]:
+    """Each conversation's (category, metrics) per question: `spec` (and the `rerank` stages, if given) searched
+    over the memories `service` stored, without recording the access (the index is rebuilt for `spec`)."""
+    default, stages = service.index_spec, service.rerank
     service.index_spec = spec
+    service.rerank = stages if rerank is None else rerank
     service._indexes.clear()
     out = []
     for d in dialogues:
@@ -195,7 +204,7 @@ def searched(dialogues: Sequence[Dialogue], service: Any, spec: IndexSpec) -> li
                 for (_, ev, c), found in zip(questions(d), hits, strict=True)
             ]
         )
-    service.index_spec = default
+    service.index_spec, service.rerank = default, stages
     service._indexes.clear()
     return out
 
@@ -212,8 +221,8 @@ def pooled(per_conversation: Sequence[Sequence[tuple[str, Row]]]) -> dict[str, d
 def ablations(dialogues: Sequence[Dialogue], service: Any, minilm: Any) -> dict[str, dict[str, dict[str, float]]]:
     """Each of `ABLATIONS` (and MiniLM as the dense side, when installed) over the default's memories."""
     out = {
-        label: pooled(searched(dialogues, service, replace(service.index_spec, **change)))
-        for label, change in ABLATIONS
+        label: pooled(searched(dialogues, service, replace(service.index_spec, **change), rerank))
+        for label, change, rerank in ABLATIONS
     }
     if minilm is not None:
         hashing, service.embedder = service.embedder, minilm

@@ -13,7 +13,7 @@ functions over its probe records (a set of several runs is pooled by question, n
   ``longterm.newer_first`` (16 dialogues, update rate 0.5, ``longterm=chat agent_id=chat``).
 
 Any further arguments are Hydra overrides applied to every run, e.g. the rules off:
-``longterm.index.update_similarity=null longterm.index.revision_pull=0``. Runs go to ``--runs``
+``longterm.rerank=[decay,dedup]``. Runs go to ``--runs``
 (default ``reports/updates/<time>``); two markdown tables go to stdout.
 """
 

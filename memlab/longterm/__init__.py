@@ -20,23 +20,29 @@ from memlab.longterm.model import (
     namespace_of,
 )
 from memlab.longterm.policy import MemoryRulePolicy, asks_about_past, durable_statement, model_or_rules
+from memlab.longterm.rerank import DEFAULT_PIPELINE, RankContext, Stage, build_pipeline, decayed_score
+from memlab.longterm.retrievals import RESULT_RETRIEVAL
+from memlab.longterm.revision import RevisionRule
+from memlab.longterm.schemas import LongTermConfig
 from memlab.longterm.service import (
     DEFAULT_TYPES,
     ExtractionWorker,
     LongTermMemoryService,
     LongTermSettings,
+    Ranking,
     SaveResult,
-    decayed_score,
 )
 from memlab.longterm.store import MemoryStore
 from memlab.longterm.tools import MEMORY_SAVE, MEMORY_SEARCH, MemoryToolProvider
 
 __all__ = [
+    "DEFAULT_PIPELINE",
     "DEFAULT_TYPES",
     "MEMORY_SAVE",
     "MEMORY_SEARCH",
     "RESULT_EVIDENCE",
     "RESULT_INJECTED_TOKENS",
+    "RESULT_RETRIEVAL",
     "RESULT_SOURCES",
     "RETRIEVE_MODES",
     "SKIP_LAYERS",
@@ -47,6 +53,7 @@ __all__ = [
     "HnswIndex",
     "HybridIndex",
     "IndexSpec",
+    "LongTermConfig",
     "LongTermMemoryComponent",
     "LongTermMemoryService",
     "LongTermSettings",
@@ -55,10 +62,15 @@ __all__ = [
     "MemoryStore",
     "MemoryToolProvider",
     "MemoryType",
+    "RankContext",
+    "Ranking",
     "Retrieved",
+    "RevisionRule",
     "SaveResult",
+    "Stage",
     "TypePolicy",
     "asks_about_past",
+    "build_pipeline",
     "decayed_score",
     "durable_statement",
     "escape_content",

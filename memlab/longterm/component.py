@@ -20,27 +20,15 @@ from typing import TYPE_CHECKING, Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from memlab.embed.base import Embedder
 from memlab.errors import MemlabError
-from memlab.llm.base import ChatModel
 from memlab.longterm.index import IndexSpec
 from memlab.longterm.injection import InjectStage, render_block
 from memlab.longterm.model import MemoryType, Retrieved, TypePolicy
-from memlab.longterm.service import (
-    DEFAULT_ARCHIVE_MIN_ACCESS,
-    DEFAULT_ARCHIVE_THRESHOLD,
-    DEFAULT_AUTO_EXTRACT,
-    DEFAULT_AUTO_LOAD,
-    DEFAULT_ENABLED,
-    DEFAULT_LOAD_MAX_ITEMS,
-    DEFAULT_MAX_MEMORIES,
-    DEFAULT_MEMORY_TOOLS,
-    DEFAULT_NAMESPACE,
-    DEFAULT_SUPERSEDE_SIMILARITY,
-    ExtractionWorker,
-    LongTermMemoryService,
-    LongTermSettings,
-)
+from memlab.longterm.rerank import build_pipeline
+from memlab.longterm.retrievals import RESULT_RETRIEVAL, retrieval_entry
+from memlab.longterm.revision import RevisionRule
+from memlab.longterm.schemas import LongTermConfig
+from memlab.longterm.service import ExtractionWorker, LongTermMemoryService, LongTermSettings
 from memlab.longterm.store import MemoryStore
 from memlab.longterm.tools import TOOL_NAMES, MemoryToolProvider
 from memlab.messages import Message, ToolCall
@@ -50,7 +38,6 @@ from memlab.tokens import resolve_counter
 if TYPE_CHECKING:
     from memlab.dialogues.model import Dialogue, Probe, Session
 
-PROBE_K = 20  # the deepest cut-off of longterm.recall@K
 RESULT_EVIDENCE = "longterm.retrieved_evidence"
 RESULT_SOURCES = "longterm.retrieved_sources"  # the channel that saved each retrieved memory
 RETRIEVE_SESSION_START = "session_start"
@@ -74,59 +61,39 @@ def type_policies(types: Mapping[str, Any] | None) -> dict[MemoryType, TypePolic
 
 
 class LongTermMemoryComponent(Component):
-    """Long-term memory in the simulated agent (see the module docstring)."""
+    """Long-term memory in the simulated agent (see the module docstring), built from its typed config."""
 
-    def __init__(
-        self,
-        embedder: Embedder,
-        llm: ChatModel | None = None,
-        counter: str = "cl100k_base",
-        store: Any = None,
-        enabled: bool = DEFAULT_ENABLED,
-        namespace: str = DEFAULT_NAMESPACE,
-        max_items: int = DEFAULT_MAX_MEMORIES,
-        auto_extract: bool = DEFAULT_AUTO_EXTRACT,
-        auto_load: bool = DEFAULT_AUTO_LOAD,
-        load_max_items: int = DEFAULT_LOAD_MAX_ITEMS,
-        memory_tools: bool = DEFAULT_MEMORY_TOOLS,
-        agents: Mapping[str, Any] | None = None,
-        types: Mapping[str, Any] | None = None,
-        index: Any = None,
-        language: str = "en",
-        dedup_auto_extract: bool = False,
-        archive_threshold: float = DEFAULT_ARCHIVE_THRESHOLD,
-        archive_min_access: int = DEFAULT_ARCHIVE_MIN_ACCESS,
-        supersede_similarity: float | None = DEFAULT_SUPERSEDE_SIMILARITY,
-        probe_k: int = PROBE_K,
-        background: bool = False,
-        cleanup_at_session_end: bool = True,
-        retrieve: str = RETRIEVE_SESSION_START,
-    ) -> None:
-        if retrieve not in RETRIEVE_MODES:
-            raise MemlabError(f"longterm.retrieve: {retrieve!r} is not one of {', '.join(RETRIEVE_MODES)}")
-        self.retrieve = retrieve
-        defaults = LongTermSettings(
-            enabled, namespace, max_items, auto_extract, auto_load, load_max_items, memory_tools
-        )
+    @classmethod
+    def from_config(cls, **fields: Any) -> LongTermMemoryComponent:
+        """The component of a `longterm` config entry (its `_target_`): `fields` are `LongTermConfig`'s."""
+        return cls(LongTermConfig(**fields))
+
+    def __init__(self, config: LongTermConfig) -> None:
+        if config.retrieve not in RETRIEVE_MODES:
+            raise MemlabError(f"longterm.retrieve: {config.retrieve!r} is not one of {', '.join(RETRIEVE_MODES)}")
+        self.retrieve = config.retrieve
+        defaults = LongTermSettings(**{f.name: getattr(config, f.name) for f in dataclasses.fields(LongTermSettings)})
         self.service = LongTermMemoryService(
-            MemoryStore(store),
-            embedder,
-            llm,
+            MemoryStore(config.store),
+            config.embedder,
+            config.llm,
             defaults=defaults,
-            agents={name: _plain(o) for name, o in (_plain(agents) or {}).items()},
-            types=type_policies(types),
-            index=IndexSpec(**(_plain(index) or {})),
-            language=language,
-            dedup_auto_extract=dedup_auto_extract,
-            archive_threshold=archive_threshold,
-            archive_min_access=archive_min_access,
-            supersede_similarity=supersede_similarity,
+            agents={name: _plain(o) for name, o in (_plain(config.agents) or {}).items()},
+            types=type_policies(config.types),
+            index=IndexSpec(**(_plain(config.index) or {})),
+            rerank=build_pipeline(list(config.rerank), config.stages),
+            revision=RevisionRule(**(_plain(config.revision) or {})),
+            language=config.language,
+            dedup_auto_extract=config.dedup_auto_extract,
+            archive_threshold=config.archive_threshold,
+            archive_min_access=config.archive_min_access,
+            supersede_similarity=config.supersede_similarity,
         )
         self.tool_provider = MemoryToolProvider(self.service)
-        self.counter = resolve_counter(counter)
-        self.probe_k = probe_k
-        self.cleanup_at_session_end = cleanup_at_session_end
-        self.worker = ExtractionWorker(self.service) if background else None
+        self.counter = resolve_counter(config.counter)
+        self.probe_k = config.probe_k
+        self.cleanup_at_session_end = config.cleanup_at_session_end
+        self.worker = ExtractionWorker(self.service) if config.background else None
         self._stage = InjectStage(ORDER_LONGTERM_INJECT)
         self._pending: list[Message] = []
 
@@ -194,12 +161,14 @@ class LongTermMemoryComponent(Component):
         if not settings.enabled:
             return {}
         ctx = runtime.context(probe.question)
-        hits = self.service.search(ctx, probe.question, max(self.probe_k, settings.load_max_items))
+        ranking = self.service.retrieve(ctx, probe.question, max(self.probe_k, settings.load_max_items), trace=True)
+        hits = ranking.hits
         self._stage.block = self.render(hits[: settings.load_max_items])
         return {
             RESULT_EVIDENCE: [list(h.memory.evidence) for h in hits],
             RESULT_SOURCES: [h.memory.source for h in hits],
             RESULT_INJECTED_TOKENS: self.counter.count_text(self._stage.block) if self._stage.block else 0,
+            RESULT_RETRIEVAL: retrieval_entry(ranking, probe.evidence),
         }
 
     def checkpoint(self) -> dict[str, Any]:

@@ -76,21 +76,6 @@ class IndexSpec:
     """Pseudo-relevance feedback: their most distinctive terms added to the query."""
     prf_weight: float = ranges.ranged(0.3, ge=0)
     """Pseudo-relevance feedback: the added terms' weight."""
-    prior_weight: float = ranges.ranged(0.0, ge=0)
-    """score = relevance x (type weight x decay) ** prior_weight (0: relevance alone)."""
-    update_similarity: float | None = ranges.ranged(0.2, ge=-1, le=1)
-    """A newer update this close (cosine) to a better-ranked memory goes first (null: off)."""
-    revision_value_min_shared: int | None = ranges.ranged(1, ge=1)
-    """Save time: a sentence revises an older one of its speaker sharing this many frame terms and
-    changing a value (number, proper name) (null: rule off)."""
-    revision_value_max_missing: int = ranges.count(1)
-    """... and missing at most this many of the older sentence's other terms."""
-    revision_cue_min_shared: int | None = ranges.ranged(1, ge=1)
-    """Save time: a sentence with an update cue revises an older one sharing this many frame terms (null: off) ..."""
-    revision_cue_max_missing: int = ranges.count(5)
-    """... and missing at most this many of the older sentence's other terms."""
-    revision_pull: int = ranges.count(2)
-    """Search: the newest this many revisers of a retrieved memory go just above it (0: none)."""
 
 
 Hit = tuple[int, float, float]  # (position, relevance, similarity)

@@ -38,6 +38,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memlab import ranges
 from memlab.longterm.model import Memory
 from memlab.text import DATE_WORDS, STOP_WORDS, proper_names, search_terms, split_sentences, word_set, words
 
@@ -58,14 +59,19 @@ _SPEAKER = re.compile(r"^\s*([^:\s][^:]{0,40}?):\s")
 _CACHE = 1 << 16
 
 
-@dataclass(frozen=True)
+@dataclass
 class RevisionRule:
-    """The two rules' knobs (`longterm.index.revision_*`, see the module docstring); None turns a rule off."""
+    """`longterm.revision`: the two save-time rules' knobs (see the module docstring); None turns a rule off."""
 
-    value_min_shared: int | None = 1
-    cue_min_shared: int | None = 1
-    value_max_missing: int = 1
-    cue_max_missing: int = 1
+    value_min_shared: int | None = ranges.ranged(1, ge=1)
+    """A sentence revises an older one of its speaker sharing this many frame terms and changing a value
+    (number, proper name) (null: rule off) ..."""
+    cue_min_shared: int | None = ranges.ranged(1, ge=1)
+    """A sentence with a revision cue revises an older one sharing this many frame terms (null: rule off) ..."""
+    value_max_missing: int = ranges.count(1)
+    """... the value rule: missing at most this many of the older sentence's other terms."""
+    cue_max_missing: int = ranges.count(5)
+    """... the cue rule: missing at most this many of the older sentence's other terms."""
 
 
 @dataclass(frozen=True)

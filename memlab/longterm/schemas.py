@@ -6,9 +6,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memlab import ranges
-from memlab.longterm import component, service
+from memlab.longterm import service
 from memlab.longterm.index import IndexSpec
+from memlab.longterm.rerank import DEFAULT_PIPELINE, RerankStages
+from memlab.longterm.revision import RevisionRule
 from memlab.longterm.service import DEFAULT_TYPES
+
+PROBE_K = 20  # the deepest cut-off of longterm.recall@K
 
 
 @dataclass
@@ -49,9 +53,12 @@ def _default_types() -> dict[str, TypeSpec]:
 
 @dataclass
 class LongTermConfig:
-    """`longterm=<entry>`: the design document's keys (snake case) plus memlab's retrieval settings."""
+    """`longterm=<entry>`: the design document's keys (snake case) plus memlab's retrieval settings.
 
-    _target_: str = "memlab.longterm.LongTermMemoryComponent"
+    The component is built from this config itself (`LongTermMemoryComponent(config)`): each knob is declared here once.
+    """
+
+    _target_: str = "memlab.longterm.LongTermMemoryComponent.from_config"
     embedder: Any = "${embedder}"
     """The embeddings of retrieval (the run's embedder)."""
     llm: Any = "${llm}"
@@ -79,7 +86,13 @@ class LongTermConfig:
     types: dict[str, TypeSpec] = field(default_factory=_default_types)
     """Per-type retrieval weight, decay and expiry."""
     index: IndexSpec = field(default_factory=IndexSpec)
-    """The search index and its parameters."""
+    """The search index and its parameters (BM25, dense, their fusion, feedback)."""
+    rerank: list[str] = field(default_factory=lambda: list(DEFAULT_PIPELINE))
+    """The re-ranking stages after the index, in order (memlab.longterm.rerank): e.g. [decay,dedup]."""
+    stages: RerankStages = field(default_factory=RerankStages)
+    """Each re-ranking stage's knobs, by name (`stages.updates.similarity` ...)."""
+    revision: RevisionRule = field(default_factory=RevisionRule)
+    """Save time: which older memories a new one revises (memlab.longterm.revision), read by stage revisions."""
     language: str = "en"
     """The extraction prompt's language: en or zh."""
     dedup_auto_extract: bool = False
@@ -90,7 +103,7 @@ class LongTermConfig:
     """... and that was retrieved fewer times than this."""
     supersede_similarity: float | None = ranges.ranged(service.DEFAULT_SUPERSEDE_SIMILARITY, ge=-1, le=1)
     """A new PREFERENCE this close (cosine) to an older one supersedes (archives) it (null: never)."""
-    probe_k: int = ranges.ranged(component.PROBE_K, ge=1)
+    probe_k: int = ranges.ranged(PROBE_K, ge=1)
     """The deepest cut-off of longterm.recall@K."""
     background: bool = False
     """Extract in a background worker drained at session end (else inline, reproducible)."""

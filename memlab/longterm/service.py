@@ -20,10 +20,8 @@ revises (`memlab.longterm.revision`), which search then reads just above them.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import queue
-import re
 import threading
 from collections import Counter, deque
 from collections.abc import Mapping, Sequence
@@ -50,12 +48,13 @@ from memlab.longterm.model import (
     namespace_for,
     namespace_key,
 )
-from memlab.longterm.revision import RevisionRule, revised_ids, revising_pairs, speaker
+from memlab.longterm.rerank import DEFAULT_PIPELINE, RankContext, Stage, StageTrace, build_pipeline, decayed_score, rank
+from memlab.longterm.revision import RevisionRule, revised_ids, speaker
 from memlab.longterm.store import MemoryStore
 from memlab.longterm.terms import NamespaceBook, contains_words, normalized
 from memlab.messages import Message
 from memlab.runtime.agent import CallContext
-from memlab.text import search_terms, split_sentences, words
+from memlab.text import search_terms
 from memlab.trace import LONGTERM_EXTRACT, LONGTERM_RETRIEVE, LONGTERM_SKIP, Event, emit, recording, timed
 
 # The design document's configuration defaults (agent.defaults.long-term-memory).
@@ -81,21 +80,8 @@ DEFAULT_TYPES: dict[MemoryType, TypePolicy] = {
 DEFAULT_ARCHIVE_THRESHOLD = 0.05  # cleanup archives a memory whose decayed score fell below this ...
 DEFAULT_ARCHIVE_MIN_ACCESS = 3  # ... and that was retrieved fewer times than this
 DEFAULT_SUPERSEDE_SIMILARITY = 0.9
-# A memory that says it revises an earlier one (see `LongTermMemoryService._updates_first`).
-UPDATE_CUE = re.compile(
-    r"\b(now|these days|nowadays|any ?more|no longer|switched|changed|moved|relocated|instead|from now on|again|"
-    r"this time|update[ds]?|scratch)\b|现在|改成|不再|换了",
-    re.I,
-)
-
-UPDATE_RELEVANCE_SHARE = 0.3  # ... and only over a memory at most 1 / 0.3 times as relevant to the query
 CANDIDATE_OVERSAMPLE = 4  # the index returns this many times k candidates for the prior to re-rank ...
 MIN_CANDIDATES = 50  # ... and at least this many
-
-
-def update_sentences(text: str) -> str:
-    """The sentences of `text` that say they revise something (`UPDATE_CUE`), joined; "" if none."""
-    return " ".join(s for s in split_sentences(text) if UPDATE_CUE.search(s))
 
 
 @dataclass(frozen=True)
@@ -130,12 +116,6 @@ class SaveResult:
     duplicate: bool
 
 
-def decayed_score(memory: Memory, now: datetime, policy: TypePolicy) -> float:
-    """``relevance_score * decay_factor ** days_since_access`` (no decay before the last access)."""
-    days = max((naive_utc(now) - memory.last_accessed_at).total_seconds() / 86400.0, 0.0)
-    return float(memory.relevance_score * policy.decay_factor**days)
-
-
 def with_context(draft: MemoryDraft, before: Mapping[str, str]) -> MemoryDraft:
     """`draft` with the text of the turn before its first evidence turn (what it answers), if known."""
     first = next((before[e] for e in draft.evidence if e in before), "")
@@ -165,37 +145,12 @@ def find_duplicate(content: str, memories: Sequence[Memory]) -> Memory | None:
     return None
 
 
-def _distinct(ranked: Sequence[Retrieved], k: int) -> list[Retrieved]:
-    """The first `k` hits that say something the earlier ones do not (`_repeats`).
+@dataclass(frozen=True)
+class Ranking:
+    """One search's hits, best first, and (when traced) each re-ranking stage's input and output."""
 
-    A hit that repeats an earlier one is left out; one that the earlier one repeats takes its place
-    (and score: it says all that one says). Beyond the document: its two channels save the same
-    statement twice by design (a tool save of one sentence during the call, then auto-extraction of
-    the whole turn, which does not deduplicate), and two copies would spend two of the `k` places.
-    """
-    kept: list[Retrieved] = []
-    for hit in ranked:
-        same = next((i for i, other in enumerate(kept) if _repeats(hit.memory, other.memory)), None)
-        if same is None:
-            kept.append(hit)
-        elif len(_word_set(hit.memory.content)) > len(_word_set(kept[same].memory.content)):
-            kept[same] = Retrieved(hit.memory, kept[same].score, kept[same].similarity)
-        if len(kept) == k:
-            break
-    return kept
-
-
-def _repeats(a: Memory, b: Memory) -> bool:
-    """One of two memories of the same turn (a shared evidence id) uses only words the other uses."""
-    if not set(a.evidence) & set(b.evidence):
-        return False
-    wa, wb = _word_set(a.content), _word_set(b.content)
-    return bool(wa and wb) and (wa <= wb or wb <= wa)
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _word_set(text: str) -> frozenset[str]:
-    return frozenset(words(text.casefold()))
+    hits: list[Retrieved]
+    stages: list[StageTrace]
 
 
 @dataclass
@@ -224,6 +179,8 @@ class LongTermMemoryService:
         agents: Mapping[str, Mapping[str, Any]] | None = None,
         types: Mapping[MemoryType, TypePolicy] | None = None,
         index: IndexSpec | None = None,
+        rerank: Sequence[Stage] | None = None,
+        revision: RevisionRule | None = None,
         language: str = "en",
         dedup_auto_extract: bool = False,
         archive_threshold: float = DEFAULT_ARCHIVE_THRESHOLD,
@@ -236,6 +193,8 @@ class LongTermMemoryService:
         self.types = {**DEFAULT_TYPES, **(types or {})}
         self.index_spec = index or IndexSpec()
         make_index(self.index_spec)  # fail at start on an unknown kind
+        self.rerank: Sequence[Stage] = build_pipeline(DEFAULT_PIPELINE) if rerank is None else rerank
+        self.revision_rule = revision or RevisionRule()
         self.language = language
         self.dedup_auto_extract = dedup_auto_extract
         self.archive_threshold, self.archive_min_access = archive_threshold, archive_min_access
@@ -284,20 +243,22 @@ class LongTermMemoryService:
         return self.search(ctx, query, settings.load_max_items if k is None else k)
 
     def search(self, ctx: CallContext, query: str, k: int, *, touch: bool = True) -> list[Retrieved]:
-        """Top `k` by relevance, with type weight x decay as a lifecycle prior; `touch` records the access.
+        """Top `k` by relevance, re-ranked by the `rerank` stages; `touch` records the access.
 
-        `Retrieved.score` is ``relevance * prior ** index.prior_weight``, in [0, 1] (the index's
-        calibrated relevance, see `memlab.longterm.index`); equal scores go to the higher prior
-        (the newer or more stable memory), then to the older position. With the default
-        `prior_weight` 0 the prior only breaks ties: decay archives and orders equals, it never
-        buries a relevant memory under a fresher, less relevant one (docs/longterm.md measures it).
+        `Retrieved.score` is the index's calibrated relevance in [0, 1] (`memlab.longterm.index`) as the
+        stages leave it (stage `decay` scales it by the lifecycle prior ** `prior_weight`).
         """
+        return self.retrieve(ctx, query, k, touch=touch).hits
+
+    def retrieve(self, ctx: CallContext, query: str, k: int, *, touch: bool = True, trace: bool = False) -> Ranking:
+        """`search`, with (when `trace`) what each re-ranking stage took and gave."""
         now = naive_utc(ctx.now)
         with timed() as t, self._lock:
             ns = self.namespace(ctx)
             entry, build_us = self._index(ns, now)
             with timed() as q:
-                hits = self._query(entry, query, k, now)
+                ranking = self._query(entry, query, k, now, trace)
+            hits = ranking.hits
             if touch and hits:
                 self._touch(hits, now)
         emit(
@@ -311,128 +272,29 @@ class LongTermMemoryService:
             query_us=q["us"],
             index_build_us=build_us,
         )
-        return hits
+        return ranking
 
-    def _query(self, entry: _NamespaceIndex, query: str, k: int, now: datetime) -> list[Retrieved]:
+    def _query(self, entry: _NamespaceIndex, query: str, k: int, now: datetime, trace: bool) -> Ranking:
         """The top `k` of an index already up to date: embed the query, search, re-rank (no writes)."""
         if not (entry.positions and k > 0 and query.strip()):
-            return []
+            return Ranking([], [])
         qv = self.embedder.embed([query])[0]
         found = entry.index.search(qv, query, max(k * CANDIDATE_OVERSAMPLE, MIN_CANDIDATES))
-        ranked = []
-        for pos, relevance, similarity in found:
-            memory = entry.memories[pos]
-            prior = self.types[memory.type].weight * decayed_score(memory, now, self.types[memory.type])
-            score = relevance * prior**self.index_spec.prior_weight
-            ranked.append((-score, -prior, pos, Retrieved(memory, score, similarity)))
-        asked = frozenset(search_terms(query))
-        ordered = self._updates_first([r[-1] for r in sorted(ranked, key=lambda r: r[:3])], asked)
-        return _distinct(self._revisions_first(entry, ordered, asked, qv), k)
-
-    @property
-    def revision_rule(self) -> RevisionRule:
-        """The save-time revision rule of `index_spec` (read from it each time: the spec may be replaced)."""
-        spec = self.index_spec
-        return RevisionRule(
-            spec.revision_value_min_shared,
-            spec.revision_cue_min_shared,
-            spec.revision_value_max_missing,
-            spec.revision_cue_max_missing,
+        candidates = [Retrieved(entry.memories[pos], relevance, similarity) for pos, relevance, similarity in found]
+        context = RankContext(
+            asked=frozenset(search_terms(query)),
+            query_vector=qv,
+            k=k,
+            now=now,
+            embedder=self.embedder,
+            types=self.types,
+            positions=entry.positions,
+            memories=entry.memories,
+            revisers=entry.revisers,
+            revision_rule=self.revision_rule,
         )
-
-    def _revisions_first(
-        self, entry: _NamespaceIndex, ranked: list[Retrieved], asked: frozenset[str], query_vector: np.ndarray
-    ) -> list[Retrieved]:
-        """Just above each retrieved memory, the memories saved as revising it (`_revisers`), unless already above.
-
-        A reviser need not share a word with the question ("We just moved, so I live in Krakow now" for
-        "Which city am I based in?"): it is read first because what it revises was retrieved. It takes
-        the score of the memory it revises (its place in the ranking). The older memory stays: it is
-        history, and temporal questions ask about it.
-        """
-        if not entry.revisers or self.index_spec.revision_pull == 0:
-            return ranked
-        by_id = {h.memory.id: h for h in ranked}
-        out: list[Retrieved] = []
-        placed: set[str] = set()
-        for hit in ranked:
-            if hit.memory.id in placed:
-                continue
-            for mid in self._revisers(entry, hit.memory, asked):
-                if mid in placed:
-                    continue
-                found = by_id.get(mid)
-                if found is None:
-                    memory = entry.memories[entry.positions[mid]]
-                    similarity = float(self.embedder.embed([memory.content])[0] @ query_vector)
-                else:
-                    memory, similarity = found.memory, found.similarity
-                out.append(Retrieved(memory, hit.score, similarity))
-                placed.add(mid)
-            out.append(hit)
-            placed.add(hit.memory.id)
-        return out
-
-    def _revisers(self, entry: _NamespaceIndex, old: Memory, asked: frozenset[str]) -> list[str]:
-        """The memories revising `old` whose revising sentences (the new one or the one it revises) share a
-        term with the question, most shared terms first, then the newest; at most `index.revision_pull`.
-
-        A memory is a whole turn: the question must bear on the revised statement, not on the chatter
-        around it, for the revision to answer it; a question that names the old value ("Did I live in
-        Lisbon?") asks about the old statement, so its revision is not put first.
-        """
-        scored, rule = [], self.revision_rule
-        for mid in entry.revisers.get(old.id, ()):
-            pairs = revising_pairs(entry.memories[entry.positions[mid]].content, old.content, rule)
-            overlap = max((len(asked & (a | b)) for a, b, dropped in pairs if asked.isdisjoint(dropped)), default=0)
-            if overlap:
-                scored.append((-overlap, -entry.positions[mid], mid))
-        return [mid for *_, mid in sorted(scored)[: self.index_spec.revision_pull]]
-
-    def _updates_first(self, ranked: list[Retrieved], asked: frozenset[str]) -> list[Retrieved]:
-        """Each newer memory that states an update goes just above the best-ranked older one it revises.
-
-        Revises: the newer memory's update sentences (those with an update cue: "now", "these days",
-        "switched", "no longer", ... `UPDATE_CUE`) share a term with the question (`asked`, its search
-        terms) and have cosine >= `index.update_similarity` with an older memory of the same speaker,
-        and the newer one scores at least `UPDATE_RELEVANCE_SHARE` of the older one. As for the
-        save-time links (`_revisers`): a person revises their own statements, and the question must
-        bear on the update sentence, not on the chatter of its turn (LoCoMo's "now" and "again" are
-        rarely revisions).
-        The cue sentences, not the whole memory, are compared: an extracted memory is a whole turn, and
-        the chatter around an update would dilute its similarity to what it revises. Types are not
-        compared: they are read per turn, so a fix "I fixed it by ..." (PROCEDURE) revises "it is green
-        again after ..." (FACT). Beyond the document, whose only rule is PREFERENCE supersession: the
-        old memory stays (it is history, and may be asked about) but the current one is read first.
-        Off with `update_similarity: null`.
-        """
-        threshold = self.index_spec.update_similarity
-        if threshold is None or len(ranked) < 2:
-            return ranked
-        cues = [update_sentences(h.memory.content) for h in ranked]
-        revising = [j for j, cue in enumerate(cues) if cue and not asked.isdisjoint(search_terms(cue))]
-        if not revising:
-            return ranked
-        vectors = self.embedder.embed([h.memory.content for h in ranked])
-        order = list(range(len(ranked)))
-        for j, cue_vector in zip(revising, self.embedder.embed([cues[j] for j in revising]), strict=True):
-            newer = ranked[j]
-            at = order.index(j)
-            target = next(
-                (
-                    i
-                    for i in order[:at]
-                    if ranked[i].memory.created_at < newer.memory.created_at
-                    and speaker(ranked[i].memory.content) == speaker(newer.memory.content)
-                    and newer.score >= UPDATE_RELEVANCE_SHARE * ranked[i].score
-                    and float(vectors[i] @ cue_vector) >= threshold
-                ),
-                None,
-            )
-            if target is not None:
-                order.remove(j)
-                order.insert(order.index(target), j)
-        return [ranked[i] for i in order]
+        hits, traces = rank(self.rerank, query, candidates, context, trace=trace)
+        return Ranking(hits, traces)
 
     def _touch(self, hits: Sequence[Retrieved], now: datetime) -> None:
         ns = hits[0].memory.namespace
@@ -722,7 +584,7 @@ class LongTermMemoryService:
         """The namespace's book: read from the store once (with its version), kept up to date by our writes."""
         key = namespace_key(ns)
         book = self._books.get(key)
-        if book is not None and book.rule != self.revision_rule:  # the spec was replaced: file the rows again
+        if book is not None and book.rule != self.revision_rule:  # the rule was replaced: file the rows again
             book = self._books[key] = NamespaceBook(book.rows.values(), self.revision_rule, self._ttl_days())
         if book is None:
             if key in self._holding:

@@ -242,3 +242,73 @@ def decoy_metrics(probes: Iterable[Any]) -> dict[str, float]:
         "longterm.decoy_above": sum(d is not None and (a is None or d < a) for a, d in ranks) / n,
         "longterm.decoy_answer@1": sum(a == 0 for a, _ in ranks) / n,
     }
+
+
+RETRIEVAL_KEY = "longterm.retrieval"  # a probe's ranked ids, scores, cited turns and stage moves (memlab.longterm)
+
+
+def retrieval_lines(probes: Iterable[Any], excluded: Sequence[str] = EXCLUDED_CATEGORIES) -> list[dict[str, Any]]:
+    """One ``retrievals.jsonl`` line per probe a long-term component retrieved for, in probe order.
+
+    Each line: ``qid`` (the probe id, with its dialogue unless the id names it), ``dialogue``, ``category``,
+    ``evidence``, ``scored`` (counted in the overall means: it has evidence, its category is not excluded),
+    ``ranked`` (``[memory id, score, [cited turns]]``, best first) and ``stages`` (each re-ranking stage's
+    ``moved`` ``[memory id, rank before, rank after]`` and the first evidence-citing rank before and after).
+    """
+    out = []
+    for record in probes:
+        entry = record.results.get(RETRIEVAL_KEY)
+        if entry is None:
+            continue
+        probe = record.probe
+        evidence = [e for e in probe.evidence if e]
+        qid = probe.id if str(probe.id).startswith(record.dialogue_id) else f"{record.dialogue_id}/{probe.id}"
+        scored = bool(evidence) and str(probe.category) not in excluded
+        out.append(
+            {"qid": qid, "dialogue": record.dialogue_id, "category": str(probe.category), "evidence": evidence}
+            | {"scored": scored, **entry}
+        )
+    return out
+
+
+def credited_docids(evidence: Iterable[str], ranked: Sequence[Sequence[str]], memory_ids: Sequence[str]) -> list[str]:
+    """The TREC docid of each ranked memory: the evidence turn it is first to cite (what recall@K and nDCG
+    credit it with), else a cited turn that is no evidence and not yet named, else its memory id.
+
+    Exact for ranx as long as no memory is first to cite two evidence turns of one question (a gain of 2,
+    which one docid per rank cannot carry).
+
+    >>> credited_docids(["D1:2"], [["D1:1", "D1:2"], ["D1:2"], ["D1:1"]], ["m1", "m2", "m3"])
+    ['D1:2', 'm2', 'm3']
+    """
+    wanted, used = set(evidence), set()
+    out = []
+    for turns, memory_id in zip(ranked, memory_ids, strict=True):
+        new = [t for t in turns if t in wanted and t not in used]
+        spare = [t for t in turns if t not in wanted and t not in used]
+        docid = new[0] if new else spare[0] if spare else memory_id
+        used.update(new or [docid])
+        out.append(docid)
+    return out
+
+
+def trec_run(lines: Iterable[Mapping[str, Any]], run_name: str) -> str:
+    """``retrievals.trec``: ``qid Q0 docid rank score run_name`` per scored memory, docids `credited_docids`.
+
+    The score column is ``len(ranked) - rank`` (the memories' own scores, which tie, are in retrievals.jsonl),
+    so a reader's tie-break cannot reorder the ranking.
+    """
+    rows = []
+    for line in lines:
+        if not line["scored"]:
+            continue
+        ranked = line["ranked"]
+        docids = credited_docids(line["evidence"], [turns for *_, turns in ranked], [m for m, *_ in ranked])
+        rows += [f"{line['qid']} Q0 {d} {i + 1} {len(ranked) - i} {run_name}" for i, d in enumerate(docids)]
+    return "".join(f"{row}\n" for row in rows)
+
+
+def trec_qrels(lines: Iterable[Mapping[str, Any]]) -> str:
+    """``retrievals.qrels``: ``qid 0 turn 1`` per evidence turn of each scored question."""
+    rows = [f"{line['qid']} 0 {e} 1" for line in lines if line["scored"] for e in dict.fromkeys(line["evidence"])]
+    return "".join(f"{row}\n" for row in rows)

@@ -5,6 +5,9 @@ Layout of a run directory (every file but `error.json` is written by a finished 
 - `metrics.json`: deterministic metrics, byte-identical for the same config and seed;
 - `latency.json`: latency percentiles and the same-machine reference time (vary per run);
 - `calls.csv`, `questions.csv`, `latency.csv`: per call, per probe question, per timed step;
+- with long-term memory, `retrievals.jsonl` (per question: ranked memory ids, scores, cited turns, each
+  re-ranking stage's moves), `retrievals.trec` and `retrievals.qrels` (TREC run and qrels: ranx or
+  trec_eval on them give metrics.json's `longterm.recall@K` and `longterm.ndcg@10`);
 - `config.yaml` (resolved), `manifest.json` (overrides, versions, data hash);
 - `report.md`, `report.html`;
 - `error.json`: only in a sweep's job that failed: the error's type and message.
@@ -33,11 +36,13 @@ from memlab.metrics import (
     latency_samples,
     probe_rows,
 )
+from memlab.metrics.longterm import retrieval_lines, trec_qrels, trec_run
 from memlab.rundir import canonical_json
-from memlab.sim.records import CallRecord, Record
+from memlab.sim.records import CallRecord, ProbeRecord, Record
 
 METRICS_FILE = "metrics.json"
 LATENCY_FILE = "latency.json"
+RETRIEVALS_FILE = "retrievals.jsonl"
 ERROR_FILE = "error.json"
 CALL_COLUMNS = [
     "dialogue",
@@ -68,6 +73,7 @@ class RunData:
     config: dict[str, Any] = field(default_factory=dict)
     manifest: dict[str, Any] = field(default_factory=dict)
     error: dict[str, Any] | None = None
+    retrievals: list[dict[str, Any]] = field(default_factory=list)  # retrievals.jsonl's lines
 
     @property
     def failed(self) -> bool:
@@ -106,6 +112,7 @@ class RunData:
             latency_samples=latency_table(latency_samples(all_events(records))),
             config=config or {},
             manifest=manifest or {},
+            retrievals=retrieval_lines((r for r in records if isinstance(r, ProbeRecord)), overall_excludes),
         )
 
     def all_metrics(self) -> dict[str, Any]:
@@ -171,6 +178,7 @@ def run_files(run: RunData) -> dict[str, str]:
     answers = {"questions.jsonl": hypotheses_jsonl(run.questions)} if "generated" in run.questions else {}
     return {
         **answers,
+        **retrieval_files(run),
         METRICS_FILE: canonical_json(run.metrics),
         LATENCY_FILE: canonical_json(run.latency),
         "calls.csv": _csv(run.calls),
@@ -179,6 +187,19 @@ def run_files(run: RunData) -> dict[str, str]:
         "manifest.json": canonical_json(run.manifest),
         "report.md": run_report_md(run),
         "report.html": run_report_html(run),
+    }
+
+
+def retrieval_files(run: RunData) -> dict[str, str]:
+    """retrievals.jsonl, retrievals.trec and retrievals.qrels of a run that retrieved long-term memories."""
+    if not run.retrievals:
+        return {}
+    lines = "".join(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n" for line in run.retrievals)
+    name = re.sub(r"\s+", "_", run.name) or "memlab"
+    return {
+        RETRIEVALS_FILE: lines,
+        "retrievals.trec": trec_run(run.retrievals, name),
+        "retrievals.qrels": trec_qrels(run.retrievals),
     }
 
 
@@ -224,7 +245,15 @@ def load_run(path: Path | str) -> RunData:
         config=config or {},
         manifest=_read_json(path / "manifest.json"),
         error=_read_json(path / ERROR_FILE) if (path / ERROR_FILE).is_file() else None,
+        retrievals=_read_jsonl(path / RETRIEVALS_FILE),
     )
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    with path.open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
 
 
 def _natural_key(path: Path) -> list[Any]:

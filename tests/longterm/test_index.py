@@ -98,9 +98,11 @@ def test_the_injected_relevance_is_calibrated_not_a_rank_fusion_score(make_servi
     ctx = context()
     service.save(ctx, "Ann adopted a dog named Rex", MemoryType.EPISODE)
     service.save(ctx, "Ann works as a nurse in Oslo", MemoryType.FACT)
-    from memlab.longterm import LongTermMemoryComponent
+    from memlab.longterm import LongTermConfig, LongTermMemoryComponent
 
-    component = LongTermMemoryComponent(service.embedder)
+    component = LongTermMemoryComponent(
+        LongTermConfig(embedder=service.embedder, llm=None, counter="o200k_base", store=None)
+    )
     component.service = service
     block = component.render(service.search(ctx, "What is the name of Ann's dog?", 2))
     [(_, first, top), (_, _, low)] = parse_block(block)

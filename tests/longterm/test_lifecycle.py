@@ -54,10 +54,16 @@ def test_decay_breaks_ties_but_never_buries_a_more_relevant_memory(make_service)
 
 def test_prior_weight_one_lets_decay_scale_relevance(make_service) -> None:
     from memlab.longterm import IndexSpec, LongTermMemoryService
+    from memlab.longterm.rerank import Decay, Dedup
 
     base = make_service()
     service = LongTermMemoryService(
-        base.store, base.embedder, base.llm, defaults=base.defaults, index=IndexSpec(kind="exact", prior_weight=1.0)
+        base.store,
+        base.embedder,
+        base.llm,
+        defaults=base.defaults,
+        index=IndexSpec(kind="exact"),
+        rerank=[Decay(prior_weight=1.0), Dedup()],
     )
     episode = save(service, "Ann adopted a dog named Rex in Berlin", MemoryType.EPISODE, T0)
     fact = save(service, "Ann adopted a dog in Berlin", MemoryType.FACT, T0)

@@ -61,11 +61,11 @@ def test_what_is_not_a_revision(make_service, old, new, why) -> None:
     assert saved(service, new, 9, "D2:1").revises == (), why
 
 
-def test_the_rules_follow_the_index_spec_in_force(make_service) -> None:
-    from memlab.longterm import IndexSpec
+def test_the_rules_follow_the_revision_rule_in_force(make_service) -> None:
+    from memlab.longterm import RevisionRule
 
     service = make_service(index="hybrid")
-    service.index_spec = IndexSpec(revision_value_min_shared=None, revision_cue_min_shared=None)  # both rules off
+    service.revision_rule = RevisionRule(value_min_shared=None, cue_min_shared=None)  # both rules off
     saved(service, "user: There are five engineers on my team.", 0, "D1:1")
     assert saved(service, "user: After the reorg there are seven engineers on my team.", 9, "D2:1").revises == ()
 
@@ -86,6 +86,6 @@ def test_the_reviser_is_read_first_even_without_a_word_of_the_question(make_serv
     question = "Is my remote crew big?"  # only the old statement has a word of it
     ranked = [h.memory.id for h in service.search(later, question, 3, touch=False)]
     assert ranked.index(new.id) == ranked.index(old.id) - 1
-    service.index_spec.revision_pull = 0
+    service.rerank = [s for s in service.rerank if s.name != "revisions"]
     unlinked = [h.memory.id for h in service.search(later, question, 3, touch=False)]
     assert unlinked[0] == old.id and (new.id not in unlinked or unlinked.index(new.id) > 0)

@@ -139,6 +139,6 @@ def test_a_session_start_sees_what_another_service_archived_and_added(make_servi
 def test_a_replaced_revision_rule_files_the_rows_again(make_service) -> None:
     service = make_service()
     service.save(context(), "Alex: There are five engineers on my team.")
-    service.index_spec = replace(service.index_spec, revision_value_max_missing=0)
+    service.revision_rule = replace(service.revision_rule, value_max_missing=0)
     later = service.save(context(now=T0 + timedelta(days=1)), "Alex: There are seven engineers on my team.")
     assert later.memory.revises  # still linked: filed again under the new rule

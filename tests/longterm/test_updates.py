@@ -32,7 +32,7 @@ SEEDS = (1, 2, 3, 4, 5, 6)
 # Issue 15's 0.95: the defaults give 238 of 249 (0.956) on these seeds, 0.964 over seeds 1-6 and 8-20, and
 # 0.959 over the held-out seeds 21-80 (docs/longterm.md).
 NEWER_FIRST_FLOOR = 0.95
-NO_RULES = ("longterm.index.update_similarity=null", "longterm.index.revision_pull=0")
+NO_RULES = ("longterm.rerank=[decay,dedup]",)  # the pipeline without stages updates and revisions
 
 
 def newer_first_rate(make_config, *overrides: str) -> tuple[float, int]:
@@ -108,10 +108,11 @@ NEW_FIX = (
 def test_an_update_buried_in_chatter_goes_above_the_fix_it_revises(
     make_service, update_similarity, old_speaker, question, moved
 ) -> None:
-    from memlab.longterm import IndexSpec
+    from memlab.longterm.rerank import Decay, Dedup, Updates
 
     service = make_service(index="hybrid")
-    service.index_spec = IndexSpec(update_similarity=update_similarity, revision_pull=0)  # the search-time rule alone
+    updates = [] if update_similarity is None else [Updates(similarity=update_similarity)]
+    service.rerank = [Decay(), *updates, Dedup()]  # the search-time rule alone
     old = service.save(context(now=T0), old_speaker + OLD_FIX, MemoryType.FACT, source=SOURCE_AUTO_EXTRACT).memory
     later = context(now=T0 + timedelta(days=9))
     new = service.save(later, NEW_FIX, MemoryType.PROCEDURE, source=SOURCE_AUTO_EXTRACT).memory

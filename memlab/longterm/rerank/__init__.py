@@ -1,0 +1,68 @@
+"""Long-term ranking after the index, as a pipeline of named stages (`longterm.rerank`, `longterm.stages`).
+
+`longterm.rerank` lists the stages that run, in order (default: decay, updates, revisions, dedup);
+`longterm.stages.<name>` holds each one's knobs. Turning a stage off is one override, e.g.
+``longterm.rerank=[decay,dedup]`` (and a sweep over pipelines: ``longterm.rerank=[decay,dedup],[decay,updates,dedup]``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from hydra.utils import instantiate
+from omegaconf import DictConfig
+
+from memlab.errors import MemlabError
+from memlab.longterm.rerank.base import RankContext, Stage, StageTrace, rank
+from memlab.longterm.rerank.decay import Decay, decayed_score
+from memlab.longterm.rerank.dedup import Dedup
+from memlab.longterm.rerank.revisions import Revisions
+from memlab.longterm.rerank.updates import UPDATE_CUE, Updates, update_sentences
+
+DEFAULT_PIPELINE = ("decay", "updates", "revisions", "dedup")
+
+
+@dataclass
+class RerankStages:
+    """`longterm.stages`: every stage's knobs, by name (`longterm.rerank` picks which run, in which order)."""
+
+    decay: Decay = field(default_factory=Decay)
+    """The lifecycle prior (memlab.longterm.rerank.decay)."""
+    updates: Updates = field(default_factory=Updates)
+    """A stated update above what it revises (memlab.longterm.rerank.updates)."""
+    revisions: Revisions = field(default_factory=Revisions)
+    """Save-time revision links read at search (memlab.longterm.rerank.revisions)."""
+    dedup: Dedup = field(default_factory=Dedup)
+    """No two copies of one statement (memlab.longterm.rerank.dedup)."""
+
+
+def build_pipeline(names: Sequence[str], stages: RerankStages | DictConfig | None = None) -> list[Stage]:
+    """The stages `names` lists, in order, each built from its entry of `stages` (default knobs without one)."""
+    stages = stages if stages is not None else RerankStages()
+    known = [f.name for f in RerankStages.__dataclass_fields__.values()]
+    out = []
+    for name in names:
+        if name not in known:
+            raise MemlabError(f"longterm.rerank: unknown stage {name!r}; expected some of {', '.join(known)}")
+        entry = stages[name] if isinstance(stages, DictConfig) else getattr(stages, name)
+        out.append(instantiate(entry) if isinstance(entry, DictConfig) else entry)
+    return out
+
+
+__all__ = [
+    "DEFAULT_PIPELINE",
+    "UPDATE_CUE",
+    "Decay",
+    "Dedup",
+    "RankContext",
+    "RerankStages",
+    "Revisions",
+    "Stage",
+    "StageTrace",
+    "Updates",
+    "build_pipeline",
+    "decayed_score",
+    "rank",
+    "update_sentences",
+]

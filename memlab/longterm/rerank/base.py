@@ -1,0 +1,71 @@
+"""The re-ranking pipeline's shape: a `Stage` reorders the index's candidates, `rank` runs them in turn.
+
+After the index (BM25, dense, their fusion and feedback: `memlab.longterm.index`) each rule is a stage
+with a name, its own module and its own knobs, listed in `longterm.rerank` (llama_index's node
+postprocessors have this shape). A stage reads the ranking and what `RankContext` holds, never
+the store; it returns a new list. `rank` can keep each stage's input and output (`StageTrace`), so
+a run records which stage moved which memory where.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+import numpy as np
+
+from memlab.embed.base import Embedder
+from memlab.longterm.model import Memory, MemoryType, Retrieved, TypePolicy
+from memlab.longterm.revision import RevisionRule
+
+
+@dataclass(frozen=True)
+class RankContext:
+    """What a stage may read besides the ranking: the query, the clock and the namespace's index state."""
+
+    asked: frozenset[str]  # the query's search terms
+    query_vector: np.ndarray
+    k: int  # how many hits the caller keeps
+    now: datetime
+    embedder: Embedder
+    types: Mapping[MemoryType, TypePolicy]
+    positions: Mapping[str, int]  # memory id -> index position (the older memory has the lower one)
+    memories: Mapping[int, Memory]  # index position -> memory
+    revisers: Mapping[str, set[str]]  # memory id -> ids of the memories saved as revising it
+    revision_rule: RevisionRule  # the save-time rule that made those links
+
+    def memory(self, memory_id: str) -> Memory:
+        """The indexed memory with id `memory_id`."""
+        return self.memories[self.positions[memory_id]]
+
+
+class Stage(Protocol):
+    """One named re-ranking rule: ``ranked`` (best first) in, a reordered (or shortened, or extended) list out."""
+
+    name: str
+
+    def __call__(self, query: str, ranked: list[Retrieved], context: RankContext) -> list[Retrieved]: ...
+
+
+@dataclass(frozen=True)
+class StageTrace:
+    """One stage's input and output ranking (references to the hits, no copies)."""
+
+    stage: str
+    before: tuple[Retrieved, ...]
+    after: tuple[Retrieved, ...]
+
+
+def rank(
+    stages: Sequence[Stage], query: str, ranked: list[Retrieved], context: RankContext, *, trace: bool = False
+) -> tuple[list[Retrieved], list[StageTrace]]:
+    """`ranked` through each stage in order, cut to `context.k`; with `trace`, each stage's before and after."""
+    traces = []
+    for stage in stages:
+        out = stage(query, ranked, context)
+        if trace:
+            traces.append(StageTrace(stage.name, tuple(ranked), tuple(out)))
+        ranked = out
+    return ranked[: context.k], traces
