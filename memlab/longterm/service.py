@@ -35,7 +35,7 @@ from memlab.embed.base import Embedder
 from memlab.errors import MemlabError
 from memlab.llm.base import ChatModel, LLMError
 from memlab.longterm.extraction import REPEAT_WINDOW, extract, should_skip_extraction
-from memlab.longterm.index import IndexSpec, MemoryIndex, make_index
+from memlab.longterm.index import ExactIndex, IndexSpec, MemoryIndex, make_index
 from memlab.longterm.model import (
     SOURCE_AGENT_TOOL,
     SOURCE_AUTO_EXTRACT,
@@ -164,6 +164,9 @@ class _NamespaceIndex:
     revisers: dict[str, set[str]] = field(default_factory=dict)  # memory id -> ids of the indexed memories revising it
     next_position: int = 0
     book: NamespaceBook | None = None  # the rows it was last brought up to date with
+    preferences: ExactIndex = field(default_factory=ExactIndex)  # the PREFERENCE memories' vectors (supersede)
+    preference_ids: list[str] = field(default_factory=list)  # `preferences` position -> memory id
+    preference_at: dict[str, int] = field(default_factory=dict)  # memory id -> `preferences` position
 
 
 class LongTermMemoryService:
@@ -351,8 +354,17 @@ class LongTermMemoryService:
                 del entry.positions[memory.id], entry.texts[memory.id]
                 for old in memory.revises:
                     entry.revisers.get(old, set()).discard(memory.id)
+                if memory.id in entry.preference_at:
+                    entry.preferences.remove([entry.preference_at.pop(memory.id)])
         if new:
-            entry.index.add(self.embedder.embed([m.content for m in new]), [m.indexed_text() for m in new])
+            vectors = self.embedder.embed([m.content for m in new])
+            entry.index.add(vectors, [m.indexed_text() for m in new])
+            prefs = [i for i, m in enumerate(new) if m.type == MemoryType.PREFERENCE]
+            if prefs:
+                entry.preferences.add(vectors[prefs], ())
+                for i in prefs:
+                    entry.preference_at[new[i].id] = len(entry.preference_ids)
+                    entry.preference_ids.append(new[i].id)
             for m in new:
                 entry.positions[m.id] = entry.next_position
                 entry.memories[entry.next_position] = m
@@ -501,19 +513,18 @@ class LongTermMemoryService:
     def _supersede(self, ns: tuple[str, ...], new: list[Memory], now: datetime) -> None:
         """A new PREFERENCE archives older preferences that say nearly the same thing.
 
-        The older ones' vectors are the index's own (each memory is embedded once, when indexed).
+        The vectors are the index's own (each memory is embedded once, when indexed), kept apart for the
+        namespace's live preferences: one matrix product over them, no Python loop over the namespace.
         """
         prefs = [m for m in new if m.type == MemoryType.PREFERENCE]
         if self.supersede_similarity is None or not prefs:
             return
-        book, fresh = self._book(ns), {m.id for m in new}
-        older = [mid for mid in book.of_type(MemoryType.PREFERENCE) if mid not in fresh and book.live(mid)]
-        if not older:
-            return
-        entry, _ = self._index(ns, now)
-        vectors = dense_vectors(entry.index)
-        sims = vectors[[entry.positions[m.id] for m in prefs]] @ vectors[[entry.positions[mid] for mid in older]].T
-        stale = sorted({older[j] for j in np.flatnonzero(sims.max(axis=0) >= self.supersede_similarity)})
+        entry, _ = self._index(ns, now)  # indexes the new memories (as the next search would) and retires expired
+        own = [entry.preference_at[m.id] for m in prefs]
+        matrix, older = entry.preferences.rows.matrix, entry.preferences.rows.live().copy()
+        older[own] = False
+        close = ((matrix[own] @ matrix.T).max(axis=0) >= self.supersede_similarity) & older
+        stale = sorted(entry.preference_ids[j] for j in np.flatnonzero(close))
         self.counts["superseded"] += self._archive(ns, stale)
 
     # --- lifecycle ---------------------------------------------------------------------------
@@ -625,12 +636,6 @@ class LongTermMemoryService:
         if book is not None:
             book.remove(ids)
         return changed
-
-
-def dense_vectors(index: MemoryIndex) -> np.ndarray:
-    """The index's own vectors by position (unit rows; retired positions included)."""
-    dense: Any = getattr(index, "dense", index)
-    return dense.rows.matrix
 
 
 class ExtractionWorker:

@@ -67,7 +67,6 @@ class NamespaceBook:
         self._words: dict[str, dict[str, None]] = {}  # word -> ids whose normalized text has it
         self._longest = 0  # words in the longest normalized text (the longest run worth looking up)
         self._speakers: Counter[str] = Counter()  # case-folded speaker -> live rows
-        self._types: dict[str, dict[str, None]] = {}  # memory type -> ids
         self._filed: dict[str, list[_Key]] = {}  # id -> its revision keys
         self._revision: dict[_Key, dict[str, None]] = {}
         self._term_rows: Counter[tuple[str, str]] = Counter()  # (speaker, term) -> statements with it
@@ -98,7 +97,6 @@ class NamespaceBook:
             for w in dict.fromkeys(split):
                 self._words.setdefault(w, {})[m.id] = None
         self._speakers[speaker(m.content).casefold()] += 1
-        self._types.setdefault(str(m.type), {})[m.id] = None
         self._file(m)
         ttl = self.ttl_days.get(str(m.type))
         if ttl is not None:
@@ -128,7 +126,6 @@ class NamespaceBook:
                 _discard(self._texts, text, mid)
                 for w in set(text.split()):
                     _discard(self._words, w, mid)
-            _discard(self._types, str(m.type), mid)
             if self._expired.pop(mid, None) is None:
                 self._speakers[speaker(m.content).casefold()] -= 1
             for key in self._filed.pop(mid, ()):
@@ -163,10 +160,6 @@ class NamespaceBook:
     def active(self) -> list[Memory]:
         """The live rows in store order."""
         return [m for mid, m in self.rows.items() if mid not in self._expired]
-
-    def of_type(self, type: str) -> list[str]:
-        """The ids of the rows of one memory type, in store order (expired ones included)."""
-        return list(self._types.get(str(type), ()))
 
     def speakers(self) -> frozenset[str]:
         """The case-folded speakers of the live rows."""

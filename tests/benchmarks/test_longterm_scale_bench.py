@@ -278,6 +278,7 @@ def test_save_and_search_work_does_not_grow_with_the_namespace(
         finally:
             stores.close()
     small, large = SIZES["1k"], SIZES["20k"]
+    print(f"\n{backend}: work per call {work}\n{backend}: median seconds {wall}")  # docs/speed.md quotes these (-s)
     for name in ("fact", "preference", "search"):
         assert work[large][name] <= WORK_RATIO * max(work[small][name], 1.0), (name, work)
         assert wall[large][name] <= WALL_RATIO * wall[small][name], (name, wall)
