@@ -246,7 +246,7 @@ def loco(dialogues: Sequence[Dialogue], service: Any) -> tuple[list[str], dict[s
         spec = replace(service.index_spec, dense_weight=dense_weight, prf_docs=docs, prf_terms=terms, prf_weight=weight)
         runs[(dense_weight, (docs, terms, weight))] = searched(dialogues, service, spec)
     recalls = {p: [[row["recall@10"] for _, row in conversation] for conversation in run] for p, run in runs.items()}
-    default = IndexSpec()
+    default = service.index_spec  # what longterm=locomo ships
     shipped = (default.dense_weight, (default.prf_docs, default.prf_terms, default.prf_weight))
     lines = [
         "| left out | questions | fitted on the other six: dense_weight, feedback (docs, terms, weight) "

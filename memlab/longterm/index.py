@@ -16,8 +16,9 @@ highest BM25 score the query could reach (each term's idf times ``k1 + 1``, the 
 saturating term frequency), so ``bm25 / bound`` is the share of the query's attainable BM25 score.
 Beyond the document (which fixes only "similarity"): the linear fusion and its weights, and
 optional pseudo-relevance feedback (RM3-style: the top `prf_docs` BM25 results add their
-`prf_terms` most distinctive terms to the query at weight `prf_weight`), chosen on LoCoMo dev7
-(docs/longterm.md; experiments/longterm_baselines.py --loco checks them conversation by conversation).
+`prf_terms` most distinctive terms to the query at weight `prf_weight`; off by default), both chosen on
+LoCoMo dev7 and set in `longterm=locomo` (docs/longterm.md; experiments/longterm_baselines.py --loco checks
+them conversation by conversation). The rules after the index are stages of `memlab.longterm.rerank`.
 
 Updates are incremental: `add` appends memories at the next positions and `remove` retires
 positions (masked; the HNSW graph is rebuilt from the live vectors once a quarter of it is dead),
@@ -46,10 +47,12 @@ HYBRID_CANDIDATES = 200  # with an HNSW dense side, each side's top this many ar
 class IndexSpec:
     """Which index and its parameters (`longterm.index` in the config).
 
-    BM25's k1 = 0.9, b = 0.4 are Anserini's defaults for short passages. `dense_weight` and the
-    pseudo-relevance feedback were chosen on LoCoMo dev7 with the offline hashing embedder
-    (docs/longterm.md; `experiments/longterm_baselines.py --loco` holds each conversation out);
-    raise `dense_weight` with a semantic embedder. `prf_docs: 0` turns feedback off.
+    BM25's k1 = 0.9, b = 0.4 are Anserini's defaults for short passages. Feedback is off by default
+    (`prf_docs: 0`): the values chosen on LoCoMo dev7 with the offline hashing embedder (feedback 3 docs,
+    5 terms, weight 0.3; `dense_weight` 0.1) live in `longterm=locomo` (conf/longterm/locomo.yaml), where
+    they were measured (docs/longterm.md; `experiments/longterm_baselines.py --loco` holds each
+    conversation out); feedback there buys recall@10 with recall@1. Raise `dense_weight` with a semantic
+    embedder.
     """
 
     kind: str = "hybrid"
@@ -70,7 +73,7 @@ class IndexSpec:
     """BM25 term-frequency saturation (Anserini's short-passage default)."""
     bm25_b: float = ranges.rate(0.4)
     """BM25 length normalization (Anserini's short-passage default)."""
-    prf_docs: int = ranges.count(3)
+    prf_docs: int = ranges.count(0)
     """Pseudo-relevance feedback: top BM25 results read (0: off)."""
     prf_terms: int = ranges.count(5)
     """Pseudo-relevance feedback: their most distinctive terms added to the query."""

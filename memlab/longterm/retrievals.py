@@ -4,8 +4,8 @@ Only ids, numbers and turn ids (never texts), so a run's retrievals stay small: 
 under `RESULT_RETRIEVAL`, which the run writes to ``retrievals.jsonl`` (and a TREC run file from it).
 Each stage's moves are the memories whose rank it changed among the first `k` before or after it
 (rank before -> after, None where absent: pulled in from beyond the candidates, or dropped), and the
-rank of the first memory citing an evidence turn before and after it (what the report calls helped
-or hurt).
+rank of the first memory citing an evidence turn among the first `k` before and after it (None: none
+there; what the report calls evidence up or down).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def retrieval_entry(ranking: Ranking, evidence: Iterable[str]) -> dict[str, Any]
             {
                 "stage": t.stage,
                 "moved": stage_moves(t, depth),
-                "evidence_rank": [_evidence_rank(t.before, wanted), _evidence_rank(t.after, wanted)],
+                "evidence_rank": [_evidence_rank(t.before[:depth], wanted), _evidence_rank(t.after[:depth], wanted)],
             }
             for t in ranking.stages
         ],

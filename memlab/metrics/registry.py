@@ -154,6 +154,9 @@ METRICS: tuple[Metric, ...] = (
     Metric("longterm.questions", COUNT, NONE, S_LONGTERM, "questions with evidence that retrieval was measured on"),
     Metric("longterm.recall@10.auto_extract", SHARE, HIGHER, S_LONGTERM, "recall@10 of the memories auto-extraction saved, alone"),
     Metric("longterm.recall@10.agent_tool", SHARE, HIGHER, S_LONGTERM, "recall@10 of the memories the agent saved with memory_save, alone"),
+    # recall@1 and @5 have their own columns: depth bought with precision at the top shows beside recall@10.
+    Metric("longterm.recall@1", SHARE, HIGHER, S_LONGTERM, "share of the evidence turns cited by the top memory (fractional)", "recall@1"),
+    Metric("longterm.recall@5", SHARE, HIGHER, S_LONGTERM, "share of the evidence turns cited by the top 5 memories (fractional)", "recall@5"),
     Metric("longterm.recall@*", SHARE, HIGHER, S_LONGTERM, "share of the evidence turns cited by the top K memories (fractional)", "recall@10"),
     Metric("longterm.recall_any@*", SHARE, HIGHER, S_LONGTERM, "1 if any evidence turn is among the first K turns the memories cite (LongMemEval)"),
     Metric("longterm.recall_all@*", SHARE, HIGHER, S_LONGTERM, "1 if every evidence turn is among the first K turns the memories cite (LongMemEval)"),

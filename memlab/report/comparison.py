@@ -33,7 +33,10 @@ PRIMARY = (
     "tokens.prompt.mean",
     "tokens.net_saved_ratio",
     "context.evidence_retention",
+    "longterm.recall@1",
+    "longterm.recall@5",
     "longterm.recall@10",
+    "longterm.ndcg@10",
     "cost.usd",
 )
 QUALITY = ("context.evidence_retention", "longterm.recall@10")

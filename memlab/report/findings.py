@@ -19,9 +19,10 @@ from memlab.report.fmt import fmt_value, is_missing
 TOKENS = "tokens.prompt.mean"
 RETENTION = "context.evidence_retention"
 RECALL = "longterm.recall@10"
+RECALL_AT_1 = "longterm.recall@1"
 NEAR_BEST = 0.9  # "within 10% of the best retention"
 FRONT = "pareto.evidence_retention"
-WATCHED = (TOKENS, RETENTION, "longterm.recall@10", "cost.usd")
+WATCHED = (TOKENS, RETENTION, RECALL_AT_1, "longterm.recall@5", RECALL, "longterm.ndcg@10", "cost.usd")
 # Why a metric is undefined for a configuration, by the metric's name prefix (first match wins).
 UNDEFINED_BECAUSE = (
     ("latency.context.", "it has no context stage"),
@@ -89,7 +90,23 @@ def findings(frame: pd.DataFrame) -> list[str]:
     for param in params:
         if all(_sort_key(str(r[param]))[0] == 0 for r in ok):  # a numeric knob, not a choice of strategy
             out += _effect(ok, param, [p for p in params if p != param])
-    return out + _undefined(ok, params) + _what_to_pick(ok, params)
+    return out + _depth_for_precision(ok, params) + _undefined(ok, params) + _what_to_pick(ok, params)
+
+
+def _depth_for_precision(ok: Sequence[Row], params: Sequence[str]) -> list[str]:
+    """Whether the configuration with the best recall@10 buys it with recall@1 (the issue-24 trade), said once."""
+    both = [r for r in ok if _number(r.get(RECALL)) is not None and _number(r.get(RECALL_AT_1)) is not None]
+    if len(both) < 2:
+        return []
+    deep = max(both, key=lambda r: (float(r[RECALL]), float(r[RECALL_AT_1])))
+    sharp = max(both, key=lambda r: (float(r[RECALL_AT_1]), float(r[RECALL])))
+    if not (float(deep[RECALL_AT_1]) < float(sharp[RECALL_AT_1]) and float(sharp[RECALL]) < float(deep[RECALL])):
+        return []
+    return [
+        f"{_label(deep, params)} buys recall@10 with recall@1: against {_label(sharp, params)} its recall@10 is "
+        f"{fmt_value(RECALL, deep[RECALL])} (vs {fmt_value(RECALL, sharp[RECALL])}) but its recall@1 "
+        f"{fmt_value(RECALL_AT_1, deep[RECALL_AT_1])} (vs {fmt_value(RECALL_AT_1, sharp[RECALL_AT_1])})."
+    ]
 
 
 def _what_to_pick(ok: Sequence[Row], params: Sequence[str]) -> list[str]:

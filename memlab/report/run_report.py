@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import textwrap
 from collections.abc import Iterable
@@ -35,12 +36,17 @@ HEADLINE = (
     ("context.evidence_retention", "evidence kept", "sent verbatim with the question"),
     ("context.evidence_in_summary", "evidence in summaries", "answer words in the summaries sent"),
     ("context.answer_coverage", "answer coverage", "gold answer words in context"),
+    ("longterm.recall@1", "recall@1", "evidence in the top memory"),
+    ("longterm.recall@5", "recall@5", "evidence in top-5 memories"),
     ("longterm.recall@10", "recall@10", "evidence in top-10 memories"),
+    ("longterm.ndcg@10", "nDCG@10", "evidence ranked high in the top 10"),
     ("cost.usd", "cost", COST_NOTE),
     ("latency.context.p50_us", "context latency", "median, this machine"),
 )
 PER_CATEGORY = (
     *RETENTION,
+    "longterm.recall@1",
+    "longterm.recall@5",
     "longterm.recall@10",
     "longterm.ndcg@10",
     "answer.f1.locomo",
@@ -142,6 +148,43 @@ def cache_note(metrics: dict[str, Any]) -> str | None:
     )
 
 
+STAGE_COLUMNS = (
+    "stage",
+    "retrievals",
+    "top 1 changed",
+    "top 10 changed",
+    "evidence up",
+    "evidence down",
+    "evidence to rank 1",
+    "evidence off rank 1",
+)
+STAGES_NOTE = (
+    "What each re-ranking stage (`longterm.rerank`) did to the probes' retrievals (retrievals.jsonl): how often it "
+    "changed the top memory or the top 10, and, over the questions with evidence that the overall means count, "
+    "how often it moved the first memory citing evidence up or down, onto rank 1 or off it."
+)
+
+
+def stage_moves_table(retrievals: Iterable[dict[str, Any]]) -> pd.DataFrame:
+    """Per re-ranking stage, in pipeline order: what it changed at the top and whether that helped (module columns)."""
+    rows: dict[str, dict[str, Any]] = {}
+    for line in retrievals:
+        for stage in line.get("stages", ()):
+            row = rows.setdefault(stage["stage"], dict.fromkeys(STAGE_COLUMNS, 0) | {"stage": stage["stage"]})
+            ranks = [r for _, *pair in stage["moved"] for r in pair if r is not None]
+            row["retrievals"] += 1
+            row["top 1 changed"] += 0 in ranks
+            row["top 10 changed"] += any(r < 10 for r in ranks)
+            if not line.get("scored"):
+                continue
+            before, after = (math.inf if r is None else r for r in stage["evidence_rank"])
+            row["evidence up"] += after < before
+            row["evidence down"] += after > before
+            row["evidence to rank 1"] += after == 0 < before
+            row["evidence off rank 1"] += before == 0 < after
+    return pd.DataFrame(list(rows.values()), columns=list(STAGE_COLUMNS))
+
+
 def _formatted(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({c: [fmt_value(c, v) for v in frame[c]] for c in frame.columns}, index=frame.index)
 
@@ -226,6 +269,9 @@ def run_report_md(run: RunData) -> str:
             human(_formatted(cats).rename_axis("category").reset_index()).to_markdown(index=False),
             "",
         ]
+    stages = stage_moves_table(run.retrievals)
+    if not stages.empty:
+        out += ["## Re-ranking stages", "", textwrap.fill(STAGES_NOTE, 110), "", stages.to_markdown(index=False), ""]
     worst = worst_questions(run)
     if not worst.empty:
         out += ["## Questions whose evidence was lost most", "", human(_formatted(worst)).to_markdown(index=False), ""]
@@ -297,6 +343,9 @@ def run_report_html(run: RunData) -> str:
         body.append(
             "<h2>Per question category</h2>" + html.table(human(_formatted(cats).rename_axis("category").reset_index()))
         )
+    stages = stage_moves_table(run.retrievals)
+    if not stages.empty:
+        body.append(f"<h2>Re-ranking stages</h2><p>{html.esc(STAGES_NOTE)}</p>" + html.table(stages))
     worst = worst_questions(run)
     if not worst.empty:
         body.append(

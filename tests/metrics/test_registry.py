@@ -103,7 +103,8 @@ def test_the_manifest_carries_units_and_directions(real_runs: dict[str, Path]) -
 
 def test_lookup_strips_the_category_and_prefers_exact_names() -> None:
     assert lookup("context.answer_coverage.cat_multi-hop") is lookup("context.answer_coverage")
-    assert spec("longterm.recall@5").name == "longterm.recall@*"
+    assert spec("longterm.recall@20").name == "longterm.recall@*"
+    assert spec("longterm.recall@5").name == "longterm.recall@5"  # its own column, beside recall@1 and @10
     assert spec("longterm.recall_any@5").name == "longterm.recall_any@*"
     assert spec("latency.reference_us").better == "none"
     assert spec("latency.context.p95_us").better == "lower"

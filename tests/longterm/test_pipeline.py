@@ -1,0 +1,86 @@
+"""The re-ranking pipeline: stages named in config, one override to turn one off, each stage's moves traced."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.errors import InstantiationException
+from hydra.utils import instantiate
+
+from memlab.errors import MemlabError
+from memlab.longterm import DEFAULT_PIPELINE, MemoryType, build_pipeline
+from memlab.longterm.model import SOURCE_AUTO_EXTRACT
+from memlab.longterm.rerank import Decay, Dedup, Updates
+from memlab.longterm.retrievals import retrieval_entry
+from memlab.ranges import ConfigRangeError, check_config
+
+from .support import T0, context
+
+OLD_FIX = "The CI pipeline is green again after raising the job timeout to 40 minutes."
+NEW_FIX = (  # test_updates.py's update buried in chatter: BM25 ranks it below the fix it revises
+    "Sorry for the delay, meetings all morning. I'm taking a short break to get some lentil curry. "
+    "Can you help me write a README section about installation? Could you explain feature flags? "
+    "CI broke again, and this time I fixed it by upgrading the checkout action."
+)
+
+
+def _names(cfg) -> list[str]:
+    return [stage.name for stage in instantiate(cfg.longterm).service.rerank]
+
+
+def test_the_default_pipeline_is_the_listed_stages_in_order(make_config) -> None:
+    assert (
+        _names(make_config("longterm=locomo")) == list(DEFAULT_PIPELINE) == ["decay", "updates", "revisions", "dedup"]
+    )
+
+
+def test_one_override_turns_stages_off_or_reorders_them(make_config) -> None:
+    assert _names(make_config("longterm=locomo", "longterm.rerank=[decay,dedup]")) == ["decay", "dedup"]
+    assert _names(make_config("longterm=locomo", "longterm.rerank=[dedup,decay]")) == ["dedup", "decay"]
+    assert _names(make_config("longterm=locomo", "longterm.rerank=[]")) == []
+
+
+def test_a_stage_takes_its_knobs_from_its_entry_and_they_are_validated(make_config) -> None:
+    cfg = make_config("longterm=locomo", "longterm.stages.updates.similarity=0.5", "longterm.stages.revisions.pull=1")
+    stages = {s.name: s for s in instantiate(cfg.longterm).service.rerank}
+    assert (stages["updates"].similarity, stages["revisions"].pull) == (0.5, 1)
+    with pytest.raises(ConfigRangeError, match=r"longterm\.stages\.revisions\.pull=-1"):
+        check_config(make_config("longterm=locomo", "longterm.stages.revisions.pull=-1"))
+    with pytest.raises(Exception, match="no_such_knob"):
+        make_config("longterm=locomo", "longterm.stages.decay.no_such_knob=1")
+
+
+def test_an_unknown_stage_name_fails_naming_the_known_ones(make_config) -> None:
+    with pytest.raises(InstantiationException) as raised:  # `memlab run` shows the MemlabError it wraps, alone
+        instantiate(make_config("longterm=locomo", "longterm.rerank=[decay,recency]").longterm)
+    assert isinstance(raised.value.__cause__, MemlabError)
+    assert "unknown stage 'recency'; expected some of decay, updates, revisions, dedup" in str(raised.value.__cause__)
+
+
+def test_a_sweep_over_pipelines_parses_to_one_list_per_job() -> None:
+    [override] = OverridesParser.create().parse_overrides(["longterm.rerank=[decay,dedup],[decay,updates,dedup]"])
+    assert [list(v) for v in override.sweep_iterator()] == [["decay", "dedup"], ["decay", "updates", "dedup"]]
+
+
+def test_the_trace_says_which_stage_moved_which_memory_where(make_service) -> None:
+    service = make_service(index="hybrid")
+    service.rerank = [Decay(), Updates(), Dedup()]
+    old = service.save(context(now=T0), OLD_FIX, MemoryType.FACT, source=SOURCE_AUTO_EXTRACT).memory
+    later = context(now=T0 + timedelta(days=9))
+    new = service.save(later, NEW_FIX, MemoryType.PROCEDURE, source=SOURCE_AUTO_EXTRACT, evidence=["D2:1"]).memory
+    ranking = service.retrieve(later, "How did I fix the CI pipeline?", 2, touch=False, trace=True)
+    assert [h.memory.id for h in ranking.hits] == [new.id, old.id]
+    assert [t.stage for t in ranking.stages] == ["decay", "updates", "dedup"]
+    entry = retrieval_entry(ranking, ["D2:1"])
+    moves = {s["stage"]: s for s in entry["stages"]}
+    assert moves["decay"]["moved"] == [] and moves["dedup"]["moved"] == []
+    assert moves["updates"]["moved"] == [[new.id, 1, 0], [old.id, 0, 1]]
+    assert moves["updates"]["evidence_rank"] == [1, 0]  # the update helped: its evidence went from rank 2 to 1
+    assert [r[0] for r in entry["ranked"]] == [new.id, old.id] and entry["ranked"][0][2] == ["D2:1"]
+    assert service.search(later, "How did I fix the CI pipeline?", 2, touch=False) == ranking.hits
+
+
+def test_build_pipeline_without_entries_uses_each_stages_defaults() -> None:
+    assert [type(s) for s in build_pipeline(["dedup", "decay"])] == [Dedup, Decay]
