@@ -93,6 +93,11 @@ def _sentences(content: str) -> tuple[_Sentence, ...]:
     return tuple(out)
 
 
+def statements(content: str) -> tuple[_Sentence, ...]:
+    """The analysed statements of `content` (terms, values), what `memlab.longterm.terms` files."""
+    return _sentences(content)
+
+
 @functools.lru_cache(maxsize=_CACHE)
 def _all_terms(content: str) -> frozenset[str]:
     return frozenset().union(*(s.terms for s in _sentences(content)))
@@ -130,12 +135,20 @@ def revising_pairs(
     ]
 
 
-def revised_ids(new: Memory, older: Sequence[Memory], rule: RevisionRule) -> tuple[str, ...]:
-    """The ids of the memories in `older` (same namespace, saved before) that `new` revises."""
+def revised_ids(
+    new: Memory, older: Sequence[Memory], rule: RevisionRule, speakers: frozenset[str] | None = None
+) -> tuple[str, ...]:
+    """The ids of the memories in `older` (same namespace, saved before) that `new` revises.
+
+    `speakers`: the case-folded speakers of the whole namespace when `older` is only its candidates
+    (`memlab.longterm.terms.NamespaceBook.revision_candidates`); by default, those of `older`.
+    """
     if rule.value_min_shared is None:
         return ()
     who, turns, terms = speaker(new.content), set(new.evidence), _all_terms(new.content)
-    speakers = frozenset(s.casefold() for s in {who, *(speaker(m.content) for m in older)} if s)
+    if speakers is None:
+        speakers = frozenset(speaker(m.content).casefold() for m in older)
+    speakers = frozenset(s for s in speakers | {who.casefold()} if s)
     out = []
     for old in older:
         if (

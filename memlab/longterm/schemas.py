@@ -96,7 +96,7 @@ class LongTermConfig:
     language: str = "en"
     """The extraction prompt's language: en or zh."""
     dedup_auto_extract: bool = False
-    """Deduplicate extracted memories as the agent's own saves are (by substring)."""
+    """Deduplicate extracted memories as the agent's own saves are (by whole words)."""
     archive_threshold: float = ranges.ranged(service.DEFAULT_ARCHIVE_THRESHOLD, ge=0)
     """Cleanup archives a memory whose decayed score fell below this ..."""
     archive_min_access: int = ranges.count(service.DEFAULT_ARCHIVE_MIN_ACCESS)

@@ -2,10 +2,12 @@
 
 The first design document's LongTermMemoryService and its two channels: automatic extraction
 (source ``auto_extract``, one new entry per memory, no dedup unless `dedup_auto_extract`) and
-the agent's own saves (source ``agent_tool``, deduplicated by substring). Both count the
-duplicates they see. The store is the source of truth; each namespace's index is rebuilt from
-it whenever the namespace's memories changed. Time is the caller's clock (`CallContext.now`,
-the simulator's virtual clock), so months of decay replay in milliseconds.
+the agent's own saves (source ``agent_tool``, deduplicated by whole words). Both count the
+duplicates they see. The store is the source of truth; the service keeps each namespace's rows in a
+`memlab.longterm.terms.NamespaceBook` (by id, speaker, word and term), updated in place by its own
+writes and read again only when the store's namespace version or count says another writer changed
+it, and brings each namespace's index up to date with the rows that changed. Time is the caller's
+clock (`CallContext.now`, the simulator's virtual clock), so months of decay replay in milliseconds.
 
 Decay follows the document: ``relevance_score * decay_factor ** days_since_access``. memlab
 computes it when it is needed instead of rewriting every row each day (the same numbers, no
@@ -33,7 +35,7 @@ from memlab.embed.base import Embedder
 from memlab.errors import MemlabError
 from memlab.llm.base import ChatModel, LLMError
 from memlab.longterm.extraction import REPEAT_WINDOW, extract, should_skip_extraction
-from memlab.longterm.index import IndexSpec, MemoryIndex, make_index
+from memlab.longterm.index import ExactIndex, IndexSpec, MemoryIndex, make_index
 from memlab.longterm.llm_updates import llm_revised_ids
 from memlab.longterm.model import (
     SOURCE_AGENT_TOOL,
@@ -48,9 +50,9 @@ from memlab.longterm.model import (
     namespace_key,
 )
 from memlab.longterm.rerank import DEFAULT_PIPELINE, RankContext, Stage, StageTrace, build_pipeline, decayed_score, rank
-from memlab.longterm.rerank.dedup import normalized
-from memlab.longterm.revision import RevisionRule, revised_ids
+from memlab.longterm.revision import RevisionRule, revised_ids, speaker
 from memlab.longterm.store import MemoryStore
+from memlab.longterm.terms import NamespaceBook, contains_words, normalized
 from memlab.messages import Message
 from memlab.runtime.agent import CallContext
 from memlab.text import search_terms
@@ -122,13 +124,24 @@ def with_context(draft: MemoryDraft, before: Mapping[str, str]) -> MemoryDraft:
 
 
 def find_duplicate(content: str, memories: Sequence[Memory]) -> Memory | None:
-    """The first memory whose text contains `content` or is contained in it (words, case-folded)."""
+    """The first memory whose words contain `content`'s or are contained in them (whole words, case-folded).
+
+    A run of whole words, not a substring: "cat" is in "the cat sat", not in "category".
+    `NamespaceBook.duplicate` answers the same over a namespace by lookups.
+
+    >>> from memlab.longterm.model import Memory, MemoryType
+    >>> from datetime import datetime
+    >>> def m(text): return Memory("m", ("ns",), text, MemoryType.FACT, "agent_tool", "", datetime(2024, 1, 1),
+    ...                            datetime(2024, 1, 1))
+    >>> find_duplicate("Cat", [m("The category is open.")]) is None, find_duplicate("cat", [m("The cat sat.")]) is None
+    (True, False)
+    """
     key = normalized(content)
     if not key:
         return None
     for m in memories:
         other = normalized(m.content)
-        if other and (key in other or other in key):
+        if other and (contains_words(other, key) or contains_words(key, other)):
             return m
     return None
 
@@ -151,6 +164,10 @@ class _NamespaceIndex:
     memories: dict[int, Memory] = field(default_factory=dict)  # index position -> memory
     revisers: dict[str, set[str]] = field(default_factory=dict)  # memory id -> ids of the indexed memories revising it
     next_position: int = 0
+    book: NamespaceBook | None = None  # the rows it was last brought up to date with
+    preferences: ExactIndex = field(default_factory=ExactIndex)  # the PREFERENCE memories' vectors (supersede)
+    preference_ids: list[str] = field(default_factory=list)  # `preferences` position -> memory id
+    preference_at: dict[str, int] = field(default_factory=dict)  # memory id -> `preferences` position
 
 
 class LongTermMemoryService:
@@ -188,13 +205,14 @@ class LongTermMemoryService:
         self.supersede_similarity = supersede_similarity
         self.counts: Counter[str] = Counter()  # skips per layer, duplicates, archives, rejections
         self._indexes: dict[str, _NamespaceIndex] = {}
-        self._rows_cache: dict[str, list[Memory]] = {}
+        self._books: dict[str, NamespaceBook] = {}  # namespace key -> its unarchived rows, indexed
         self._recent: dict[str, deque[Message]] = {}
         # A sequence number per namespace in every new memory's id: ids depend only on that user's
         # history, so a dialogue's ids (and their token counts) do not depend on the replay's workers.
         self._next_id: Counter[str] = Counter()
         self._lock = threading.RLock()  # one service may serve the reply path and a background worker
-        self._saved_at: dict[str, int | None] = {}  # namespace key -> its store version after this service's last save
+        self._known: dict[str, int | None] = {}  # namespace key -> the store version its book reflects (None: unknown)
+        self._holding: set[str] = set()  # namespace keys whose save lock this service holds now
 
     def checkpoint_state(self) -> dict[str, Any]:
         """The in-process state a resumed replay needs (memories themselves are in the store)."""
@@ -206,7 +224,7 @@ class LongTermMemoryService:
         self._recent = {ns: deque(turns, maxlen=REPEAT_WINDOW) for ns, turns in state["recent"].items()}
         self.counts = Counter(state["counts"])
         self._indexes.clear()
-        self._rows_cache.clear()
+        self._books.clear()
 
     # --- who and where ----------------------------------------------------------------------
 
@@ -286,35 +304,47 @@ class LongTermMemoryService:
         ns = hits[0].memory.namespace
         ids = [h.memory.id for h in hits]
         touched = self.store.touch(ns, ids, now, lambda m: decayed_score(m, now, self.types[m.type]))
-        if len(touched) < len(set(ids)):  # another service archived one meanwhile: read the store afresh
-            self._rows_cache.pop(namespace_key(ns), None)
+        book = self._books.get(namespace_key(ns))
+        if book is not None and len(touched) < len(set(ids)):  # another service archived these meanwhile
+            book.remove(set(ids) - {m.id for m in touched})
         self._remember(touched)
 
     def _active(self, ns: tuple[str, ...], now: datetime) -> list[Memory]:
         """The namespace's retrievable memories: not archived, not expired."""
-        out = []
-        for m in self._rows(ns):
-            ttl = self.types[m.type].ttl_days
-            if ttl is None or (now - m.created_at).total_seconds() < ttl * 86400.0:
-                out.append(m)
-        return out
+        book = self._book(ns)
+        book.expire(now)
+        return book.active()
 
     def _index(self, ns: tuple[str, ...], now: datetime) -> tuple[_NamespaceIndex, int | None]:
-        """The namespace's index, brought up to date in place (new memories added, gone ones retired),
-        and how long updating it took (None when it was up to date)."""
+        """The namespace's index, brought up to date in place with the rows that changed since it last read
+        them (new memories added, gone or expired ones retired, fresher lifecycle fields), and how long
+        updating it took (None when it was up to date)."""
         key = namespace_key(ns)
         entry = self._indexes.get(key)
         if entry is None:
             entry = self._indexes[key] = _NamespaceIndex(make_index(self.index_spec))
-        active = {m.id: m for m in self._active(ns, now)}
-        gone = [
-            pos for mid, pos in entry.positions.items() if mid not in active or active[mid].content != entry.texts[mid]
-        ]
-        new = [m for m in active.values() if m.id not in entry.positions or m.content != entry.texts[m.id]]
+        book = self._book(ns)
+        book.expire(now)
+        if entry.book is not book:  # the rows were read again: every indexed memory may have changed
+            for mid in entry.positions:
+                book.changed[mid] = None
+            entry.book = book
+        gone: list[int] = []
+        new: list[Memory] = []
+        for mid in book.changed:
+            pos = entry.positions.get(mid)
+            memory = book.rows[mid] if book.live(mid) else None
+            same = memory is not None and pos is not None and memory.content == entry.texts[mid]
+            if pos is not None and not same:
+                gone.append(pos)
+            if memory is not None and not same:
+                new.append(memory)
+            elif memory is not None and pos is not None:  # same id and text; fresher lifecycle fields
+                entry.memories[pos] = memory
+        book.changed.clear()
+        new.sort(key=lambda m: book.position[m.id])
         with timed() as t:
             self._update(entry, gone, new)
-        for mid, pos in entry.positions.items():  # same ids and texts; fresher lifecycle fields
-            entry.memories[pos] = active[mid]
         return entry, (t["us"] if gone or new else None)
 
     def _update(self, entry: _NamespaceIndex, gone: list[int], new: list[Memory]) -> None:
@@ -325,10 +355,20 @@ class LongTermMemoryService:
                 del entry.positions[memory.id], entry.texts[memory.id]
                 for old in memory.revises:
                     entry.revisers.get(old, set()).discard(memory.id)
+                if memory.id in entry.preference_at:
+                    entry.preferences.remove([entry.preference_at.pop(memory.id)])
         if new:
-            entry.index.add(self.embedder.embed([m.content for m in new]), [m.indexed_text() for m in new])
+            vectors = self.embedder.embed([m.content for m in new])
+            entry.index.add(vectors, [m.indexed_text() for m in new])
+            prefs = [i for i, m in enumerate(new) if m.type == MemoryType.PREFERENCE]
+            if prefs:
+                entry.preferences.add(vectors[prefs], ())
+                for i in prefs:
+                    entry.preference_at[new[i].id] = len(entry.preference_ids)
+                    entry.preference_ids.append(new[i].id)
             for m in new:
                 entry.positions[m.id] = entry.next_position
+                entry.memories[entry.next_position] = m
                 entry.texts[m.id] = m.content
                 entry.next_position += 1
                 for old in m.revises:
@@ -403,17 +443,25 @@ class LongTermMemoryService:
 
     def _save_all(self, ctx: CallContext, drafts: Sequence[MemoryDraft], source: str, dedup: bool) -> list[SaveResult]:
         """`_save_drafts` under the store's save lock of the namespace, which holds across processes: when
-        another writer added to the namespace since this service last saved, its rows are read again
-        first, so the duplicate check sees them and two writers never both save the same content."""
+        another writer added to the namespace since this service's book of it was current, its rows are
+        read again first, so the duplicate check sees them and two writers never both save the same content."""
         if not drafts:
             return []
         ns = self.namespace(ctx)
         key = namespace_key(ns)
         with self.store.saving(ns) as block:
-            if self._saved_at.get(key) != block.before:
-                self._rows_cache.pop(key, None)
-            results = self._save_drafts(ctx, drafts, source, dedup)
-            self._saved_at[key] = block.after
+            self._holding.add(key)
+            try:
+                if self._known.get(key) != block.before:
+                    self._books.pop(key, None)
+                    self._load(ns, block.before)
+                results = self._save_drafts(ctx, drafts, source, dedup)
+            except BaseException:
+                self._books.pop(key, None)  # the store may hold part of it: read it again next time
+                raise
+            finally:
+                self._holding.discard(key)
+            self._known[key] = block.after
             return results
 
     def _save_drafts(
@@ -421,10 +469,13 @@ class LongTermMemoryService:
     ) -> list[SaveResult]:
         settings = self.settings(ctx.security.agent_id)
         ns, now = self.namespace(ctx), naive_utc(ctx.now)
-        existing = self._active(ns, now)
-        results, new = [], []
+        book = self._book(ns)
+        book.expire(now)
+        speakers = book.speakers()
+        results: list[SaveResult] = []
+        new: list[Memory] = []  # this batch's memories, after every row of the book in store order
         for draft in drafts:
-            duplicate = find_duplicate(draft.content, existing)
+            duplicate = book.duplicate(draft.content) or find_duplicate(draft.content, new)
             self.counts[f"duplicates.{source}"] += duplicate is not None
             if duplicate is not None and dedup:
                 results.append(SaveResult(duplicate, saved=False, duplicate=True))
@@ -441,25 +492,32 @@ class LongTermMemoryService:
                 evidence=draft.evidence,
                 context=draft.context,
             )
-            revises = self._revised_ids(memory, existing)
+            speakers |= {speaker(draft.content).casefold()}
+            revises = self._revised_ids(memory, book, new, speakers)
             if revises:
                 memory = replace(memory, revises=revises)
                 self.counts["revisions"] += len(revises)
             results.append(SaveResult(memory, saved=True, duplicate=duplicate is not None))
-            existing.append(memory)
             new.append(memory)
         self._write(new)
-        self._supersede(ns, existing, new)
+        self._supersede(ns, new, now)
         self.enforce_max_items(ctx, settings.max_items)
         return results
 
-    def _revised_ids(self, memory: Memory, existing: Sequence[Memory]) -> tuple[str, ...]:
-        """The older memories `memory` revises: by the rules, or as the run's LLM decides (`revision.kind`)."""
+    def _revised_ids(
+        self, memory: Memory, book: NamespaceBook, new: Sequence[Memory], speakers: frozenset[str]
+    ) -> tuple[str, ...]:
+        """The older memories `memory` revises: by the rules, or as the run's LLM decides (`revision.kind`).
+
+        The rules read only the book's candidates (a superset of what they link); the LLM path, which
+        picks the speaker's closest older memories itself, reads every live row of the namespace.
+        """
         if self.revision_rule.kind != "llm":
-            return revised_ids(memory, existing, self.revision_rule)
+            return revised_ids(memory, book.revision_candidates(memory) + list(new), self.revision_rule, speakers)
         if self.llm is None:
             raise MemlabError("longterm.revision.kind=llm needs an llm (set llm=litellm)")
-        linked = llm_revised_ids(self.llm, memory, existing, self.embedder)
+        older = [m for mid, m in book.rows.items() if book.live(mid)] + list(new)
+        linked = llm_revised_ids(self.llm, memory, older, self.embedder)
         self.counts["revisions.llm_unreadable"] += linked is None
         return linked or ()
 
@@ -470,14 +528,21 @@ class LongTermMemoryService:
         digest = hashlib.sha1(f"{namespace_key(ns)}\0{now.isoformat()}\0{seq}\0{content}".encode())
         return f"ltm-{digest.hexdigest()[:24]}"
 
-    def _supersede(self, ns: tuple[str, ...], existing: list[Memory], new: list[Memory]) -> None:
-        """A new PREFERENCE archives older preferences that say nearly the same thing."""
+    def _supersede(self, ns: tuple[str, ...], new: list[Memory], now: datetime) -> None:
+        """A new PREFERENCE archives older preferences that say nearly the same thing.
+
+        The vectors are the index's own (each memory is embedded once, when indexed), kept apart for the
+        namespace's live preferences: one matrix product over them, no Python loop over the namespace.
+        """
         prefs = [m for m in new if m.type == MemoryType.PREFERENCE]
-        older = [m for m in existing if m.type == MemoryType.PREFERENCE and m not in new]
-        if self.supersede_similarity is None or not prefs or not older:
+        if self.supersede_similarity is None or not prefs:
             return
-        sims = self.embedder.embed([m.content for m in prefs]) @ self.embedder.embed([m.content for m in older]).T
-        stale = sorted({older[j].id for j in np.flatnonzero(sims.max(axis=0) >= self.supersede_similarity)})
+        entry, _ = self._index(ns, now)  # indexes the new memories (as the next search would) and retires expired
+        own = [entry.preference_at[m.id] for m in prefs]
+        matrix, older = entry.preferences.rows.matrix, entry.preferences.rows.live().copy()
+        older[own] = False
+        close = ((matrix[own] @ matrix.T).max(axis=0) >= self.supersede_similarity) & older
+        stale = sorted(entry.preference_ids[j] for j in np.flatnonzero(close))
         self.counts["superseded"] += self._archive(ns, stale)
 
     # --- lifecycle ---------------------------------------------------------------------------
@@ -486,9 +551,9 @@ class LongTermMemoryService:
         """Archive the lowest-scoring memories beyond `max_items` (default: the agent's setting)."""
         limit = self.settings(ctx.security.agent_id).max_items if max_items is None else max_items
         ns, now = self.namespace(ctx), naive_utc(ctx.now)
-        active = self._rows(ns)
-        if len(active) <= limit:
+        if len(self._book(ns)) <= limit:
             return []
+        active = self._rows(ns)
         ranked = sorted(active, key=lambda m: (decayed_score(m, now, self.types[m.type]), m.last_accessed_at))
         ids = [m.id for m in ranked[: len(active) - limit]]
         self.counts["archived.max_items"] += self._archive(ns, ids)
@@ -520,7 +585,7 @@ class LongTermMemoryService:
         ns, now = self.namespace(ctx), naive_utc(ctx.now)
         with self._lock:
             restored = self.store.restore(ns, ids, now)
-            self._rows_cache.pop(namespace_key(ns), None)
+            self._books.pop(namespace_key(ns), None)
         return restored
 
     def memories(self, ctx: CallContext) -> list[Memory]:
@@ -530,36 +595,64 @@ class LongTermMemoryService:
     # --- the store, and this service's copy of what it holds ---------------------------------
 
     def refresh(self, ctx: CallContext) -> None:
-        """Forget the cached rows of the caller's namespace, so the next read sees other writers."""
-        self._rows_cache.pop(namespace_key(self.namespace(ctx)), None)
+        """Read the caller's namespace again if another writer changed it: when its store version (raised by
+        every write that makes rows active) or its count of active rows (lowered by archives) is not what
+        this service's book of it says. Another writer's accesses (lifecycle fields) are read at the next
+        change, or when this service touches those rows."""
+        ns = self.namespace(ctx)
+        key = namespace_key(ns)
+        with self._lock:
+            book = self._books.get(key)
+            if book is None:
+                return
+            with self.store.saving(ns) as block:
+                if self._known.get(key) != block.before or self.store.count(ns) != len(book):
+                    self._load(ns, block.before)
+
+    def _book(self, ns: tuple[str, ...]) -> NamespaceBook:
+        """The namespace's book: read from the store once (with its version), kept up to date by our writes."""
+        key = namespace_key(ns)
+        book = self._books.get(key)
+        if book is not None and book.rule != self.revision_rule:  # the rule was replaced: file the rows again
+            book = self._books[key] = NamespaceBook(book.rows.values(), self.revision_rule, self._ttl_days())
+        if book is None:
+            if key in self._holding:
+                book = self._load(ns, None)
+            else:
+                with self.store.saving(ns) as block:
+                    book = self._load(ns, block.before)
+        return book
+
+    def _load(self, ns: tuple[str, ...], version: int | None) -> NamespaceBook:
+        """Read the namespace's rows into a new book that reflects store version `version`."""
+        key = namespace_key(ns)
+        book = self._books[key] = NamespaceBook(self.store.list(ns), self.revision_rule, self._ttl_days())
+        self._known[key] = version
+        return book
+
+    def _ttl_days(self) -> dict[str, float | None]:
+        return {str(t): p.ttl_days for t, p in self.types.items()}
 
     def _rows(self, ns: tuple[str, ...]) -> list[Memory]:
-        """The namespace's unarchived rows, read from the store once and kept up to date by our writes."""
-        key = namespace_key(ns)
-        rows = self._rows_cache.get(key)
-        if rows is None:
-            rows = self._rows_cache[key] = self.store.list(ns)
-        return rows
+        """The namespace's unarchived rows in store order."""
+        return list(self._book(ns).rows.values())
 
     def _write(self, memories: Sequence[Memory]) -> None:
         self.store.add(memories)
         self._remember(memories)
 
     def _remember(self, memories: Sequence[Memory]) -> None:
-        """Bring this service's copy of the rows up to date with what was just stored."""
+        """Bring this service's books up to date with what was just stored (new rows, or fresher fields)."""
         for m in memories:
-            rows = self._rows_cache.get(namespace_key(m.namespace))
-            if rows is None:
-                continue
-            at = next((i for i, r in enumerate(rows) if r.id == m.id), None)
-            if at is None:
-                rows.append(m)
-            else:
-                rows[at] = m
+            book = self._books.get(namespace_key(m.namespace))
+            if book is not None:
+                book.add(m)
 
     def _archive(self, ns: tuple[str, ...], ids: Sequence[str]) -> int:
         changed = self.store.archive(ns, ids)
-        self._rows_cache.pop(namespace_key(ns), None)
+        book = self._books.get(namespace_key(ns))
+        if book is not None:
+            book.remove(ids)
         return changed
 
 

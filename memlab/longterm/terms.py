@@ -1,0 +1,234 @@
+"""`NamespaceBook`: one namespace's unarchived memories, indexed by id, speaker, word and term.
+
+The service's copy of a namespace, kept up to date by its own writes in place, so that a save or a
+search costs what it changes and what it finds, not the size of the namespace (issue 24 item 8,
+issue 29 "service bookkeeping in O(change)"):
+
+- rows by id, in store order, each with its position (the order the duplicate check and the
+  revision links follow);
+- *duplicates*: the normalized texts (case-folded words joined by one space) by text, and by word,
+  so that "the first memory whose words contain the new one's, or are contained in them" is a
+  lookup of the new text's word runs plus a walk of the postings of its rarest word;
+- *revisions*: the statements (`memlab.longterm.revision.statements`) of each memory, by speaker and
+  term, under a prefix filter (the set-similarity-join kind): a rule that lets an older statement
+  miss at most ``M`` of its non-value terms finds it under any ``M + 1`` of them, so each statement
+  is filed under its ``M + 1`` rarest (all of them, and its values, when it has at most ``M``).
+  A lookup returns a superset of the memories the rule links, in store order; `revised_ids` decides.
+- the ids whose content or lifecycle changed since the search index last read them (`changed`),
+  and which are expired (a type's ``ttl_days``) at the caller's clock.
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+from collections import Counter
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+
+from memlab.longterm.model import Memory
+from memlab.longterm.revision import RevisionRule, speaker, statements
+from memlab.text import words
+
+# A lookup key of the revision index: (speaker, rule, "n" for a non-value term | "v" for a value, term).
+_Key = tuple[str, str, str, str]
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def normalized(text: str) -> str:
+    """`text`'s words, case-folded, joined by one space: what the duplicate check compares.
+
+    "" for a memory that has no word beyond its ``speaker:`` prefix ("Alex: ;)"): it says nothing, so it
+    neither repeats nor contains another (beyond the design document, which compares whole texts: such a
+    memory held every later memory of its speaker as its duplicate).
+
+    >>> normalized("Alex: I moved to LISBON."), normalized("Alex: ;)")
+    ('alex i moved to lisbon', '')
+    """
+    found = words(text.casefold())
+    return " ".join(found) if len(found) > len(words(speaker(text))) else ""
+
+
+def contains_words(outer: str, inner: str) -> bool:
+    """Whether normalized `inner` is a run of whole words of normalized `outer` ("cat" is not in "category")."""
+    return f" {inner} " in f" {outer} "
+
+
+class NamespaceBook:
+    """One namespace's unarchived memories and the indexes over them (see the module docstring)."""
+
+    def __init__(self, rows: Iterable[Memory], rule: RevisionRule, ttl_days: dict[str, float | None]) -> None:
+        self.rule, self.ttl_days = rule, ttl_days
+        self.rows: dict[str, Memory] = {}
+        self.position: dict[str, int] = {}
+        self.changed: dict[str, None] = {}  # ids the search index has not read since they changed (ordered)
+        self._next = 0
+        self._texts: dict[str, dict[str, None]] = {}  # normalized text -> ids
+        self._words: dict[str, dict[str, None]] = {}  # word -> ids whose normalized text has it
+        self._longest = 0  # words in the longest normalized text (the longest run worth looking up)
+        self._speakers: Counter[str] = Counter()  # case-folded speaker -> live rows
+        self._filed: dict[str, list[_Key]] = {}  # id -> its revision keys
+        self._revision: dict[_Key, dict[str, None]] = {}
+        self._term_rows: Counter[tuple[str, str]] = Counter()  # (speaker, term) -> statements with it
+        self._expiry: list[tuple[datetime, str]] = []  # (expires at, id) of rows whose type expires
+        self._expired: dict[str, datetime] = {}  # id -> when it expired
+        self._clock: datetime | None = None
+        for m in rows:
+            self.add(m)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    # --- changes ------------------------------------------------------------------------------
+
+    def add(self, m: Memory) -> None:
+        """A new row (the last in store order); an id already here is updated in place instead."""
+        if m.id in self.rows:
+            self.update(m)
+            return
+        self.rows[m.id], self.position[m.id] = m, self._next
+        self._next += 1
+        self.changed[m.id] = None
+        text = normalized(m.content)
+        if text:
+            self._texts.setdefault(text, {})[m.id] = None
+            split = text.split()
+            self._longest = max(self._longest, len(split))
+            for w in dict.fromkeys(split):
+                self._words.setdefault(w, {})[m.id] = None
+        self._speakers[speaker(m.content).casefold()] += 1
+        self._file(m)
+        ttl = self.ttl_days.get(str(m.type))
+        if ttl is not None:
+            expires = m.created_at + timedelta(days=ttl)
+            if self._clock is not None and expires <= self._clock:
+                self._expired[m.id] = expires
+                self._speakers[speaker(m.content).casefold()] -= 1
+            else:
+                heapq.heappush(self._expiry, (expires, m.id))
+
+    def update(self, m: Memory) -> None:
+        """A row's lifecycle fields changed in the store (an access): the same content, fresher fields."""
+        if m.id in self.rows:
+            self.rows[m.id] = m
+            self.changed[m.id] = None
+
+    def remove(self, ids: Iterable[str]) -> None:
+        """Rows archived (or gone from the store)."""
+        for mid in ids:
+            m = self.rows.pop(mid, None)
+            if m is None:
+                continue
+            del self.position[mid]
+            self.changed[mid] = None
+            text = normalized(m.content)
+            if text:
+                _discard(self._texts, text, mid)
+                for w in set(text.split()):
+                    _discard(self._words, w, mid)
+            if self._expired.pop(mid, None) is None:
+                self._speakers[speaker(m.content).casefold()] -= 1
+            for key in self._filed.pop(mid, ()):
+                _discard(self._revision, key, mid)
+            who = speaker(m.content)
+            for s in statements(m.content):
+                for t in s.terms:
+                    self._term_rows[(who, t)] -= 1
+
+    def expire(self, now: datetime) -> None:
+        """Mark the rows whose type's ``ttl_days`` ran out by `now` (an earlier `now` brings them back)."""
+        if self._clock is not None and now < self._clock and self._expired:
+            back = [mid for mid, at in self._expired.items() if at > now and mid in self.rows]
+            for mid in back:
+                heapq.heappush(self._expiry, (self._expired.pop(mid), mid))
+                self._speakers[speaker(self.rows[mid].content).casefold()] += 1
+                self.changed[mid] = None
+        self._clock = now
+        while self._expiry and self._expiry[0][0] <= now:
+            at, mid = heapq.heappop(self._expiry)
+            if mid in self.rows and mid not in self._expired:
+                self._expired[mid] = at
+                self._speakers[speaker(self.rows[mid].content).casefold()] -= 1
+                self.changed[mid] = None
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def live(self, mid: str) -> bool:
+        """Stored, unarchived and not expired at the last `expire` clock."""
+        return mid in self.rows and mid not in self._expired
+
+    def active(self) -> list[Memory]:
+        """The live rows in store order."""
+        return [m for mid, m in self.rows.items() if mid not in self._expired]
+
+    def speakers(self) -> frozenset[str]:
+        """The case-folded speakers of the live rows."""
+        return frozenset(s for s, n in self._speakers.items() if n > 0 and s)
+
+    def duplicate(self, content: str) -> Memory | None:
+        """The first live row whose words contain `content`'s or are contained in them (`find_duplicate`)."""
+        key = normalized(content)
+        if not key:
+            return None
+        split = key.split()
+        found: list[str] = []
+        rarest = min(dict.fromkeys(split), key=lambda w: len(self._words.get(w, ())))
+        for mid in self._words.get(rarest, ()):  # rows containing the key: the first in store order
+            if self.live(mid) and contains_words(normalized(self.rows[mid].content), key):
+                found.append(mid)
+                break
+        longest = min(len(split), self._longest)
+        for i in range(len(split)):  # rows contained in the key: every run of its words
+            for j in range(i + 1, min(i + longest, len(split)) + 1):
+                within = next((x for x in self._texts.get(" ".join(split[i:j]), ()) if self.live(x)), None)
+                if within is not None:
+                    found.append(within)
+        return self.rows[min(found, key=self.position.__getitem__)] if found else None
+
+    def revision_candidates(self, new: Memory) -> list[Memory]:
+        """The live rows `new` may revise under `rule` (a superset, in store order; see the module docstring)."""
+        who, out = speaker(new.content), set[str]()
+        for s in statements(new.content):
+            plain = s.terms - s.values
+            for rule in self._rules():
+                keys = [(who, rule, "n", t) for t in s.terms] + [(who, rule, "v", t) for t in plain]
+                for key in keys:
+                    out.update(self._revision.get(key, ()))
+        return [self.rows[mid] for mid in sorted(out, key=self.position.__getitem__) if self.live(mid)]
+
+    # --- the revision index -----------------------------------------------------------------
+
+    def _rules(self) -> list[str]:
+        """The rules a statement can take part in: the value rule, unless it is off."""
+        return ["value"] if self.rule.value_min_shared is not None else []
+
+    def _file(self, m: Memory) -> None:
+        """File each statement of `m` under the keys that any statement it may revise looks up."""
+        who, keys = speaker(m.content), []
+        found = statements(m.content)
+        for s in found:
+            for t in s.terms:
+                self._term_rows[(who, t)] += 1
+        for s in found:
+            plain = s.terms - s.values
+            for rule in self._rules():
+                if not s.values:  # the value rule links a statement that has a value to change
+                    continue
+                missing = self.rule.value_max_missing
+                if len(plain) > missing:  # it may miss `missing` of these: one of any `missing` + 1 is shared
+                    chosen = sorted(plain, key=lambda t: (self._term_rows[(who, t)], t))[: missing + 1]
+                    keys += [(who, rule, "n", t) for t in chosen]
+                else:  # it may miss all of them: any shared term that is not a value of both
+                    keys += [(who, rule, "n", t) for t in plain] + [(who, rule, "v", t) for t in s.values]
+        keys = list(dict.fromkeys(keys))
+        self._filed[m.id] = keys
+        for key in keys:
+            self._revision.setdefault(key, {})[m.id] = None
+
+
+def _discard(index: dict[str, dict[str, None]] | dict[_Key, dict[str, None]], key: object, mid: str) -> None:
+    ids = index.get(key)  # type: ignore[call-overload]
+    if ids is not None:
+        ids.pop(mid, None)
+        if not ids:
+            del index[key]  # type: ignore[arg-type]
