@@ -11,6 +11,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+# ranx's numba kernels run as the Python they are written in: compiling them in a fresh venv costs about a
+# minute of CPU, for cases of a few documents each. Set for the whole session, before anything imports numba:
+# set by one test module only, a worker that imported ranx earlier mixed compiled and plain kernels.
+os.environ.setdefault("NUMBA_DISABLE_JIT", "1")
+
 import pytest
 from hydra import compose, initialize_config_module
 from omegaconf import DictConfig

@@ -296,7 +296,7 @@ def credited_docids(evidence: Iterable[str], ranked: Sequence[Sequence[str]], me
     which one docid per rank cannot carry).
 
     >>> credited_docids(["D1:2"], [["D1:1", "D1:2"], ["D1:2"], ["D1:1"]], ["m1", "m2", "m3"])
-    ['D1:2', 'm2', 'm3']
+    ['D1:2', 'm2', 'D1:1']
     """
     wanted, used = set(evidence), set()
     out = []

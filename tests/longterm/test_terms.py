@@ -66,7 +66,7 @@ def test_the_books_lookups_equal_the_scans_they_replace(rule: RevisionRule) -> N
             book.remove(m.id for m in gone)
             live = [m for m in live if m not in gone]
         assert [m.id for m in book.active()] == [m.id for m in live]
-    assert duplicates > 10 and links > 20, (duplicates, links)
+    assert duplicates > 10 and (links > 20 or rule.value_min_shared is None), (duplicates, links)
 
 
 def test_duplicates_compare_whole_words_not_substrings() -> None:

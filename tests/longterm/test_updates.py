@@ -2,9 +2,9 @@
 
 Each UPDATE probe names its latest statement (evidence) and the contradicted ones (metadata
 ``superseded``). Over the probes where either is retrieved (top 20), the share where the newer
-ranks first is measured with the offline defaults, pooled over seeds 1-6, and against the defaults
-without the revision links and the update rule (docs/longterm.md; seeds 21-80 are the held-out check
-reported there: 61-80 were run once, on the shipped rules).
+ranks first is measured with the offline defaults, pooled over seeds 1-6, against the pipeline without
+the revision links and the update stage, and with the update stage on (docs/longterm.md). The generator's
+templates are no evidence that a rule works on other wording: datasets/updates is that check.
 """
 
 from __future__ import annotations
@@ -29,10 +29,11 @@ from memlab.tokens import get_counter
 from .support import T0, context
 
 SEEDS = (1, 2, 3, 4, 5, 6)
-# Issue 15's 0.95: the defaults give 238 of 249 (0.956) on these seeds, 0.964 over seeds 1-6 and 8-20, and
-# 0.959 over the held-out seeds 21-80 (docs/longterm.md).
-NEWER_FIRST_FLOOR = 0.95
+# No fitted floor: issue 15's 0.95 was reached by cue words the generator's own templates use (issue 24). On these
+# seeds (Dec 5, after issue 24): no rules 0.653 of 245, the default pipeline (revision links) 0.743, with the
+# meaning-based update stage on 0.899 of 247. Each rule must pay on the generator's updates, in that order.
 NO_RULES = ("longterm.rerank=[decay,dedup]",)  # the pipeline without stages updates and revisions
+WITH_UPDATES = ("longterm.rerank=[decay,updates,revisions,dedup]",)  # the update stage on (off by default)
 
 
 def newer_first_rate(make_config, *overrides: str) -> tuple[float, int]:
@@ -81,10 +82,10 @@ def _outcomes(records) -> list[bool]:
 def test_the_newer_fact_ranks_above_the_contradicted_one(make_config) -> None:
     rate, n = newer_first_rate(make_config)
     without_rules, _ = newer_first_rate(make_config, *NO_RULES)
-    print(f"\nnewer first: {rate:.3f} of {n} (without revision links and update rule {without_rules:.3f})")
+    with_updates, _ = newer_first_rate(make_config, *WITH_UPDATES)
+    print(f"\nnewer first: {rate:.3f} of {n} (no rules {without_rules:.3f}, update stage on {with_updates:.3f})")
     assert n >= 200
-    assert rate >= NEWER_FIRST_FLOOR
-    assert rate > without_rules
+    assert without_rules < rate < with_updates
 
 
 OLD_FIX = "The CI pipeline is green again after raising the job timeout to 40 minutes."

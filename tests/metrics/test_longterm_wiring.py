@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 import pytest
@@ -15,9 +14,6 @@ from memlab.metrics import compute_metrics, probe_rows
 from memlab.metrics.longterm import ndcg_any_at_k, ndcg_at_k, recall_all_at_k, recall_any_at_k
 
 EVIDENCE = "longterm.retrieved_evidence"
-# ranx's numba kernels run as the Python they are written in: compiling them in a fresh venv costs about a
-# minute of CPU, for 20 cases of a few documents each (set before ranx imports numba, at collection).
-os.environ.setdefault("NUMBA_DISABLE_JIT", "1")
 
 
 def independent_recall(evidence: list[str], retrieved: list[list[str]], k: int) -> float:

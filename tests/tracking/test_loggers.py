@@ -9,18 +9,19 @@ import multiprocessing
 import os
 import subprocess
 import sys
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from csv_writers import log_runs
 from entries import options
 
 from memlab.errors import MemlabError, MissingExtraError
 from memlab.experiment import instantiate
 from memlab.metrics import registry
-from memlab.tracking import CsvLogger, FinishedRun, RunLogger, from_mlflow_name, mlflow_name, now
+from memlab.tracking import FinishedRun, RunLogger, from_mlflow_name, mlflow_name, now
 from memlab.tracking.mlflow_log import mlflow_metrics
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -181,24 +182,12 @@ def test_csv_gets_one_row_per_job_of_a_parallel_sweep(tmp_path: Path) -> None:
         assert row["tokens.prompt.mean"] == str(metrics["tokens.prompt.mean"])
 
 
-def _log_runs(path: str, indices: range, start: Any) -> None:
-    start.wait()  # every writer starts at once
-    for index in indices:
-        # Every fifth run brings a metric of its own, so appends race with header rewrites.
-        extra = {f"extra.{index}": 1.0} if index % 5 == 0 else {}
-        metrics = {"calls": index, "tokens.prompt.mean": index / 3, **extra}
-        when = datetime.now(UTC)
-        CsvLogger(path).log_run(
-            FinishedRun(Path(f"/runs/{index}"), "race", when, (f"seed={index}",), metrics, {}, {}, ())
-        )
-
-
 def test_csv_writers_in_many_processes_lose_and_mix_no_row(tmp_path: Path) -> None:
     path, writers, each = tmp_path / "runs.csv", 6, 15
     context = multiprocessing.get_context("spawn")
     start = context.Event()
     procs = [
-        context.Process(target=_log_runs, args=(str(path), range(w * each, (w + 1) * each), start))
+        context.Process(target=log_runs, args=(str(path), range(w * each, (w + 1) * each), start))
         for w in range(writers)
     ]
     for p in procs:
