@@ -14,7 +14,7 @@ from memlab.llm.extract_rules import content_words as rule_words
 from memlab.llm.summarize import extractive_summary
 from memlab.longterm.extraction import MIN_WORDS, SKIP_TOO_SHORT, should_skip_extraction
 from memlab.messages import Message
-from memlab.metrics import content_words as retention_words
+from memlab.metrics import metric_words as retention_words
 from memlab.text import fact_tokens, search_terms, split_sentences, terms, words
 
 

@@ -19,7 +19,7 @@ from memlab.metrics.events import event_metrics
 from memlab.metrics.latency import LATENCY_STAGES, latency_metrics, latency_samples, reference_latency_us
 from memlab.metrics.longterm import EXCLUDED_CATEGORIES, longterm_metrics, ndcg_at_k, recall_at_k
 from memlab.metrics.pricing import ModelPrice, aux_cost_usd, check_tokenizer, cost_usd, model_price, price_table
-from memlab.metrics.retention import content_words, mean_by_category, probe_rows, retention_metrics
+from memlab.metrics.retention import mean_by_category, metric_words, probe_rows, retention_metrics
 from memlab.metrics.summaries import summary_metrics
 from memlab.metrics.tokens import aux_token_metrics, budget_violations, net_saved_ratio, token_metrics
 from memlab.metrics.tool_orphans import tool_orphan_metrics
@@ -120,7 +120,6 @@ __all__ = [
     "check_tokenizer",
     "compute_latency",
     "compute_metrics",
-    "content_words",
     "cost_usd",
     "event_metrics",
     "family",
@@ -128,6 +127,7 @@ __all__ = [
     "latency_samples",
     "longterm_metrics",
     "mean_by_category",
+    "metric_words",
     "model_price",
     "ndcg_at_k",
     "net_saved_ratio",

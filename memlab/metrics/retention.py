@@ -20,7 +20,7 @@ what the question needs (a summary that drops an evidence turn's greeting loses 
 exists for every dataset's probes, and it makes `evidence_in_summary` the part of
 `answer_coverage` that summaries carry (never above it). docs/evaluation.md has a worked example.
 
->>> content_words("The trip to Lisbon, in May 2023!")
+>>> metric_words("The trip to Lisbon, in May 2023!")
 ['trip', 'lisbon', 'may', '2023']
 """
 
@@ -50,13 +50,13 @@ RETENTION_METRICS = (
 
 
 # The metrics' own function words (memlab.vocabulary): no rule the metrics judge reads this list.
-content_words = functools.partial(text_content_words, drop=METRIC_FUNCTION_WORDS)
+metric_words = functools.partial(text_content_words, drop=METRIC_FUNCTION_WORDS)
 
 
 @functools.lru_cache(maxsize=4096)
 def _part_words(text: str) -> frozenset[str]:
     """The content words of one message of a request; cached, since a dialogue's probes share most messages."""
-    return frozenset(content_words(text))
+    return frozenset(metric_words(text))
 
 
 @functools.lru_cache(maxsize=16)
@@ -96,7 +96,7 @@ def words_in_sent_summaries(sent: str, summaries: Iterable[str]) -> frozenset[st
     for text in dict.fromkeys(summaries):
         flat = _flat(text)
         if flat and flat in sent:
-            words.update(content_words(flat))
+            words.update(metric_words(flat))
     return frozenset(words)
 
 
@@ -132,7 +132,7 @@ def probe_retention(
     carried = {text: ids for text, ids in (earlier_context_summaries or {}).items() if text and text in sent}
     carried_ids = {str(i) for ids in carried.values() for i in ids or ()}
     folded = (summarized_ids(probe.events) | set(persisted_summary_ids) | carried_ids) - kept
-    answer_words = set(content_words(probe.probe.answer or ""))
+    answer_words = set(metric_words(probe.probe.answer or ""))
     context_words = _word_set(probe.context_parts) if answer_words else frozenset()
     in_summary: float | None = None
     if evidence and answer_words:

@@ -11,7 +11,8 @@ import pytest
 
 from memlab.dialogues import load_locomo
 from memlab.memory import InMemoryChatMemory
-from memlab.metrics import compute_metrics, content_words, probe_rows
+from memlab.metrics import compute_metrics, probe_rows
+from memlab.metrics import metric_words as content_words
 from memlab.metrics.retention import _part_words, _word_set
 from memlab.report import RunData, run_report_html
 from memlab.report.comparison import comparison_table, pareto_front

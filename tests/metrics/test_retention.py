@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from hand_made import call, lifecycle, probe
 
-from memlab.metrics import content_words, probe_rows, retention_metrics
+from memlab.metrics import metric_words as content_words
+from memlab.metrics import probe_rows, retention_metrics
 from memlab.metrics.retention import probe_retention
 from memlab.trace import Event, SummaryEvent, recording
 

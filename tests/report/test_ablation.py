@@ -123,7 +123,7 @@ def test_unknown_variant_override_fails_before_any_run(tmp_path: Path, shared_co
         run_ablation(["+ablate.variants.typo=[longterm.index.prf_docs=0]"])
     with pytest.raises(
         MemlabError,
-        match=r"ablate\.select: no variant nope; variants: no_decay, no_updates, no_revisions, no_dedup, no_feedback",
+        match=r"ablate\.select: no variant nope; variants: no_decay, no_revisions, no_dedup, no_feedback",
     ):
         run_ablation(["ablate.select=[nope]"])
     assert not (tmp_path / "out").exists()
