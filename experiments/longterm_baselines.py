@@ -14,9 +14,10 @@ counts them) and is scored by memlab's own `recall_at_k` / `ndcg_at_k`:
   the default (ablations and, with MiniLM installed, MiniLM as the dense side) search the memories
   its replay stored, without recording the access.
 
-``--loco`` adds the leave-one-conversation-out check of what the hybrid's defaults fitted
-(`dense_weight` and the feedback parameters): for each conversation, the grid point best on the
-other six is scored on the one left out, next to the shipped defaults. Extraction runs once (the
+``--loco`` adds the leave-one-conversation-out check of what ``longterm=locomo`` fitted (the hybrid's
+`dense_weight` and the `feedback` stage's docs, terms and weight; its `head` is held at the shipped value):
+for each conversation, the grid point best on the other six is scored on the one left out, next to the
+shipped defaults. Extraction runs once (the
 default's replay); each grid point only re-indexes the stored memories (embeddings are cached).
 """
 
@@ -42,7 +43,7 @@ from memlab.dialogues import Dialogue, load_locomo
 from memlab.dialogues.locomo import LOCOMO_CATEGORIES
 from memlab.experiment import build_components, runtime_factory
 from memlab.longterm import IndexSpec
-from memlab.longterm.rerank import Decay, Dedup, Revisions, Updates
+from memlab.longterm.rerank import Decay, Dedup, Feedback, Revisions, Updates
 from memlab.metrics.longterm import EXCLUDED_CATEGORIES, K_VALUES, ndcg_at_k, recall_at_k
 from memlab.runtime import CallContext, SecurityContext
 from memlab.sim import ProbeRecord, ReplayOptions, simulate
@@ -61,14 +62,15 @@ CONFIGS: tuple[tuple[str, tuple[str, ...]], ...] = (
 # Retrieval-only ablations of the default, searched over the memories its replay stored: index changes, and the
 # re-ranking stages instead of the default pipeline (None: the default's).
 ABLATIONS: tuple[tuple[str, dict[str, object], Sequence[Any] | None], ...] = (
-    ("  without feedback (`index.prf_docs=0`)", {"prf_docs": 0}, None),
+    ("  without feedback (`rerank=[decay,revisions,dedup]`)", {}, (Decay(), Revisions(), Dedup())),
     ("  without the dense side (`index.dense_weight=0`)", {"dense_weight": 0.0}, None),
     (
         "  decay scales relevance (`stages.decay.prior_weight=1`)",
         {},
-        (Decay(prior_weight=1.0), Updates(), Revisions(), Dedup()),
+        (Feedback(), Decay(prior_weight=1.0), Revisions(), Dedup()),
     ),
-    ("  without the update rule (`rerank=[decay,revisions,dedup]`)", {}, (Decay(), Revisions(), Dedup())),
+    ("  with the update rule (`rerank=[feedback,decay,updates,revisions,dedup]`)", {}, (
+        Feedback(), Decay(), Updates(), Revisions(), Dedup())),
     ("  dense only (`index.kind=exact`)", {"kind": "exact"}, None),
 )
 MINILM_DENSE_WEIGHTS = (0.1, 0.4, 1.0)  # MiniLM as the hybrid's dense side, over the default's memories
@@ -243,11 +245,16 @@ def loco(dialogues: Sequence[Dialogue], service: Any) -> tuple[list[str], dict[s
     points = list(itertools.product(DENSE_WEIGHTS, FEEDBACK))
     runs: dict[tuple[float, tuple[int, int, float]], list[list[tuple[str, Row]]]] = {}
     for dense_weight, (docs, terms, weight) in points:
-        spec = replace(service.index_spec, dense_weight=dense_weight, prf_docs=docs, prf_terms=terms, prf_weight=weight)
-        runs[(dense_weight, (docs, terms, weight))] = searched(dialogues, service, spec)
+        spec = replace(service.index_spec, dense_weight=dense_weight)
+        runs[(dense_weight, (docs, terms, weight))] = searched(
+            dialogues, service, spec, with_feedback(service.rerank, docs, terms, weight)
+        )
     recalls = {p: [[row["recall@10"] for _, row in conversation] for conversation in run] for p, run in runs.items()}
-    default = service.index_spec  # what longterm=locomo ships
-    shipped = (default.dense_weight, (default.prf_docs, default.prf_terms, default.prf_weight))
+    feedback = next((s for s in service.rerank if isinstance(s, Feedback)), None)  # what longterm=locomo ships
+    shipped = (
+        service.index_spec.dense_weight,
+        (feedback.docs, feedback.terms, feedback.weight) if feedback else FEEDBACK[0],
+    )
     lines = [
         "| left out | questions | fitted on the other six: dense_weight, feedback (docs, terms, weight) "
         "| recall@10 on the six | held-out recall@10, fitted | held-out recall@10, shipped defaults |",
@@ -282,6 +289,13 @@ def loco(dialogues: Sequence[Dialogue], service: Any) -> tuple[list[str], dict[s
         cells = " | ".join(f"{np.mean([r for rs in recalls[(w, f)] for r in rs]):.3f}" for f in FEEDBACK)
         lines.append(f"| {w} | {cells} |")
     return lines, pooled_held_out
+
+
+def with_feedback(stages: Sequence[Any], docs: int, terms: int, weight: float) -> list[Any]:
+    """`stages` with its `feedback` stage set to (docs, terms, weight), its head kept; none when `docs` is 0."""
+    shipped = next((s for s in stages if isinstance(s, Feedback)), Feedback())
+    rest = [s for s in stages if not isinstance(s, Feedback)]
+    return ([replace(shipped, docs=docs, terms=terms, weight=weight)] if docs else []) + rest
 
 
 def _others(recalls: list[list[float]], left_out: int) -> float:

@@ -14,11 +14,11 @@ means the same thing whatever the index: the clipped cosine for the dense kinds;
 ``(w_bm25 * bm25 / bound + w_dense * max(cos, 0)) / (w_bm25 + w_dense)``, where ``bound`` is the
 highest BM25 score the query could reach (each term's idf times ``k1 + 1``, the limit of BM25's
 saturating term frequency), so ``bm25 / bound`` is the share of the query's attainable BM25 score.
-Beyond the document (which fixes only "similarity"): the linear fusion and its weights, and
-optional pseudo-relevance feedback (RM3-style: the top `prf_docs` BM25 results add their
-`prf_terms` most distinctive terms to the query at weight `prf_weight`; off by default), both chosen on
-LoCoMo dev7 and set in `longterm=locomo` (docs/longterm.md; experiments/longterm_baselines.py --loco checks
-them conversation by conversation). The rules after the index are stages of `memlab.longterm.rerank`.
+Beyond the document (which fixes only "similarity"): the linear fusion and its weights (the dense
+weight chosen on LoCoMo dev7 is set in `longterm=locomo`; docs/longterm.md, experiments/longterm_baselines.py
+--loco checks it conversation by conversation). The hybrid also searches with weighted query terms
+(`search(..., terms=...)`), which is how the `feedback` stage (pseudo-relevance feedback) asks again with an
+expanded query; it and the rules after it are stages of `memlab.longterm.rerank`.
 
 Updates are incremental: `add` appends memories at the next positions and `remove` retires
 positions (masked; the HNSW graph is rebuilt from the live vectors once a quarter of it is dead),
@@ -47,12 +47,10 @@ HYBRID_CANDIDATES = 200  # with an HNSW dense side, each side's top this many ar
 class IndexSpec:
     """Which index and its parameters (`longterm.index` in the config).
 
-    BM25's k1 = 0.9, b = 0.4 are Anserini's defaults for short passages. Feedback is off by default
-    (`prf_docs: 0`): the values chosen on LoCoMo dev7 with the offline hashing embedder (feedback 3 docs,
-    5 terms, weight 0.3; `dense_weight` 0.1) live in `longterm=locomo` (conf/longterm/locomo.yaml), where
-    they were measured (docs/longterm.md; `experiments/longterm_baselines.py --loco` holds each
-    conversation out); feedback there buys recall@10 with recall@1. Raise `dense_weight` with a semantic
-    embedder.
+    BM25's k1 = 0.9, b = 0.4 are Anserini's defaults for short passages. `dense_weight` 0.1 was chosen on
+    LoCoMo dev7 with the offline hashing embedder (docs/longterm.md; `experiments/longterm_baselines.py --loco`
+    holds each conversation out). Raise it with a semantic embedder. Pseudo-relevance feedback is no index
+    knob: it is the re-ranking stage `feedback` (`longterm.stages.feedback`).
     """
 
     kind: str = "hybrid"
@@ -73,12 +71,6 @@ class IndexSpec:
     """BM25 term-frequency saturation (Anserini's short-passage default)."""
     bm25_b: float = ranges.rate(0.4)
     """BM25 length normalization (Anserini's short-passage default)."""
-    prf_docs: int = ranges.count(0)
-    """Pseudo-relevance feedback: top BM25 results read (0: off)."""
-    prf_terms: int = ranges.count(5)
-    """Pseudo-relevance feedback: their most distinctive terms added to the query."""
-    prf_weight: float = ranges.ranged(0.3, ge=0)
-    """Pseudo-relevance feedback: the added terms' weight."""
 
 
 Hit = tuple[int, float, float]  # (position, relevance, similarity)
@@ -384,21 +376,20 @@ class HybridIndex:
         self.bm25.remove(positions)
         self.dense.remove(positions)
 
-    def lexical(self, query_text: str) -> np.ndarray:
-        """BM25 (with feedback when on) over the query's bound: each position's share in [0, 1]."""
-        query: dict[str, float] = dict(Counter(search_terms(query_text)))
+    def lexical(self, query: Mapping[str, float]) -> np.ndarray:
+        """BM25 of the weighted query terms over the query's bound: each position's share in [0, 1]."""
         scores = self.bm25.scores(query)
-        if self.spec.prf_docs > 0 and self.spec.prf_terms > 0 and scores.any():
-            top = top_positions(scores, self.spec.prf_docs)
-            query = self.bm25.feedback(query, top[scores[top] > 0], self.spec.prf_terms, self.spec.prf_weight)
-            scores = self.bm25.scores(query)
         bound = self.bm25.bound(query)
         return scores / bound if bound > 0 else scores
 
-    def search(self, query_vector: np.ndarray, query_text: str, k: int) -> list[Hit]:
+    def search(
+        self, query_vector: np.ndarray, query_text: str, k: int, terms: Mapping[str, float] | None = None
+    ) -> list[Hit]:
+        """The top `k` fused hits; `terms` (weighted query terms, e.g. expanded by the `feedback` stage)
+        replace the text's own search terms on the BM25 side."""
         if len(self) == 0 or k <= 0:
             return []
-        lexical = self.lexical(query_text)
+        lexical = self.lexical(dict(Counter(search_terms(query_text))) if terms is None else terms)
         if isinstance(self.dense, ExactIndex):
             candidates = np.flatnonzero(self.dense.rows.live())
             sims = self.dense.similarities(query_vector)[candidates]

@@ -86,7 +86,7 @@ class LongTermConfig:
     types: dict[str, TypeSpec] = field(default_factory=_default_types)
     """Per-type retrieval weight, decay and expiry."""
     index: IndexSpec = field(default_factory=IndexSpec)
-    """The search index and its parameters (BM25, dense, their fusion, feedback)."""
+    """The search index and its parameters (BM25, dense, their fusion; feedback is stage `feedback`)."""
     rerank: list[str] = field(default_factory=lambda: list(DEFAULT_PIPELINE))
     """The re-ranking stages after the index, in order (memlab.longterm.rerank): e.g. [decay,dedup]."""
     stages: RerankStages = field(default_factory=RerankStages)

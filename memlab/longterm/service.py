@@ -296,6 +296,7 @@ class LongTermMemoryService:
             memories=entry.memories,
             revisers=entry.revisers,
             revision_rule=self.revision_rule,
+            index=entry.index,
         )
         hits, traces = rank(self.rerank, query, candidates, context, trace=trace)
         return Ranking(hits, traces)

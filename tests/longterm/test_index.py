@@ -73,7 +73,7 @@ def test_incremental_updates_equal_a_fresh_build(docs: list[list[str]], data: st
 
 def test_hybrid_relevance_is_the_documented_linear_fusion_in_0_1() -> None:
     embedder = HashingEmbedder()
-    spec = IndexSpec(prf_docs=0, dense_weight=0.25)
+    spec = IndexSpec(dense_weight=0.25)
     index = HybridIndex(spec)
     index.add(embedder.embed(CORPUS), CORPUS)
     query = "Caroline support group"

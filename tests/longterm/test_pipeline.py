@@ -12,7 +12,7 @@ from hydra.utils import instantiate
 from memlab.errors import MemlabError
 from memlab.longterm import DEFAULT_PIPELINE, MemoryType, build_pipeline
 from memlab.longterm.model import SOURCE_AUTO_EXTRACT
-from memlab.longterm.rerank import Decay, Dedup, Updates
+from memlab.longterm.rerank import Decay, Dedup, Feedback, Updates
 from memlab.longterm.retrievals import retrieval_entry
 from memlab.ranges import ConfigRangeError, check_config
 
@@ -31,7 +31,9 @@ def _names(cfg) -> list[str]:
 
 
 def test_the_default_pipeline_is_the_listed_stages_in_order(make_config) -> None:
-    assert _names(make_config("longterm=locomo")) == list(DEFAULT_PIPELINE) == ["decay", "revisions", "dedup"]
+    assert _names(make_config("longterm=chat")) == list(DEFAULT_PIPELINE) == ["decay", "revisions", "dedup"]
+    # Feedback was chosen on LoCoMo dev7: it is longterm=locomo's, not the schema's default.
+    assert _names(make_config("longterm=locomo")) == ["feedback", "decay", "revisions", "dedup"]
 
 
 def test_one_override_turns_stages_off_or_reorders_them(make_config) -> None:
@@ -56,7 +58,7 @@ def test_an_unknown_stage_name_fails_naming_the_known_ones(make_config) -> None:
     with pytest.raises(InstantiationException) as raised:  # `memlab run` shows the MemlabError it wraps, alone
         instantiate(make_config("longterm=locomo", "longterm.rerank=[decay,recency]").longterm)
     assert isinstance(raised.value.__cause__, MemlabError)
-    assert "unknown stage 'recency'; expected some of decay, updates, revisions, dedup" in str(raised.value.__cause__)
+    assert "unknown stage 'recency'; expected some of feedback, decay, updates, revisions, dedup" in str(raised.value.__cause__)
 
 
 def test_a_sweep_over_pipelines_parses_to_one_list_per_job() -> None:
@@ -84,3 +86,45 @@ def test_the_trace_says_which_stage_moved_which_memory_where(make_service) -> No
 
 def test_build_pipeline_without_entries_uses_each_stages_defaults() -> None:
     assert [type(s) for s in build_pipeline(["dedup", "decay"])] == [Dedup, Decay]
+
+
+TRIPS = [
+    "Ann's trip to Lisbon was sunny",
+    "Ann's trip to Porto went by train",
+    "Lisbon to Porto by train on sunny days, Lisbon and Porto",  # no word of the question
+    "Bob repaired his bicycle chain on Sunday",
+    "Carla is learning the violin at the community school",
+]
+
+
+def _trip_search(make_service, stages: list) -> list[tuple[str, float]]:
+    service = make_service(index="hybrid", rerank=stages)
+    ctx = context()
+    for text in TRIPS:
+        service.save(ctx, text, MemoryType.FACT)
+    return [(h.memory.content, h.score) for h in service.search(ctx, "Tell me about Ann's trip", 5, touch=False)]
+
+
+def test_feedback_asks_again_with_what_its_top_hits_stress_and_can_keep_the_head(make_service) -> None:
+    plain = _trip_search(make_service, [])
+    expanded = _trip_search(make_service, [Feedback(docs=2, terms=4, weight=1.0)])
+    headed = _trip_search(make_service, [Feedback(docs=2, terms=4, weight=1.0, head=1), Decay()])
+    # The two trips' distinctive terms (lisbon, porto, train, sunny) find the memory that shares no word with the
+    # question: last of the three without feedback, with a BM25 score of 0; third with it, scored by the expansion.
+    assert [t for t, _ in plain][:2] == TRIPS[:2] and plain[2][1] < 0.01
+    assert [t for t, _ in expanded][2] == TRIPS[2] and expanded[2][1] > 0.2
+    # Expansion reorders the head (Porto's trip states two of the added terms); `head=1` keeps the question's own
+    # best first, and a stage after it that sorts by score (decay) keeps it there.
+    assert expanded[0][0] == TRIPS[1]
+    assert [t for t, _ in headed][:3] == TRIPS[:3] and headed[0] == plain[0]
+    assert [s for _, s in headed] == sorted((s for _, s in headed), reverse=True)
+
+
+def test_feedback_passes_a_dense_only_ranking_through(make_service) -> None:
+    service = make_service(index="exact", rerank=[Feedback()])
+    ctx = context()
+    for text in TRIPS:
+        service.save(ctx, text, MemoryType.FACT)
+    with_stage = service.search(ctx, "Tell me about Ann's trip", 5, touch=False)
+    service.rerank = []
+    assert with_stage == service.search(ctx, "Tell me about Ann's trip", 5, touch=False)

@@ -52,7 +52,7 @@ def test_each_variant_mean_is_its_runs_metrics_json(ablation: Path) -> None:
         assert row["questions"] == metrics["longterm.questions"] > 0
         for m in ("recall@1", "recall@5", "recall@10", "ndcg@10"):
             assert row[m] == pytest.approx(metrics[f"longterm.{m}"], abs=5e-7), (name, m)  # metrics.json: 6 places
-    assert rows["no_feedback"]["overrides"] == "longterm.index.prf_docs=0"
+    assert rows["no_feedback"]["overrides"] == "longterm.rerank=[decay,revisions,dedup]"  # derived from the list
     manifest = json.loads((ablation / "runs" / "no_dense" / "manifest.json").read_text())
     assert "longterm.index.dense_weight=0" in manifest["overrides"]
 
@@ -114,13 +114,13 @@ def test_split_keeps_hydra_signs() -> None:
 
 
 def test_unknown_variant_override_fails_before_any_run(tmp_path: Path, shared_corpora: Path) -> None:
-    cfg = ablate_config(['+variants.typo=["longterm.index.prf_doc=0"]', f"output_dir={tmp_path / 'out'}"])
-    with pytest.raises(MemlabError, match=r"ablate variant 'typo' .*prf_doc.*prf_docs"):
+    cfg = ablate_config(['+variants.typo=["longterm.index.dense_weigth=0"]', f"output_dir={tmp_path / 'out'}"])
+    with pytest.raises(MemlabError, match=r"ablate variant 'typo' .*dense_weigth.*dense_weight"):
         compose_runs(cfg)
     with pytest.raises(MemlabError, match="ablate variant 'typo'"):
-        run_ablation(['+ablate.variants.typo=["longterm.index.prf_doc=0"]', f"ablate.output_dir={tmp_path / 'out'}"])
+        run_ablation(['+ablate.variants.typo=["longterm.index.dense_weigth=0"]', f"ablate.output_dir={tmp_path / 'out'}"])
     with pytest.raises(MemlabError, match="quoted"):
-        run_ablation(["+ablate.variants.typo=[longterm.index.prf_docs=0]"])
+        run_ablation(["+ablate.variants.typo=[longterm.index.dense_weight=0]"])
     with pytest.raises(
         MemlabError,
         match=r"ablate\.select: no variant nope; variants: no_decay, no_revisions, no_dedup, no_feedback",

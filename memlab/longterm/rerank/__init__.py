@@ -1,6 +1,7 @@
 """Long-term ranking after the index, as a pipeline of named stages (`longterm.rerank`, `longterm.stages`).
 
-`longterm.rerank` lists the stages that run, in order (default: decay, revisions, dedup; `updates` is off);
+`longterm.rerank` lists the stages that run, in order (default: decay, revisions, dedup; `feedback` and
+`updates` are off; `longterm=locomo` runs feedback first);
 `longterm.stages.<name>` holds each one's knobs. Turning a stage off is one override, e.g.
 ``longterm.rerank=[decay,dedup]`` (and a sweep over pipelines: ``longterm.rerank=[decay,dedup],[decay,updates,dedup]``).
 """
@@ -17,6 +18,7 @@ from memlab.errors import MemlabError
 from memlab.longterm.rerank.base import RankContext, Stage, StageTrace, rank
 from memlab.longterm.rerank.decay import Decay, decayed_score
 from memlab.longterm.rerank.dedup import Dedup
+from memlab.longterm.rerank.feedback import Feedback
 from memlab.longterm.rerank.revisions import Revisions
 from memlab.longterm.rerank.updates import Updates
 
@@ -29,6 +31,8 @@ DEFAULT_PIPELINE = ("decay", "revisions", "dedup")
 class RerankStages:
     """`longterm.stages`: every stage's knobs, by name (`longterm.rerank` picks which run, in which order)."""
 
+    feedback: Feedback = field(default_factory=Feedback)
+    """Pseudo-relevance feedback: the query expanded and asked again (memlab.longterm.rerank.feedback)."""
     decay: Decay = field(default_factory=Decay)
     """The lifecycle prior (memlab.longterm.rerank.decay)."""
     updates: Updates = field(default_factory=Updates)
@@ -56,6 +60,7 @@ __all__ = [
     "DEFAULT_PIPELINE",
     "Decay",
     "Dedup",
+    "Feedback",
     "RankContext",
     "RerankStages",
     "Revisions",

@@ -1,6 +1,6 @@
 """The re-ranking pipeline's shape: a `Stage` reorders the index's candidates, `rank` runs them in turn.
 
-After the index (BM25, dense, their fusion and feedback: `memlab.longterm.index`) each rule is a stage
+After the index (BM25, dense and their fusion: `memlab.longterm.index`) each rule is a stage
 with a name, its own module and its own knobs, listed in `longterm.rerank` (llama_index's node
 postprocessors have this shape). A stage reads the ranking and what `RankContext` holds, never
 the store; it returns a new list. `rank` can keep each stage's input and output (`StageTrace`), so
@@ -17,6 +17,7 @@ from typing import Protocol
 import numpy as np
 
 from memlab.embed.base import Embedder
+from memlab.longterm.index import MemoryIndex
 from memlab.longterm.model import Memory, MemoryType, Retrieved, TypePolicy
 from memlab.longterm.revision import RevisionRule
 
@@ -35,6 +36,7 @@ class RankContext:
     memories: Mapping[int, Memory]  # index position -> memory
     revisers: Mapping[str, set[str]]  # memory id -> ids of the memories saved as revising it
     revision_rule: RevisionRule  # the save-time rule that made those links
+    index: MemoryIndex  # the namespace's index, for a stage that asks it again (`feedback`)
 
     def memory(self, memory_id: str) -> Memory:
         """The indexed memory with id `memory_id`."""
