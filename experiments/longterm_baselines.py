@@ -69,8 +69,11 @@ ABLATIONS: tuple[tuple[str, dict[str, object], Sequence[Any] | None], ...] = (
         {},
         (Feedback(), Decay(prior_weight=1.0), Revisions(), Dedup()),
     ),
-    ("  with the update rule (`rerank=[feedback,decay,updates,revisions,dedup]`)", {}, (
-        Feedback(), Decay(), Updates(), Revisions(), Dedup())),
+    (
+        "  with the update rule (`rerank=[feedback,decay,updates,revisions,dedup]`)",
+        {},
+        (Feedback(), Decay(), Updates(), Revisions(), Dedup()),
+    ),
     ("  dense only (`index.kind=exact`)", {"kind": "exact"}, None),
 )
 MINILM_DENSE_WEIGHTS = (0.1, 0.4, 1.0)  # MiniLM as the hybrid's dense side, over the default's memories

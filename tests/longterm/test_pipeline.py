@@ -58,7 +58,8 @@ def test_an_unknown_stage_name_fails_naming_the_known_ones(make_config) -> None:
     with pytest.raises(InstantiationException) as raised:  # `memlab run` shows the MemlabError it wraps, alone
         instantiate(make_config("longterm=locomo", "longterm.rerank=[decay,recency]").longterm)
     assert isinstance(raised.value.__cause__, MemlabError)
-    assert "unknown stage 'recency'; expected some of feedback, decay, updates, revisions, dedup" in str(raised.value.__cause__)
+    known = "expected some of feedback, decay, updates, revisions, dedup"
+    assert f"unknown stage 'recency'; {known}" in str(raised.value.__cause__)
 
 
 def test_a_sweep_over_pipelines_parses_to_one_list_per_job() -> None:

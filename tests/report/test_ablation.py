@@ -118,7 +118,8 @@ def test_unknown_variant_override_fails_before_any_run(tmp_path: Path, shared_co
     with pytest.raises(MemlabError, match=r"ablate variant 'typo' .*dense_weigth.*dense_weight"):
         compose_runs(cfg)
     with pytest.raises(MemlabError, match="ablate variant 'typo'"):
-        run_ablation(['+ablate.variants.typo=["longterm.index.dense_weigth=0"]', f"ablate.output_dir={tmp_path / 'out'}"])
+        typo = '+ablate.variants.typo=["longterm.index.dense_weigth=0"]'
+        run_ablation([typo, f"ablate.output_dir={tmp_path / 'out'}"])
     with pytest.raises(MemlabError, match="quoted"):
         run_ablation(["+ablate.variants.typo=[longterm.index.dense_weight=0]"])
     with pytest.raises(
