@@ -198,6 +198,7 @@ def searched(
     service.index_spec = spec
     service.rerank = stages if rerank is None else rerank
     service._indexes.clear()
+    service._books.clear()  # read the rows again: a new index is filled from a fresh book
     out = []
     for d in dialogues:
         end = max(m.timestamp for s in d.sessions for m in s.messages if m.timestamp)
@@ -211,6 +212,7 @@ def searched(
         )
     service.index_spec, service.rerank = default, stages
     service._indexes.clear()
+    service._books.clear()
     return out
 
 

@@ -71,6 +71,8 @@ class IndexSpec:
     """BM25 term-frequency saturation (Anserini's short-passage default)."""
     bm25_b: float = ranges.rate(0.4)
     """BM25 length normalization (Anserini's short-passage default)."""
+    context_weight: float = ranges.ranged(1.0, ge=0)
+    """hybrid: the weight of a memory's context (the turn said before it) as a BM25 field (1: as its own text)."""
 
 
 Hit = tuple[int, float, float]  # (position, relevance, similarity)
@@ -79,7 +81,7 @@ Hit = tuple[int, float, float]  # (position, relevance, similarity)
 class MemoryIndex(Protocol):
     """Vectors and texts of one namespace by position, searchable by a query vector and its text."""
 
-    def add(self, vectors: np.ndarray, texts: Sequence[str]) -> None: ...
+    def add(self, vectors: np.ndarray, texts: Sequence[str], contexts: Sequence[str] = ()) -> None: ...
 
     def remove(self, positions: Sequence[int]) -> None: ...
 
@@ -138,7 +140,7 @@ class ExactIndex:
     def __init__(self) -> None:
         self.rows = _Rows()
 
-    def add(self, vectors: np.ndarray, texts: Sequence[str]) -> None:
+    def add(self, vectors: np.ndarray, texts: Sequence[str], contexts: Sequence[str] = ()) -> None:
         self.rows.add(vectors)
 
     def remove(self, positions: Sequence[int]) -> None:
@@ -180,7 +182,7 @@ class HnswIndex:
         index.hnsw.efConstruction = self.ef_construction
         return index
 
-    def add(self, vectors: np.ndarray, texts: Sequence[str]) -> None:
+    def add(self, vectors: np.ndarray, texts: Sequence[str], contexts: Sequence[str] = ()) -> None:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if len(vectors) == 0:
             return
@@ -253,7 +255,7 @@ class Bm25Index:
 
     def __init__(self, k1: float = 0.9, b: float = 0.4) -> None:
         self.k1, self.b = k1, b
-        self._postings: dict[str, tuple[list[int], list[int]]] = {}
+        self._postings: dict[str, tuple[list[int], list[float]]] = {}
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # posting lists as arrays, by term
         # Each queried term's BM25 per posting (weight 1, retired ones 0), valid until the index changes.
         self._contributions: dict[str, tuple[int, np.ndarray, np.ndarray]] = {}
@@ -265,7 +267,9 @@ class Bm25Index:
         self.live = 0
         self._total_length = 0.0
 
-    def add(self, documents: Sequence[Sequence[str]]) -> None:
+    def add(self, documents: Sequence[Sequence[str] | Mapping[str, float]]) -> None:
+        """Append documents at the next positions: each its terms, or its weighted term counts (BM25F-style
+        fields: a term's tf is the sum of its fields' weights, the length their weighted sum)."""
         start = len(self._docs)
         need = start + len(documents)
         if need > self._length.size:
@@ -273,11 +277,12 @@ class Bm25Index:
             self._length = np.concatenate([self._length, np.zeros(size - self._length.size)])
             self.alive = np.concatenate([self.alive, np.zeros(size - self.alive.size, dtype=bool)])
         for position, terms in enumerate(documents, start=start):
-            counts = Counter(terms)
+            counts = Counter(terms) if not isinstance(terms, Mapping) else Counter(dict(terms))
+            length = float(sum(counts.values()))
             self._docs.append(counts)
-            self._length[position] = len(terms)
+            self._length[position] = length
             self.alive[position] = True
-            self._total_length += len(terms)
+            self._total_length += length
             for term, tf in counts.items():
                 docs, tfs = self._postings.setdefault(term, ([], []))
                 docs.append(position)
@@ -363,14 +368,25 @@ class HybridIndex:
         self.bm25 = Bm25Index(spec.bm25_k1, spec.bm25_b)
         self.dense: ExactIndex | HnswIndex = ExactIndex()
 
-    def add(self, vectors: np.ndarray, texts: Sequence[str]) -> None:
-        self.bm25.add([search_terms(t) for t in texts])
+    def add(self, vectors: np.ndarray, texts: Sequence[str], contexts: Sequence[str] = ()) -> None:
+        """Index each text, with its context (the turn before it) as a second BM25 field at `context_weight`."""
+        if contexts:
+            self.bm25.add([self._fields(t, c) for t, c in zip(texts, contexts, strict=True)])
+        else:
+            self.bm25.add([search_terms(t) for t in texts])
         self.dense.add(vectors, texts)
         if isinstance(self.dense, ExactIndex) and len(self.dense) >= self.spec.ann_min_items:
             ann = HnswIndex(self.spec.hnsw_m, self.spec.ef_construction, self.spec.ef_search)
             ann.add(self.dense.rows.matrix, ())
             ann.remove(np.flatnonzero(~self.dense.rows.live()).tolist())
             self.dense = ann
+
+    def _fields(self, text: str, context: str) -> Counter[str]:
+        counts: Counter[str] = Counter(search_terms(text))
+        w = self.spec.context_weight
+        for term in search_terms(context):
+            counts[term] += w
+        return counts
 
     def remove(self, positions: Sequence[int]) -> None:
         self.bm25.remove(positions)

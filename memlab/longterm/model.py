@@ -108,13 +108,14 @@ class Memory:
     revises: tuple[str, ...] = ()  # ids of older memories this one revises (`memlab.longterm.revision`)
 
     def indexed_text(self) -> str:
-        """What the lexical index reads: content, context, and the date it was said (when the data has one).
+        """What the lexical index reads as the memory's own text: content and the date it was said (when the
+        data has one); `context` is indexed beside it as a field of its own (`IndexSpec.context_weight`).
 
         Beyond the document: the neighbouring turn and the date make a memory findable by the
         question it answered and by "in May" (docs/longterm.md measures each).
         """
         date = "" if self.created_at == EPOCH else self.created_at.strftime("%d %B %Y")
-        return " ".join(part for part in (self.content, self.context, date) if part)
+        return " ".join(part for part in (self.content, date) if part)
 
     def value(self) -> dict[str, Any]:
         """The ``value_json`` of the design document, plus type, evidence and creation time."""

@@ -360,7 +360,7 @@ class LongTermMemoryService:
                     entry.preferences.remove([entry.preference_at.pop(memory.id)])
         if new:
             vectors = self.embedder.embed([m.content for m in new])
-            entry.index.add(vectors, [m.indexed_text() for m in new])
+            entry.index.add(vectors, [m.indexed_text() for m in new], [m.context for m in new])
             prefs = [i for i, m in enumerate(new) if m.type == MemoryType.PREFERENCE]
             if prefs:
                 entry.preferences.add(vectors[prefs], ())

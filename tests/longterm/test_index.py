@@ -49,6 +49,37 @@ def test_bm25_matches_the_reference_formula() -> None:
     assert expected.max() > 0
 
 
+def test_a_weighted_field_counts_its_weight_in_tf_and_length() -> None:
+    """BM25F-style fields, written out: the context's terms count `context_weight` each in tf and length."""
+    texts = ["Caroline joined a support group", "Melanie painted the lake", "Melanie ran a race"]
+    contexts = ["How was the weekend?", "Did Caroline join the support group?", ""]
+    weight = 0.4
+    index = HybridIndex(IndexSpec(context_weight=weight))
+    index.add(HashingEmbedder().embed(texts), texts, contexts)
+    query = search_terms("Caroline support group")
+    n, k1, b = len(texts), 0.9, 0.4
+    tfs = [
+        {t: search_terms(x).count(t) + weight * search_terms(c).count(t) for t in query}
+        for x, c in zip(texts, contexts, strict=True)
+    ]
+    lengths = [len(search_terms(x)) + weight * len(search_terms(c)) for x, c in zip(texts, contexts, strict=True)]
+    mean = sum(lengths) / n
+    expected = np.zeros(n)
+    for term in query:
+        df = sum(tf[term] > 0 for tf in tfs)
+        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        for i, tf in enumerate(tfs):
+            expected[i] += idf * tf[term] * (k1 + 1) / (tf[term] + k1 * (1 - b + b * lengths[i] / mean))
+    assert index.bm25.scores(dict.fromkeys(query, 1.0)) == pytest.approx(expected)
+    assert expected[0] > expected[1] > 0  # the memory that says it ranks above the one whose context asks it
+    # Weight 1 is the context indexed as part of the memory's own text.
+    whole = HybridIndex(IndexSpec())
+    whole.add(HashingEmbedder().embed(texts), [f"{x} {c}" for x, c in zip(texts, contexts, strict=True)])
+    fields = HybridIndex(IndexSpec(context_weight=1.0))
+    fields.add(HashingEmbedder().embed(texts), texts, contexts)
+    assert fields.bm25.scores(dict.fromkeys(query, 1.0)) == pytest.approx(whole.bm25.scores(dict.fromkeys(query, 1.0)))
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     st.lists(st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=6), min_size=2, max_size=12),
