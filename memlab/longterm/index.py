@@ -381,11 +381,12 @@ class HybridIndex:
             ann.remove(np.flatnonzero(~self.dense.rows.live()).tolist())
             self.dense = ann
 
-    def _fields(self, text: str, context: str) -> Counter[str]:
-        counts: Counter[str] = Counter(search_terms(text))
+    def _fields(self, text: str, context: str) -> dict[str, float]:
+        """The text's term counts plus `context_weight` per occurrence of a context term."""
+        counts: dict[str, float] = dict(Counter(search_terms(text)))
         w = self.spec.context_weight
         for term in search_terms(context):
-            counts[term] += w
+            counts[term] = counts.get(term, 0.0) + w
         return counts
 
     def remove(self, positions: Sequence[int]) -> None:
