@@ -124,7 +124,7 @@ def test_unknown_variant_override_fails_before_any_run(tmp_path: Path, shared_co
         run_ablation(["+ablate.variants.typo=[longterm.index.dense_weight=0]"])
     with pytest.raises(
         MemlabError,
-        match=r"ablate\.select: no variant nope; variants: no_decay, no_revisions, no_dedup, no_feedback",
+        match=r"ablate\.select: no variant nope; variants: no_feedback, no_decay, no_revisions, no_dedup, no_dense",
     ):
         run_ablation(["ablate.select=[nope]"])
     assert not (tmp_path / "out").exists()
@@ -145,10 +145,10 @@ def test_stage_variants_leave_out_one_entry_of_the_listed_stages(shared_corpora:
     assert runs["no_adversarial"][0][-1] == "eval.overall_excludes=[temporal]"
     assert list(runs["no_temporal"][1].eval.overall_excludes) == ["adversarial"]
     # The shipped default: one variant per stage of longterm.rerank, each the full list without it.
-    runs = compose_runs(ablate_config(["select=[no_decay,no_dedup]"]))
+    runs = compose_runs(ablate_config(["select=[no_feedback,no_dedup]"]))
     full = list(runs["full"][1].longterm.rerank)
-    assert len(full) > 2 and full[0] == "decay"
-    assert list(runs["no_decay"][1].longterm.rerank) == full[1:]
+    assert len(full) > 2 and full[0] == "feedback"
+    assert list(runs["no_feedback"][1].longterm.rerank) == full[1:]
     assert list(runs["no_dedup"][1].longterm.rerank) == [s for s in full if s != "dedup"]
     with pytest.raises(MemlabError, match="no list there"):
         compose_runs(ablate_config(["stages=eval.nope"]))
