@@ -37,6 +37,7 @@ from memlab.embed.base import Embedder
 from memlab.longterm.model import Memory, Retrieved
 from memlab.longterm.revision import speaker
 from memlab.text import proper_names, search_terms, split_sentences, words
+from memlab.vocabulary import PAST_AUXILIARIES, PRESENT_AUXILIARIES
 
 DEFAULT_SIMILARITY = 0.25  # chosen on datasets/updates/dev.json and misfire_dev.json (docs/longterm.md)
 DEFAULT_DEPTH = 10
@@ -98,6 +99,19 @@ def _values(content: str) -> frozenset[str]:
 def asks_about(old: Memory, new: Memory, asked: frozenset[str]) -> bool:
     """The question names a value only `old` states ("Did I live in Lisbon?"): it asks about the older one."""
     return not asked.isdisjoint(_values(old.content) - set(search_terms(new.content)))
+
+
+def asks_about_now(question: str) -> bool:
+    """The question's first auxiliary verb is present tense ("Where does Maya work?"): it asks what holds now,
+    not what happened ("When did Maya start at Stripe?"); a question with neither asks about now.
+
+    >>> asks_about_now("Which city is Priya based in?"), asks_about_now("What did Caroline paint last week?")
+    (True, False)
+    """
+    for word in words(question.lower()):
+        if word in PRESENT_AUXILIARIES or word in PAST_AUXILIARIES:
+            return word in PRESENT_AUXILIARIES
+    return True
 
 
 def newer_first(
