@@ -16,6 +16,7 @@ from memlab.longterm.model import Retrieved
 from memlab.longterm.rerank.base import RankContext
 from memlab.longterm.updates import (
     DEFAULT_DEPTH,
+    DEFAULT_PRESENT_TENSE_ONLY,
     DEFAULT_RELEVANCE_SHARE,
     DEFAULT_SIMILARITY,
     asks_about_now,
@@ -34,7 +35,7 @@ class Updates:
     """The top this many retrieved memories are looked at."""
     relevance_share: float = ranges.ranged(DEFAULT_RELEVANCE_SHARE, ge=0)
     """The later memory scores at least this share of the one it revises (it bears on the question too)."""
-    present_tense_only: bool = False
+    present_tense_only: bool = DEFAULT_PRESENT_TENSE_ONLY
     """Only questions about what holds now (first auxiliary present tense: "Where does Maya work?") are reordered."""
     name: ClassVar[str] = "updates"
 
