@@ -1,6 +1,6 @@
 """Updated facts and cue words that revise nothing, on the current rules (docs/longterm.md: "Updated facts ...").
 
-    python experiments/update_eval.py [--sets dev,heldout,synthetic,misfire_dev,misfire_heldout] [--seeds 21-40]
+    python experiments/update_eval.py [--sets dev,heldout,heldout2,synthetic,misfire_dev,misfire_heldout] [--seeds 21-40]
                                       [--runs DIR] [OVERRIDE ...]
 
 Each set is replayed with `memlab.api.run`, exactly as `memlab run` would, and scored by the run's own metric
@@ -32,6 +32,7 @@ SETS = "datasets/updates"
 LOCOMO_SETS = {
     "dev": "dev.json",
     "heldout": "heldout.json",
+    "heldout2": "heldout2.json",
     "misfire_dev": "misfire_dev.json",
     "misfire_heldout": "misfire_heldout.json",
 }

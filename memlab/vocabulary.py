@@ -154,6 +154,13 @@ QUESTION_START = re.compile(
     r"^\s*(who|what|when|where|which|why|how|did|do|does|have|has|had|was|were|is|are|can|could)\b", re.I
 )
 
+# Source: English auxiliary verbs (the paradigm of be, do, have and the modals), split by tense.
+# Used by: longterm/updates.py's `asks_about_now`: a question whose first auxiliary is past ("When did ...",
+# "What was ...") asks about an event, so the `updates` stage leaves its ranking alone. Effect: measured in
+# docs/longterm.md ("Updated facts in natural wording", the question-tense rows).
+PRESENT_AUXILIARIES = word_set("is are am do does has have can will")
+PAST_AUXILIARIES = word_set("was were did had could would")
+
 # Source: written for memlab. Used by: policy.py: a question that refers back ("do you remember", "last
 # week") makes the offline policy call memory_search. Effect: not measured on its own.
 PAST_REFERENCE = re.compile(

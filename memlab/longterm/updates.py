@@ -37,13 +37,20 @@ from memlab.embed.base import Embedder
 from memlab.longterm.model import Memory, Retrieved
 from memlab.longterm.revision import speaker
 from memlab.text import proper_names, search_terms, split_sentences, words
+from memlab.vocabulary import PAST_AUXILIARIES, PRESENT_AUXILIARIES
 
 DEFAULT_SIMILARITY = 0.25  # chosen on datasets/updates/dev.json and misfire_dev.json (docs/longterm.md)
-DEFAULT_DEPTH = 10
+# Only the top 3: deeper, the stage pushed answers out of LoCoMo dev7's top 10 (recall@10 -0.013 at depth 10
+# with the two knobs below; 0.000 at 3), and rank 1 is what it is for (docs/longterm.md, "second pass").
+DEFAULT_DEPTH = 3
 # The later memory must be among the index's candidates, scoring at least this share of the one it revises: without
 # it, LoCoMo dev7's recall@1 fell from 0.241 to 0.044 (a later, loosely similar turn of the speaker above nearly
-# every answer). The share is the old cue rule's (UPDATE_RELEVANCE_SHARE), not tuned.
-DEFAULT_RELEVANCE_SHARE = 0.3
+# every answer); at 0.3 (the old cue rule's UPDATE_RELEVANCE_SHARE) 0.268 -> 0.138 (turns from rank 10-40 pulled to
+# the top); at 0.6 -0.008 with datasets/updates/dev.json's newer@1 unchanged (16 of 61), at 0.8 dev fell to 13.
+DEFAULT_RELEVANCE_SHARE = 0.6
+# A question whose first auxiliary is past ("When did ...") asks about an event; on LoCoMo dev7 half of the
+# stage's rank-1 losses at share 0.3 were such questions (81 of 162), and no dev update question is one.
+DEFAULT_PRESENT_TENSE_ONLY = True
 
 
 def statements(content: str) -> list[str]:
@@ -98,6 +105,19 @@ def _values(content: str) -> frozenset[str]:
 def asks_about(old: Memory, new: Memory, asked: frozenset[str]) -> bool:
     """The question names a value only `old` states ("Did I live in Lisbon?"): it asks about the older one."""
     return not asked.isdisjoint(_values(old.content) - set(search_terms(new.content)))
+
+
+def asks_about_now(question: str) -> bool:
+    """The question's first auxiliary verb is present tense ("Where does Maya work?"): it asks what holds now,
+    not what happened ("When did Maya start at Stripe?"); a question with neither asks about now.
+
+    >>> asks_about_now("Which city is Priya based in?"), asks_about_now("What did Caroline paint last week?")
+    (True, False)
+    """
+    for word in words(question.lower()):
+        if word in PRESENT_AUXILIARIES or word in PAST_AUXILIARIES:
+            return word in PRESENT_AUXILIARIES
+    return True
 
 
 def newer_first(

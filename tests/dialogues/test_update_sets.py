@@ -16,7 +16,7 @@ from memlab.dialogues import Dialogue
 from memlab.dialogues.model import DECOYS_KEY, SUPERSEDED_KEY
 
 SETS = Path(__file__).resolve().parents[2] / "datasets" / "updates"
-UPDATES, MISFIRES = ("dev", "heldout"), ("misfire_dev", "misfire_heldout")
+UPDATES, MISFIRES = ("dev", "heldout", "heldout2"), ("misfire_dev", "misfire_heldout")
 WEEK = timedelta(days=7)  # an update comes weeks after the statement it revises, a decoy after the answer
 # The README's table row: | `dev.json` | dev | 7 (`upd-01` to `upd-05`, `upd-11`, `upd-12`) | 50 | 455 | 61 | ...
 ROW = re.compile(r"^\| `(\w+)\.json` \| ([\w-]+) \| (\d+) \(([^)]*)\) \| (\d+) \| (\d+) \| (\d+) \|", re.M)

@@ -72,3 +72,20 @@ def test_memories_of_one_turn_never_revise_each_other(make_service) -> None:
     a = service.save(context(now=T0), OLD, evidence=["D1:1"]).memory
     b = service.save(context(now=T0 + timedelta(days=1)), NEW, evidence=["D1:1"]).memory
     assert not revises(b, a, service.embedder, 0.3)
+
+
+@pytest.mark.parametrize(
+    ("question", "present_tense_only", "moved"),
+    [
+        ("What is Asha studying?", True, True),
+        ("What did Asha study?", True, False),  # a past-tense question asks about an event: left alone
+        ("What did Asha study?", False, True),
+    ],
+)
+def test_present_tense_only_reorders_questions_about_now(make_service, question, present_tense_only, moved) -> None:
+    service = make_service(index="hybrid")
+    service.rerank = [Decay(), Updates(similarity=0.3, present_tense_only=present_tense_only), Dedup()]
+    old = _save(service, OLD, 0)
+    new = _save(service, NEW, 30)
+    ranked = [h.memory.id for h in service.search(context(now=T0 + timedelta(days=50)), question, 2)]
+    assert ranked[0] == (new.id if moved else old.id)

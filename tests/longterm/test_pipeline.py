@@ -69,7 +69,7 @@ def test_a_sweep_over_pipelines_parses_to_one_list_per_job() -> None:
 
 def test_the_trace_says_which_stage_moved_which_memory_where(make_service) -> None:
     service = make_service(index="hybrid")
-    service.rerank = [Decay(), Updates(similarity=0.2), Dedup()]
+    service.rerank = [Decay(), Updates(similarity=0.2, present_tense_only=False), Dedup()]  # "How did ..."
     old = service.save(context(now=T0), OLD_FIX, MemoryType.FACT, source=SOURCE_AUTO_EXTRACT).memory
     later = context(now=T0 + timedelta(days=9))
     new = service.save(later, NEW_FIX, MemoryType.PROCEDURE, source=SOURCE_AUTO_EXTRACT, evidence=["D2:1"]).memory

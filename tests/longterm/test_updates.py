@@ -111,7 +111,8 @@ def test_an_update_buried_in_chatter_goes_above_the_fix_it_revises(
     from memlab.longterm.rerank import Decay, Dedup, Updates
 
     service = make_service(index="hybrid")
-    updates = [] if update_similarity is None else [Updates(similarity=update_similarity)]
+    # the gate off: "How did I fix ..." is past tense, but asks for the fix that holds now (the gate's blind spot)
+    updates = [] if update_similarity is None else [Updates(similarity=update_similarity, present_tense_only=False)]
     service.rerank = [Decay(), *updates, Dedup()]  # the search-time rule alone
     old = service.save(context(now=T0), old_speaker + OLD_FIX, MemoryType.FACT, source=SOURCE_AUTO_EXTRACT).memory
     later = context(now=T0 + timedelta(days=9))

@@ -14,7 +14,14 @@ from typing import ClassVar
 from memlab import ranges
 from memlab.longterm.model import Retrieved
 from memlab.longterm.rerank.base import RankContext
-from memlab.longterm.updates import DEFAULT_DEPTH, DEFAULT_RELEVANCE_SHARE, DEFAULT_SIMILARITY, newer_first
+from memlab.longterm.updates import (
+    DEFAULT_DEPTH,
+    DEFAULT_PRESENT_TENSE_ONLY,
+    DEFAULT_RELEVANCE_SHARE,
+    DEFAULT_SIMILARITY,
+    asks_about_now,
+    newer_first,
+)
 
 
 @dataclass
@@ -28,9 +35,13 @@ class Updates:
     """The top this many retrieved memories are looked at."""
     relevance_share: float = ranges.ranged(DEFAULT_RELEVANCE_SHARE, ge=0)
     """The later memory scores at least this share of the one it revises (it bears on the question too)."""
+    present_tense_only: bool = DEFAULT_PRESENT_TENSE_ONLY
+    """Only questions about what holds now (first auxiliary present tense: "Where does Maya work?") are reordered."""
     name: ClassVar[str] = "updates"
 
     def __call__(self, query: str, ranked: list[Retrieved], context: RankContext) -> list[Retrieved]:
+        if self.present_tense_only and not asks_about_now(query):
+            return ranked
         memories = context.memories.values()
         return newer_first(
             ranked, memories, context.embedder, self.similarity, self.depth, context.asked, self.relevance_share
