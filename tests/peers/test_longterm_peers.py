@@ -78,15 +78,25 @@ def test_a_peer_fills_every_long_term_metric(entry: str, locomo_path, tmp_path) 
     assert {"llamaindex_memory": "llama-index-core", "mem0": "mem0ai", "langmem": "langmem"}[entry] in manifest
     latency = (result.run_dir / "latency.json").read_text()
     assert '"latency.retrieval.p50_us": null' not in latency and '"latency.extract.p50_us": null' not in latency
-    # retrievals.jsonl, .trec and .qrels as memlab's own component writes them: ranx reproduces metrics.json.
+    # retrievals.jsonl, .trec and .qrels as memlab's own component writes them: the jsonl's rankings give
+    # metrics.json's recall, and ranx on the TREC files reproduces it where one docid per rank can carry the
+    # credit (mem0's and LangMem's memories cite one turn each; a llama-index node cites 3-4, and when it is the
+    # first to cite two evidence turns of a question ranx credits one: `credited_docids`, never more).
     lines = [json.loads(line) for line in (result.run_dir / "retrievals.jsonl").read_text().splitlines()]
-    assert sum(line["scored"] for line in lines) == len(probes)
-    assert all(m.startswith(f"{entry}-") or m.startswith("node-") for line in lines for m, _, _ in line["ranked"])
+    scored = [line for line in lines if line["scored"]]
+    assert len(scored) == len(probes)
+    assert all(mid.startswith(("node-", f"{entry}-")) for line in lines for mid, _, _ in line["ranked"])
+    for k in (1, 10, 20):
+        mine = [independent_recall(set(x["evidence"]), [t for *_, t in x["ranked"]], k) for x in scored]
+        assert m[f"longterm.recall@{k}"] == pytest.approx(np.mean(mine), abs=1e-6)
     qrels = Qrels.from_file(str(result.run_dir / "retrievals.qrels"), kind="trec")
     trec = Run.from_file(str(result.run_dir / "retrievals.trec"), kind="trec")
     scores = evaluate(qrels, trec, list(RANX_METRICS), make_comparable=True)
     for name in RANX_METRICS:
-        assert scores[name] == pytest.approx(m[f"longterm.{name}"], abs=1e-6), name
+        if entry == "llamaindex_memory":
+            assert 0 < scores[name] <= m[f"longterm.{name}"] + 1e-6, name
+        else:
+            assert scores[name] == pytest.approx(m[f"longterm.{name}"], abs=1e-6), name
 
 
 @pytest.fixture(scope="module")
