@@ -63,6 +63,7 @@ def test_peers_memory_runs_on_an_unseen_conversation(
         out,
         "experiment=peers_memory",
         f"+experiment/peers_memory={MEMORY_ENTRIES}",
+        "dataset=locomo",
         f"dataset.path={unseen}",
     )
     assert len(table) == 4
