@@ -31,7 +31,7 @@ from typing import Any
 
 from memlab.context.peers.base import require
 from memlab.context.peers.langchain import to_langchain
-from memlab.context.peers.llamaindex import to_llamaindex
+from memlab.context.peers.llamaindex import KEY, to_llamaindex
 from memlab.errors import MemlabError
 from memlab.llm import TASK_MEMORY_SUMMARY, ChatModel
 from memlab.memory.agent import MemorySnapshot
@@ -48,6 +48,7 @@ from memlab.trace import SummaryEvent, emit, timed
 DEFAULT_MAX_TOKENS = 1000
 LANGMEM_SUMMARY_TOKENS = 256  # LangMem's max_summary_tokens default
 LANGMEM_PREFIX = "Summary of the conversation so far: "  # LangMem's final prompt puts the summary after this
+PREVIOUS = "previous-summary"  # the key of the previous summary given to llama-index's buffer
 
 
 class HistorySummarizer:
@@ -161,7 +162,7 @@ class LlamaIndexSummaryMemory(HistorySummarizer):
     def fold(self, messages: list[Message], summary: str | None) -> tuple[str, int] | None:
         chat = [to_llamaindex(m, str(i)) for i, m in enumerate(messages)]
         if summary is not None:  # the buffer keeps its summary as the first message, a system one
-            chat.insert(0, self._types.ChatMessage(role=self._types.MessageRole.SYSTEM, content=summary))
+            chat.insert(0, to_llamaindex(Message("system", summary), PREVIOUS))
         buffer = self._memory.ChatSummaryMemoryBuffer.from_defaults(
             llm=self._llm, token_limit=self.max_tokens, tokenizer_fn=lambda text: range(self.counter.count_text(text))
         )
@@ -171,9 +172,9 @@ class LlamaIndexSummaryMemory(HistorySummarizer):
         finally:
             for e in self.collector.drain():
                 emit(e.kind, **e.data)
-        given = {id(m) for m in chat}
-        if not out or id(out[0]) in given:  # everything fits: no new summary
-            return None
+        # The buffer returns copies: a message memlab gave carries its key, the summary the buffer wrote none.
+        if not out or KEY in out[0].additional_kwargs:
+            return None  # everything fits, or the previous summary is passed on as it is (no model call)
         return str(out[0].content or ""), len(out) - 1
 
 

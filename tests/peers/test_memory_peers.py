@@ -71,11 +71,14 @@ def test_langmem_keeps_what_its_rule_keeps_and_extends_the_summary(history) -> N
     assert not any(m.text.startswith(LANGMEM_PREFIX) for m in again[1:])
 
 
-def test_langmem_leaves_a_short_history_alone(history) -> None:
-    peer = LangMemSummaryMemory(ExtractiveChatModel(), COUNTER, max_tokens=100_000)
-    with recording() as events:
-        assert peer.apply(history) == history
-    assert not events
+def test_a_short_history_is_left_alone(history) -> None:
+    for peer in (
+        LangMemSummaryMemory(ExtractiveChatModel(), COUNTER, max_tokens=100_000),
+        LlamaIndexSummaryMemory(ExtractiveChatModel(), COUNTER, max_tokens=100_000),
+    ):
+        with recording() as events:
+            assert peer.apply(history) == history
+        assert not events
 
 
 def test_llamaindex_stores_a_summary_then_the_newest_messages_that_fit(history) -> None:
@@ -119,6 +122,11 @@ def test_a_compressor_keeps_the_items_of_the_messages_the_library_kept() -> None
         assert summary.data["layer"] == "compressor"
         folded = items_to_messages(items[: len(items) - len(out.items)])
         assert summary.data["source_ids"] == [m.id for m in folded]
+        # Nothing new to fold (a long summary, one short user item): the snapshot stays, no summary is reported.
+        alone = MemorySnapshot.of([MessageItem("user", "Thanks!", source_id="u99")], "Flights were asked about. " * 40)
+        with recording() as events:
+            assert peer.compress(alone) == alone
+        assert not [e for e in events if e.kind == SUMMARY]
 
 
 SLICE = ("dataset=locomo", "context=none", "dataset.sample_ids=[conv-26]", "sim.max_sessions=4", "sim.workers=1")
