@@ -165,6 +165,44 @@ def peers(scratch: Path) -> dict[str, Any]:
     return {"runs": found, "values": ratios}
 
 
+def versions(*distributions: str) -> dict[str, str]:
+    """`version.<distribution>`: the installed version of each library a peer source drove."""
+    from importlib.metadata import version
+
+    return {f"version.{name}": version(name) for name in distributions}
+
+
+def milliseconds(found: dict[str, dict[str, Any]], *timings: str) -> dict[str, Any]:
+    """`<run>.<timing>_ms`: each run's latency medians (`latency.<x>.p50_us`) in milliseconds (timings)."""
+    out = {}
+    for name, r in found.items():
+        for timing in timings:
+            us = r["timing"].get(f"latency.{timing}.p50_us")
+            out[f"{name}.{timing}_p50_ms"] = None if us is None else round(us / 1000, 1)
+    return out
+
+
+@source
+def peers_longterm(scratch: Path) -> dict[str, Any]:
+    """`experiment=peers_longterm`: memlab's `longterm=locomo` and the long-term peers on LoCoMo dev7, offline."""
+    entries = ("locomo", "llamaindex_memory", "mem0", "langmem")
+    found = runs(scratch, {e: ["experiment=peers_longterm", "context=none", f"longterm={e}"] for e in entries})
+    values = versions("llama-index-core", "mem0ai", "qdrant-client", "langmem", "langgraph")
+    return {"runs": found, "values": values | milliseconds(found, "extract", "retrieval")}
+
+
+@source
+def peers_memory(scratch: Path) -> dict[str, Any]:
+    """`experiment=peers_memory`: memlab's and the libraries' stored-history summarizers, offline: the Memory
+    layer on LoCoMo dev7 (`memory=`), the AgentMemory compressors on tau-bench dev150 (`agent_memory=`)."""
+    entries = (
+        *(f"dev7_{m}" for m in ("none", "summarize", "llamaindex_summary", "langmem_summary")),
+        *(f"tau_{a}" for a in ("chat", "hybrid", "llamaindex_summary", "langmem_summary")),
+    )
+    found = runs(scratch, {e: ["experiment=peers_memory", f"+experiment/peers_memory={e}"] for e in entries})
+    return {"runs": found, "values": versions("llama-index-core", "langmem", "langchain-core")}
+
+
 @source
 def context_bench(scratch: Path) -> dict[str, Any]:
     """Timings: the context strategies and `trim_messages` per call on a 600-message LoCoMo history (pytest-benchmark).

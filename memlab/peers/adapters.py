@@ -4,6 +4,8 @@
   mem0's embedder);
 - `llamaindex_embedding`: a llama-index `BaseEmbedding`;
 - `llamaindex_llm`: a llama-index LLM whose `chat` is one `ChatModel.complete` of the given task;
+- `langchain_chat_model`: a LangChain `BaseChatModel` whose `invoke` is one `ChatModel.complete` of the given
+  task (LangMem's summarization);
 - `chat_messages`: an OpenAI-format message list as memlab `Message`s, for mem0's and LangMem's requests.
 
 Each is built lazily, so importing this module needs none of the libraries.
@@ -94,3 +96,34 @@ def llamaindex_llm(llm: ChatModel, collector: Collector, task: str, entry: str, 
             raise MemlabError("memlab's bridge to llama-index does not stream")
 
     return MemlabLLM()
+
+
+def langchain_chat_model(llm: ChatModel, task: str, entry: str, max_tokens: int | None = None) -> Any:
+    """A LangChain chat model whose `invoke` is memlab's `llm.complete(..., task=task)` (no tools, no streaming).
+
+    Args:
+        llm: memlab's model; it reports each call as usual (on the calling thread: LangChain's sync path).
+        task: the memlab task the calls are made as.
+        entry: the config entry, named if langchain-core is missing.
+        max_tokens: the longest answer asked for (None: the model's own limit).
+    """
+    chat_models = require("langchain_core.language_models.chat_models", entry)
+    outputs = require("langchain_core.outputs", entry)
+    lc = require("langchain_core.messages", entry)
+
+    class MemlabChatModel(chat_models.BaseChatModel):  # type: ignore[name-defined]
+        """LangChain's chat-model interface over memlab's `ChatModel`."""
+
+        @property
+        def _llm_type(self) -> str:
+            return f"memlab-{llm.name}"
+
+        def _generate(self, messages: list[Any], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+            request = chat_messages([{"role": _ROLES.get(m.type, m.type), "content": m.content} for m in messages])
+            text = llm.complete(request, task=task, max_tokens=max_tokens).text
+            return outputs.ChatResult(generations=[outputs.ChatGeneration(message=lc.AIMessage(content=text))])
+
+    return MemlabChatModel()
+
+
+_ROLES = {"human": "user", "ai": "assistant"}  # LangChain's message types as chat roles

@@ -21,13 +21,14 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from memlab.errors import MemlabError
 from memlab.llm import LLMError
 from memlab.longterm import RESULT_EVIDENCE, RESULT_INJECTED_TOKENS, RESULT_SOURCES, RETRIEVE_MODES, render_block
 from memlab.longterm.injection import InjectStage
 from memlab.longterm.model import SOURCE_AUTO_EXTRACT
+from memlab.longterm.retrievals import RESULT_RETRIEVAL, SCORE_DIGITS
 from memlab.messages import Message
 from memlab.runtime.agent import ORDER_LONGTERM_INJECT, Component, RequestStage, Runtime
 from memlab.tokens import resolve_counter
@@ -50,11 +51,41 @@ class PeerHit:
         content: Its text.
         evidence: The turn ids it cites.
         score: The library's score for it.
+        id: The library's id for it (retrievals.jsonl's memory id).
     """
 
     content: str
     evidence: tuple[str, ...]
     score: float
+    id: str = ""
+
+
+class PeerSettings(TypedDict, total=False):
+    """What every long-term peer takes besides its library's own options (`LongTermPeer`'s arguments).
+
+    Args:
+        counter: counts the injected block's tokens (a tokenizer name, or "estimate").
+        load_max_items: memories injected in the block (memlab's retrieval K).
+        probe_k: memories retrieved per question, the deepest cut-off of longterm.recall@K.
+        retrieve: ``session_start`` (load once per session) or ``every_turn`` (again for each user message).
+    """
+
+    counter: str
+    load_max_items: int
+    probe_k: int
+    retrieve: str
+
+
+def retrieval_entry(hits: Sequence[PeerHit]) -> dict[str, Any]:
+    """A probe's retrieval as retrievals.jsonl holds memlab's: ``ranked`` ``[id, score, [turns]]``; no stages.
+
+    Args:
+        hits: the memories retrieved for the question, best first.
+
+    >>> retrieval_entry([PeerHit("Oslo", ("D1:3",), 0.12345678, "m1")])
+    {'ranked': [['m1', 0.123457, ['D1:3']]], 'stages': []}
+    """
+    return {"ranked": [[h.id, round(h.score, SCORE_DIGITS), list(h.evidence)] for h in hits], "stages": []}
 
 
 class Collector:
@@ -120,6 +151,15 @@ class LongTermPeer(Component):
         self.collector = Collector()
         self._stage = InjectStage(ORDER_LONGTERM_INJECT)
         self._pending: list[Message] = []
+        self._ids: dict[str, str] = {}
+
+    def memory_id(self, library_id: str) -> str:
+        """A stable id for a library's memory id (mem0 and LangMem draw uuid4s): its number, in order first seen.
+
+        Args:
+            library_id: the id the library gave the memory.
+        """
+        return self._ids.setdefault(library_id, f"{self.name}-{len(self._ids):06d}")
 
     # --- what a library implements
     def reset(self, user: str) -> None:
@@ -144,7 +184,7 @@ class LongTermPeer(Component):
         return (self._stage,)
 
     def on_dialogue_start(self, runtime: Runtime, dialogue: Dialogue) -> None:
-        self._pending, self._stage.block = [], ""
+        self._pending, self._stage.block, self._ids = [], "", {}
         self.reset(dialogue.id)
 
     def on_session_start(self, runtime: Runtime, session: Session) -> None:
@@ -176,6 +216,7 @@ class LongTermPeer(Component):
             RESULT_EVIDENCE: [list(h.evidence) for h in hits],
             RESULT_SOURCES: [SOURCE_AUTO_EXTRACT] * len(hits),
             RESULT_INJECTED_TOKENS: self.counter.count_text(self._stage.block) if self._stage.block else 0,
+            RESULT_RETRIEVAL: retrieval_entry(hits),
         }
 
     def checkpoint(self) -> dict[str, Any]:

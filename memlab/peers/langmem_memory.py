@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from memlab.context.peers.base import require
 from memlab.embed.base import Embedder
 from memlab.errors import MemlabError
 from memlab.messages import Message
 from memlab.peers.adapters import embed_texts
-from memlab.peers.component import LOAD_MAX_ITEMS, PROBE_K, LongTermPeer, PeerHit
+from memlab.peers.component import LongTermPeer, PeerHit, PeerSettings
 
 ENTRY = "longterm=langmem"
 CREATED = re.compile(r"created memory (\S+)")  # what LangMem's manage tool answers a create with
@@ -33,10 +33,7 @@ class LangMemMemory(LongTermPeer):
 
     Args:
         embedder: memlab's embedder, the store's ``index["embed"]``.
-        counter: counts the injected block's tokens.
-        load_max_items: see `LongTermPeer`.
-        probe_k: see `LongTermPeer`.
-        retrieve: see `LongTermPeer`.
+        settings: `PeerSettings` (counter, load_max_items, probe_k, retrieve), as `LongTermPeer` takes them.
     """
 
     libraries = ("langmem", "langgraph")
@@ -45,12 +42,9 @@ class LangMemMemory(LongTermPeer):
     def __init__(
         self,
         embedder: Embedder,
-        counter: str = "cl100k_base",
-        load_max_items: int = LOAD_MAX_ITEMS,
-        probe_k: int = PROBE_K,
-        retrieve: str = "session_start",
+        **settings: Unpack[PeerSettings],
     ) -> None:
-        super().__init__(counter, load_max_items, probe_k, retrieve)
+        super().__init__(**settings)
         self._memory = require("langgraph.store.memory", ENTRY)
         self._tools = require("langmem", ENTRY)
         self.embedder = embedder
@@ -81,7 +75,7 @@ class LangMemMemory(LongTermPeer):
             created = CREATED.search(answer)
             if created is None:
                 raise MemlabError(f"{ENTRY}: LangMem's manage_memory answered {answer!r}, not 'created memory <id>'")
-            self._evidence[created.group(1)] = (m.id,) if m.id else ()
+            self._evidence[self.memory_id(created.group(1))] = (m.id,) if m.id else ()
             saved += 1
         return saved
 
@@ -89,7 +83,8 @@ class LangMemMemory(LongTermPeer):
         self._calls += 1
         call = {"type": "tool_call", "id": f"search-{self._calls}", "name": self.find.name}
         reply = self.find.invoke({**call, "args": {"query": query, "limit": k}})
+        ids = [self.memory_id(item.key) for item in reply.artifact]
         return [
-            PeerHit(str(item.value["content"]), self._evidence.get(item.key, ()), float(item.score or 0.0))
-            for item in reply.artifact
+            PeerHit(str(item.value["content"]), self._evidence.get(i, ()), float(item.score or 0.0), i)
+            for item, i in zip(reply.artifact, ids, strict=True)
         ]

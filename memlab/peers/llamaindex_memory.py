@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from memlab.context.peers.base import require
 from memlab.embed.base import Embedder
@@ -29,7 +29,7 @@ from memlab.errors import MemlabError
 from memlab.llm import TASK_MEMORY_SUMMARY, ChatModel
 from memlab.messages import Message
 from memlab.peers.adapters import llamaindex_embedding, llamaindex_llm
-from memlab.peers.component import LOAD_MAX_ITEMS, PROBE_K, LongTermPeer, PeerHit
+from memlab.peers.component import LongTermPeer, PeerHit, PeerSettings
 
 ENTRY = "longterm=llamaindex_memory"
 EVIDENCE = "memlab_evidence"  # the node metadata key holding the turn ids a node was made from
@@ -100,15 +100,12 @@ class LlamaIndexMemory(LongTermPeer):
     Args:
         embedder: memlab's embedder, given to llama-index as its `embed_model`.
         llm: memlab's model, the fact block's LLM (used only with `facts`).
-        counter: memlab's counter: llama-index's `tokenizer_fn` and the injected block's tokens.
         token_limit: `Memory`'s token_limit.
         token_flush_size: `Memory`'s token_flush_size (tokens per flush, one node each).
         chat_history_token_ratio: `Memory`'s share of token_limit kept in its FIFO.
         facts: add a `FactExtractionMemoryBlock`.
         max_facts: the fact block's max_facts.
-        load_max_items: see `LongTermPeer`.
-        probe_k: see `LongTermPeer`.
-        retrieve: see `LongTermPeer`.
+        settings: `PeerSettings` (counter, load_max_items, probe_k, retrieve), as `LongTermPeer` takes them.
     """
 
     libraries = ("llama-index-core",)
@@ -118,17 +115,14 @@ class LlamaIndexMemory(LongTermPeer):
         self,
         embedder: Embedder,
         llm: ChatModel | None = None,
-        counter: str = "cl100k_base",
         token_limit: int = DEFAULT_TOKEN_LIMIT,
         token_flush_size: int = DEFAULT_FLUSH_SIZE,
         chat_history_token_ratio: float = DEFAULT_HISTORY_RATIO,
         facts: bool = False,
         max_facts: int = 50,
-        load_max_items: int = LOAD_MAX_ITEMS,
-        probe_k: int = PROBE_K,
-        retrieve: str = "session_start",
+        **settings: Unpack[PeerSettings],
     ) -> None:
-        super().__init__(counter, load_max_items, probe_k, retrieve)
+        super().__init__(**settings)
         if facts and llm is None:
             raise MemlabError(f"{ENTRY}: facts=true needs a model (llm=...)")
         self._memory_module = require("llama_index.core.memory", ENTRY)
@@ -177,8 +171,7 @@ class LlamaIndexMemory(LongTermPeer):
         self.vector.similarity_top_k = k
         question = self._types.ChatMessage(role="user", content=query)
         self._loop.run_until_complete(self.vector.aget([question]))
-        hits = [PeerHit(n.text, tuple(n.metadata.get(EVIDENCE, ())), float(s)) for n, s in self.store.last()]
-        return hits
+        return [PeerHit(n.text, tuple(n.metadata.get(EVIDENCE, ())), float(s), n.node_id) for n, s in self.store.last()]
 
     def _render(self, hits: Sequence[PeerHit]) -> str:
         """The retrieved nodes, then every extracted fact, as llama-index puts its fact block in the prompt."""

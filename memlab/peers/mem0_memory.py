@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from memlab.context.peers.base import require
 from memlab.embed.base import Embedder
@@ -30,7 +30,7 @@ from memlab.errors import MemlabError
 from memlab.llm import TASK_EXTRACT_MEMORIES, ChatModel
 from memlab.messages import Message
 from memlab.peers.adapters import chat_messages, embed_texts
-from memlab.peers.component import LOAD_MAX_ITEMS, PROBE_K, Collector, LongTermPeer, PeerHit, evidence_of
+from memlab.peers.component import Collector, LongTermPeer, PeerHit, PeerSettings, evidence_of
 
 ENTRY = "longterm=mem0"
 EVIDENCE = "evidence"  # the metadata key holding the turn ids a memory cites
@@ -68,12 +68,9 @@ class Mem0Memory(LongTermPeer):
     Args:
         embedder: memlab's embedder, set as mem0's `embedding_model`.
         llm: memlab's model, set as mem0's `llm` (used only with `infer`).
-        counter: counts the injected block's tokens.
         infer: mem0 extracts memories with the model (true) or stores each turn as it is (false).
         threshold: mem0's search threshold.
-        load_max_items: see `LongTermPeer`.
-        probe_k: see `LongTermPeer`.
-        retrieve: see `LongTermPeer`.
+        settings: `PeerSettings` (counter, load_max_items, probe_k, retrieve), as `LongTermPeer` takes them.
     """
 
     libraries = ("mem0ai", "qdrant-client")
@@ -83,14 +80,11 @@ class Mem0Memory(LongTermPeer):
         self,
         embedder: Embedder,
         llm: ChatModel | None = None,
-        counter: str = "cl100k_base",
         infer: bool = False,
         threshold: float = DEFAULT_THRESHOLD,
-        load_max_items: int = LOAD_MAX_ITEMS,
-        probe_k: int = PROBE_K,
-        retrieve: str = "session_start",
+        **settings: Unpack[PeerSettings],
     ) -> None:
-        super().__init__(counter, load_max_items, probe_k, retrieve)
+        super().__init__(**settings)
         if infer and llm is None:
             raise MemlabError(f"{ENTRY}: infer=true needs a model (llm=litellm)")
         os.environ["MEM0_TELEMETRY"] = "False"  # read when mem0 is first imported ...
@@ -130,7 +124,10 @@ class Mem0Memory(LongTermPeer):
             found = self._add(turns, evidence_of(turns))
         else:  # one memory per turn, citing it: mem0 gives a call's metadata to every message of it
             found = [r for m in turns for r in self._add([m], evidence_of([m]))]
-        return sum(1 for r in found if r.get("event") == "ADD")
+        added = [r for r in found if r.get("event") == "ADD"]
+        for r in added:
+            self.memory_id(str(r.get("id")))
+        return len(added)
 
     def _add(self, turns: Sequence[Message], evidence: tuple[str, ...]) -> list[dict[str, Any]]:
         messages = [{"role": m.role if m.role in ("user", "assistant") else "user", "content": m.text} for m in turns]
@@ -141,6 +138,11 @@ class Mem0Memory(LongTermPeer):
         found = self.memory.search(query, top_k=k, filters={"user_id": self._user}, threshold=self.threshold)
         rows = found.get("results", ()) if isinstance(found, dict) else found
         return [
-            PeerHit(r["memory"], tuple((r.get("metadata") or {}).get(EVIDENCE, ())), float(r.get("score") or 0.0))
+            PeerHit(
+                r["memory"],
+                tuple((r.get("metadata") or {}).get(EVIDENCE, ())),
+                float(r.get("score") or 0.0),
+                self.memory_id(str(r.get("id"))),
+            )
             for r in rows
         ]

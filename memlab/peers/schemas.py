@@ -1,4 +1,9 @@
-"""Structured configs of the long-term peers (`longterm=llamaindex_memory|mem0|langmem`), validated at start."""
+"""Structured configs of the peers on the long-term and Memory layers, validated at start.
+
+`longterm=llamaindex_memory|mem0|langmem`; `memory=llamaindex_summary|langmem_summary` (a cleanup service
+whose strategy node is the library's summarizer) and `agent_memory=llamaindex_summary|langmem_summary` (an
+AgentMemory whose compressor node is the same summarizer).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from memlab import ranges
-from memlab.peers import component, llamaindex_memory, mem0_memory
+from memlab.memory.schemas import AgentHistoryConfig, CleanupConfig
+from memlab.peers import component, llamaindex_memory, mem0_memory, summaries
 
 
 @dataclass
@@ -64,7 +70,45 @@ class LangMemConfig(PeerConfig):
     _target_: str = "memlab.peers.LangMemMemory"
 
 
+@dataclass
+class HistorySummaryConfig:
+    """What both stored-history summarizers take: the run's model and counter, the history's token budget."""
+
+    llm: Any = "${llm}"
+    """The model that writes the library's summaries (the run's, through an adapter)."""
+    counter: str = "${tokenizer}"
+    """The library's token counter (the run's tokenizer, over each message's text)."""
+    max_tokens: int = ranges.positive(summaries.DEFAULT_MAX_TOKENS)
+    """The tokens of history the library keeps (llama-index's token_limit, LangMem's max_tokens)."""
+
+
+@dataclass
+class LlamaIndexSummaryConfig(HistorySummaryConfig):
+    """llama-index's ChatSummaryMemoryBuffer on the stored history."""
+
+    _target_: str = "memlab.peers.LlamaIndexSummaryMemory"
+    summary_tokens: int | None = ranges.positive(summaries.DEFAULT_SUMMARY_TOKENS)
+    """The longest summary asked of the model (null: the model's own limit)."""
+
+
+@dataclass
+class LangMemSummaryConfig(HistorySummaryConfig):
+    """LangMem's summarize_messages on the stored history."""
+
+    _target_: str = "memlab.peers.LangMemSummaryMemory"
+    max_tokens_before_summary: int | None = ranges.positive(None)
+    """Tokens not yet summarized that start a summary (null: max_tokens, LangMem's default)."""
+    max_summary_tokens: int = ranges.positive(summaries.LANGMEM_SUMMARY_TOKENS)
+    """The summary's share of max_tokens, and the model's answer limit (LangMem's default 256)."""
+
+
+SUMMARIZERS: dict[str, type] = {"llamaindex_summary": LlamaIndexSummaryConfig, "langmem_summary": LangMemSummaryConfig}
+
 SCHEMAS: dict[tuple[str, str], type] = {
+    **{("memory_strategy", name): node for name, node in SUMMARIZERS.items()},
+    **{("memory", name): CleanupConfig for name in SUMMARIZERS},
+    **{("memory_compressor", name): node for name, node in SUMMARIZERS.items()},
+    **{("agent_memory", name): AgentHistoryConfig for name in SUMMARIZERS},
     ("longterm", "llamaindex_memory"): LlamaIndexMemoryConfig,
     ("longterm", "mem0"): Mem0Config,
     ("longterm", "langmem"): LangMemConfig,

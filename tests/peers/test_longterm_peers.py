@@ -1,7 +1,8 @@
 """Long-term peers (llama-index Memory, mem0, LangMem): real runs on a LoCoMo slice, their metrics, their rankings.
 
 - each entry runs through `memlab.api.run` on the first three sessions of conv-26: every long-term metric is
-  filled, and recall@K and nDCG@10 equal an independent computation over the probe records the run emitted;
+  filled, and recall@K and nDCG@10 equal an independent computation over the probe records the run emitted
+  and ranx's over the run's retrievals.trec and .qrels;
 - mem0 (raw mode, no threshold) and LangMem store one memory per turn and rank by cosine similarity over
   memlab's embedder: both rankings equal a brute-force numpy ranking of the same turns (the differential test);
 - llama-index's nodes cite exactly the turns `Memory` flushed, in order, and the FIFO keeps the rest.
@@ -9,11 +10,13 @@
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import replace
 
 import numpy as np
 import pytest
+from ranx import Qrels, Run, evaluate
 
 for _library in ("llama_index.core", "mem0", "langmem", "langgraph", "qdrant_client"):
     pytest.importorskip(_library, reason=f"{_library} is not installed: pip install 'memlab[peers]'")
@@ -34,6 +37,7 @@ SLICE = (
     "seed=0",
 )
 PEERS = ("llamaindex_memory", "mem0", "langmem")
+RANX_METRICS = ("recall@1", "recall@5", "recall@10", "recall@20", "ndcg@10")
 
 
 def independent_recall(evidence: set[str], retrieved: list[list[str]], k: int) -> float:
@@ -74,6 +78,25 @@ def test_a_peer_fills_every_long_term_metric(entry: str, locomo_path, tmp_path) 
     assert {"llamaindex_memory": "llama-index-core", "mem0": "mem0ai", "langmem": "langmem"}[entry] in manifest
     latency = (result.run_dir / "latency.json").read_text()
     assert '"latency.retrieval.p50_us": null' not in latency and '"latency.extract.p50_us": null' not in latency
+    # retrievals.jsonl, .trec and .qrels as memlab's own component writes them: the jsonl's rankings give
+    # metrics.json's recall, and ranx on the TREC files reproduces it where one docid per rank can carry the
+    # credit (mem0's and LangMem's memories cite one turn each; a llama-index node cites 3-4, and when it is the
+    # first to cite two evidence turns of a question ranx credits one: `credited_docids`, never more).
+    lines = [json.loads(line) for line in (result.run_dir / "retrievals.jsonl").read_text().splitlines()]
+    scored = [line for line in lines if line["scored"]]
+    assert len(scored) == len(probes)
+    assert all(mid.startswith(("node-", f"{entry}-")) for line in lines for mid, _, _ in line["ranked"])
+    for k in (1, 10, 20):
+        mine = [independent_recall(set(x["evidence"]), [t for *_, t in x["ranked"]], k) for x in scored]
+        assert m[f"longterm.recall@{k}"] == pytest.approx(np.mean(mine), abs=1e-6)
+    qrels = Qrels.from_file(str(result.run_dir / "retrievals.qrels"), kind="trec")
+    trec = Run.from_file(str(result.run_dir / "retrievals.trec"), kind="trec")
+    scores = evaluate(qrels, trec, list(RANX_METRICS), make_comparable=True)
+    for name in RANX_METRICS:
+        if entry == "llamaindex_memory":
+            assert 0 < scores[name] <= m[f"longterm.{name}"] + 1e-6, name
+        else:
+            assert scores[name] == pytest.approx(m[f"longterm.{name}"], abs=1e-6), name
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +152,8 @@ def test_llamaindex_nodes_cite_what_memory_flushed(conversation) -> None:
 
 @pytest.mark.parametrize("entry", PEERS)
 def test_a_peer_run_is_byte_identical_when_repeated(entry: str, locomo_path, tmp_path) -> None:
-    """The libraries' own ids (uuid4) and clocks never reach metrics.json: same config, same bytes."""
+    """Libraries' own ids (uuid4) and clocks never reach metrics.json or retrievals.jsonl: same config, same bytes."""
     cfg = compose([f"longterm={entry}", f"dataset.path={locomo_path}", *SLICE, "sim.max_sessions=2"])
-    first, second = (run(cfg, tmp_path / str(i)).run_dir / "metrics.json" for i in range(2))
-    assert first.read_bytes() == second.read_bytes()
+    first, second = (run(cfg, tmp_path / str(i)).run_dir for i in range(2))
+    for name in ("metrics.json", "retrievals.jsonl", "retrievals.trec"):
+        assert (first / name).read_bytes() == (second / name).read_bytes(), name
