@@ -419,7 +419,7 @@ def _shell_completion(args: list[str]) -> None:
     Installing (here or after `run`) also writes the key tree a TAB reads (`write_key_tree`), so that keys
     complete from then on.
     """
-    if completion.main(args):
+    if completion.answer(args):
         return
     if _installs_completion(args):
         write_key_tree()

@@ -165,7 +165,7 @@ def complete(line: str) -> list[str]:
     return sorted(set(matched + keys))
 
 
-def main(args: list[str]) -> bool:
+def answer(args: list[str]) -> bool:
     """Answer `memlab -sc query=SHELL` from conf/ and the key tree; False when Hydra has to answer instead.
 
     Args:

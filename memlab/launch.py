@@ -8,10 +8,10 @@ import sys
 from memlab import completion
 
 
-def main() -> None:
+def entry() -> None:
     """`memlab ARGS`: ``-sc query=bash`` (a TAB) from conf/ and the cached key tree, the rest through memlab.cli."""
     args = sys.argv[1:]
-    if args[:1] in (["-sc"], ["--shell-completion"]) and completion.main(args):
+    if args[:1] in (["-sc"], ["--shell-completion"]) and completion.answer(args):
         return
     from memlab.cli import main as cli_main
 
