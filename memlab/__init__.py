@@ -1,6 +1,20 @@
 """memlab: a benchmark and simulation lab for LLM agents' context and memory strategies."""
 
-from memlab.api import compose, run
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memlab.api import compose, run
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    """`compose` and `run`, imported on first use: the `memlab` command's completion imports no config code."""
+    if name in __all__:
+        from memlab import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = ["compose", "run"]

@@ -1,3 +1,3 @@
-from memlab.cli import main
+from memlab.launch import entry
 
-main()
+entry()

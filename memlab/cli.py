@@ -10,11 +10,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import math
 import os
 import sys
 import textwrap
 import traceback
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -24,10 +27,10 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.errors import ConfigCompositionException, InstantiationException
 from hydra.experimental.callback import Callback
 from hydra.types import RunMode
-from omegaconf import DictConfig
+from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 from omegaconf.errors import InterpolationResolutionError, OmegaConfBaseException
 
-from memlab import config
+from memlab import completion, config
 from memlab.config_keys import ConfigKeyProblem, check_keys, explain_error
 from memlab.errors import MemlabError
 
@@ -411,28 +414,131 @@ def topic_help(topic: str) -> str:
 
 
 def _shell_completion(args: list[str]) -> None:
-    """`memlab -sc query=bash`, as the script of `memlab run -sc install=bash` calls it on TAB.
+    """`memlab -sc ...`: a TAB (``query=bash``) is answered by memlab.completion; install and the rest by Hydra.
 
-    The command word completes to memlab's commands; after `run`, Hydra completes overrides
-    of the line without the `run` word, as it would for a plain Hydra app.
+    Installing (here or after `run`) also writes the key tree a TAB reads (`write_key_tree`), so that keys
+    complete from then on.
     """
-    line = os.environ.get("COMP_LINE", "")
-    words = line.split()
-    if any(a.startswith("query=") for a in args) and (len(words) < 2 or (len(words) == 2 and not line.endswith(" "))):
-        print(" ".join(["run", *COMMANDS]))
+    if completion.answer(args):
         return
-    if any(a.startswith("query=") for a in args):
-        if words[1] != "run":
-            return  # report / compare / recommend take paths: the shell's own completion
-        os.environ["COMP_LINE"] = " ".join([words[0], *words[2:]]) + (" " if line.endswith(" ") else "")
+    if _installs_completion(args):
+        write_key_tree()
     _hydra(args)
     _run()
+
+
+def _installs_completion(args: list[str]) -> bool:
+    """Whether `args` install shell completion (``-sc install=bash``, also after `run`)."""
+    return any(a in ("-sc", "--shell-completion") for a in args) and any(a.startswith("install=") for a in args)
+
+
+def write_key_tree() -> Path:
+    """Write the key tree of `memlab.completion`: the default config's keys and each group entry's own keys.
+
+    An entry's keys are its schema's fields (its ``/schema/...`` defaults) with its YAML on top, put in the
+    default config in place of the group's default (no composition per entry: ~0.3 s each); entries of
+    ``# @package _global_`` groups and hooks (added under their own names) are left out.
+    """
+    from hydra import compose, initialize_config_module
+
+    store = config.register()
+    with initialize_config_module(CONFIG_MODULE, version_base=None):
+        cfg = compose("config", return_hydra_config=True)  # Hydra's completion offers hydra.* keys too
+        groups = _hydra_groups()
+    entries: dict[str, Any] = {}
+    for group in GROUP_HELP:
+        for path in sorted((completion.conf_dir() / group).glob("*.yaml")):
+            if group == "hooks" or "@package _global_" in path.read_text(encoding="utf-8"):
+                continue
+            body = OmegaConf.load(path)
+            assert isinstance(body, DictConfig)
+            node: DictConfig = OmegaConf.create()
+            for item in body.pop("defaults", []):
+                name, _, at = str(item).partition("@")
+                if name.startswith("/schema/"):
+                    schema = store.load(f"{name.removeprefix('/')}.yaml").node
+                    node = OmegaConf.merge(node, schema if at == "_here_" else {at: schema})  # type: ignore[assignment]
+            root = cfg.copy()
+            with open_dict(root):
+                root[group] = OmegaConf.merge(node, body)
+            entries[f"{group}={path.stem}"] = _key_tree(root, root._get_node(group), group)
+    out = completion.key_tree_path()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tree = {"default": _key_tree(cfg, cfg, ""), "entries": entries, "groups": groups}
+    out.write_text(json.dumps(tree, default=str), encoding="utf-8")
+    return out
+
+
+def _hydra_groups() -> dict[str, dict[str, list[str]]]:
+    """Hydra's own groups (hydra/launcher, hydra/sweeper, ... with its plugins'): their entries and subgroups."""
+    from hydra.core.global_hydra import GlobalHydra
+
+    loader = GlobalHydra.instance().config_loader()
+    found, todo = {}, ["hydra"]
+    while todo:
+        group = todo.pop()
+        subgroups = sorted(loader.list_groups(group))
+        found[group] = {"entries": sorted(loader.get_group_options(group)), "groups": subgroups}
+        todo += [f"{group}/{sub}" for sub in subgroups]
+    return found
+
+
+def _key_tree(root: DictConfig, node: Any, key: str) -> Any:
+    """`node` (at `key` of `root`) as plain data, as Hydra's completion shows it: values resolved where they can
+    be, an empty (None) list or mapping as an empty one (Hydra offers ``key.`` for it, not ``key=``)."""
+    if isinstance(node, DictConfig | ListConfig):
+        if node._is_none() or node._is_missing():
+            return {} if isinstance(node, DictConfig) else []
+        if isinstance(node, ListConfig):
+            return [_key_tree(root, node._get_node(i), f"{key}.{i}") for i in range(len(node))]
+        return {k: _key_tree(root, node._get_node(k), f"{key}.{k}" if key else k) for k in map(str, node)}
+    try:
+        return OmegaConf.select(root, key, throw_on_missing=True)
+    except Exception:  # missing (???), or a resolver that cannot run outside a run: the value as written
+        return node._value() if node is not None else None
 
 
 def _hydra(args: list[str]) -> None:
     """Hand `args` to the Hydra entry point as `memlab`'s own command line."""
     config.register()
     sys.argv = ["memlab", *args]  # Hydra's completion script registers itself for argv[0]
+
+
+# What may set `hydra.mode` (a preset sweep: experiment=demo) besides `-m`: an experiment, an optuna search,
+# Hydra's own keys, this machine's conf/local/default.yaml, another config (--config-name, --config-dir, ...).
+_MODE_SETTERS = ("experiment", "hparams_search", "hydra", "local")
+
+
+def _known_single_run(args: list[str]) -> bool:
+    """Whether `memlab run ARGS` is a single run whatever its config says: no -m and nothing that sets hydra.mode.
+
+    Hydra composes the whole config once only to read ``hydra.mode`` before composing it again for the run
+    (~0.15-0.3 CPU s); for such a command line that first composition finds nothing and is skipped.
+    Every other group's entries live in their own package (``context: ...``) or, for debug=, are tested not
+    to set Hydra's keys (tests/test_startup_imports.py).
+    """
+    if (completion.conf_dir() / "local" / "default.yaml").exists():
+        return False
+    for arg in args:
+        if arg.startswith("-"):
+            return False  # -m, --multirun, --config-*, -cp/-cn/-cd, ...
+        key = arg.lstrip("+~").partition("=")[0]
+        if key.split("/")[0].split(".")[0].split("@")[0] in _MODE_SETTERS:
+            return False
+    return True
+
+
+@contextlib.contextmanager
+def _no_mode_probe() -> Iterator[None]:
+    """While a known single run starts, Hydra's mode probe answers "not set" without composing (as it would)."""
+    from hydra._internal.hydra import Hydra
+
+    probe = Hydra.get_mode
+    Hydra.get_mode = lambda self, config_name, overrides: None  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Hydra.get_mode = probe  # type: ignore[method-assign]
 
 
 def _list_groups_from_one_repository() -> None:
@@ -483,6 +589,8 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(2)
         return
     if command == "run":
+        if _installs_completion(rest):
+            write_key_tree()
         _hydra(rest)
         if any(a in ("--hydra-help", "--info", "-i") for a in rest):
             _list_groups_from_one_repository()
@@ -490,7 +598,8 @@ def main(argv: list[str] | None = None) -> None:
         OutputFolders.forget()
         _forget_last_sweep()
         try:
-            _run()
+            with _no_mode_probe() if _known_single_run(rest) else contextlib.nullcontext():
+                _run()
         except (ConfigCompositionException, OmegaConfBaseException, ConfigKeyProblem) as e:
             _discard_sweep_stub()
             print(f"memlab: error: {explain_error(e)}", file=sys.stderr)

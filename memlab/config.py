@@ -121,6 +121,14 @@ class SweepConfig:
 
 
 @dataclass
+class ReportConfig:
+    """What a run's report.html draws besides its tables."""
+
+    plots: bool = True
+    """Draw the report's figures (matplotlib: ~0.5 s per run); debug=default turns them off."""
+
+
+@dataclass
 class RunConfig:
     """The whole experiment: one entry per group plus run-wide settings."""
 
@@ -172,6 +180,8 @@ class RunConfig:
     """What a sweep optimizes."""
     sweep: SweepConfig = field(default_factory=SweepConfig)
     """How a sweep ends."""
+    report: ReportConfig = field(default_factory=ReportConfig)
+    """What the run's report draws."""
     output_dir: str | None = None
     """Where the run directory is published; None: Hydra's run directory."""
     profile: bool = False

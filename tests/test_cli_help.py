@@ -74,8 +74,14 @@ def _complete(line: str, tmp_path: Path) -> list[str]:
     """COMPREPLY of the installed bash completion for the command line `line` (cursor at its end)."""
     if shutil.which("bash") is None:
         pytest.skip("bash is not installed")
+    cache = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}  # the key tree a TAB reads: this test's own
     script = subprocess.run(
-        [BIN / "memlab", "run", "-sc", "install=bash"], capture_output=True, text=True, check=True, cwd=tmp_path
+        [BIN / "memlab", "run", "-sc", "install=bash"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+        env=cache,
     ).stdout
     words = line.split() + ([""] if line.endswith(" ") else [])
     quoted = " ".join(f"'{w}'" for w in words)
@@ -85,7 +91,7 @@ COMP_LINE='{line}'; COMP_POINT={len(line)}; COMP_WORDS=({quoted}); COMP_CWORD={l
 hydra_bash_completion
 printf '%s\\n' "${{COMPREPLY[@]}}"
 """
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    env = {**cache, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
     done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert done.returncode == 0, done.stderr
     return [w for w in done.stdout.splitlines() if w]

@@ -5,6 +5,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
+
+import yaml
+
+from memlab import cli
 
 HEAVY = ("scipy", "sklearn", "pandas", "matplotlib", "litellm", "faiss", "sqlalchemy", "torch", "sentence_transformers")
 
@@ -33,3 +38,74 @@ def test_the_experiment_module_loads_no_report_library() -> None:
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     loaded = set(json.loads(out.splitlines()[-1]))
     assert "memlab" in loaded and loaded.isdisjoint({"pandas", "matplotlib"}), sorted(loaded & {"pandas", "matplotlib"})
+
+
+_TINY_RUN = """
+import json, sys
+import tiktoken
+from hydra._internal.hydra import Hydra
+from memlab import cli
+
+built = []
+init = tiktoken.Encoding.__init__
+
+
+def counted(self, name, *args, **kwargs):
+    built.append(name)
+    init(self, name, *args, **kwargs)
+
+
+tiktoken.Encoding.__init__ = counted
+composed = []
+compose = Hydra.compose_config
+
+
+def compose_counted(self, *args, **kwargs):
+    composed.append(kwargs.get("run_mode"))
+    return compose(self, *args, **kwargs)
+
+
+Hydra.compose_config = compose_counted
+try:
+    cli.main(["run", "debug=default", "output_dir=run"])
+except SystemExit as e:
+    assert not e.code, e.code
+modules = sorted({m.split(".")[0] for m in sys.modules})
+print(json.dumps({"encodings": built, "modules": modules, "composed": len(composed)}))
+"""
+
+
+def test_a_tiny_run_loads_one_encoding_and_no_plotting(tmp_path: Path) -> None:
+    """debug=default: the run's tokenizer is the only encoding built (the latency reference workload shares it),
+    the config is composed once (no mode probe), and report.plots=false leaves matplotlib unimported; the
+    report says the figures were not drawn."""
+    done = subprocess.run([sys.executable, "-c", _TINY_RUN], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen["encodings"] == ["o200k_base"]
+    assert seen["composed"] == 1
+    assert "matplotlib" not in seen["modules"]
+    assert "report.plots=false" in (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
+
+
+def test_only_known_single_runs_skip_hydras_mode_probe() -> None:
+    """Skipped only where nothing can set hydra.mode: a preset sweep (experiment=demo) still sweeps without -m."""
+    assert cli._known_single_run(["debug=default", "context=trim", "context.max_tokens=500", "+hooks@hooks.s=sessions"])
+    for args in (
+        ["experiment=demo"],
+        ["+experiment=demo"],
+        ["hparams_search=window_budget"],
+        ["hydra.mode=MULTIRUN"],
+        ["hydra/launcher=joblib"],
+        ["-m", "context=trim"],
+        ["--config-dir", "/elsewhere"],
+    ):
+        assert not cli._known_single_run(args), args
+
+
+def test_no_debug_entry_sets_hydras_keys() -> None:
+    """debug entries are global (`# @package _global_`) and skip the mode probe: none may set hydra.*."""
+    from memlab.completion import conf_dir
+
+    for entry in (conf_dir() / "debug").glob("*.yaml"):
+        assert "hydra" not in (yaml.safe_load(entry.read_text(encoding="utf-8")) or {}), entry

@@ -16,9 +16,6 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from memlab.errors import MemlabError
-from memlab.report.comparison import inert_note, inert_parameters, write_comparison
-from memlab.report.rundata import find_runs, load_run
-from memlab.report.sweep import SweepJobs, sweep_jobs
 
 LAST_SWEEP: dict[str, Any] = {}  # "jobs": SweepJobs, "allow_failures": bool, "dir": Path of the last multirun
 
@@ -27,6 +24,12 @@ class ComparisonCallback(Callback):
     """Writes comparison.csv|md|html of every job of the sweep (failed ones marked) into the sweep dir."""
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        # Here, not at import: Hydra builds this callback when any run starts, and the report code loads
+        # pandas and matplotlib (a single run would pay ~1 s for a comparison it never writes).
+        from memlab.report.comparison import inert_note, inert_parameters, write_comparison
+        from memlab.report.rundata import find_runs, load_run
+        from memlab.report.sweep import SweepJobs, sweep_jobs
+
         sweep_dir = Path(config.hydra.sweep.dir)
         jobs: SweepJobs = sweep_jobs(sweep_dir) if sweep_dir.is_dir() else SweepJobs(None, (), (), ())
         allow = bool(config.get("sweep", {}).get("allow_failures", False))

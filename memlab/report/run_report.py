@@ -23,7 +23,7 @@ from memlab.metrics.registry import (
     view,
 )
 from memlab.naming import NOISE
-from memlab.report import html, plots
+from memlab.report import html
 from memlab.report.budget import Budget, run_budget, used_line
 from memlab.report.fmt import fmt_value, is_missing
 from memlab.report.health import measurement_warnings
@@ -274,6 +274,9 @@ def run_report_md(run: RunData) -> str:
     return "\n".join(out) + "\n"
 
 
+NO_PLOTS_NOTE = "Figures not drawn (report.plots=false); memlab run ... report.plots=true draws them."
+
+
 def run_report_html(run: RunData) -> str:
     """HTML: headline cards, the per-turn prompt curve, retention per category, latency, all metrics.
 
@@ -297,35 +300,14 @@ def run_report_html(run: RunData) -> str:
             if not is_missing(metrics.get(name)) and (name not in SUMMARY_CARDS or metrics.get("summary.count"))
         ),
     ]
-    figures = []
-    if not run.calls.empty:
-        figures.append(
-            html.figure(
-                plots.prompt_curves({"sent": run.calls}),
-                "Prompt tokens the strategy sends at each turn, against the whole history",
-            )
-        )
-    cats = category_table(metrics)
-    if not cats.empty and not cats.isna().all().all():
-        values = {name.split(".", 1)[1]: {str(c): v for c, v in cats[name].items()} for name in cats.columns}
-        figures.append(
-            html.figure(
-                plots.grouped_bars(
-                    values,
-                    title="What the context keeps, per question category",
-                    ylabel="% of probes' evidence / answer words",
-                ),
-                "Retention per question category",
-            )
-        )
-    if not run.latency_samples.empty:
-        figures.append(
-            html.figure(
-                plots.latency_boxes({run.name: run.latency_samples}), "Latency per step on this machine (latency.csv)"
-            )
-        )
+    figures: list[str] = []
+    if _plots_wanted(run):
+        figures = _figures(run, metrics)
+    elif not (run.calls.empty and run.latency_samples.empty):
+        body.append(f'<p class="muted">{html.esc(NO_PLOTS_NOTE)}</p>')
     if figures:
         body.append(f'<h2>Figures</h2><div class="grid2">{"".join(figures)}</div>')
+    cats = category_table(metrics)
     sections = metric_sections(metrics)
     if sections:
         body.append('<h2>Metrics</h2><div class="grid2">')
@@ -357,3 +339,46 @@ def run_report_html(run: RunData) -> str:
         f"{html.esc(str(run.manifest.get('data_sha256', ''))[:12])} · latencies vary per machine (latency.json)"
     )
     return html.page(f"memlab run: {run_title(run)}", _subtitle(run), "".join(body), footer)
+
+
+def _plots_wanted(run: RunData) -> bool:
+    """Whether the run's config asks for figures (`report.plots`; runs written before the key: yes).
+
+    Args:
+        run: A run read back (`load_run`).
+    """
+    return bool((run.config.get("report") or {}).get("plots", True))
+
+
+def _figures(run: RunData, metrics: dict[str, Any]) -> list[str]:
+    """The report's figures: the per-turn prompt curve, retention per category, latency per step."""
+    from memlab.report import plots  # matplotlib: imported only when a report draws
+
+    figures = []
+    if not run.calls.empty:
+        figures.append(
+            html.figure(
+                plots.prompt_curves({"sent": run.calls}),
+                "Prompt tokens the strategy sends at each turn, against the whole history",
+            )
+        )
+    cats = category_table(metrics)
+    if not cats.empty and not cats.isna().all().all():
+        values = {name.split(".", 1)[1]: {str(c): v for c, v in cats[name].items()} for name in cats.columns}
+        figures.append(
+            html.figure(
+                plots.grouped_bars(
+                    values,
+                    title="What the context keeps, per question category",
+                    ylabel="% of probes' evidence / answer words",
+                ),
+                "Retention per question category",
+            )
+        )
+    if not run.latency_samples.empty:
+        figures.append(
+            html.figure(
+                plots.latency_boxes({run.name: run.latency_samples}), "Latency per step on this machine (latency.csv)"
+            )
+        )
+    return figures

@@ -7,6 +7,10 @@ as the steps it is compared with; `memlab compare --latency` reads latencies as 
 median of its samples (`latency.reference_us`). Timed five times at the end of the run instead,
 it caught whatever load that moment had: 3.3 to 11.6 ms over four unchanged runs on a loaded
 2-core machine, while the steps' medians moved by at most 1.4x.
+
+The workload tokenizes with o200k_base, the lab's default tokenizer (`tokenizer`: gpt-4o-mini's), so a
+run on the default tokenizer loads one encoding (each costs ~0.25 s to load); it was cl100k_base before
+issue 29, so `latency.reference_us` of older runs timed another encoding.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ import time
 from memlab.tokens import get_counter
 from memlab.trace import LATENCY_REFERENCE, emit
 
+REFERENCE_ENCODING = "o200k_base"
+
 REFERENCE_TEXTS = 50  # about 0.8 ms on an idle 2-core machine
 REFERENCE_EVERY_S = 0.5
 _TEXTS = tuple(
@@ -24,8 +30,8 @@ _TEXTS = tuple(
 
 
 def reference_us() -> float:
-    """Microseconds this process takes for the fixed workload now: tokenizing 50 short texts with cl100k_base."""
-    counter = get_counter("cl100k_base")
+    """Microseconds this process takes for the fixed workload now: tokenizing 50 short texts (`REFERENCE_ENCODING`)."""
+    counter = get_counter(REFERENCE_ENCODING)
     counter.count_text(_TEXTS[0])  # the encoding is loaded outside the timing
     start = time.perf_counter_ns()
     for text in _TEXTS:
