@@ -65,6 +65,22 @@ def counts_as_matrix(ids: np.ndarray, counts: np.ndarray, lengths: np.ndarray) -
     )
 
 
+def laid_out(columns: dict[int, int], rows: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """More rows of `term_counts` for a count matrix that `columns` (term id -> column) already numbers.
+
+    The rows' entries as `counts_as_matrix` lays them out after the earlier rows: a term's column is
+    its first use (terms new here are numbered on, in the order the rows first use them, and added to
+    `columns`), each row sorted by column. Earlier rows keep their columns and order, so a corpus
+    that grows at the end extends its count matrix instead of laying it out again.
+    """
+    ids = [i for row, _ in rows for i in row.tolist()]
+    if not ids:
+        return np.zeros(0, np.int32), np.zeros(0, np.int64)
+    column = np.fromiter((columns.setdefault(i, len(columns)) for i in ids), np.int64, len(ids))
+    order = np.lexsort((column, np.repeat(np.arange(len(rows)), [len(row) for row, _ in rows])))
+    return column[order].astype(np.int32), np.concatenate([c for _, c in rows])[order]
+
+
 def _sequential_row_sums(values: np.ndarray, indptr: np.ndarray) -> np.ndarray:
     """Each row's sum, added left to right from 0.0 as a C loop does (numpy's `sum` adds pairwise)."""
     lengths = np.diff(indptr)
