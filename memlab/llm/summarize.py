@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from memlab.llm.corpus import Corpus, Sentence, corpus
-from memlab.llm.tfidf import tfidf
+from memlab.llm.tfidf import as_matrix, tfidf
 from memlab.tokens import TiktokenCounter, _CachedCounter, get_counter
 
 if TYPE_CHECKING:
@@ -96,10 +96,7 @@ def _similarity(corpus: Corpus) -> sparse.csr_matrix:
     n = len(corpus.sentences)
     if not corpus.term_lengths.any():  # no content terms at all (only stop words or punctuation)
         return sparse.csr_matrix((n, n))
-    indptr = np.concatenate(([0], np.cumsum(corpus.term_lengths))).astype(np.int32)
-    counts = sparse.csr_array(
-        (corpus.count_values, corpus.count_columns, indptr), shape=(n, len(corpus.columns)), dtype=np.int64
-    )
+    counts = as_matrix(corpus.count_columns, corpus.count_values, corpus.term_lengths, len(corpus.columns))
     return sparse.csr_matrix(_gram(tfidf(counts)), shape=(n, n))
 
 
