@@ -107,21 +107,23 @@ def _gram(vectors: sparse.csr_array) -> tuple[np.ndarray, np.ndarray, np.ndarray
     (``csr_matmat_maxnnz``, ``csr_matmat``), each entry (i, j) adding the products of the terms
     both use in row i's order. That is symmetric bit for bit (the same products in the same order
     from either side), so its CSC form (``csr_tocsc``), whose columns come out sorted, is its sorted
-    CSR form. Calling the routines directly skips four sparse objects' checks per request.
+    CSR form. Called directly, the routines skip four sparse objects' checks per request, and the
+    count gives way to a bound computed with numpy (the product's arrays are only allocated longer).
     """
     from scipy.sparse import _sparsetools  # imported on use: scipy takes a third of a second
 
     n, m = vectors.shape
-    size = n * n  # at most; the index type follows it, as scipy's does the product's size
-    index = np.int32 if size <= np.iinfo(np.int32).max else np.int64
+    # The product's entries at most (each term pairs the sentences that use it); it writes where its rows end.
+    bound = int(np.bincount(vectors.indices, minlength=m)[vectors.indices].sum())
+    index = np.int32 if bound <= np.iinfo(np.int32).max else np.int64
     v_indptr, v_indices = vectors.indptr.astype(index), vectors.indices.astype(index)
     t_indptr, t_indices, t_data = np.empty(m + 1, index), np.empty(vectors.nnz, index), np.empty(vectors.nnz)
     _sparsetools.csr_tocsc(n, m, v_indptr, v_indices, vectors.data, t_indptr, t_indices, t_data)
-    size = _sparsetools.csr_matmat_maxnnz(n, n, v_indptr, v_indices, t_indptr, t_indices)
-    p_indptr, p_indices, p_data = np.empty(n + 1, index), np.empty(size, index), np.empty(size)
+    p_indptr, p_indices, p_data = np.empty(n + 1, index), np.empty(bound, index), np.empty(bound)
     _sparsetools.csr_matmat(
         n, n, v_indptr, v_indices, vectors.data, t_indptr, t_indices, t_data, p_indptr, p_indices, p_data
     )
+    size = int(p_indptr[-1])
     indptr, indices, data = np.empty(n + 1, index), np.empty(size, index), np.empty(size)
     _sparsetools.csr_tocsc(n, n, p_indptr, p_indices, p_data, indptr, indices, data)
     return data, indices, indptr
