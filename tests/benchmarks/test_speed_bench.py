@@ -6,6 +6,8 @@ same paths. Each prints its figures and stores them in ``benchmark.extra_info``;
 
 - ``context=summarize`` beside ``context=sliding_window`` on 3 LoCoMo conversations (wall ratio), as
   ``memlab run`` processes (the issue's measure: process included) and in this process after a warm-up;
+- the same per conversation: three dev7 conversations, each in a fresh process after a warm-up run on another
+  (wall ratio asserted within 2, issue 29);
 - the five context strategies over all of locomo_dev7.json as one sweep (one process, as Hydra's
   basic launcher runs it, the summary memo shared by its jobs);
 - ``hooks=summarization``, ``memory=summarize``, ``agent_memory=hybrid`` over the tau-bench set;
