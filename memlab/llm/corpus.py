@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memlab.llm.prompts import parse_transcript
-from memlab.llm.tfidf import term_counts
+from memlab.llm.tfidf import laid_out, term_counts
 from memlab.text import (
     content_term_tuple,
     is_date_or_number,
@@ -99,8 +99,11 @@ class Corpus:
     analyses: tuple[Analysis, ...]
     speaker_terms: frozenset[str]  # the terms of every speaker's name
     content: np.ndarray  # not filler: a content term that is neither a filler word nor a speaker's
-    term_ids: np.ndarray  # TF-IDF: each sentence's distinct content terms (`memlab.llm.tfidf.term_counts`), flat
-    term_counts: np.ndarray
+    # TF-IDF: the sentences' count matrix (`memlab.llm.tfidf.laid_out`), kept as it grows: the columns of
+    # each sentence's distinct content terms (`memlab.llm.tfidf.term_counts`) and their counts, flat, row by row
+    columns: dict[int, int]  # term id -> column (first use in the corpus); never changed once built
+    count_columns: np.ndarray
+    count_values: np.ndarray
     term_lengths: np.ndarray  # distinct content terms per sentence
     word_ids: np.ndarray  # `Analysis.other_words`, flat
     word_rows: np.ndarray  # the sentence of each entry of `word_ids`
@@ -128,6 +131,8 @@ class Corpus:
             content = np.concatenate([self.content, _content(analyses, speaker_terms)])
         else:  # a new speaker's name can make earlier sentences filler ("Wow, Ann!"): check them all again
             content = _content([*self.analyses, *analyses], speaker_terms)
+        columns = dict(self.columns)
+        count_columns, count_values = laid_out(columns, counts)
         return Corpus(
             transcript=transcript,
             speakers=speakers,
@@ -135,8 +140,9 @@ class Corpus:
             analyses=self.analyses + tuple(analyses),
             speaker_terms=speaker_terms,
             content=content,
-            term_ids=_concat(self.term_ids, [ids for ids, _ in counts]),
-            term_counts=_concat(self.term_counts, [c for _, c in counts]),
+            columns=columns,
+            count_columns=np.concatenate([self.count_columns, count_columns]),
+            count_values=np.concatenate([self.count_values, count_values]),
             term_lengths=np.concatenate([self.term_lengths, [len(ids) for ids, _ in counts]]).astype(np.int64),
             word_ids=_concat(self.word_ids, words),
             word_rows=np.concatenate([self.word_rows, np.repeat(np.arange(n, n + len(new)), [len(w) for w in words])]),
@@ -166,8 +172,9 @@ _EMPTY = Corpus(
     analyses=(),
     speaker_terms=frozenset(),
     content=np.zeros(0, bool),
-    term_ids=np.zeros(0, np.int64),
-    term_counts=np.zeros(0, np.int64),
+    columns={},
+    count_columns=np.zeros(0, np.int32),
+    count_values=np.zeros(0, np.int64),
     term_lengths=np.zeros(0, np.int64),
     word_ids=np.zeros(0, np.int64),
     word_rows=np.zeros(0, np.int64),

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from memlab.llm.corpus import Corpus, Sentence, corpus
-from memlab.llm.tfidf import counts_as_matrix, tfidf
+from memlab.llm.tfidf import as_matrix, tfidf
 from memlab.tokens import TiktokenCounter, _CachedCounter, get_counter
 
 if TYPE_CHECKING:
@@ -50,18 +50,22 @@ def _textrank(similarity: sparse.csr_matrix) -> np.ndarray:
     into a zeroed vector) without the operator's dispatch, and scales and shifts that vector in
     place: the same floats, for a third less time on a replay's many small graphs.
     """
-    from scipy import sparse  # imported on use: it takes a third of a second
-    from scipy.sparse import _sparsetools
+    from scipy.sparse import _sparsetools  # imported on use: scipy takes a third of a second
 
     n = similarity.shape[0]
     rows = np.repeat(np.arange(n), np.diff(similarity.indptr))
     off = similarity.indices != rows
     indices = similarity.indices[off]
-    indptr = np.concatenate(([0], np.cumsum(np.bincount(rows[off], minlength=n)))).astype(similarity.indptr.dtype)
-    graph = sparse.csr_matrix((similarity.data[off], indices, indptr), shape=(n, n))
-    out_weight = np.asarray(graph.sum(axis=1)).ravel()
+    weights = similarity.data[off]
+    per_row = np.bincount(rows[off], minlength=n)
+    indptr = np.concatenate(([0], np.cumsum(per_row))).astype(similarity.indptr.dtype)
+    # The graph's row sums as its `sum(axis=1)` adds them (`np.add.reduceat` over the non-empty rows).
+    out_weight = np.zeros(n)
+    nonempty = np.flatnonzero(per_row)
+    if len(nonempty):
+        out_weight[nonempty] = np.add.reduceat(weights, indptr[nonempty])
     inverse = np.divide(1.0, out_weight, out=np.zeros_like(out_weight), where=out_weight > 0)
-    transition_t = graph.data * inverse[indices]
+    transition_t = weights * inverse[indices]
     base = (1 - TEXTRANK_DAMPING) / n
     rank, step = np.full(n, 1.0 / n), np.empty(n)
     for _ in range(TEXTRANK_ITERATIONS):
@@ -92,11 +96,37 @@ def _similarity(corpus: Corpus) -> sparse.csr_matrix:
     n = len(corpus.sentences)
     if not corpus.term_lengths.any():  # no content terms at all (only stop words or punctuation)
         return sparse.csr_matrix((n, n))
-    vectors = tfidf(counts_as_matrix(corpus.term_ids, corpus.term_counts, corpus.term_lengths))
-    # Symmetric bit for bit (entry (i, j) adds the products of the terms both use, in the same order
-    # from either side), so its CSC form, whose columns come out sorted, is its sorted CSR form.
-    gram = sparse.csr_matrix(vectors @ vectors.T).tocsc()
-    return sparse.csr_matrix((gram.data, gram.indices, gram.indptr), shape=(n, n))
+    counts = as_matrix(corpus.count_columns, corpus.count_values, corpus.term_lengths, len(corpus.columns))
+    return sparse.csr_matrix(_gram(tfidf(counts)), shape=(n, n))
+
+
+def _gram(vectors: sparse.csr_array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``vectors @ vectors.T`` with sorted rows, as (data, indices, indptr), by the routines that product runs.
+
+    The operator transposes `vectors` to CSR (``csr_tocsc``), counts and computes the product
+    (``csr_matmat_maxnnz``, ``csr_matmat``), each entry (i, j) adding the products of the terms
+    both use in row i's order. That is symmetric bit for bit (the same products in the same order
+    from either side), so its CSC form (``csr_tocsc``), whose columns come out sorted, is its sorted
+    CSR form. Called directly, the routines skip four sparse objects' checks per request, and the
+    count gives way to a bound computed with numpy (the product's arrays are only allocated longer).
+    """
+    from scipy.sparse import _sparsetools  # imported on use: scipy takes a third of a second
+
+    n, m = vectors.shape
+    # The product's entries at most (each term pairs the sentences that use it); it writes where its rows end.
+    bound = int(np.bincount(vectors.indices, minlength=m)[vectors.indices].sum())
+    index = np.int32 if bound <= np.iinfo(np.int32).max else np.int64
+    v_indptr, v_indices = vectors.indptr.astype(index), vectors.indices.astype(index)
+    t_indptr, t_indices, t_data = np.empty(m + 1, index), np.empty(vectors.nnz, index), np.empty(vectors.nnz)
+    _sparsetools.csr_tocsc(n, m, v_indptr, v_indices, vectors.data, t_indptr, t_indices, t_data)
+    p_indptr, p_indices, p_data = np.empty(n + 1, index), np.empty(bound, index), np.empty(bound)
+    _sparsetools.csr_matmat(
+        n, n, v_indptr, v_indices, vectors.data, t_indptr, t_indices, t_data, p_indptr, p_indices, p_data
+    )
+    size = int(p_indptr[-1])
+    indptr, indices, data = np.empty(n + 1, index), np.empty(size, index), np.empty(size)
+    _sparsetools.csr_tocsc(n, n, p_indptr, p_indices, p_data, indptr, indices, data)
+    return data, indices, indptr
 
 
 def _score(corpus: Corpus, names: set[str], personal: bool) -> tuple[np.ndarray, sparse.csr_matrix]:

@@ -4,9 +4,10 @@ The summarizer's sentence vectors are ``TfidfVectorizer(analyzer=content_term_tu
 sublinear_tf=True).fit_transform(sentences)``. scikit-learn builds that vocabulary in Python over
 every term of every sentence on each call (and takes a second to import), while a replay
 summarizes nearly the same sentences on every call. Here a sentence's distinct terms (process-wide
-integer ids, in first-occurrence order) and their counts are computed once; a call lays them out
-with numpy as CountVectorizer does (each row's terms in the order the corpus first used them) and
-applies TfidfTransformer's arithmetic operation for operation, so every float is the one
+integer ids, in first-occurrence order) and their counts are computed once, and laid out once as
+CountVectorizer does (`laid_out`: each row's terms in the order the corpus first used them; a
+growing corpus adds the rows of its new sentences to the earlier ones); a call applies
+TfidfTransformer's arithmetic operation for operation, so every float is the one
 scikit-learn computes (tests/llm/test_tfidf.py compares them bit for bit). Only the column labels
 differ (first use in the corpus, not alphabetical), which no value depends on.
 """
@@ -39,30 +40,36 @@ def term_counts(text: str) -> tuple[np.ndarray, np.ndarray]:
 def count_matrix(sentences: list[str]) -> sparse.csr_array | None:
     """The term counts CountVectorizer(analyzer=content_term_tuple) gives, up to column labels; None: no terms."""
     rows = [term_counts(s) for s in sentences]
+    columns: dict[int, int] = {}
+    indices, counts = laid_out(columns, rows)
     lengths = np.fromiter((len(ids) for ids, _ in rows), np.int64, len(rows))
-    if not lengths.any():
-        return None
-    return counts_as_matrix(np.concatenate([i for i, _ in rows]), np.concatenate([c for _, c in rows]), lengths)
+    return as_matrix(indices, counts, lengths, len(columns)) if columns else None
 
 
-def counts_as_matrix(ids: np.ndarray, counts: np.ndarray, lengths: np.ndarray) -> sparse.csr_array:
-    """The count matrix of sentences given as `term_counts` laid end to end (`lengths`: terms per sentence).
+def laid_out(columns: dict[int, int], rows: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """More rows of `term_counts` for a count matrix whose terms `columns` (term id -> column) numbers so far.
 
-    CountVectorizer numbers terms by first use in the corpus, sorts each row by that number, then
-    relabels the columns alphabetically without reordering the rows; labelling the columns by first
-    use gives the same rows, entry for entry.
+    Their column indices and counts, flat, row after row, as CountVectorizer lays them out: it numbers
+    terms by first use in the corpus, sorts each row by that number, then relabels the columns
+    alphabetically without reordering the rows, so labelling the columns by first use gives the same
+    rows, entry for entry. Terms new here are numbered on in the order the rows first use them (and
+    added to `columns`); earlier rows keep their columns and order, so a corpus that grows at the end
+    extends its count matrix instead of laying it out again.
     """
+    ids = [i for row, _ in rows for i in row.tolist()]
+    if not ids:
+        return np.zeros(0, np.int32), np.zeros(0, np.int64)
+    column = np.fromiter((columns.setdefault(i, len(columns)) for i in ids), np.int64, len(ids))
+    order = np.lexsort((column, np.repeat(np.arange(len(rows)), [len(row) for row, _ in rows])))
+    return column[order].astype(np.int32), np.concatenate([c for _, c in rows])[order]
+
+
+def as_matrix(indices: np.ndarray, counts: np.ndarray, lengths: np.ndarray, width: int) -> sparse.csr_array:
+    """The count matrix of `laid_out` rows (`lengths`: entries per row) over `width` terms."""
     from scipy import sparse  # imported on use: it takes a third of a second
 
-    _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
-    rank = np.empty_like(first)
-    rank[np.argsort(first)] = np.arange(len(first))  # the column of each distinct term: its first use
-    columns = rank[inverse]
-    order = np.lexsort((columns, np.repeat(np.arange(len(lengths)), lengths)))
     indptr = np.concatenate(([0], np.cumsum(lengths))).astype(np.int32)
-    return sparse.csr_array(
-        (counts[order], columns[order].astype(np.int32), indptr), shape=(len(lengths), len(first)), dtype=np.int64
-    )
+    return sparse.csr_array((counts, indices, indptr), shape=(len(lengths), width), dtype=np.int64)
 
 
 def _sequential_row_sums(values: np.ndarray, indptr: np.ndarray) -> np.ndarray:

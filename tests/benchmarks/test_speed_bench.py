@@ -6,6 +6,8 @@ same paths. Each prints its figures and stores them in ``benchmark.extra_info``;
 
 - ``context=summarize`` beside ``context=sliding_window`` on 3 LoCoMo conversations (wall ratio), as
   ``memlab run`` processes (the issue's measure: process included) and in this process after a warm-up;
+- the same per conversation: three dev7 conversations, each in a fresh process after a warm-up run on another
+  (wall ratio asserted within 2, issue 29);
 - the five context strategies over all of locomo_dev7.json as one sweep (one process, as Hydra's
   basic launcher runs it, the summary memo shared by its jobs);
 - ``hooks=summarization``, ``memory=summarize``, ``agent_memory=hybrid`` over the tau-bench set;
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 import os
 import resource
 import statistics
@@ -127,6 +130,67 @@ def test_summarize_beside_sliding_window_as_processes(timing, locomo_path: Path,
         | {"ratio": round(ratio, 2), "load": _load()}
     )
     print(f"\nmemlab run, process included: {rounds}: best x{ratio:.2f} ({_load()})")
+
+
+# Run in a fresh interpreter: a warm-up run of context=summarize on one conversation (imports, tokenizer),
+# then context=A and context=B on another, each timed (wall s, CPU s); prints them as JSON.
+_BESIDE_RUN = """
+import json, sys, time
+from pathlib import Path
+from hydra import compose, initialize_config_module
+from memlab import config
+from memlab.experiment import run_experiment
+
+config.register()
+path, warm, timed, out, *contexts = sys.argv[1:]
+
+def run(sample: str, context: str, folder: str) -> tuple[float, float]:
+    with initialize_config_module(config_module="memlab.conf", version_base=None):
+        cfg = compose(config_name="config", overrides=[
+            "dataset=locomo", f"dataset.path={path}", f"dataset.sample_ids=[{sample}]",
+            f"context={context}", "sim.progress=false"])
+    start, cpu = time.perf_counter(), time.process_time()
+    run_experiment(cfg, Path(out) / folder)
+    return time.perf_counter() - start, time.process_time() - cpu
+
+run(warm, "summarize", "warm")
+print(json.dumps({c: run(timed, c, c) for c in contexts}))
+"""
+WARM_UP = "conv-26"  # dev7's first conversation: the warm-up of every timed one
+TIMED = ("conv-30", "conv-41", "conv-42")
+RATIO_BOUND = 2.0  # issue 29: summarize within 2x sliding_window's wall time in one process
+
+
+def test_summarize_beside_sliding_window_per_conversation(timing, locomo_path: Path, tmp_path: Path) -> None:
+    """``context=summarize`` against ``context=sliding_window`` on three dev7 conversations, each in a fresh
+    process after a warm-up run on another conversation (so no summary, corpus or sentence cache is shared):
+    the summed wall times' ratio, asserted within `RATIO_BOUND` (issue 29); the CPU ratio is printed beside it.
+
+    The two strategies take turns going first, one conversation to the next.
+    """
+    contexts = ("sliding_window", "summarize")
+    measured: dict[str, dict[str, list[float]]] = {}
+
+    def run_all() -> None:
+        for n, conversation in enumerate(TIMED):
+            order = contexts[:: 1 if n % 2 == 0 else -1]
+            args = [str(locomo_path), WARM_UP, conversation, str(tmp_path / conversation), *order]
+            done = subprocess.run([sys.executable, "-c", _BESIDE_RUN, *args], capture_output=True, text=True)
+            assert done.returncode == 0, done.stderr[-3000:]
+            measured[conversation] = json.loads(done.stdout.splitlines()[-1])
+
+    timing.pedantic(run_all, rounds=1, iterations=1)
+    wall = {c: sum(m[c][0] for m in measured.values()) for c in contexts}
+    cpu = {c: sum(m[c][1] for m in measured.values()) for c in contexts}
+    ratio, cpu_ratio = wall["summarize"] / wall["sliding_window"], cpu["summarize"] / cpu["sliding_window"]
+    timing.extra_info.update(
+        {"per_conversation": measured, "ratio": round(ratio, 2), "cpu_ratio": round(cpu_ratio, 2), "load": _load()}
+    )
+    print(
+        f"\nper conversation, fresh processes: {measured}: wall {wall['summarize']:.2f} / "
+        f"{wall['sliding_window']:.2f} s x{ratio:.2f}, cpu x{cpu_ratio:.2f} ({_load()})"
+    )
+    assert ratio <= RATIO_BOUND
 
 
 # Run in a fresh interpreter: `memlab run ARGS`, then this process's and its replay workers' peak RSS (KiB) and CPU s.

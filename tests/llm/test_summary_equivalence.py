@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from summary_oracle import STRATEGIES, OracleRun, load, replay
 
 from memlab.dialogues import load_locomo
+from memlab.llm import corpus as corpus_module
 from memlab.llm.prompts import render_transcript
 from memlab.llm.summarize import extractive_summary
 
@@ -71,6 +72,26 @@ def test_locomo_transcripts_summarize_as_the_reference_does(locomo_path: Path, p
             assert extractive_summary(transcript, budget, "estimate", personal) == reference_summarize.summarize(
                 transcript, budget, "estimate", personal
             )
+
+
+FROM_SCRATCH_EVERY = 5  # requests compared with a summary computed from scratch
+REFERENCE_EVERY = 40  # requests compared with the reference summarizer (slow)
+
+
+def test_a_dialogue_summarized_call_by_call_is_summarized_as_from_scratch(locomo_path: Path) -> None:
+    """The requests SUMMARIZE sends over a LoCoMo dialogue (its transcript a message longer each call, cut at
+    50,000 characters) summarized in turn, each extending the previous one's corpus and count matrix, are the
+    summaries computed from scratch (no corpus kept) and the reference's."""
+    messages = list(load_locomo(locomo_path, max_dialogues=2)[1].messages())
+    transcripts = list(dict.fromkeys(render_transcript(messages[:k])[:50_000] for k in range(16, len(messages) + 1)))
+    corpus_module._RECENT.clear()
+    in_turn = [extractive_summary(t, 256, "cl100k_base") for t in transcripts]
+    assert len(transcripts) > 300 and len(transcripts[-1]) == 50_000 and len(set(in_turn)) > 50
+    for k in range(0, len(transcripts), FROM_SCRATCH_EVERY):
+        corpus_module._RECENT.clear()
+        assert extractive_summary(transcripts[k], 256, "cl100k_base") == in_turn[k], k
+    for k in range(0, len(transcripts), REFERENCE_EVERY):
+        assert reference_summarize.summarize(transcripts[k], 256, "cl100k_base", False) == in_turn[k], k
 
 
 _SENTENCE = st.sampled_from(
