@@ -128,7 +128,31 @@ def as_messages(ms: Iterable[MessageLike]) -> list[Message]:
     return [m if type(m) is Message else as_message(m) for m in ms]
 
 
-class LazyMessages(Sequence[Message]):
+class MessageView(Sequence[Message]):
+    """A read-only sequence of messages kept elsewhere: a subclass says how it reads one (`_at`) and a slice (`_part`).
+
+    One `__getitem__` for the views (`LazyMessages`, `memlab.tokens.HistoryView`); a slice is a new list.
+    """
+
+    __slots__ = ()
+
+    @overload
+    def __getitem__(self, i: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Message]: ...
+
+    def __getitem__(self, i: int | slice) -> Message | list[Message]:
+        return self._part(i) if isinstance(i, slice) else self._at(i)
+
+    def _at(self, i: int) -> Message:
+        raise NotImplementedError
+
+    def _part(self, part: slice) -> list[Message]:
+        raise NotImplementedError
+
+
+class LazyMessages(MessageView):
     """A read-only view that converts OpenAI dicts to `Message`s only when an index is read.
 
     A strategy that reads a few messages of a long request (the ends) pays for those only.
@@ -140,16 +164,11 @@ class LazyMessages(Sequence[Message]):
     def __len__(self) -> int:
         return len(self._raw)
 
-    @overload
-    def __getitem__(self, i: int) -> Message: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[Message]: ...
-
-    def __getitem__(self, i: int | slice) -> Message | list[Message]:
-        if isinstance(i, slice):
-            return as_messages(self._raw[i])
+    def _at(self, i: int) -> Message:
         return as_message(self._raw[i])
+
+    def _part(self, part: slice) -> list[Message]:
+        return as_messages(self._raw[part])
 
 
 def to_openai(ms: Iterable[Message]) -> list[dict[str, Any]]:

@@ -132,6 +132,24 @@ def normalized(text: str) -> str:
     return text.lower().replace("’", "'")
 
 
+@functools.lru_cache(maxsize=_CACHE)
+def word_key(text: str) -> str:
+    """`text`'s words, case-folded, joined by one space: the form in which two texts say the same words.
+
+    Long-term memory compares whole turns and memories in it (a repeated turn, a duplicate memory).
+
+    Args:
+        text: Any text, English or Chinese.
+
+    Returns:
+        The key ("" for a text without words).
+
+    >>> word_key("I moved to LISBON!") == word_key("i  moved to lisbon")
+    True
+    """
+    return " ".join(word_tuple(text.casefold()))
+
+
 def content_words(text: str, drop: frozenset[str] = FUNCTION_WORDS) -> list[str]:
     """The `normalized` words of `text` not in `drop`.
 

@@ -18,10 +18,10 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Protocol, overload, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from memlab.errors import MemlabError
-from memlab.messages import Message
+from memlab.messages import Message, MessageView
 
 if TYPE_CHECKING:
     import tiktoken
@@ -369,7 +369,7 @@ class TalliedMessages(list[Message], Tallied):
         return self._tally(counter, self) if len(self) == self._length else _summed(counter, self)
 
 
-class HistoryView(Tallied):
+class HistoryView(Tallied, MessageView):
     """The first `len` messages of a history's own list, not copied: a call costs what it reads.
 
     Sound because a history (`InMemoryChatMemory`, `StoreChatMemory`) only appends to its list in
@@ -390,23 +390,18 @@ class HistoryView(Tallied):
     def __len__(self) -> int:
         return self._length
 
-    @overload
-    def __getitem__(self, i: int) -> Message: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[Message]: ...
-
-    def __getitem__(self, i: int | slice) -> Message | list[Message]:
-        if isinstance(i, slice):
-            part = range(self._length)[i]
-            if part.step > 0:
-                return self._messages[part.start : part.stop : part.step]
-            return [self._messages[j] for j in part]
+    def _at(self, i: int) -> Message:
         if i < 0:
             i += self._length
         if not 0 <= i < self._length:
             raise IndexError("history view index out of range")
         return self._messages[i]
+
+    def _part(self, part: slice) -> list[Message]:
+        covered = range(self._length)[part]
+        if covered.step > 0:
+            return self._messages[covered.start : covered.stop : covered.step]
+        return [self._messages[j] for j in covered]
 
     def __iter__(self) -> Iterator[Message]:
         return itertools.islice(self._messages, self._length)

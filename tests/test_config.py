@@ -133,7 +133,7 @@ def test_longterm_entries_build_the_documents_settings(make_config, name: str) -
     for agent, overrides in cfg.longterm.agents.items():
         settings = service.settings(agent)
         assert all(getattr(settings, k) == v for k, v in overrides.items() if v is not None), agent
-    assert (service.index_spec.kind, service.archive_threshold) == (
+    assert (service.index_spec.kind, service.rules.archive_threshold) == (
         cfg.longterm.index.kind,
         cfg.longterm.archive_threshold,
     )

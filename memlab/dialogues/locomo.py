@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from memlab.dialogues.model import DECOYS_KEY, SUPERSEDED_KEY, Dialogue, Probe, Session
-from memlab.dialogues.source import JsonReader, check_format, child, read_json, resolve_path
+from memlab.dialogues.source import JsonReader, child, read_records
 from memlab.messages import Message
 
 LOCOMO_SOURCE = "get locomo10.json from https://github.com/snap-research/locomo (data/locomo10.json)"
@@ -176,12 +176,8 @@ def load_locomo(
 
     Parameters: the fields of `memlab.dialogues.schemas.LocomoConfig`, each documented there once.
     """
-    file = resolve_path(path, hint=LOCOMO_SOURCE)
-    reader = JsonReader(file)
-    samples = reader.expect(read_json(file), list, "")
-    if not samples:
-        raise reader.error("", "no samples (the file is []); expected a list of LoCoMo conversations")
-    check_format(file, samples[0], "locomo")
+    empty = "no samples (the file is []); expected a list of LoCoMo conversations"
+    reader, samples = read_records(path, hint=LOCOMO_SOURCE, dataset="locomo", empty=empty)
     wanted = None if categories is None else {LOCOMO_CATEGORIES.get(str(c), str(c)) for c in categories}
     indexed = [(i, reader.expect(s, dict, child("", i))) for i, s in enumerate(samples)]
     if sample_ids is not None:

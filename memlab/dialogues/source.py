@@ -125,6 +125,27 @@ def read_json(path: Path) -> Any:
         raise too_big(path) from None
 
 
+def read_records(path: str | os.PathLike[str], *, hint: str, dataset: str, empty: str) -> tuple[JsonReader, list[Any]]:
+    """A dataset file whose top level is a list of records: found, parsed, not empty and in `dataset`'s format.
+
+    Args:
+        path: The file (`resolve_path`: relative to the working directory, else the project root).
+        hint: Where the file comes from, for the error when it is missing.
+        dataset: The loader's format (a key of `RECORD_KEYS`): a record of another format names its loader.
+        empty: The error's text for an empty list ("no samples ... expected ...").
+
+    Returns:
+        A reader naming the file in its errors, and the records.
+    """
+    file = resolve_path(path, hint=hint)
+    reader = JsonReader(file)
+    records = reader.expect(read_json(file), list, "")
+    if not records:
+        raise reader.error("", empty)
+    check_format(file, records[0], dataset)
+    return reader, records
+
+
 def child(where: str, key: str | int) -> str:
     """The JSON path of `key` under `where`: ``[3].conversation`` + ``session_2`` -> ``[3].conversation.session_2``."""
     if isinstance(key, int):

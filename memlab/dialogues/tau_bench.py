@@ -17,7 +17,7 @@ from typing import Any
 
 from memlab.dialogues.model import Dialogue, Session
 from memlab.dialogues.openai_format import check_tool_results, parse_message
-from memlab.dialogues.source import JsonReader, check_format, child, read_json, resolve_path
+from memlab.dialogues.source import JsonReader, child, read_records
 
 TAU_BENCH_SOURCE = (
     "get a trajectory file from https://github.com/sierra-research/tau-bench "
@@ -30,12 +30,8 @@ def load_tau_bench(path: str | Path, max_dialogues: int | None = None) -> list[D
 
     Parameters: the fields of `memlab.dialogues.schemas.TauBenchConfig`, each documented there once.
     """
-    file = resolve_path(path, hint=TAU_BENCH_SOURCE)
-    reader = JsonReader(file)
-    runs = reader.expect(read_json(file), list, "")
-    if not runs:
-        raise reader.error("", "no trajectories (the file is []); expected a list of tau-bench results")
-    check_format(file, runs[0], "tau_bench")
+    empty = "no trajectories (the file is []); expected a list of tau-bench results"
+    reader, runs = read_records(path, hint=TAU_BENCH_SOURCE, dataset="tau_bench", empty=empty)
     if max_dialogues is not None:
         runs = runs[:max_dialogues]
     return [_dialogue(reader, raw, child("", i)) for i, raw in enumerate(runs)]

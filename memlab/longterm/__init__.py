@@ -28,10 +28,10 @@ from memlab.longterm.service import (
     DEFAULT_TYPES,
     ExtractionWorker,
     LongTermMemoryService,
-    LongTermSettings,
     Ranking,
     SaveResult,
 )
+from memlab.longterm.settings import LongTermSettings, ServiceRules
 from memlab.longterm.store import MemoryStore
 from memlab.longterm.tools import MEMORY_SAVE, MEMORY_SEARCH, MemoryToolProvider
 
@@ -67,6 +67,7 @@ __all__ = [
     "Retrieved",
     "RevisionRule",
     "SaveResult",
+    "ServiceRules",
     "Stage",
     "TypePolicy",
     "asks_about_past",

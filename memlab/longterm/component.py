@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -28,7 +28,8 @@ from memlab.longterm.rerank import build_pipeline
 from memlab.longterm.retrievals import RESULT_RETRIEVAL, retrieval_entry
 from memlab.longterm.revision import RevisionRule
 from memlab.longterm.schemas import LongTermConfig
-from memlab.longterm.service import ExtractionWorker, LongTermMemoryService, LongTermSettings
+from memlab.longterm.service import ExtractionWorker, LongTermMemoryService
+from memlab.longterm.settings import LongTermSettings, ServiceRules
 from memlab.longterm.store import MemoryStore
 from memlab.longterm.tools import TOOL_NAMES, MemoryToolProvider
 from memlab.messages import Message, ToolCall
@@ -44,6 +45,7 @@ RETRIEVE_SESSION_START = "session_start"
 RETRIEVE_EVERY_TURN = "every_turn"
 RETRIEVE_MODES = (RETRIEVE_SESSION_START, RETRIEVE_EVERY_TURN)
 RESULT_INJECTED_TOKENS = "longterm.injected_tokens"
+B = TypeVar("B", LongTermSettings, ServiceRules)
 
 
 def _plain(node: Any) -> Any:
@@ -55,13 +57,22 @@ def _plain(node: Any) -> Any:
     return node
 
 
+def _base(config: LongTermConfig, base: type[B]) -> B:
+    """`config`'s values of the fields it inherits from `base`, as a `base` (what the service takes)."""
+    return base(**{f.name: getattr(config, f.name) for f in dataclasses.fields(base)})
+
+
 def type_policies(types: Mapping[str, Any] | None) -> dict[MemoryType, TypePolicy]:
     """``{"FACT": {"weight": .., "half_life_days": ..}}`` as policies (keys are case-insensitive)."""
     return {MemoryType.parse(name): TypePolicy(**_plain(spec)) for name, spec in (_plain(types) or {}).items()}
 
 
 class LongTermMemoryComponent(Component):
-    """Long-term memory in the simulated agent (see the module docstring), built from its typed config."""
+    """Long-term memory in the simulated agent (see the module docstring), built from its typed config.
+
+    Args:
+        config: The `longterm` entry (`LongTermConfig`, whose fields document each knob).
+    """
 
     @classmethod
     def from_config(cls, **fields: Any) -> LongTermMemoryComponent:
@@ -72,22 +83,17 @@ class LongTermMemoryComponent(Component):
         if config.retrieve not in RETRIEVE_MODES:
             raise MemlabError(f"longterm.retrieve: {config.retrieve!r} is not one of {', '.join(RETRIEVE_MODES)}")
         self.retrieve = config.retrieve
-        defaults = LongTermSettings(**{f.name: getattr(config, f.name) for f in dataclasses.fields(LongTermSettings)})
         self.service = LongTermMemoryService(
             MemoryStore(config.store),
             config.embedder,
             config.llm,
-            defaults=defaults,
+            defaults=_base(config, LongTermSettings),
             agents={name: _plain(o) for name, o in (_plain(config.agents) or {}).items()},
             types=type_policies(config.types),
             index=IndexSpec(**(_plain(config.index) or {})),
             rerank=build_pipeline(list(config.rerank), config.stages),
             revision=RevisionRule(**(_plain(config.revision) or {})),
-            language=config.language,
-            dedup_auto_extract=config.dedup_auto_extract,
-            archive_threshold=config.archive_threshold,
-            archive_min_access=config.archive_min_access,
-            supersede_similarity=config.supersede_similarity,
+            rules=_base(config, ServiceRules),
         )
         self.tool_provider = MemoryToolProvider(self.service)
         self.counter = resolve_counter(config.counter)
@@ -106,7 +112,8 @@ class LongTermMemoryComponent(Component):
         return (self._stage,)
 
     def render(self, hits: Sequence[Retrieved]) -> str:
-        return render_block([(str(h.memory.type), h.memory.content, h.score) for h in hits], self.service.language)
+        rows = [(str(h.memory.type), h.memory.content, h.score) for h in hits]
+        return render_block(rows, self.service.rules.language)
 
     def on_dialogue_start(self, runtime: Runtime, dialogue: Dialogue) -> None:
         self._pending = []

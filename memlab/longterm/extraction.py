@@ -16,7 +16,7 @@ from memlab.llm.extract_rules import content_words, is_about_someone
 from memlab.llm.prompts import build, render_transcript
 from memlab.longterm.model import MemoryDraft, MemoryType
 from memlab.messages import Message
-from memlab.text import words
+from memlab.text import word_key, words
 from memlab.vocabulary import SMALL_TALK
 
 SKIP_TOOL_OUTPUT = "tool_output"
@@ -30,12 +30,15 @@ MIN_WORDS = 3  # shorter turns ("ok", "thanks!", "好的") never hold a durable 
 REPEAT_WINDOW = 3  # a turn equal to one of the last this many turns adds nothing
 
 
-def _normalized(text: str) -> str:
-    return " ".join(words(text.lower()))
-
-
 def should_skip_extraction(message: Message, recent: Sequence[Message] = ()) -> str | None:
     """The first layer that rejects `message` (one of `SKIP_LAYERS`), or None to extract it.
+
+    Args:
+        message: A turn of the round just ended.
+        recent: The namespace's last turns; a turn equal to one of the last `REPEAT_WINDOW` is a repeat.
+
+    Returns:
+        The rejecting layer's name, or None.
 
     >>> should_skip_extraction(Message(role="user", content="Hi! Thanks so much, see you later!"))
     'small_talk'
@@ -51,8 +54,8 @@ def should_skip_extraction(message: Message, recent: Sequence[Message] = ()) -> 
         return SKIP_SMALL_TALK
     if not is_about_someone(text):
         return SKIP_NOT_PERSONAL
-    key = _normalized(text)
-    if any(_normalized(m.text) == key for m in recent[-REPEAT_WINDOW:]):
+    key = word_key(text)
+    if any(word_key(m.text) == key for m in recent[-REPEAT_WINDOW:]):
         return SKIP_REPEAT
     return None
 

@@ -167,6 +167,11 @@ class HnswIndex:
 
     faiss cannot delete from an HNSW graph: retired positions are skipped at search time and
     the graph is rebuilt from the live vectors once `HNSW_COMPACT_SHARE` of it is retired.
+
+    Args:
+        m: Neighbours per graph node (`IndexSpec.hnsw_m`): more is more accurate and larger.
+        ef_construction: Candidates kept while building: more is a better graph, built slower.
+        ef_search: Candidates kept while searching: more is better recall, searched slower.
     """
 
     def __init__(self, m: int = 16, ef_construction: int = 64, ef_search: int = 64) -> None:
@@ -361,7 +366,11 @@ class Bm25Index:
 
 
 class HybridIndex:
-    """BM25 and dense cosine fused linearly into a relevance in [0, 1] (see the module docstring)."""
+    """BM25 and dense cosine fused linearly into a relevance in [0, 1] (see the module docstring).
+
+    Args:
+        spec: The BM25, fusion, feedback and ANN parameters (None: the default `IndexSpec`).
+    """
 
     def __init__(self, spec: IndexSpec | None = None) -> None:
         self.spec = spec = spec or IndexSpec()
@@ -425,7 +434,14 @@ class HybridIndex:
 
 
 def make_index(spec: IndexSpec) -> MemoryIndex:
-    """A new, empty index of `spec.kind`."""
+    """A new, empty index of `spec.kind`.
+
+    Args:
+        spec: The kind (exact, hnsw or hybrid) and its parameters.
+
+    Returns:
+        The index; a `ValueError` for an unknown kind.
+    """
     if spec.kind == "exact":
         return ExactIndex()
     if spec.kind == "hnsw":

@@ -41,12 +41,27 @@ _LINE = re.compile(
 
 
 def escape_content(text: str) -> str:
-    """One line, with ``&``, ``<`` and ``>`` escaped (quotes are harmless here and stay)."""
+    """One line, with ``&``, ``<`` and ``>`` escaped (quotes are harmless here and stay).
+
+    Args:
+        text: A memory's content, which may hold markup that must not close the block.
+
+    Returns:
+        The escaped line.
+    """
     return html.escape(" ".join(text.split()), quote=False)
 
 
 def render_block(memories: Sequence[tuple[str, str, float]], language: str = "en") -> str:
-    """The block for ``(type, content, relevance)`` triples, best first ("" when there are none)."""
+    """The block for ``(type, content, relevance)`` triples, best first ("" when there are none).
+
+    Args:
+        memories: ``(type, content, relevance)`` of each memory to inject, best first.
+        language: The header's language: en or zh.
+
+    Returns:
+        The ``<long_term_memory>`` block.
+    """
     check_language(language)
     if not memories:
         return ""
@@ -61,6 +76,12 @@ def parse_block(block: str) -> list[tuple[str, str, float]]:
     """The triples back from a block (the inverse of `render_block`, content unescaped).
 
     Raises `ValueError` when the block is not exactly one well-formed block.
+
+    Args:
+        block: A block `render_block` wrote.
+
+    Returns:
+        ``(type, content, relevance)`` of each line, in order.
     """
     rows = block.split("\n")
     if len(rows) < 3 or rows[0] != f"<{BLOCK_TAG}>" or rows[-1] != f"</{BLOCK_TAG}>" or rows[1] not in _HEADER.values():

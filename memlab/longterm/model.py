@@ -47,8 +47,11 @@ class TypePolicy:
     """A type's retrieval weight, how fast it decays without access (half-life) and when it expires."""
 
     weight: float
-    half_life_days: float | None = None  # None: never decays
-    ttl_days: float | None = None  # None: never expires
+    """Multiplies the type's relevance in stage `decay` (the document ranks the types; memlab weighs them)."""
+    half_life_days: float | None = None
+    """Days without access after which the score halves (None: never decays)."""
+    ttl_days: float | None = None
+    """Days after which a memory of the type expires (None: never)."""
 
     @property
     def decay_factor(self) -> float:
@@ -64,7 +67,14 @@ def naive_utc(moment: datetime | None) -> datetime:
 
 
 def namespace_of(agent_namespace: str, user_id: str) -> tuple[str, str, str]:
-    """``("agent:{namespace}", "user:{user_id}", "memories")``.
+    """``("agent:{namespace}", "user:{user_id}", "memories")``: the document's namespace, one per agent and user.
+
+    Args:
+        agent_namespace: The agent's `namespace` setting.
+        user_id: The user, from the runtime's security context (never from the model).
+
+    Returns:
+        The namespace; a `MemlabError` when its key exceeds the store's 255 characters.
 
     >>> namespace_of("chat", "42")
     ('agent:chat', 'user:42', 'memories')
@@ -93,19 +103,33 @@ class Memory:
     """One stored memory: its value (content, agent, source, type, evidence) and its lifecycle fields."""
 
     id: str
+    """Unique in its namespace; made from the namespace's sequence number, so runs are reproducible."""
     namespace: tuple[str, ...]
+    """``("agent:{namespace}", "user:{user_id}", "memories")``: whose memory it is (`namespace_of`)."""
     content: str
+    """The statement itself, as injected into the prompt."""
     type: MemoryType
+    """What it is about: sets its weight, decay and expiry (`TypePolicy`)."""
     source: str
+    """The channel that saved it: ``auto_extract`` or ``agent_tool`` (they deduplicate differently)."""
     agent_id: str
+    """The agent that saved it (the document's ``agentId``)."""
     created_at: datetime
+    """When it was said (the data's clock, naive UTC; `EPOCH` when the data has none)."""
     last_accessed_at: datetime
+    """When a search last returned it: decay counts the days since."""
     evidence: tuple[str, ...] = ()
+    """Ids of the turns it came from, so retrieval can be scored against a question's evidence."""
     access_count: int = 0
+    """How often searches returned it; cleanup spares a memory retrieved often enough."""
     relevance_score: float = 1.0
+    """The score decay starts from, stored at each access (the document's ``relevance_score``)."""
     archived: bool = False
-    context: str = ""  # the turn before the memory's own (often the question it answers); indexed, never shown
-    revises: tuple[str, ...] = ()  # ids of older memories this one revises (`memlab.longterm.revision`)
+    """Archived memories are kept in the store but never retrieved."""
+    context: str = ""
+    """The turn before the memory's own (often the question it answers): indexed, never shown."""
+    revises: tuple[str, ...] = ()
+    """Ids of older memories this one revises (`memlab.longterm.revision`), read by search just above them."""
 
     def indexed_text(self) -> str:
         """What the lexical index reads as the memory's own text: content and the date it was said (when the
@@ -137,8 +161,11 @@ class Retrieved:
     hybrid index's fused score), `similarity` is its cosine similarity to the query."""
 
     memory: Memory
+    """The memory found."""
     score: float
+    """What ranks it, in [0, 1] as the re-ranking stages leave it."""
     similarity: float
+    """Its cosine similarity to the query (the dense signal alone)."""
 
 
 @dataclass(frozen=True)

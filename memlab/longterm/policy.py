@@ -41,13 +41,27 @@ SEARCH_LIMIT = 5
 
 
 def asks_about_past(text: str) -> bool:
-    """A question that refers back to something said or done before."""
+    """A question that refers back to something said or done before: the rule policy searches memory then.
+
+    Args:
+        text: The user's message.
+
+    Returns:
+        Whether it asks about the past.
+    """
     question = "?" in text or "？" in text or bool(QUESTION_START.match(text))
     return question and bool(PAST_REFERENCE.search(text))
 
 
 def durable_statement(message: Message) -> str | None:
-    """The first sentence of `message` worth saving as a FACT or PREFERENCE (see the module docstring)."""
+    """The first sentence of `message` worth saving as a FACT or PREFERENCE (see the module docstring).
+
+    Args:
+        message: A user message.
+
+    Returns:
+        The sentence the rule policy saves with memory_save, or None.
+    """
     for sentence in split_sentences(message.text):
         s = sentence.strip()
         if not s or s.endswith(("?", "？")) or not speaks_in_first_person(s, FIRST_PERSON_SINGULAR):
@@ -83,7 +97,14 @@ class MemoryRulePolicy:
 
 
 def model_or_rules(llm: ChatModel | None = None) -> ToolPolicy:
-    """`policy=auto`: the model decides when its backend does tool calling, the rules otherwise."""
+    """`policy=auto`: the model decides when its backend does tool calling, the rules otherwise.
+
+    Args:
+        llm: The run's model (None: the rules).
+
+    Returns:
+        A `ModelToolPolicy` or a `MemoryRulePolicy`.
+    """
     if llm is not None and getattr(llm, "supports_tools", False):
         return ModelToolPolicy(llm)
     return MemoryRulePolicy()

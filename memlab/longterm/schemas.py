@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memlab import ranges
-from memlab.longterm import service
 from memlab.longterm.index import IndexSpec
 from memlab.longterm.rerank import DEFAULT_PIPELINE, RerankStages
 from memlab.longterm.revision import RevisionRule
 from memlab.longterm.service import DEFAULT_TYPES
+from memlab.longterm.settings import LongTermSettings, ServiceRules
 
 PROBE_K = 20  # the deepest cut-off of longterm.recall@K
 
@@ -52,13 +52,15 @@ def _default_types() -> dict[str, TypeSpec]:
 
 
 @dataclass
-class LongTermConfig:
+class LongTermConfig(ServiceRules, LongTermSettings):
     """`longterm=<entry>`: the design document's keys (snake case) plus memlab's retrieval settings.
 
-    The component is built from this config itself (`LongTermMemoryComponent(config)`): each knob is declared here once.
+    The component is built from this config itself (`LongTermMemoryComponent(config)`) and hands the service its
+    settings and rules as this config's own bases (`memlab.longterm.settings`): each knob is declared once.
     """
 
     _target_: str = "memlab.longterm.LongTermMemoryComponent.from_config"
+    """What Hydra builds from the entry: the component, from this config."""
     embedder: Any = "${embedder}"
     """The embeddings of retrieval (the run's embedder)."""
     llm: Any = "${llm}"
@@ -67,20 +69,6 @@ class LongTermConfig:
     """Counts the injected block's tokens."""
     store: Any = "${store}"
     """Long-term memories live in the run's store (store=memory|sqlite|postgres|mysql)."""
-    enabled: bool = service.DEFAULT_ENABLED
-    """Long-term memory on (the document: off by default, on per agent)."""
-    namespace: str = service.DEFAULT_NAMESPACE
-    """Memory namespace prefix: agent:{namespace}, user:{userId}, memories."""
-    max_items: int = ranges.count(service.DEFAULT_MAX_MEMORIES)
-    """Memories kept per user; beyond it the lowest-scoring are archived (the document: 100)."""
-    auto_extract: bool = service.DEFAULT_AUTO_EXTRACT
-    """Extract memories after each round."""
-    auto_load: bool = service.DEFAULT_AUTO_LOAD
-    """Load memories at session start."""
-    load_max_items: int = ranges.count(service.DEFAULT_LOAD_MAX_ITEMS)
-    """Memories injected (the document's retrieval K: 10)."""
-    memory_tools: bool = service.DEFAULT_MEMORY_TOOLS
-    """Offer the agent memory_save / memory_search."""
     agents: dict[str, AgentOverrides] = field(default_factory=dict)
     """Per-agent settings that differ from the defaults (`agents.<id>`)."""
     types: dict[str, TypeSpec] = field(default_factory=_default_types)
@@ -93,16 +81,6 @@ class LongTermConfig:
     """Each re-ranking stage's knobs, by name (`stages.updates.similarity` ...)."""
     revision: RevisionRule = field(default_factory=RevisionRule)
     """Save time: which older memories a new one revises (memlab.longterm.revision), read by stage revisions."""
-    language: str = "en"
-    """The extraction prompt's language: en or zh."""
-    dedup_auto_extract: bool = False
-    """Deduplicate extracted memories as the agent's own saves are (by whole words)."""
-    archive_threshold: float = ranges.ranged(service.DEFAULT_ARCHIVE_THRESHOLD, ge=0)
-    """Cleanup archives a memory whose decayed score fell below this ..."""
-    archive_min_access: int = ranges.count(service.DEFAULT_ARCHIVE_MIN_ACCESS)
-    """... and that was retrieved fewer times than this."""
-    supersede_similarity: float | None = ranges.ranged(service.DEFAULT_SUPERSEDE_SIMILARITY, ge=-1, le=1)
-    """A new PREFERENCE this close (cosine) to an older one supersedes (archives) it (null: never)."""
     probe_k: int = ranges.ranged(PROBE_K, ge=1)
     """The deepest cut-off of longterm.recall@K."""
     background: bool = False

@@ -25,7 +25,7 @@ import queue
 import threading
 from collections import Counter, deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -51,21 +51,13 @@ from memlab.longterm.model import (
 )
 from memlab.longterm.rerank import DEFAULT_PIPELINE, RankContext, Stage, StageTrace, build_pipeline, decayed_score, rank
 from memlab.longterm.revision import RevisionRule, revised_ids, speaker
+from memlab.longterm.settings import LongTermSettings, ServiceRules
 from memlab.longterm.store import MemoryStore
 from memlab.longterm.terms import NamespaceBook, contains_words, normalized
 from memlab.messages import Message
 from memlab.runtime.agent import CallContext
 from memlab.text import search_terms
 from memlab.trace import LONGTERM_EXTRACT, LONGTERM_RETRIEVE, LONGTERM_SKIP, Event, emit, recording, timed
-
-# The design document's configuration defaults (agent.defaults.long-term-memory).
-DEFAULT_ENABLED = False
-DEFAULT_NAMESPACE = "default"
-DEFAULT_MAX_MEMORIES = 100  # max-items: memories kept per user before the lowest-scoring are archived
-DEFAULT_AUTO_EXTRACT = True
-DEFAULT_AUTO_LOAD = True
-DEFAULT_LOAD_MAX_ITEMS = 10  # also the document's retrieval K
-DEFAULT_MEMORY_TOOLS = False
 
 # memlab's per-type policy; the document ranks the types but gives no numbers. FACT is stable
 # (no decay) and weighted highest; PREFERENCE changes by being superseded, not by fading;
@@ -78,39 +70,19 @@ DEFAULT_TYPES: dict[MemoryType, TypePolicy] = {
     MemoryType.PROCEDURE: TypePolicy(weight=0.9, half_life_days=730.0, ttl_days=730.0),
     MemoryType.EPISODE: TypePolicy(weight=0.9, half_life_days=365.0),
 }
-DEFAULT_ARCHIVE_THRESHOLD = 0.05  # cleanup archives a memory whose decayed score fell below this ...
-DEFAULT_ARCHIVE_MIN_ACCESS = 3  # ... and that was retrieved fewer times than this
-DEFAULT_SUPERSEDE_SIMILARITY = 0.9
 CANDIDATE_OVERSAMPLE = 4  # the index returns this many times k candidates for the prior to re-rank ...
 MIN_CANDIDATES = 50  # ... and at least this many
 
 
 @dataclass(frozen=True)
-class LongTermSettings:
-    """One agent's long-term memory settings (the document's keys, in snake case)."""
-
-    enabled: bool = DEFAULT_ENABLED
-    namespace: str = DEFAULT_NAMESPACE
-    max_items: int = DEFAULT_MAX_MEMORIES
-    auto_extract: bool = DEFAULT_AUTO_EXTRACT
-    auto_load: bool = DEFAULT_AUTO_LOAD
-    load_max_items: int = DEFAULT_LOAD_MAX_ITEMS
-    memory_tools: bool = DEFAULT_MEMORY_TOOLS
-
-    def merged(self, overrides: Mapping[str, Any]) -> LongTermSettings:
-        """These settings with the non-null `overrides` applied (a per-agent entry)."""
-        names = {f.name for f in fields(self)}
-        unknown = sorted(set(overrides) - names)
-        if unknown:
-            raise MemlabError(
-                f"longterm.agents: unknown key(s) {', '.join(unknown)}; expected {', '.join(sorted(names))}"
-            )
-        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
-
-
-@dataclass(frozen=True)
 class SaveResult:
-    """What one save did: the memory kept (new, or the one it duplicates) and whether it was new."""
+    """What one save did: the memory kept (new, or the one it duplicates) and whether it was new.
+
+    Attributes:
+        memory: The memory saved, or the stored one the new content duplicates.
+        saved: A new memory was stored.
+        duplicate: The content repeated a stored memory (whole words), so nothing new was stored.
+    """
 
     memory: Memory
     saved: bool
@@ -148,7 +120,12 @@ def find_duplicate(content: str, memories: Sequence[Memory]) -> Memory | None:
 
 @dataclass(frozen=True)
 class Ranking:
-    """One search's hits, best first, and (when traced) each re-ranking stage's input and output."""
+    """One search's hits, best first, and (when traced) each re-ranking stage's input and output.
+
+    Attributes:
+        hits: The memories found, best first.
+        stages: Each re-ranking stage's input and output (empty unless traced), for the retrieval report.
+    """
 
     hits: list[Retrieved]
     stages: list[StageTrace]
@@ -171,7 +148,22 @@ class _NamespaceIndex:
 
 
 class LongTermMemoryService:
-    """Long-term memory for every agent and user of one store (see the module docstring)."""
+    """Long-term memory for every agent and user of one store (see the module docstring).
+
+    Built by `LongTermMemoryComponent` from `LongTermConfig`, whose fields document each setting.
+
+    Args:
+        store: Where the memories live (the source of truth).
+        embedder: Embeds memories and queries for the dense index and supersession.
+        llm: Extracts memories after each round (None: no automatic extraction).
+        defaults: Every agent's settings unless its `agents` entry says otherwise (None: the document's).
+        agents: Per-agent overrides of `defaults`, by agent id (null values keep the default).
+        types: Per-type weight, decay and expiry over `DEFAULT_TYPES`.
+        index: The search index and its parameters (None: the default `IndexSpec`).
+        rerank: The re-ranking stages after the index, in order (None: `DEFAULT_PIPELINE`).
+        revision: Which older memories a new one revises at save time (None: the default rule).
+        rules: Extraction language, dedup, supersession and cleanup thresholds (None: memlab's defaults).
+    """
 
     def __init__(
         self,
@@ -179,30 +171,23 @@ class LongTermMemoryService:
         embedder: Embedder,
         llm: ChatModel | None = None,
         *,
-        defaults: LongTermSettings = LongTermSettings(),
+        defaults: LongTermSettings | None = None,
         agents: Mapping[str, Mapping[str, Any]] | None = None,
         types: Mapping[MemoryType, TypePolicy] | None = None,
         index: IndexSpec | None = None,
         rerank: Sequence[Stage] | None = None,
         revision: RevisionRule | None = None,
-        language: str = "en",
-        dedup_auto_extract: bool = False,
-        archive_threshold: float = DEFAULT_ARCHIVE_THRESHOLD,
-        archive_min_access: int = DEFAULT_ARCHIVE_MIN_ACCESS,
-        supersede_similarity: float | None = DEFAULT_SUPERSEDE_SIMILARITY,
+        rules: ServiceRules | None = None,
     ) -> None:
         self.store, self.embedder, self.llm = store, embedder, llm
-        self.defaults = defaults
-        self._agents = {name: defaults.merged(o) for name, o in (agents or {}).items()}
+        self.defaults = defaults or LongTermSettings()
+        self._agents = {name: self.defaults.merged(o) for name, o in (agents or {}).items()}
         self.types = {**DEFAULT_TYPES, **(types or {})}
         self.index_spec = index or IndexSpec()
         make_index(self.index_spec)  # fail at start on an unknown kind
         self.rerank: Sequence[Stage] = build_pipeline(DEFAULT_PIPELINE) if rerank is None else rerank
         self.revision_rule = revision or RevisionRule()
-        self.language = language
-        self.dedup_auto_extract = dedup_auto_extract
-        self.archive_threshold, self.archive_min_access = archive_threshold, archive_min_access
-        self.supersede_similarity = supersede_similarity
+        self.rules = rules or ServiceRules()
         self.counts: Counter[str] = Counter()  # skips per layer, duplicates, archives, rejections
         self._indexes: dict[str, _NamespaceIndex] = {}
         self._books: dict[str, NamespaceBook] = {}  # namespace key -> its unarchived rows, indexed
@@ -404,11 +389,11 @@ class LongTermMemoryService:
             with timed() as t:
                 with timed() as model:
                     try:
-                        drafts = [with_context(d, before) for d in extract(self.llm, kept, self.language)]
+                        drafts = [with_context(d, before) for d in extract(self.llm, kept, self.rules.language)]
                     except LLMError as e:
                         failed, drafts = type(e).__name__, []
                 with timed() as store:
-                    results = self._save_all(ctx, drafts, SOURCE_AUTO_EXTRACT, self.dedup_auto_extract)
+                    results = self._save_all(ctx, drafts, SOURCE_AUTO_EXTRACT, self.rules.dedup_auto_extract)
         duplicates = sum(r.duplicate for r in results)
         self.counts["extract.failed"] += failed is not None
         emit(
@@ -438,7 +423,7 @@ class LongTermMemoryService:
     ) -> SaveResult:
         """Save one memory; tool saves (and `dedup=True`) keep the existing one when they repeat it."""
         if dedup is None:
-            dedup = source == SOURCE_AGENT_TOOL or self.dedup_auto_extract
+            dedup = source == SOURCE_AGENT_TOOL or self.rules.dedup_auto_extract
         with self._lock:
             return self._save_all(ctx, [MemoryDraft(type, content, tuple(evidence))], source, dedup)[0]
 
@@ -536,13 +521,13 @@ class LongTermMemoryService:
         namespace's live preferences: one matrix product over them, no Python loop over the namespace.
         """
         prefs = [m for m in new if m.type == MemoryType.PREFERENCE]
-        if self.supersede_similarity is None or not prefs:
+        if self.rules.supersede_similarity is None or not prefs:
             return
         entry, _ = self._index(ns, now)  # indexes the new memories (as the next search would) and retires expired
         own = [entry.preference_at[m.id] for m in prefs]
         matrix, older = entry.preferences.rows.matrix, entry.preferences.rows.live().copy()
         older[own] = False
-        close = ((matrix[own] @ matrix.T).max(axis=0) >= self.supersede_similarity) & older
+        close = ((matrix[own] @ matrix.T).max(axis=0) >= self.rules.supersede_similarity) & older
         stale = sorted(entry.preference_ids[j] for j in np.flatnonzero(close))
         self.counts["superseded"] += self._archive(ns, stale)
 
@@ -570,8 +555,8 @@ class LongTermMemoryService:
                 for m in self._rows(ns)
                 if m.id not in live
                 or (
-                    decayed_score(m, now, self.types[m.type]) < self.archive_threshold
-                    and m.access_count < self.archive_min_access
+                    decayed_score(m, now, self.types[m.type]) < self.rules.archive_threshold
+                    and m.access_count < self.rules.archive_min_access
                 )
             ]
             self.counts["archived.cleanup"] += self._archive(ns, ids)
@@ -665,6 +650,9 @@ class ExtractionWorker:
     the caller's recording, in job order, so model calls, tokens, memories and failures of the
     background work reach the run's records; `close` stops the thread. A job that raises is
     never raised into the reply path: it is reported as a failed LONGTERM_EXTRACT event.
+
+    Args:
+        service: The service whose `extract_and_save` the thread runs.
     """
 
     def __init__(self, service: LongTermMemoryService) -> None:

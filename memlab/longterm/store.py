@@ -57,7 +57,11 @@ def to_memory(row: MemoryRow) -> Memory:
 
 
 class MemoryStore:
-    """Long-term memories of every namespace in one `memlab.stores` backend (default: in memory)."""
+    """Long-term memories of every namespace in one `memlab.stores` backend (default: in memory).
+
+    Args:
+        rows: A `memlab.stores` backend that keeps memory rows (memory, sqlite, postgres, mysql); None: in memory.
+    """
 
     def __init__(self, rows: Any = None) -> None:
         if rows is None:

@@ -28,7 +28,7 @@ from datetime import datetime, timedelta
 
 from memlab.longterm.model import Memory
 from memlab.longterm.revision import RevisionRule, speaker, statements
-from memlab.text import words
+from memlab.text import word_key, words
 
 # A lookup key of the revision index: (speaker, rule, "n" for a non-value term | "v" for a value, term).
 _Key = tuple[str, str, str, str]
@@ -45,8 +45,8 @@ def normalized(text: str) -> str:
     >>> normalized("Alex: I moved to LISBON."), normalized("Alex: ;)")
     ('alex i moved to lisbon', '')
     """
-    found = words(text.casefold())
-    return " ".join(found) if len(found) > len(words(speaker(text))) else ""
+    key = word_key(text)
+    return key if len(key.split()) > len(words(speaker(text))) else ""
 
 
 def contains_words(outer: str, inner: str) -> bool:

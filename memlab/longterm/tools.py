@@ -81,7 +81,11 @@ def is_forged(name: str) -> bool:
 
 
 class MemoryToolProvider:
-    """The memory tools of one service, scoped per call by the runtime's security context."""
+    """The memory tools of one service, scoped per call by the runtime's security context.
+
+    Args:
+        service: The service whose memories the tools save and search.
+    """
 
     def __init__(self, service: LongTermMemoryService) -> None:
         self.service = service

@@ -12,7 +12,7 @@ with its file and never re-measures; `rewrite_docs` puts the files' values into 
 
 >>> results = {"runs": {"trim": {"metrics": {"tokens.prompt.mean": 461.83}}}, "values": {}}
 >>> text = "sends <!-- fig demo:trim/tokens.prompt.mean {:,.0f} -->470<!-- /fig --> tokens"
->>> [(m.quoted, m.expected) for m in mismatches("README.md", text, {"demo": results})]
+>>> [(q.quoted, q.expected) for q in quotes("README.md", text, {"demo": results}) if q.stale]
 [('470', '462')]
 >>> rewrite_text(text, {"demo": results})
 'sends <!-- fig demo:trim/tokens.prompt.mean {:,.0f} -->462<!-- /fig --> tokens'
@@ -38,7 +38,6 @@ __all__ = [
     "docs",
     "expected_text",
     "load_results",
-    "mismatches",
     "quotes",
     "rewrite_docs",
     "rewrite_text",
@@ -61,6 +60,11 @@ class Quote:
     key: str
     quoted: str
     expected: str
+
+    @property
+    def stale(self) -> bool:
+        """The quoted text differs from its results file's."""
+        return self.quoted != self.expected
 
     @property
     def marker(self) -> str:
@@ -177,20 +181,6 @@ def quotes(doc: str, text: str, results: Mapping[str, Mapping[str, Any]]) -> lis
     return list(_quotes(doc, text, results))
 
 
-def mismatches(doc: str, text: str, results: Mapping[str, Mapping[str, Any]]) -> list[Quote]:
-    """The marked figures of one document whose quoted text differs from their results file.
-
-    Args:
-        doc: the document's name, for the report.
-        text: its markdown.
-        results: every results file, by source.
-
-    Returns:
-        The quotes that differ, in order.
-    """
-    return [q for q in _quotes(doc, text, results) if q.quoted != q.expected]
-
-
 def check_docs(root: Path) -> list[Quote]:
     """Every marked figure of README.md and docs/*.md that differs from its results file.
 
@@ -201,7 +191,8 @@ def check_docs(root: Path) -> list[Quote]:
         The differing quotes (empty when the docs agree with docs/figures/).
     """
     results = load_results(root)
-    return [q for doc in docs(root) for q in mismatches(str(doc.relative_to(root)), doc.read_text("utf-8"), results)]
+    found = (quotes(str(doc.relative_to(root)), doc.read_text("utf-8"), results) for doc in docs(root))
+    return [q for doc_quotes in found for q in doc_quotes if q.stale]
 
 
 def rewrite_text(text: str, results: Mapping[str, Mapping[str, Any]]) -> str:
@@ -237,7 +228,7 @@ def rewrite_docs(root: Path) -> list[Quote]:
     changed = []
     for doc in docs(root):
         text = doc.read_text(encoding="utf-8")
-        stale = mismatches(str(doc.relative_to(root)), text, results)
+        stale = [q for q in quotes(str(doc.relative_to(root)), text, results) if q.stale]
         if stale:
             doc.write_text(rewrite_text(text, results), encoding="utf-8")
             changed.extend(stale)

@@ -137,16 +137,24 @@ def grouped_bars(
 
 
 def latency_boxes(samples: Mapping[str, pd.DataFrame]) -> bytes:
-    """Latency distribution of each timed stage, one box per configuration (log scale)."""
+    """Latency distribution of each timed stage, one box per configuration (log scale).
+
+    One row per stage on a shared axis: side by side, seven stages (three plus four parts) left each
+    panel too narrow for its configuration labels and the layout collapsed.
+    """
     stages = sorted({s for frame in samples.values() for s in frame["stage"].unique()})
-    fig, axes = plt.subplots(1, max(1, len(stages)), layout="constrained", figsize=(8.6, 3.4), squeeze=False)
-    for ax, stage in zip(axes[0], stages, strict=False):
-        labels, data = [], []
-        for label, frame in samples.items():
-            values = frame.loc[frame["stage"] == stage, "latency_us"].to_numpy(dtype=float)
-            if values.size:
-                labels.append(label)
-                data.append(np.maximum(values, 1.0))
+    rows = [(stage, _stage_boxes(samples, stage)) for stage in stages] or [("", ([], []))]
+    heights = [0.7 + 0.28 * max(1, len(labels)) for _, (labels, _) in rows]
+    fig, axes = plt.subplots(
+        len(rows),
+        1,
+        layout="constrained",
+        figsize=(8.6, 0.6 + sum(heights)),
+        sharex=True,
+        squeeze=False,
+        gridspec_kw={"height_ratios": heights},
+    )
+    for ax, (stage, (labels, data)) in zip(axes[:, 0], rows, strict=True):
         box = ax.boxplot(data, orientation="horizontal", patch_artist=True, showfliers=False, widths=0.6)
         for i, patch in enumerate(box["boxes"]):
             patch.set_facecolor(color(i))
@@ -154,9 +162,20 @@ def latency_boxes(samples: Mapping[str, pd.DataFrame]) -> bytes:
             patch.set_alpha(0.75)
         ax.set_yticks(range(1, len(labels) + 1), labels, fontsize=8)
         ax.set_xscale("log")
-        ax.set_xlabel("µs per call (log)")
-        ax.set_title(stage)
+        ax.set_title(stage, loc="left", fontsize=10)
+    axes[-1, 0].set_xlabel("µs per call (log)")
     return to_png(fig)
+
+
+def _stage_boxes(samples: Mapping[str, pd.DataFrame], stage: str) -> tuple[list[str], list[np.ndarray]]:
+    """The configurations that timed `stage` and their timings (at least 1 µs, for the log axis)."""
+    labels, data = [], []
+    for label, frame in samples.items():
+        values = frame.loc[frame["stage"] == stage, "latency_us"].to_numpy(dtype=float)
+        if values.size:
+            labels.append(label)
+            data.append(np.maximum(values, 1.0))
+    return labels, data
 
 
 def pareto_plot(

@@ -29,7 +29,12 @@ CLOCK_TICK = timedelta(seconds=30)
 
 @dataclass(frozen=True)
 class ReplayOptions:
-    """What the simulator does besides replaying: which roles call the model, whether to probe."""
+    """What the simulator does besides replaying: which roles call the model, whether to probe.
+
+    Attributes:
+        call_roles: The roles whose recorded messages are model calls: each is a ReAct iteration that ends with it.
+        probe_context: Probes are asked with the context a call would get (else the bare question).
+    """
 
     call_roles: tuple[str, ...] = ("assistant",)
     probe_context: bool = True
@@ -48,6 +53,17 @@ class Cursor:
     `dialogue` is the index of the dialogue in progress and `session` how many of its sessions
     are done; `sessions_done` counts the run's completed sessions. The rest is the replay's own
     state (the full-history token count, the last user message) and the runtime's clock and turn.
+
+    Attributes:
+        dialogue: Index of the dialogue in progress.
+        session: How many of its sessions are done.
+        sessions_done: The run's completed sessions, across dialogues (what `stop_after_session` counts).
+        full_tokens: Tokens of the full history so far, the baseline of the savings metrics.
+        last_user: The last user message, the query of the next call (None before one).
+        now: The runtime's virtual clock.
+        turn: The runtime's turn number.
+        evidence: The runtime's evidence ids at the stop (the last user message's), restored on resume.
+        stopped: The replay stopped at `stop_after_session`; resume from here.
     """
 
     dialogue: int = 0
@@ -78,6 +94,16 @@ def replay_dialogue(
     With a `cursor` part way through this dialogue, carry on from its next session (the runtime's
     history and the components' state must be where the cursor left them). With
     `stop_after_session`, stop once the run has completed that many sessions (`cursor.stopped`).
+
+    Args:
+        dialogue: The dialogue to replay.
+        runtime: Its runtime (history, components, clock), used by this dialogue alone.
+        options: Which roles call the model and whether to probe.
+        cursor: Where a resumed replay carries on (None: from the start); updated as the replay goes.
+        stop_after_session: Stop after the run's this many completed sessions (None: never), to checkpoint.
+
+    Yields:
+        Each record (lifecycle event, model call, probe) in the order it happens.
     """
     rt = runtime
     rt.dialogue_id = dialogue.id
@@ -190,6 +216,16 @@ def simulate(
     With a `cursor`, dialogues before `cursor.dialogue` are skipped (a resumed run has their
     records) and that one carries on from its next session; the cursor follows the replay, so
     after a stop (`stop_after_session`) it says where to resume.
+
+    Args:
+        dialogues: The dialogues, in the run's order.
+        make_runtime: A fresh runtime for one dialogue.
+        options: Which roles call the model and whether to probe.
+        cursor: Where a resumed run carries on (None: from the start); it follows the replay.
+        stop_after_session: Stop after the run's this many completed sessions (None: never).
+
+    Yields:
+        Every dialogue's records, in order.
     """
     cur = cursor if cursor is not None else Cursor()
     for index, dialogue in enumerate(dialogues):

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-import sqlalchemy as sa
+from sql_servers import postgres_store
 
 from memlab.embed import HashingEmbedder
 from memlab.llm import ExtractiveChatModel
@@ -39,7 +39,6 @@ from memlab.longterm.model import namespace_for
 from memlab.runtime import CallContext, SecurityContext
 from memlab.stores import SqlStore
 
-POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 SIZES = {"1k": 1_000, "5k": 5_000, "20k": 20_000}
 ROUNDS = 25  # timed saves or searches per case
 VOCABULARY, ZIPF_OFFSET = 3_000, 10  # term rank r drawn with weight 1 / (r + offset): top term in ~20% of turns
@@ -136,31 +135,13 @@ class Bench:
         return len(self.service.load_memories(self._ctx(), self.turns.question()))
 
 
-def _postgres() -> Iterator[MemoryStore]:
-    schema = f"memlab_bench_{uuid.uuid4().hex[:10]}"
-    admin = sa.create_engine(POSTGRES)
-    try:
-        with admin.begin() as conn:
-            conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
-    except sa.exc.OperationalError as e:
-        import os
-
-        if os.environ.get("MEMLAB_REQUIRE_SERVICES") == "1":
-            raise
-        pytest.skip(f"PostgreSQL unreachable ({type(e).__name__})")
-    sql = SqlStore(url=POSTGRES, schema=schema)
-    try:
-        yield MemoryStore(sql)
-    finally:
-        sql.close()
-        with admin.begin() as conn:
-            conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
-
-
 def _store(backend: str, tmp: Any) -> Iterator[MemoryStore]:
     if backend == "postgresql":
-        yield from _postgres()
+        stores = postgres_store("memlab_bench")
+        try:
+            yield MemoryStore(next(stores))
+        finally:
+            stores.close()
         return
     sql = SqlStore(path=str(tmp / f"bench-{uuid.uuid4().hex[:6]}.db"))
     try:

@@ -2,60 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import Iterator
 
 import pytest
-import sqlalchemy as sa
+from sql_servers import mariadb_store, postgres_store
 
 from memlab.longterm import MemoryStore
 from memlab.stores import SqlStore
-
-POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-MARIADB = "mysql+pymysql://root@127.0.0.1:3306/test"
-
-
-def _unreachable(service: str, error: Exception) -> None:
-    if os.environ.get("MEMLAB_REQUIRE_SERVICES") == "1":
-        raise error
-    pytest.skip(f"{service} unreachable ({type(error).__name__})")
-
-
-def _postgres() -> Iterator[SqlStore]:
-    schema = f"memlab_lt_{uuid.uuid4().hex[:10]}"
-    admin = sa.create_engine(POSTGRES)
-    try:
-        with admin.begin() as conn:
-            conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
-    except sa.exc.OperationalError as e:
-        _unreachable("PostgreSQL", e)
-    store = SqlStore(url=POSTGRES, schema=schema)
-    try:
-        yield store
-    finally:
-        store.close()
-        with admin.begin() as conn:
-            conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
-
-
-def _mariadb() -> Iterator[SqlStore]:
-    database = f"memlab_lt_{uuid.uuid4().hex[:10]}"
-    admin = sa.create_engine(MARIADB)
-    try:
-        with admin.begin() as conn:
-            conn.execute(sa.text(f"CREATE DATABASE `{database}`"))
-    except sa.exc.OperationalError as e:
-        _unreachable("MariaDB", e)
-    store = SqlStore(url=MARIADB.rsplit("/", 1)[0] + f"/{database}")
-    try:
-        yield store
-    finally:
-        store.close()
-        with admin.begin() as conn:
-            conn.execute(sa.text(f"DROP DATABASE `{database}`"))
-        admin.dispose()
 
 
 @pytest.fixture(
@@ -72,7 +25,7 @@ def store(request, tmp_path) -> Iterator[MemoryStore]:
         yield MemoryStore(sql)
         sql.close()
         return
-    make = _postgres if request.param == "postgresql" else _mariadb
+    make = postgres_store if request.param == "postgresql" else mariadb_store
     stores = make()
     try:
         yield MemoryStore(next(stores))

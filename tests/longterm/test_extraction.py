@@ -10,7 +10,7 @@ from memlab.llm import ExtractiveChatModel, RecordedChatModel
 from memlab.llm.base import Completion
 from memlab.llm.extract_rules import extract_memories
 from memlab.llm.prompts import TranscriptLine, parse_transcript, transcript_of
-from memlab.longterm import SKIP_LAYERS, MemoryType, should_skip_extraction
+from memlab.longterm import SKIP_LAYERS, MemoryType, ServiceRules, should_skip_extraction
 from memlab.longterm.extraction import extraction_prompt, parse_memories
 from memlab.longterm.model import SOURCE_AGENT_TOOL, SOURCE_AUTO_EXTRACT
 from memlab.messages import Message, ToolCall
@@ -131,7 +131,7 @@ def test_auto_extract_keeps_duplicates_unless_told_and_counts_them_either_way(ma
     plain.extract_and_save(context(), again)
     assert len(plain.memories(context())) == 2  # the design: every extraction is a new entry
     assert plain.counts["duplicates.auto_extract"] == 1
-    dedup = make_service(dedup_auto_extract=True)
+    dedup = make_service(rules=ServiceRules(dedup_auto_extract=True))
     dedup.extract_and_save(context(), turn)
     dedup.extract_and_save(context(), again)
     assert len(dedup.memories(context())) == 1 and dedup.counts["duplicates.auto_extract"] == 1

@@ -88,7 +88,7 @@ def test_cleanup_archives_faded_unused_memories_over_months_and_restore_brings_t
     end = T0 + 91 * (QUARTERS - 1) * DAY
     archived = {m.id for m in service.archived(context())}
     policy = DEFAULT_TYPES[MemoryType.EPISODE]
-    expected = {m.id for m in saved[1:] if decayed_score(m, end, policy) < service.archive_threshold}
+    expected = {m.id for m in saved[1:] if decayed_score(m, end, policy) < service.rules.archive_threshold}
     assert expected and archived == expected  # faded and rarely used: archived, nothing else
     assert saved[0].id not in archived  # faded but accessed 3 times
     assert len(service.memories(context())) + len(archived) == QUARTERS  # archived, never deleted

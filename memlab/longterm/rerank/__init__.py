@@ -46,7 +46,15 @@ class RerankStages:
 
 
 def build_pipeline(names: Sequence[str], stages: RerankStages | DictConfig | None = None) -> list[Stage]:
-    """The stages `names` lists, in order, each built from its entry of `stages` (default knobs without one)."""
+    """The stages `names` lists, in order, each built from its entry of `stages` (default knobs without one).
+
+    Args:
+        names: Stage names (`longterm.rerank`), in the order they run.
+        stages: Each stage's knobs (`longterm.stages`); None: every stage's defaults.
+
+    Returns:
+        The built stages; a `MemlabError` names an unknown stage.
+    """
     stages = stages if stages is not None else RerankStages()
     known = [f.name for f in RerankStages.__dataclass_fields__.values()]
     out = []

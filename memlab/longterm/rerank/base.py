@@ -24,7 +24,20 @@ from memlab.longterm.revision import RevisionRule
 
 @dataclass(frozen=True)
 class RankContext:
-    """What a stage may read besides the ranking: the query, the clock and the namespace's index state."""
+    """What a stage may read besides the ranking: the query, the clock and the namespace's index state.
+
+    Attributes:
+        asked: The query's search terms.
+        query_vector: The query's embedding, for stages that compare memories with it.
+        k: How many hits the caller keeps.
+        now: The caller's clock (the simulator's), for decay and expiry.
+        embedder: The service's embedder, for stages that embed memories.
+        types: Each type's weight, decay and expiry.
+        positions: Memory id -> index position (the older memory has the lower one).
+        memories: Index position -> memory.
+        revisers: Memory id -> ids of the memories saved as revising it.
+        revision_rule: The save-time rule that made those links.
+    """
 
     asked: frozenset[str]  # the query's search terms
     query_vector: np.ndarray

@@ -19,7 +19,16 @@ from memlab.longterm.rerank.base import RankContext
 
 
 def decayed_score(memory: Memory, now: datetime, policy: TypePolicy) -> float:
-    """``relevance_score * decay_factor ** days_since_access`` (no decay before the last access)."""
+    """``relevance_score * decay_factor ** days_since_access`` (no decay before the last access).
+
+    Args:
+        memory: The memory, with its stored score and last access.
+        now: The caller's clock.
+        policy: Its type's policy (the daily decay factor).
+
+    Returns:
+        The decayed score, computed when needed rather than stored daily.
+    """
     days = max((naive_utc(now) - memory.last_accessed_at).total_seconds() / 86400.0, 0.0)
     return float(memory.relevance_score * policy.decay_factor**days)
 

@@ -15,19 +15,13 @@ from typing import ClassVar
 
 from memlab.longterm.model import Memory, Retrieved
 from memlab.longterm.rerank.base import RankContext
-from memlab.text import words
-
-
-@functools.lru_cache(maxsize=1 << 16)  # every save compares against every stored memory
-def normalized(text: str) -> str:
-    """`text`'s words, case-folded, joined by single spaces."""
-    return " ".join(words(text.casefold()))
+from memlab.text import word_key
 
 
 @functools.lru_cache(maxsize=1 << 16)
 def word_set(text: str) -> frozenset[str]:
-    """The distinct words of `normalized(text)`."""
-    return frozenset(normalized(text).split())
+    """The distinct words of `memlab.text.word_key(text)`."""
+    return frozenset(word_key(text).split())
 
 
 def repeats(a: Memory, b: Memory) -> bool:

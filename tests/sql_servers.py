@@ -1,0 +1,63 @@
+"""A fresh `SqlStore` on the real PostgreSQL (own schema) or MariaDB (own database), dropped afterwards.
+
+Shared by tests/longterm's `store` fixture and the long-term scale benchmark (on the pythonpath: pyproject's
+`pythonpath`). An unreachable server skips the test, or fails it under MEMLAB_REQUIRE_SERVICES=1.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+import sqlalchemy as sa
+
+from memlab.stores import SqlStore
+
+POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+MARIADB = "mysql+pymysql://root@127.0.0.1:3306/test"
+
+
+def _unreachable(service: str, error: Exception) -> None:
+    if os.environ.get("MEMLAB_REQUIRE_SERVICES") == "1":
+        raise error
+    pytest.skip(f"{service} unreachable ({type(error).__name__})")
+
+
+def postgres_store(prefix: str = "memlab_lt") -> Iterator[SqlStore]:
+    """A store in a new PostgreSQL schema named `prefix` and a random suffix, dropped when the generator closes."""
+    schema = f"{prefix}_{uuid.uuid4().hex[:10]}"
+    admin = sa.create_engine(POSTGRES)
+    try:
+        with admin.begin() as conn:
+            conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
+    except sa.exc.OperationalError as e:
+        _unreachable("PostgreSQL", e)
+    store = SqlStore(url=POSTGRES, schema=schema)
+    try:
+        yield store
+    finally:
+        store.close()
+        with admin.begin() as conn:
+            conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
+def mariadb_store(prefix: str = "memlab_lt") -> Iterator[SqlStore]:
+    """A store in a new MariaDB database named `prefix` and a random suffix, dropped when the generator closes."""
+    database = f"{prefix}_{uuid.uuid4().hex[:10]}"
+    admin = sa.create_engine(MARIADB)
+    try:
+        with admin.begin() as conn:
+            conn.execute(sa.text(f"CREATE DATABASE `{database}`"))
+    except sa.exc.OperationalError as e:
+        _unreachable("MariaDB", e)
+    store = SqlStore(url=MARIADB.rsplit("/", 1)[0] + f"/{database}")
+    try:
+        yield store
+    finally:
+        store.close()
+        with admin.begin() as conn:
+            conn.execute(sa.text(f"DROP DATABASE `{database}`"))
+        admin.dispose()
