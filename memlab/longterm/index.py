@@ -27,9 +27,11 @@ so a save never rebuilds an index. Search returns ``(position, relevance, simila
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -104,6 +106,23 @@ def top_positions(scores: np.ndarray, k: int) -> np.ndarray:
     return candidates[np.lexsort((candidates, -scores[candidates]))][:k]
 
 
+@functools.cache
+def _blas() -> object:
+    from threadpoolctl import ThreadpoolController  # scikit-learn's dependency; imported on first use
+
+    return ThreadpoolController().select(user_api="blas")
+
+
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """numpy's BLAS on one thread for one query's products: an 800 x 768 product against one vector takes
+    0.2 ms of CPU on one thread and 3.6 ms on two (OpenBLAS wakes its team, which then spins), on a shared
+    machine a tenth of a dev7 long-term run; the results are the same (each output is one thread's dot product).
+    """
+    with _blas().limit(limits=1):  # type: ignore[attr-defined]
+        yield
+
+
 class _Rows:
     """A growable float32 matrix (capacity doubles), with a live mask per row."""
 
@@ -150,7 +169,8 @@ class ExactIndex:
         """Cosine of every position (retired ones -inf)."""
         if self.rows.size == 0:
             return np.zeros(0, dtype=np.float32)
-        sims = self.rows.matrix @ np.asarray(query_vector, dtype=np.float32)
+        with one_blas_thread():
+            sims = self.rows.matrix @ np.asarray(query_vector, dtype=np.float32)
         return np.where(self.rows.live(), sims, -np.inf)
 
     def search(self, query_vector: np.ndarray, query_text: str, k: int) -> list[Hit]:
@@ -423,7 +443,8 @@ class HybridIndex:
             near, _ = self.dense.nearest(query_vector, max(k, HYBRID_CANDIDATES))
             lexical_best = top_positions(lexical, max(k, HYBRID_CANDIDATES))
             candidates = np.union1d(lexical_best[lexical[lexical_best] > 0], near)
-            sims = self.dense.rows.matrix[candidates] @ np.asarray(query_vector, dtype=np.float32)
+            with one_blas_thread():
+                sims = self.dense.rows.matrix[candidates] @ np.asarray(query_vector, dtype=np.float32)
         w_b, w_d = self.spec.bm25_weight, self.spec.dense_weight
         relevance = (w_b * lexical[candidates] + w_d * np.maximum(sims, 0.0)) / (w_b + w_d)
         best = top_positions(relevance, k)

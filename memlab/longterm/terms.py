@@ -8,7 +8,8 @@ issue 29 "service bookkeeping in O(change)"):
   revision links follow);
 - *duplicates*: the normalized texts (case-folded words joined by one space) by text, and by word,
   so that "the first memory whose words contain the new one's, or are contained in them" is a
-  lookup of the new text's word runs plus a walk of the postings of its rarest word;
+  lookup of the new text's word runs (only those as long as a stored text that starts with the run's
+  first word) plus a walk of the postings of its rarest word;
 - *revisions*: the statements (`memlab.longterm.revision.statements`) of each memory, by speaker and
   term, under a prefix filter (the set-similarity-join kind): a rule that lets an older statement
   miss at most ``M`` of its non-value terms finds it under any ``M + 1`` of them, so each statement
@@ -65,7 +66,7 @@ class NamespaceBook:
         self._next = 0
         self._texts: dict[str, dict[str, None]] = {}  # normalized text -> ids
         self._words: dict[str, dict[str, None]] = {}  # word -> ids whose normalized text has it
-        self._longest = 0  # words in the longest normalized text (the longest run worth looking up)
+        self._lengths: dict[str, Counter[int]] = {}  # first word -> the word counts of the texts it starts
         self._speakers: Counter[str] = Counter()  # case-folded speaker -> live rows
         self._filed: dict[str, list[_Key]] = {}  # id -> its revision keys
         self._revision: dict[_Key, dict[str, None]] = {}
@@ -93,7 +94,7 @@ class NamespaceBook:
         if text:
             self._texts.setdefault(text, {})[m.id] = None
             split = text.split()
-            self._longest = max(self._longest, len(split))
+            self._lengths.setdefault(split[0], Counter())[len(split)] += 1
             for w in dict.fromkeys(split):
                 self._words.setdefault(w, {})[m.id] = None
         self._speakers[speaker(m.content).casefold()] += 1
@@ -124,7 +125,14 @@ class NamespaceBook:
             text = normalized(m.content)
             if text:
                 _discard(self._texts, text, mid)
-                for w in set(text.split()):
+                split = text.split()
+                lengths = self._lengths[split[0]]
+                lengths[len(split)] -= 1
+                if not lengths[len(split)]:
+                    del lengths[len(split)]
+                    if not lengths:
+                        del self._lengths[split[0]]
+                for w in set(split):
                     _discard(self._words, w, mid)
             if self._expired.pop(mid, None) is None:
                 self._speakers[speaker(m.content).casefold()] -= 1
@@ -177,12 +185,13 @@ class NamespaceBook:
             if self.live(mid) and contains_words(normalized(self.rows[mid].content), key):
                 found.append(mid)
                 break
-        longest = min(len(split), self._longest)
-        for i in range(len(split)):  # rows contained in the key: every run of its words
-            for j in range(i + 1, min(i + longest, len(split)) + 1):
-                within = next((x for x in self._texts.get(" ".join(split[i:j]), ()) if self.live(x)), None)
-                if within is not None:
-                    found.append(within)
+        for i, first in enumerate(split):  # rows contained in the key: the runs of its words a stored text can be
+            for length in self._lengths.get(first, ()):  # the lengths of the stored texts that start with the word
+                if i + length <= len(split):
+                    run = self._texts.get(" ".join(split[i : i + length]), ())
+                    within = next((x for x in run if self.live(x)), None)
+                    if within is not None:
+                        found.append(within)
         return self.rows[min(found, key=self.position.__getitem__)] if found else None
 
     def revision_candidates(self, new: Memory) -> list[Memory]:
