@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import logging
 import os
 import sys
 from collections.abc import Callable
@@ -18,9 +17,10 @@ os.environ.setdefault("NUMBA_DISABLE_JIT", "1")
 
 import pytest
 from hydra import compose, initialize_config_module
+from in_process import memlab_main
 from omegaconf import DictConfig
 
-from memlab import cli, config
+from memlab import config
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MEMLAB_SHARED", ROOT.parent / "shared"))
@@ -92,24 +92,11 @@ def make_config() -> Callable[..., DictConfig]:
 def memlab_cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., int]:
     """`memlab_cli(*args) -> exit status`: `memlab ARGS` in this process, so its imports are paid once a session.
 
-    sys.argv and HYDRA_FULL_ERROR come back at the end of the test, Hydra's logging setup after each call.
+    sys.argv and HYDRA_FULL_ERROR come back at the end of the test, Hydra's logging setup after each call
+    (tests/in_process.py).
     """
     monkeypatch.setenv("HYDRA_FULL_ERROR", "1")
-    monkeypatch.setattr(sys, "argv", list(sys.argv))
-
-    def _memlab(*args: str) -> int:
-        root = logging.getLogger()
-        handlers, level = list(root.handlers), root.level
-        try:
-            cli.main(list(args))
-        except SystemExit as e:
-            return int(e.code or 0)
-        finally:
-            root.handlers[:] = handlers
-            root.setLevel(level)  # also clears the loggers' cached levels
-        return 0
-
-    return _memlab
+    return memlab_main
 
 
 @pytest.fixture
