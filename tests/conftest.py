@@ -100,6 +100,25 @@ def memlab_cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., int]:
 
 
 @pytest.fixture
+def memlab_run_err(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> Callable[..., tuple[int, str]]:
+    """`memlab_run_err(*args) -> (exit status, stderr)`: `memlab run ARGS` in this process, from `tmp_path`.
+
+    For what the command prints and returns when it stops at start; no HYDRA_FULL_ERROR, as a user runs it.
+    """
+    monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)
+    monkeypatch.chdir(tmp_path)
+
+    def _run(*args: str) -> tuple[int, str]:
+        capfd.readouterr()
+        status = memlab_main("run", *args)
+        return status, capfd.readouterr().err
+
+    return _run
+
+
+@pytest.fixture
 def timing(benchmark: Any) -> Any:
     """pytest-benchmark's `benchmark`, for a test that only times: skipped unless `--benchmark-enable` (make bench).
 
