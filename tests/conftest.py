@@ -16,11 +16,10 @@ from typing import Any
 os.environ.setdefault("NUMBA_DISABLE_JIT", "1")
 
 import pytest
+from entries import registered
 from hydra import compose, initialize_config_module
 from in_process import memlab_main
 from omegaconf import DictConfig
-
-from memlab import config
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MEMLAB_SHARED", ROOT.parent / "shared"))
@@ -79,7 +78,7 @@ def openai_server_module() -> ModuleType:
 @pytest.fixture
 def make_config() -> Callable[..., DictConfig]:
     """Compose the app's config with overrides, as `memlab run` would."""
-    config.register()
+    registered()
 
     def _compose(*overrides: str) -> DictConfig:
         with initialize_config_module(config_module="memlab.conf", version_base=None):
