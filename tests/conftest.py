@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import logging
 import os
 import sys
 from collections.abc import Callable
@@ -17,10 +16,10 @@ from typing import Any
 os.environ.setdefault("NUMBA_DISABLE_JIT", "1")
 
 import pytest
+from entries import registered
 from hydra import compose, initialize_config_module
+from in_process import memlab_main
 from omegaconf import DictConfig
-
-from memlab import cli, config
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MEMLAB_SHARED", ROOT.parent / "shared"))
@@ -79,7 +78,7 @@ def openai_server_module() -> ModuleType:
 @pytest.fixture
 def make_config() -> Callable[..., DictConfig]:
     """Compose the app's config with overrides, as `memlab run` would."""
-    config.register()
+    registered()
 
     def _compose(*overrides: str) -> DictConfig:
         with initialize_config_module(config_module="memlab.conf", version_base=None):
@@ -92,24 +91,30 @@ def make_config() -> Callable[..., DictConfig]:
 def memlab_cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., int]:
     """`memlab_cli(*args) -> exit status`: `memlab ARGS` in this process, so its imports are paid once a session.
 
-    sys.argv and HYDRA_FULL_ERROR come back at the end of the test, Hydra's logging setup after each call.
+    sys.argv and HYDRA_FULL_ERROR come back at the end of the test, Hydra's logging setup after each call
+    (tests/in_process.py).
     """
     monkeypatch.setenv("HYDRA_FULL_ERROR", "1")
-    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    return memlab_main
 
-    def _memlab(*args: str) -> int:
-        root = logging.getLogger()
-        handlers, level = list(root.handlers), root.level
-        try:
-            cli.main(list(args))
-        except SystemExit as e:
-            return int(e.code or 0)
-        finally:
-            root.handlers[:] = handlers
-            root.setLevel(level)  # also clears the loggers' cached levels
-        return 0
 
-    return _memlab
+@pytest.fixture
+def memlab_run_err(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> Callable[..., tuple[int, str]]:
+    """`memlab_run_err(*args) -> (exit status, stderr)`: `memlab run ARGS` in this process, from `tmp_path`.
+
+    For what the command prints and returns when it stops at start; no HYDRA_FULL_ERROR, as a user runs it.
+    """
+    monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)
+    monkeypatch.chdir(tmp_path)
+
+    def _run(*args: str) -> tuple[int, str]:
+        capfd.readouterr()
+        status = memlab_main("run", *args)
+        return status, capfd.readouterr().err
+
+    return _run
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -173,17 +173,19 @@ def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "memlab", "run", *args], cwd=cwd, capture_output=True, text=True)
 
 
-def test_unknown_key_fails_at_start_naming_it(tmp_path: Path) -> None:
-    out = _run("seeed=1", f"output_dir={tmp_path / 'run'}", cwd=tmp_path)
-    assert out.returncode != 0
-    assert "seeed" in out.stderr
+def test_unknown_key_fails_at_start_naming_it(tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]]) -> None:
+    status, stderr = memlab_run_err("seeed=1", f"output_dir={tmp_path / 'run'}")
+    assert status != 0
+    assert "seeed" in stderr
     assert not (tmp_path / "run").exists()
 
 
-def test_wrong_type_fails_at_start_naming_the_key(tmp_path: Path) -> None:
-    out = _run("seed=abc", f"output_dir={tmp_path / 'run'}", cwd=tmp_path)
-    assert out.returncode != 0
-    assert "seed" in out.stderr and "abc" in out.stderr
+def test_wrong_type_fails_at_start_naming_the_key(
+    tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]]
+) -> None:
+    status, stderr = memlab_run_err("seed=abc", f"output_dir={tmp_path / 'run'}")
+    assert status != 0
+    assert "seed" in stderr and "abc" in stderr
     assert not (tmp_path / "run").exists()
 
 

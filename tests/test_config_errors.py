@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-
-def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memlab", "run", *args], cwd=cwd, capture_output=True, text=True)
 
 
 @pytest.mark.parametrize(
@@ -34,13 +29,15 @@ def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         (["context=trimm"], ["Could not find 'context/trimm'", "composite", "sliding_window"]),
     ],
 )
-def test_a_wrong_key_fails_at_start_with_a_teaching_line(tmp_path: Path, overrides, expected) -> None:
-    out = _run(*overrides, f"output_dir={tmp_path / 'run'}", cwd=tmp_path)
-    assert out.returncode == 2, out.stderr
-    (line,) = [ln for ln in out.stderr.splitlines() if ln.startswith("memlab: error: ")]
+def test_a_wrong_key_fails_at_start_with_a_teaching_line(
+    tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]], overrides, expected
+) -> None:
+    status, stderr = memlab_run_err(*overrides, f"output_dir={tmp_path / 'run'}")
+    assert status == 2, stderr
+    (line,) = [ln for ln in stderr.splitlines() if ln.startswith("memlab: error: ")]
     for text in expected:
         assert text in line
-    assert "Traceback" not in out.stderr and "+context" not in out.stderr
+    assert "Traceback" not in stderr and "+context" not in stderr
     assert not (tmp_path / "run").exists() and not (tmp_path / "reports").exists()
 
 
@@ -48,8 +45,10 @@ def test_a_wrong_key_fails_at_start_with_a_teaching_line(tmp_path: Path, overrid
     "overrides",
     [["context=trim,sliding_window", "+foo=1"], ["context=trim,sliding_window", "context.max_tokens=1,x"]],
 )
-def test_a_sweep_with_a_wrong_key_stops_and_leaves_no_folder(tmp_path: Path, overrides) -> None:
-    out = _run("-m", *overrides, "dataset.dialogues=1", cwd=tmp_path)
-    assert out.returncode == 2, out.stderr
-    assert out.stderr.rstrip().splitlines()[-1].startswith("memlab: error: ")
+def test_a_sweep_with_a_wrong_key_stops_and_leaves_no_folder(
+    tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]], overrides
+) -> None:
+    status, stderr = memlab_run_err("-m", *overrides, "dataset.dialogues=1")
+    assert status == 2, stderr
+    assert stderr.rstrip().splitlines()[-1].startswith("memlab: error: ")
     assert not (tmp_path / "reports").exists() or not any((tmp_path / "reports").rglob("*"))

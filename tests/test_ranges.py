@@ -4,9 +4,6 @@ of them stops a run at start (status 2, one line naming the key, the value and t
 from __future__ import annotations
 
 import dataclasses
-import os
-import subprocess
-import sys
 import typing
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -95,18 +92,12 @@ def test_every_ranged_field_refuses_a_value_outside_its_range(make_config: Calla
         ("dataset.message_chars_mean=1e12", "dataset.message_chars_mean=1000000000000.0 is out of range"),
     ],
 )
-def test_memlab_run_stops_before_writing_anything(tmp_path: Path, override: str, message: str) -> None:
+def test_memlab_run_stops_before_writing_anything(
+    tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]], override: str, message: str
+) -> None:
     """The defect: `memory=delete memory.strategy.keep_latest=-1` exited 0 and emptied every history."""
-    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
-    run = subprocess.run(
-        [sys.executable, "-m", "memlab", "run", "memory=delete", "store=sqlite", override],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert run.returncode == 2, run.stderr
-    assert run.stderr.strip().splitlines() == [f"memlab: error: {message}"] or message in run.stderr
-    assert len(run.stderr.strip().splitlines()) == 1, run.stderr
+    status, stderr = memlab_run_err("memory=delete", "store=sqlite", override)
+    assert status == 2, stderr
+    assert stderr.strip().splitlines() == [f"memlab: error: {message}"] or message in stderr
+    assert len(stderr.strip().splitlines()) == 1, stderr
     assert list(tmp_path.iterdir()) == []  # no run folder, no store file

@@ -5,16 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from entries import registered
 from hydra import compose, initialize_config_module
 from omegaconf import DictConfig
-
-from memlab import config
 
 
 @pytest.fixture(scope="session")
 def compose_config() -> Callable[..., DictConfig]:
     """Compose the app's config with overrides, as `memlab run` would (for module-scoped run fixtures)."""
-    config.register()
+    registered()
 
     def _compose(*overrides: str) -> DictConfig:
         with initialize_config_module(config_module="memlab.conf", version_base=None):

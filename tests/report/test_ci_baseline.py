@@ -9,9 +9,7 @@ baseline then shows every metric it moved, in review. A planted retrieval change
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,40 +19,54 @@ BASELINES = ROOT / "experiments" / "baselines"
 EXPERIMENTS = ("ci", "ci_summaries", "ci_longterm")
 
 
-def memlab(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memlab", *args], cwd=cwd, env=env, capture_output=True, text=True)
-
-
 @pytest.fixture
-def env(locomo_path: Path) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT), "CI": "1", "MEMLAB_SHARED": str(locomo_path.parents[2])}
+def memlab(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, locomo_path: Path, memlab_cli: Callable[..., int]
+) -> Callable[..., int]:
+    """`memlab ARGS` in this process, from `tmp_path`, as CI runs it: the process adds nothing to these checks.
+
+    The command line's own exit codes and messages are tests/test_cli_errors.py's.
+    """
+    monkeypatch.setenv("CI", "1")
+    monkeypatch.setenv("MEMLAB_SHARED", str(locomo_path.parents[2]))
+    monkeypatch.chdir(tmp_path)
+    return memlab_cli
 
 
-def run_experiment(tmp_path: Path, env: dict[str, str], name: str, *overrides: str) -> Path:
+def run_experiment(
+    tmp_path: Path, memlab: Callable[..., int], capfd: pytest.CaptureFixture[str], name: str, *overrides: str
+) -> Path:
     sweep = tmp_path / name
-    run = memlab(tmp_path, env, "run", f"experiment={name}", f"hydra.sweep.dir={sweep}", *overrides)
-    assert run.returncode == 0, run.stderr
-    assert "failed" not in run.stderr.split("compared", 1)[-1], run.stderr
+    status = memlab("run", f"experiment={name}", f"hydra.sweep.dir={sweep}", *overrides)
+    stderr = capfd.readouterr().err
+    assert status == 0, stderr
+    assert "failed" not in stderr.split("compared", 1)[-1], stderr
     return sweep
 
 
 @pytest.mark.parametrize("name", EXPERIMENTS)
-def test_ci_experiment_matches_the_committed_baseline(tmp_path: Path, env: dict[str, str], name: str) -> None:
-    sweep = run_experiment(tmp_path, env, name)
+def test_ci_experiment_matches_the_committed_baseline(
+    tmp_path: Path, memlab: Callable[..., int], capfd: pytest.CaptureFixture[str], name: str
+) -> None:
+    sweep = run_experiment(tmp_path, memlab, capfd, name)
     baseline = BASELINES / f"{name}.json"
-    gate = memlab(tmp_path, env, "compare", str(baseline), str(sweep))
+    status = memlab("compare", str(baseline), str(sweep))
+    gate = capfd.readouterr()
     accept = (
         f"if the change is intended: memlab run experiment={name} hydra.sweep.dir=/tmp/{name} && "
         f"memlab compare {baseline.relative_to(ROOT)} /tmp/{name} --update"
     )
-    assert gate.returncode == 0, f"{gate.stdout}\n{gate.stderr}\n{accept}"
+    assert status == 0, f"{gate.out}\n{gate.err}\n{accept}"
 
 
-def test_the_gate_fails_a_planted_retrieval_change(tmp_path: Path, env: dict[str, str]) -> None:
+def test_the_gate_fails_a_planted_retrieval_change(
+    tmp_path: Path, memlab: Callable[..., int], capfd: pytest.CaptureFixture[str]
+) -> None:
     """The long-term index's dense weight 0.05 -> 1.0: recall drops, and the gate must say so."""
-    sweep = run_experiment(tmp_path, env, "ci_longterm", "longterm.index.dense_weight=1.0")
-    gate = memlab(tmp_path, env, "compare", str(BASELINES / "ci_longterm.json"), str(sweep))
-    assert gate.returncode == 1, gate.stdout
-    regressions = [line for line in gate.stdout.splitlines() if "REGRESSION" in line]
-    assert any("longterm.recall@10 " in line for line in regressions), gate.stdout
-    assert gate.stdout.strip().splitlines()[-1].startswith("FAIL")
+    sweep = run_experiment(tmp_path, memlab, capfd, "ci_longterm", "longterm.index.dense_weight=1.0")
+    status = memlab("compare", str(BASELINES / "ci_longterm.json"), str(sweep))
+    gate = capfd.readouterr().out
+    assert status == 1, gate
+    regressions = [line for line in gate.splitlines() if "REGRESSION" in line]
+    assert any("longterm.recall@10 " in line for line in regressions), gate
+    assert gate.strip().splitlines()[-1].startswith("FAIL")

@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import base64
 import io
-import os
 import re
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from chromium import assert_rendered, screenshot
 from matplotlib import image
 
-ROOT = Path(__file__).resolve().parents[2]
 SPINE = np.array([0x9A, 0xA4, 0xB2]) / 255  # plots.py's axes edge colour
 
 
@@ -38,15 +36,17 @@ def _axes_width_share(pixels: np.ndarray) -> float:
     return best / pixels.shape[1]
 
 
-def test_three_strategies_by_two_budgets_compare_in_six_legible_rows(tmp_path: Path) -> None:
+def test_three_strategies_by_two_budgets_compare_in_six_legible_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memlab_cli: Callable[..., int]
+) -> None:
     sweep = tmp_path / "sweep"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "CI": "1"}
+    monkeypatch.setenv("CI", "1")
+    monkeypatch.chdir(tmp_path)
     args = [
         "run", "-m", "context=trim,sliding_window,composite", "context.max_tokens=1000,4000",
         "debug=default", "sim.max_dialogues=2", "sim.max_sessions=3", f"hydra.sweep.dir={sweep}",
     ]  # fmt: skip
-    out = subprocess.run([sys.executable, "-m", "memlab", *args], cwd=tmp_path, env=env, capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr[-3000:]
+    assert memlab_cli(*args) == 0  # in this process: its stderr is in the captured output
 
     table = pd.read_csv(sweep / "comparison.csv")
     assert len(table) == 6 and (table["status"] == "ok").all(), table[["label", "error"]]

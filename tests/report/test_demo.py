@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -16,17 +14,16 @@ ROOT = Path(__file__).resolve().parents[2]
 STRATEGIES = ("none", "trim", "sliding_window", "summarize", "composite")
 
 
-def test_demo_compares_every_context_strategy_and_renders(tmp_path: Path) -> None:
+def test_demo_compares_every_context_strategy_and_renders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memlab_cli: Callable[..., int]
+) -> None:
     missing = [s for s in STRATEGIES if not (ROOT / "conf" / "context" / f"{s}.yaml").is_file()]
     if missing:
         pytest.skip(f"context entries not on this branch yet: {', '.join(missing)}")
     sweep = tmp_path / "demo"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "CI": "1"}
-    out = subprocess.run(
-        [sys.executable, "-m", "memlab", "run", "experiment=demo", f"hydra.sweep.dir={sweep}"],
-        cwd=tmp_path, env=env, capture_output=True, text=True,
-    )  # fmt: skip
-    assert out.returncode == 0, out.stderr[-3000:]
+    monkeypatch.setenv("CI", "1")
+    monkeypatch.chdir(tmp_path)
+    assert memlab_cli("run", "experiment=demo", f"hydra.sweep.dir={sweep}") == 0  # in this process: see its stderr
     table = pd.read_csv(sweep / "comparison.csv")
     assert table["label"].tolist() == [f"context={s}" for s in STRATEGIES]
     assert (table["status"] == "ok").all(), table[["label", "error"]]

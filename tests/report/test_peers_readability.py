@@ -10,19 +10,16 @@ from __future__ import annotations
 
 import base64
 import itertools
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from chromium import assert_rendered, screenshot
+from in_process import memlab_main, working_in
 
 from memlab.report import load_run, plots
 from memlab.report.comparison import comparison_table, pareto_figures
 
-ROOT = Path(__file__).resolve().parents[2]
 CONFIGURATIONS = 17
 
 
@@ -30,13 +27,10 @@ CONFIGURATIONS = 17
 def peers_sweep(tmp_path_factory: pytest.TempPathFactory, locomo_path: Path) -> Path:
     pytest.importorskip("llama_index.core", reason="the peers extra: pip install 'memlab[peers]'")
     sweep = tmp_path_factory.mktemp("peers") / "sweep"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "CI": "1", "MEMLAB_SHARED": str(locomo_path.parents[2])}
+    env = {"CI": "1", "MEMLAB_SHARED": str(locomo_path.parents[2])}
     args = ["run", "experiment=peers", "sim.max_dialogues=1", "sim.max_sessions=2", "sim.workers=1"]
-    done = subprocess.run(
-        [sys.executable, "-m", "memlab", *args, f"hydra.sweep.dir={sweep}"],
-        cwd=tmp_path_factory.getbasetemp(), env=env, capture_output=True, text=True,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
+    with working_in(tmp_path_factory.getbasetemp(), env):  # in this process: its stderr is in the captured output
+        assert memlab_main(*args, f"hydra.sweep.dir={sweep}") == 0
     return sweep
 
 
