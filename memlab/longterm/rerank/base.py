@@ -37,6 +37,7 @@ class RankContext:
         memories: Index position -> memory.
         revisers: Memory id -> ids of the memories saved as revising it.
         revision_rule: The save-time rule that made those links.
+        index: The namespace's index, for a stage that asks it again (`feedback`).
     """
 
     asked: frozenset[str]  # the query's search terms
