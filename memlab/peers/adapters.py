@@ -144,9 +144,11 @@ def langchain_chat_model(
             return self.bind(**params, **kwargs)
 
         def _generate(self, messages: list[Any], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
-            params = {k: kwargs[k] for k in ("tools", "tool_choice") if k in kwargs}
+            params: dict[str, Any] = {k: kwargs[k] for k in ("tools", "tool_choice") if k in kwargs}
             completion = ask([_from_langchain(m) for m in messages], params)
-            calls = [{"name": c.name, "args": json.loads(c.arguments or "{}"), "id": c.id} for c in completion.tool_calls]
+            calls = [
+                {"name": c.name, "args": json.loads(c.arguments or "{}"), "id": c.id} for c in completion.tool_calls
+            ]
             message = lc.AIMessage(content=completion.text, tool_calls=calls)
             return outputs.ChatResult(generations=[outputs.ChatGeneration(message=message)])
 
@@ -178,7 +180,9 @@ def _from_langchain(m: Any) -> Message:
         ToolCall(id=str(c["id"]), name=c["name"], arguments=json.dumps(c["args"])) for c in getattr(m, "tool_calls", ())
     )
     tool_call_id = getattr(m, "tool_call_id", None) if m.type == "tool" else None
-    return Message(base.role, base.content if base.content or not calls else None, tool_calls=calls, tool_call_id=tool_call_id)
+    return Message(
+        base.role, base.content if base.content or not calls else None, tool_calls=calls, tool_call_id=tool_call_id
+    )
 
 
 _ROLES = {"human": "user", "ai": "assistant"}  # LangChain's message types as chat roles

@@ -71,7 +71,7 @@ class LangMemConfig(PeerConfig):
     llm: Any = "${llm}"
     """The model of LangMem's memory store manager (used only with extract: true)."""
     extract: bool = False
-    """LangMem's store manager extracts memories through tool calls (needs llm=litellm) or each turn is saved (false)."""
+    """LangMem's store manager extracts memories by tool calls (needs llm=litellm), or each turn is saved (false)."""
 
 
 @dataclass

@@ -3,9 +3,9 @@
 mem0's extraction (`infer: true`), llama-index's `FactExtractionMemoryBlock` (`facts: true`), LangMem's memory
 store manager (`extract: true`, trustcall's tool calls) and LangMem's summarization call memlab's model through
 the adapters; the server (tests/llm/openai_server.py) answers each request with well-formed output in the
-library's own format (mem0: its JSON object; llama-index: ``<facts>`` XML; LangMem: a ``Memory`` tool call). The run's records must hold
-every call: `llm.calls`, aux tokens (the server's usage per call) and aux cost, and the memories the library made
-from the answers, each citing the turns of the round (mem0) it was extracted from.
+library's own format (mem0: its JSON object; llama-index: ``<facts>`` XML; LangMem: a ``Memory`` tool call).
+The run's records must hold every call: `llm.calls`, aux tokens (the server's usage per call) and aux cost, and
+the memories the library made from the answers, each citing the turns of the round (mem0, LangMem) it came from.
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ def _completion(content: str | None, calls: list[dict[str, Any]] | None = None) 
 def _memory_call(i: int) -> tuple[int, dict[str, Any], Any]:
     """trustcall's insert of one new memory: a call of LangMem's `Memory` tool, OpenAI's format."""
     arguments = json.dumps({"content": f"Fact number {i} about Caroline"})
-    return _completion(None, [{"id": f"call_{i}", "type": "function", "function": {"name": "Memory", "arguments": arguments}}])
+    call = {"id": f"call_{i}", "type": "function", "function": {"name": "Memory", "arguments": arguments}}
+    return _completion(None, [call])
 
 
 @pytest.fixture
