@@ -5,7 +5,7 @@
 - `llamaindex_embedding`: a llama-index `BaseEmbedding`;
 - `llamaindex_llm`: a llama-index LLM whose `chat` is one `ChatModel.complete` of the given task;
 - `langchain_chat_model`: a LangChain `BaseChatModel` whose `invoke` is one `ChatModel.complete` of the given
-  task (LangMem's summarization);
+  task, tools bound through `bind_tools` (LangMem's summarization and extraction);
 - `chat_messages`: an OpenAI-format message list as memlab `Message`s, for mem0's and LangMem's requests.
 
 Each is built lazily, so importing this module needs none of the libraries.
@@ -13,6 +13,7 @@ Each is built lazily, so importing this module needs none of the libraries.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,7 +21,7 @@ from memlab.context.peers.base import require
 from memlab.embed.base import Embedder
 from memlab.errors import MemlabError
 from memlab.llm import ChatModel
-from memlab.messages import Message
+from memlab.messages import Message, ToolCall
 from memlab.peers.component import Collector
 
 
@@ -98,18 +99,34 @@ def llamaindex_llm(llm: ChatModel, collector: Collector, task: str, entry: str, 
     return MemlabLLM()
 
 
-def langchain_chat_model(llm: ChatModel, task: str, entry: str, max_tokens: int | None = None) -> Any:
-    """A LangChain chat model whose `invoke` is memlab's `llm.complete(..., task=task)` (no tools, no streaming).
+def langchain_chat_model(
+    llm: ChatModel, task: str, entry: str, max_tokens: int | None = None, collector: Collector | None = None
+) -> Any:
+    """A LangChain chat model whose `invoke` is memlab's `llm.complete(..., task=task)` (no streaming).
+
+    `bind_tools` (trustcall's, LangMem's extraction) sends the tools in OpenAI's schema through
+    `llm.complete(..., tools=..., tool_choice=...)` when the model supports tools (``supports_tools``:
+    litellm's) and returns the model's tool calls on the `AIMessage`; tool-call and tool-result
+    messages are passed on as OpenAI's.
 
     Args:
         llm: memlab's model; it reports each call as usual (on the calling thread: LangChain's sync path).
         task: the memlab task the calls are made as.
         entry: the config entry, named if langchain-core is missing.
         max_tokens: the longest answer asked for (None: the model's own limit).
+        collector: gathers the calls' events when the library may call from its own threads (None: reported
+            where they are made).
     """
     chat_models = require("langchain_core.language_models.chat_models", entry)
     outputs = require("langchain_core.outputs", entry)
     lc = require("langchain_core.messages", entry)
+    function_calling = require("langchain_core.utils.function_calling", entry)
+
+    def ask(request: list[Message], params: dict[str, Any]) -> Any:
+        def call() -> Any:
+            return llm.complete(request, task=task, max_tokens=max_tokens, **params)
+
+        return collector.call(call) if collector is not None else call()
 
     class MemlabChatModel(chat_models.BaseChatModel):  # type: ignore[name-defined]
         """LangChain's chat-model interface over memlab's `ChatModel`."""
@@ -118,12 +135,54 @@ def langchain_chat_model(llm: ChatModel, task: str, entry: str, max_tokens: int 
         def _llm_type(self) -> str:
             return f"memlab-{llm.name}"
 
+        def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any) -> Any:
+            if not getattr(llm, "supports_tools", False):
+                raise MemlabError(f"{entry}: the model {llm.name!r} does not call tools (llm=litellm does)")
+            params: dict[str, Any] = {"tools": [function_calling.convert_to_openai_tool(t) for t in tools]}
+            if tool_choice is not None:
+                params["tool_choice"] = openai_tool_choice(tool_choice)
+            return self.bind(**params, **kwargs)
+
         def _generate(self, messages: list[Any], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
-            request = chat_messages([{"role": _ROLES.get(m.type, m.type), "content": m.content} for m in messages])
-            text = llm.complete(request, task=task, max_tokens=max_tokens).text
-            return outputs.ChatResult(generations=[outputs.ChatGeneration(message=lc.AIMessage(content=text))])
+            params: dict[str, Any] = {k: kwargs[k] for k in ("tools", "tool_choice") if k in kwargs}
+            completion = ask([_from_langchain(m) for m in messages], params)
+            calls = [
+                {"name": c.name, "args": json.loads(c.arguments or "{}"), "id": c.id} for c in completion.tool_calls
+            ]
+            message = lc.AIMessage(content=completion.text, tool_calls=calls)
+            return outputs.ChatResult(generations=[outputs.ChatGeneration(message=message)])
 
     return MemlabChatModel()
+
+
+def openai_tool_choice(choice: Any) -> Any:
+    """LangChain's `tool_choice` as OpenAI's: "any" is "required", a tool's name is that function.
+
+    Args:
+        choice: "auto", "none", "any", "required", a tool's name, or OpenAI's dict.
+
+    >>> openai_tool_choice("any"), openai_tool_choice("auto")
+    ('required', 'auto')
+    >>> openai_tool_choice("PatchDoc")
+    {'type': 'function', 'function': {'name': 'PatchDoc'}}
+    """
+    if choice == "any" or choice is True:
+        return "required"
+    if isinstance(choice, str) and choice not in ("auto", "none", "required"):
+        return {"type": "function", "function": {"name": choice}}
+    return choice
+
+
+def _from_langchain(m: Any) -> Message:
+    """A LangChain message as memlab's, its tool calls (an AI message's) and tool-call id (a tool result's) kept."""
+    (base,) = chat_messages([{"role": _ROLES.get(m.type, m.type), "content": m.content}])
+    calls = tuple(
+        ToolCall(id=str(c["id"]), name=c["name"], arguments=json.dumps(c["args"])) for c in getattr(m, "tool_calls", ())
+    )
+    tool_call_id = getattr(m, "tool_call_id", None) if m.type == "tool" else None
+    return Message(
+        base.role, base.content if base.content or not calls else None, tool_calls=calls, tool_call_id=tool_call_id
+    )
 
 
 _ROLES = {"human": "user", "ai": "assistant"}  # LangChain's message types as chat roles

@@ -68,6 +68,10 @@ class LangMemConfig(PeerConfig):
     """`longterm=langmem`: LangMem's memory tools over LangGraph's InMemoryStore."""
 
     _target_: str = "memlab.peers.LangMemMemory"
+    llm: Any = "${llm}"
+    """The model of LangMem's memory store manager (used only with extract: true)."""
+    extract: bool = False
+    """LangMem's store manager extracts memories by tool calls (needs llm=litellm), or each turn is saved (false)."""
 
 
 @dataclass
