@@ -16,7 +16,8 @@ issue 29 "service bookkeeping in O(change)"):
   one, so each statement is filed under each ``k`` of its ``M + k`` rarest (``k = min(3, P - M)``) and a
   new statement looks up each one, two and three of its terms: groups' postings grow far slower than a
   term's (the scale benchmark's turns, candidates per save at 1k and 20k memories: 7.7 and 104 under single
-  terms, 0.28 and 3.98 under groups of up to three, of which the rule links 0.18 and 1.86); a statement with
+  terms, 0.18 and 2.02 under groups of up to three looked up only by statements with a value, of which the rule
+  links 0.18 and 1.86); a statement with
   at most ``M`` is filed under all of them and its values.
   A lookup returns a superset of the memories the rule links, in store order; `revised_ids` decides.
 - the ids whose content or lifecycle changed since the search index last read them (`changed`),
@@ -205,6 +206,8 @@ class NamespaceBook:
         """The live rows `new` may revise under `rule` (a superset, in store order; see the module docstring)."""
         who, out = speaker(new.content), set[str]()
         for s in statements(new.content):
+            if not s.values:  # the value rule links a statement that has a value to change, new and old alike
+                continue
             plain = s.terms - s.values
             for rule in self._rules():
                 keys = [(who, rule, "v", t) for t in plain]
