@@ -15,10 +15,9 @@ issue 29 "service bookkeeping in O(change)"):
   miss at most ``M`` of its ``P`` non-value terms shares ``k`` of any ``M + k`` of them with the newer
   one, so each statement is filed under each ``k`` of its ``M + k`` rarest (``k = min(3, P - M)``) and a
   new statement looks up each one, two and three of its terms: groups' postings grow far slower than a
-  term's (the scale benchmark's turns, candidates per save at 1k and 20k memories: 7.7 and 104 under single
-  terms, 0.18 and 2.02 under groups of up to three looked up only by statements with a value, of which the rule
-  links 0.18 and 1.86); a statement with
-  at most ``M`` is filed under all of them and its values.
+  term's, and a new statement without a value looks nothing up, as it links nothing (the scale benchmark's
+  turns, candidates per save at 1k and 20k memories: 7.7 and 104 under single terms, 0.18 and 2.02 now, of
+  which the rule links 0.18 and 1.86). A statement with at most ``M`` is filed under all of them and its values.
   A lookup returns a superset of the memories the rule links, in store order; `revised_ids` decides.
 - the ids whose content or lifecycle changed since the search index last read them (`changed`),
   and which are expired (a type's ``ttl_days``) at the caller's clock.
