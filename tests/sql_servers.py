@@ -25,39 +25,33 @@ def _unreachable(service: str, error: Exception) -> None:
     pytest.skip(f"{service} unreachable ({type(error).__name__})")
 
 
+def _scratch(service: str, admin_url: str, create: str, drop: str, **store: str) -> Iterator[SqlStore]:
+    """Run `create` on the server, yield a store in what it made, close it and run `drop`."""
+    admin = sa.create_engine(admin_url)
+    try:
+        with admin.begin() as conn:
+            conn.execute(sa.text(create))
+    except sa.exc.OperationalError as e:
+        _unreachable(service, e)
+    made = SqlStore(**store)
+    try:
+        yield made
+    finally:
+        made.close()
+        with admin.begin() as conn:
+            conn.execute(sa.text(drop))
+        admin.dispose()
+
+
 def postgres_store(prefix: str = "memlab_lt") -> Iterator[SqlStore]:
     """A store in a new PostgreSQL schema named `prefix` and a random suffix, dropped when the generator closes."""
     schema = f"{prefix}_{uuid.uuid4().hex[:10]}"
-    admin = sa.create_engine(POSTGRES)
-    try:
-        with admin.begin() as conn:
-            conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
-    except sa.exc.OperationalError as e:
-        _unreachable("PostgreSQL", e)
-    store = SqlStore(url=POSTGRES, schema=schema)
-    try:
-        yield store
-    finally:
-        store.close()
-        with admin.begin() as conn:
-            conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    create, drop = f'CREATE SCHEMA "{schema}"', f'DROP SCHEMA "{schema}" CASCADE'
+    return _scratch("PostgreSQL", POSTGRES, create, drop, url=POSTGRES, schema=schema)
 
 
 def mariadb_store(prefix: str = "memlab_lt") -> Iterator[SqlStore]:
     """A store in a new MariaDB database named `prefix` and a random suffix, dropped when the generator closes."""
     database = f"{prefix}_{uuid.uuid4().hex[:10]}"
-    admin = sa.create_engine(MARIADB)
-    try:
-        with admin.begin() as conn:
-            conn.execute(sa.text(f"CREATE DATABASE `{database}`"))
-    except sa.exc.OperationalError as e:
-        _unreachable("MariaDB", e)
-    store = SqlStore(url=MARIADB.rsplit("/", 1)[0] + f"/{database}")
-    try:
-        yield store
-    finally:
-        store.close()
-        with admin.begin() as conn:
-            conn.execute(sa.text(f"DROP DATABASE `{database}`"))
-        admin.dispose()
+    create, drop = f"CREATE DATABASE `{database}`", f"DROP DATABASE `{database}`"
+    return _scratch("MariaDB", MARIADB, create, drop, url=MARIADB.rsplit("/", 1)[0] + f"/{database}")
