@@ -33,6 +33,7 @@ LOCOMO_SETS = {
     "dev": "dev.json",
     "heldout": "heldout.json",
     "heldout2": "heldout2.json",
+    "heldout3": "heldout3.json",
     "misfire_dev": "misfire_dev.json",
     "misfire_heldout": "misfire_heldout.json",
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import timedelta
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,16 @@ from memlab.dialogues import Dialogue
 from memlab.dialogues.model import DECOYS_KEY, SUPERSEDED_KEY
 
 SETS = Path(__file__).resolve().parents[2] / "datasets" / "updates"
-UPDATES, MISFIRES = ("dev", "heldout", "heldout2"), ("misfire_dev", "misfire_heldout")
+UPDATES, MISFIRES = ("dev", "heldout", "heldout2", "heldout3"), ("misfire_dev", "misfire_heldout")
+BLIND = "heldout3"  # written blind to the rules (README): issue 24's brief for it is checked below
+# Issue 24's cue words: a newer statement that says one tells a cue rule "this revises something" without meaning
+CUE = re.compile(
+    r"\b(now|again|this time|chang\w*|moved|switch\w*|no longer|instead|any ?more|updat\w*|actually|new|finally"
+    r"|these days|currently)\b",
+    re.I,
+)
+# The README's claim: "61 of its 66 newer statements (92%) contain none of issue 24's cue words"
+CUE_FREE = re.compile(r"(\d+) of its (\d+) newer statements \((\d+)%\) contain none of issue 24's cue words")
 WEEK = timedelta(days=7)  # an update comes weeks after the statement it revises, a decoy after the answer
 # The README's table row: | `dev.json` | dev | 7 (`upd-01` to `upd-05`, `upd-11`, `upd-12`) | 50 | 455 | 61 | ...
 ROW = re.compile(r"^\| `(\w+)\.json` \| ([\w-]+) \| (\d+) \(([^)]*)\) \| (\d+) \| (\d+) \| (\d+) \|", re.M)
@@ -71,3 +81,29 @@ def test_every_cited_turn_exists_and_is_older_or_newer_as_claimed(sets: dict[str
                     later = probe.metadata[DECOYS_KEY]
                     assert later == tuple(qa["decoys"]) and SUPERSEDED_KEY not in probe.metadata
                     assert all(said[x] - said[evidence] >= WEEK for x in later), probe
+
+
+def test_the_blind_set_meets_its_brief(sets: dict[str, list[Dialogue]]) -> None:
+    """heldout3: >= 60 facts over >= 6 conversations of 7-8 sessions moving forward, no fewer chatter turns than
+    fact turns, facts that change twice, revisions by the other speaker, and the README's cue-free share (>= 75%)."""
+    dialogues = sets[BLIND]
+    assert len(dialogues) >= 6 and sum(len(d.probes) for d in dialogues) >= 60
+    newer, twice, by_other = [], 0, 0
+    for d in dialogues:
+        starts = [s.started_at for s in d.sessions]
+        assert 7 <= len(starts) <= 8 and all(b - a >= WEEK for a, b in pairwise(starts)), d.id
+        said = {m.id: m for m in d.messages()}
+        facts = {i for p in d.probes for i in (*p.evidence, *p.metadata[SUPERSEDED_KEY])}
+        assert len(facts) <= len(said) - len(facts), d.id  # at least as many chatter turns as fact turns
+        for p in d.probes:
+            (evidence,) = p.evidence
+            older = p.metadata[SUPERSEDED_KEY]
+            newer.append(said[evidence].content or "")
+            twice += len(older) >= 2
+            by_other += any(said[o].speaker != said[evidence].speaker for o in older)
+    assert twice >= 3 and by_other >= 3
+    clean = sum(not CUE.search(text) for text in newer)
+    claim = CUE_FREE.search((SETS / "README.md").read_text(encoding="utf-8"))
+    assert claim is not None
+    assert tuple(map(int, claim.groups())) == (clean, len(newer), round(100 * clean / len(newer)))
+    assert clean / len(newer) >= 0.75
