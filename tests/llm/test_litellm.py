@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -252,14 +253,7 @@ def test_an_empty_answer_is_not_cached(openai_server: OpenAIServer, tmp_path: Pa
 
 def test_concurrent_runs_sharing_the_cache_pay_once(openai_server: OpenAIServer, tmp_path: Path) -> None:
     openai_server.delay_s = 0.3
-    results: list = []
-    threads = [
-        threading.Thread(target=lambda: results.append(make_model(openai_server, tmp_path).complete(MESSAGES)))
-        for _ in range(4)
-    ]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: make_model(openai_server, tmp_path).complete(MESSAGES), range(4)))
     assert len(openai_server.requests) == 1
     assert sorted(r.cached for r in results) == [False, True, True, True]
