@@ -541,11 +541,13 @@ def _no_mode_probe() -> Iterator[None]:
         Hydra.get_mode = probe  # type: ignore[method-assign]
 
 
-def _list_groups_from_one_repository() -> None:
-    """Make Hydra's help list config groups from one copy of the config repository, not one copy per group.
+@contextlib.contextmanager
+def _groups_from_one_repository() -> Iterator[None]:
+    """While Hydra's help runs, it lists config groups from one copy of the config repository, not one a group.
 
     Hydra deep-copies every stored config for each of the ~170 groups it lists (tens of seconds);
     the listing only reads the repository, so one copy per (config, overrides) gives the same text.
+    Hydra's own method comes back when the block ends.
     """
     from hydra._internal.config_loader_impl import ConfigLoaderImpl
 
@@ -559,6 +561,10 @@ def _list_groups_from_one_repository() -> None:
         return made[key]
 
     ConfigLoaderImpl._parse_overrides_and_create_caching_repo = once  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        ConfigLoaderImpl._parse_overrides_and_create_caching_repo = create  # type: ignore[method-assign]
 
 
 def _discard_interrupted() -> None:
@@ -592,13 +598,15 @@ def main(argv: list[str] | None = None) -> None:
         if _installs_completion(rest):
             write_key_tree()
         _hydra(rest)
-        if any(a in ("--hydra-help", "--info", "-i") for a in rest):
-            _list_groups_from_one_repository()
         os.environ.setdefault("HYDRA_FULL_ERROR", "1")  # configuration errors come back here, to be explained
         OutputFolders.forget()
         _forget_last_sweep()
+        lists_groups = any(a in ("--hydra-help", "--info", "-i") for a in rest)
         try:
-            with _no_mode_probe() if _known_single_run(rest) else contextlib.nullcontext():
+            with (
+                _no_mode_probe() if _known_single_run(rest) else contextlib.nullcontext(),
+                _groups_from_one_repository() if lists_groups else contextlib.nullcontext(),
+            ):
                 _run()
         except (ConfigCompositionException, OmegaConfBaseException, ConfigKeyProblem) as e:
             _discard_sweep_stub()

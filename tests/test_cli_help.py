@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from in_process import memlab_main
 
 from memlab.cli import GROUP_HELP, INTERNAL_GROUPS, run_help
 from memlab.config import SimConfig, schema_classes
@@ -104,3 +105,24 @@ def test_bash_completes_run_overrides(tmp_path: Path) -> None:
 
 def test_bash_completes_the_command(tmp_path: Path) -> None:
     assert set(_complete("memlab re", tmp_path)) == {"report", "recommend"}
+
+
+def test_hydra_help_copies_the_config_repository_once_and_leaves_hydra_as_it_was(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`memlab run --hydra-help` lists Hydra's groups from one repository copy; Hydra's method comes back after."""
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl
+
+    hydras = ConfigLoaderImpl._parse_overrides_and_create_caching_repo
+    copies: list[tuple[str | None, tuple[str, ...]]] = []
+
+    def counted(self: ConfigLoaderImpl, config_name: str | None, overrides: list[str]) -> object:
+        copies.append((config_name, tuple(overrides)))
+        return hydras(self, config_name, overrides)
+
+    monkeypatch.setattr(ConfigLoaderImpl, "_parse_overrides_and_create_caching_repo", counted)
+    assert memlab_main("run", "--hydra-help") == 0
+    out = capsys.readouterr().out
+    assert "hydra/launcher: basic" in out and "hydra/sweeper: basic" in out
+    assert len(copies) == len(set(copies)) == 1  # one copy, not one a listed group
+    assert ConfigLoaderImpl._parse_overrides_and_create_caching_repo is counted  # the patch did not leak

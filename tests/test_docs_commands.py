@@ -80,6 +80,7 @@ def _concrete(command: str, scratch: Path, memlab: Callable[..., int]) -> str:
         "/path/to/logs.jsonl": str(ROOT / "datasets" / "sample.jsonl"),
         "[-o OUT]": "",
         "/tmp/ci": str(scratch / "ci"),
+        "$PWD/db.sqlite": str(scratch / "db.sqlite"),  # what the shell would expand
         "-m hydra/launcher=joblib ...": "-m hydra/launcher=joblib context=trim,sliding_window",
     }
     for old, new in replacements.items():

@@ -10,21 +10,19 @@ is documented by the schema's field docstrings (what `memlab run --help group=na
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import enum
 import importlib
 import inspect
-import itertools
 import pkgutil
 import re
-import textwrap
 from typing import Any
 
 from hydra.utils import get_object
 
 import memlab
 from memlab.config import schemas
+from memlab.config_help import field_docs
 
 _SECTION = re.compile(r"^(Args|Arguments|Parameters|Attributes):\s*$", re.M)
 _ENTRY = re.compile(r"^\s+\**(\w+)(\s*\([^)]*\))?:")
@@ -47,29 +45,6 @@ def args_documented(doc: str | None) -> set[str]:
             if entry := _ENTRY.match(line):
                 found.add(entry.group(1))
     return found
-
-
-def _field_docstrings(cls: type) -> set[str]:
-    """The fields of dataclass `cls` (and its dataclass bases) followed by their own docstring."""
-    out: set[str] = set()
-    for klass in cls.__mro__:
-        if not dataclasses.is_dataclass(klass):
-            continue
-        try:
-            body = ast.parse(textwrap.dedent(inspect.getsource(klass))).body[0]
-        except (OSError, TypeError):
-            continue
-        statements = getattr(body, "body", [])
-        for field, after in itertools.pairwise(statements):
-            if (
-                isinstance(field, ast.AnnAssign)
-                and isinstance(field.target, ast.Name)
-                and isinstance(after, ast.Expr)
-                and isinstance(after.value, ast.Constant)
-                and isinstance(after.value.value, str)
-            ):
-                out.add(field.target.id)
-    return out
 
 
 def _targets() -> dict[str, list[type]]:
@@ -110,12 +85,12 @@ def undocumented(obj: Any) -> list[str]:
         return []
     documented = args_documented(inspect.getdoc(obj))
     for schema in _named_schemas(obj):
-        documented |= _field_docstrings(schema)
+        documented |= set(field_docs(schema))
     if inspect.isclass(obj):
         init = obj.__dict__.get("__init__")
         documented |= args_documented(inspect.getdoc(init) if init is not None else None)
         if dataclasses.is_dataclass(obj):
-            documented |= _field_docstrings(obj)
+            documented |= set(field_docs(obj))
     return [p for p in params if p not in documented]
 
 

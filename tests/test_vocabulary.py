@@ -12,40 +12,45 @@ from memlab import vocabulary as v
 
 MEMLAB = Path(__file__).resolve().parents[1] / "memlab"
 
-# Regexes and word collections outside memlab/vocabulary.py that are structure, not vocabulary: each
-# (module, name) reads ids, prefixes, file keys or error messages, never English words a rule weighs.
+# Word collections and regexes outside memlab/vocabulary.py that are structure, not vocabulary: each
+# (module, name) reads ids, roles, statuses, config choices or field names, never English words a rule weighs.
+# The name is the one `_WordListFinder` reports: the assignment around the list, else its function.
 ALLOWED = {
-    ("naming.py", "UNSAFE"),
-    ("longterm/injection.py", "_LINE"),
-    ("longterm/revision.py", "_SPEAKER"),
     ("longterm/tools.py", "_FORGED"),  # field names a model might forge to escape its namespace
-    ("metrics/registry.py", "_CATEGORY"),
-    ("report/run_report.py", "_CATEGORY"),
-    ("llm/extract_rules.py", "_NAME"),
-    ("llm/extractive.py", "_QUESTION"),
-    ("llm/extractive.py", "_JUDGE_FIELDS"),
-    ("llm/prompts.py", "_LINE"),
-    ("config_keys.py", "_MISSING_PLUGIN"),
-    ("config_keys.py", "_NOT_IN_DEFAULTS"),
-    ("memory/compressors.py", "COUNT_SUMMARY"),
     ("longterm/rerank/__init__.py", "DEFAULT_PIPELINE"),  # stage names
     # config choices and record field names: identifiers, not words a rule weighs
+    ("config.py", "SCHEMA_MODULES"),  # memlab's packages
     ("experiment.py", "COMPONENT_GROUPS"),
+    ("experiment.py", "QUIET_LOGGERS"),  # logger names
     ("llm/faulty.py", "FAULT_MODES"),
     ("longterm/index.py", "INDEX_KINDS"),
+    ("longterm/schemas.py", "SCHEMAS"),  # the entries of longterm=
+    ("longterm/llm_updates.py", "EVENTS"),  # mem0's update events
     ("metrics/summaries.py", "LAYERS"),
     ("metrics/summaries.py", "COUNTS"),
-    ("report/ablation.py", "columns"),  # table column names
+    ("report/health.py", "why"),  # summary.* metric names
+    ("report/gate.py", "FAILING"),  # the gate's statuses
+    ("report/gate.py", "counts"),
+    ("report/gate.py", "load_rules"),  # a rule's `better`: higher, lower, none
+    ("report/gate.py", "table"),  # table column names
+    ("report/ablation.py", "columns"),
     ("report/ablation.py", "header"),
+    ("cli.py", "_compare"),  # `memlab compare --format` choices
     ("completion.py", "COMMAND_WORDS"),  # the CLI's command names (tests/test_completion.py: equal to cli.COMMANDS)
-    ("completion.py", "HIDDEN_GROUPS"),
+    # chat roles and OpenAI's tool_choice values
+    ("messages.py", "ROLES"),
+    ("peers/llamaindex_memory.py", "_role"),
+    ("peers/adapters.py", "openai_tool_choice"),
 }
 # The synthetic generator's own words (names, foods, hobbies) are the data's, which no rule may share.
 ALLOWED_MODULES = {"dialogues/synthetic_text.py"}
-# A regex alternation of two plain words ("now|again"), or a string of three or more space-separated words
-# handed to word_set/frozenset/set/tuple: what a word list looks like.
-_WORD_ALTERNATION = re.compile(r"(?<![\\\w])[a-z']{2,}\|[a-z']{2,}(?![\w])")
-_WORDS = re.compile(r"^[a-z' ]+$")
+# A regex alternation of two plain words ("now|again", any case), or three or more plain words written as a
+# string handed to word_set/frozenset/set/tuple/list (or split), or as the elements of a tuple, list or set
+# (bare or inside such a call): what a word list looks like, whether assigned to a name or used in place.
+_WORD_ALTERNATION = re.compile(r"(?<![\\\w])[a-z']{2,}\|[a-z']{2,}(?![\w])", re.IGNORECASE)
+_WORDS = re.compile(r"^[a-z' ]+$", re.IGNORECASE)
+_REGEX_FUNCTIONS = {"compile", "search", "match", "fullmatch", "findall", "finditer", "sub", "subn", "split"}
+_COLLECTIONS = {"word_set", "frozenset", "set", "tuple", "list", "sorted"}
 
 
 def _literal(node: ast.expr) -> str | None:
@@ -60,29 +65,86 @@ def _literal(node: ast.expr) -> str | None:
     return None
 
 
+def _words(node: ast.expr) -> list[str]:
+    """The plain words `node` writes as a collection of three or more, else []."""
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        strings = [s for e in node.elts if (s := _literal(e)) is not None]
+        if len(strings) < len(node.elts):
+            return []
+    elif isinstance(node, ast.Call):
+        func = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if func == "split" and isinstance(node.func, ast.Attribute) and not node.args:
+            text = _literal(node.func.value)
+            strings = text.split() if text is not None else []
+        elif func in _COLLECTIONS and node.args:
+            text = _literal(node.args[0])
+            strings = text.split() if text is not None else _words(node.args[0])
+        else:
+            return []
+    else:
+        return []
+    return strings if len(strings) >= 3 and all(_WORDS.match(s) for s in strings) else []
+
+
+def _word_regex(node: ast.expr) -> bool:
+    """Whether `node` is a ``re`` call (compile, search, sub, ...) whose pattern alternates plain words."""
+    if not isinstance(node, ast.Call) or not node.args:
+        return False
+    func = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+    text = _literal(node.args[0])
+    return func in _REGEX_FUNCTIONS and text is not None and bool(_WORD_ALTERNATION.search(text))
+
+
+class _WordListFinder(ast.NodeVisitor):
+    """(name, line) of each regex of words and each collection of plain words in a module.
+
+    The name is the innermost one around the list: the name it is assigned to, a part of (plain or annotated
+    assignment), else the function or class it is written in (``<module>`` at the top). ``Literal[...]``
+    types are identifiers, not lists, and are skipped.
+    """
+
+    def __init__(self) -> None:
+        self.found: list[tuple[str, int]] = []
+        self._names = ["<module>"]
+
+    def visit(self, node: ast.AST) -> None:
+        if isinstance(node, ast.expr) and (_word_regex(node) or _words(node)):
+            self.found.append((self._names[-1], node.lineno))
+            return  # its parts (the tuple inside ``frozenset((...))``) are the same list
+        super().visit(node)
+
+    def _named(self, name: str | None, node: ast.AST) -> None:
+        self._names.append(name or self._names[-1])
+        self.generic_visit(node)
+        self._names.pop()
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self._named(node.name, node)
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
+        self._named(node.name, node)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._named(node.name, node)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        target = node.targets[0]
+        self._named(target.id if isinstance(target, ast.Name) else None, node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self._named(node.target.id if isinstance(node.target, ast.Name) else None, node)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        literal = node.value.attr if isinstance(node.value, ast.Attribute) else getattr(node.value, "id", "")
+        if literal != "Literal":
+            self.generic_visit(node)
+
+
 def _word_lists(tree: ast.AST) -> list[tuple[str, int]]:
-    """(assigned name, line) of each regex of words and each collection of plain words in a module."""
-    found = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Assign) or not isinstance(node.targets[0], ast.Name):
-            continue
-        name, value = node.targets[0].id, node.value
-        strings: list[str] = []
-        if isinstance(value, ast.Call) and value.args:
-            text = _literal(value.args[0])
-            func = value.func.attr if isinstance(value.func, ast.Attribute) else getattr(value.func, "id", "")
-            if text is not None and func == "compile" and _WORD_ALTERNATION.search(text):
-                found.append((name, node.lineno))
-                continue
-            if text is not None and func in {"word_set", "frozenset", "set"} and len(text.split()) >= 3:
-                strings = [text]
-        if isinstance(value, ast.Tuple | ast.List | ast.Set):
-            strings = [s for e in value.elts if (s := _literal(e)) is not None]
-            if len(strings) < 3 or len(strings) < len(value.elts):
-                strings = []
-        if strings and all(_WORDS.match(s) for s in strings):
-            found.append((name, node.lineno))
-    return found
+    """(name, line) of each regex of words and each collection of plain words in a module (`_WordListFinder`)."""
+    finder = _WordListFinder()
+    finder.visit(tree)
+    return finder.found
 
 
 def test_no_word_list_outside_the_vocabulary_module() -> None:
@@ -98,19 +160,38 @@ def test_no_word_list_outside_the_vocabulary_module() -> None:
     assert not offenders, "word lists outside memlab/vocabulary.py: " + ", ".join(offenders)
 
 
-def test_the_grep_finds_a_word_list() -> None:
-    """The check above would see a cue regex or a tuple of words if one came back."""
-    source = 'CUE = re.compile(r"\\b(now|again)\\b")\nWORDS = ("now", "again", "instead")\nOK = ("a.b", "c", "d")\n'
-    assert [name for name, _ in _word_lists(ast.parse(source))] == ["CUE", "WORDS"]
+_DISGUISES = {
+    "CUE": 'CUE = re.compile(r"\\b(now|again)\\b")',
+    "CUE_I": 'CUE_I = re.compile(r"\\b(?:Now|Again)\\b", re.IGNORECASE)',
+    "WORDS": 'WORDS = ("now", "again", "instead")',
+    "FROZEN": 'FROZEN = frozenset({"now", "again", "instead"})',
+    "FROZEN_LIST": 'FROZEN_LIST = frozenset(["now", "again", "instead"])',
+    "SET": 'SET = {"now", "again", "instead"}',
+    "TYPED": 'TYPED: frozenset[str] = frozenset(("now", "again", "instead"))',
+    "SPLIT": 'SPLIT = "now again instead".split()',
+    "WORD_SET": 'WORD_SET = word_set("now again instead")',
+    "is_update": 'def is_update(text):\n    return any(w in text for w in ("now", "again", "instead"))',
+    "hit": 'class Rule:\n    def hit(self, text):\n        return re.search(r"\\b(now|again)\\b", text)',
+}
+
+
+@pytest.mark.parametrize("name", sorted(_DISGUISES))
+def test_the_grep_finds_a_word_list(name: str) -> None:
+    """The check above would see a cue regex or a collection of words in any of its usual forms."""
+    assert [found for found, _ in _word_lists(ast.parse(_DISGUISES[name]))] == [name]
+
+
+def test_the_grep_leaves_structure_alone() -> None:
+    """Dotted names, single words and two-word pairs are not a word list."""
+    source = 'OK = ("a.b", "c", "d")\nPAIR = ("user", "assistant")\nONE = re.compile(r"\\bnow\\b")\n'
+    assert _word_lists(ast.parse(source)) == []
 
 
 def test_the_allow_list_names_only_what_exists() -> None:
-    """An allowed entry that no longer exists is dropped from the list, which stays small and explicit."""
+    """An allowed entry the check no longer finds is dropped from the list, which stays small and explicit."""
     for rel, name in ALLOWED:
-        tree = ast.parse((MEMLAB / rel).read_text(encoding="utf-8"))
-        assigns = [n for n in ast.walk(tree) if isinstance(n, ast.Assign)]
-        names = {t.id for n in assigns for t in n.targets if isinstance(t, ast.Name)}
-        assert name in names, f"{rel}: {name}"
+        found = {found for found, _ in _word_lists(ast.parse((MEMLAB / rel).read_text(encoding="utf-8")))}
+        assert name in found, f"{rel}: {name}"
 
 
 def test_metrics_read_no_rule_vocabulary() -> None:

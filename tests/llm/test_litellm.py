@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +36,25 @@ def make_model(server: OpenAIServer, tmp_path: Path, **overrides: object) -> Lit
     }
     settings.update(overrides)
     return LitellmChatModel(**settings)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def slept(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The seconds the test's thread was asked to sleep (a retry's wait), recorded instead of slept.
+
+    Other threads (the local server, litellm's workers) sleep as usual and are not recorded.
+    """
+    waits: list[float] = []
+    test_thread, real_sleep = threading.get_ident(), time.sleep
+
+    def sleep(seconds: float) -> None:
+        if threading.get_ident() == test_thread:
+            waits.append(seconds)
+        else:
+            real_sleep(seconds)
+
+    monkeypatch.setattr(time, "sleep", sleep)
+    return waits
 
 
 def test_request_response_and_usage(openai_server: OpenAIServer, tmp_path: Path) -> None:
@@ -89,8 +109,9 @@ def test_a_client_error_is_not_retried(openai_server: OpenAIServer, tmp_path: Pa
 
 def test_a_slow_server_is_a_timeout(openai_server: OpenAIServer, tmp_path: Path) -> None:
     openai_server.delay_s = 1.5
-    with pytest.raises(LLMTimeout):
-        make_model(openai_server, tmp_path, timeout=0.3, num_retries=0).complete(MESSAGES)
+    with pytest.raises(LLMTimeout, match="timed out after 2 attempts"):
+        make_model(openai_server, tmp_path, timeout=0.3, num_retries=1).complete(MESSAGES)
+    assert len(openai_server.requests) == 2  # a timeout is retried, and the retries are bounded
 
 
 def test_the_disk_cache_answers_a_repeat_without_a_request(openai_server: OpenAIServer, tmp_path: Path) -> None:
@@ -193,17 +214,14 @@ def test_a_malformed_response_is_an_llm_error(
     assert [e.data["error"] for e in events if e.kind == LLM_CALL] == ["LLMError"]  # counted as a failed call
 
 
-def test_retry_after_is_honoured_up_to_the_cap(openai_server: OpenAIServer, tmp_path: Path) -> None:
+def test_retry_after_is_honoured_up_to_the_cap(openai_server: OpenAIServer, tmp_path: Path, slept: list[float]) -> None:
     limited = (429, {"error": {"message": "slow down", "type": "rate_limit", "code": 429}}, {"Retry-After": "1.2"})
     openai_server.replies = [limited]
-    start = time.monotonic()
     make_model(openai_server, tmp_path, cache_dir=None).complete(MESSAGES)
-    waited = time.monotonic() - start
-    assert len(openai_server.requests) == 2 and waited >= 1.2  # the backoff alone would be 0 s
+    assert len(openai_server.requests) == 2 and slept == [1.2]  # the backoff alone would be 0 s
     openai_server.replies = [(*limited[:2], {"Retry-After": "3600"})]
-    start = time.monotonic()
     make_model(openai_server, tmp_path, cache_dir=None, max_retry_after_s=0.2).complete(MESSAGES)
-    assert len(openai_server.requests) == 4 and time.monotonic() - start < 60  # capped, not an hour
+    assert len(openai_server.requests) == 4 and slept == [1.2, 0.2]  # capped, not an hour
 
 
 def test_refused_credentials_fail_fast_naming_the_variable(openai_server: OpenAIServer, tmp_path: Path) -> None:
@@ -217,14 +235,13 @@ def test_refused_credentials_fail_fast_naming_the_variable(openai_server: OpenAI
     assert "authentication failed; check llm.api_key" in str(info.value) and "\n" not in str(info.value)
 
 
-def test_a_missing_key_is_not_retried_and_names_the_variable(tmp_path: Path, monkeypatch) -> None:
+def test_a_missing_key_is_not_retried_and_names_the_variable(monkeypatch, slept: list[float]) -> None:
     """The defect: litellm reports a missing key as a 500; it was retried for every call of the run."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     model = LitellmChatModel(model="openai/gpt-4o-mini", num_retries=3, retry_backoff_s=5.0)
-    start = time.monotonic()
     with pytest.raises(LLMAuthError, match=r"llm: openai/gpt-4o-mini: authentication failed; set OPENAI_API_KEY"):
         model.complete(MESSAGES)
-    assert time.monotonic() - start < 5.0  # no backoff was slept
+    assert slept == []  # no backoff: a retry would have waited 5 s first
 
 
 def test_an_empty_answer_is_not_cached(openai_server: OpenAIServer, tmp_path: Path) -> None:
@@ -236,14 +253,7 @@ def test_an_empty_answer_is_not_cached(openai_server: OpenAIServer, tmp_path: Pa
 
 def test_concurrent_runs_sharing_the_cache_pay_once(openai_server: OpenAIServer, tmp_path: Path) -> None:
     openai_server.delay_s = 0.3
-    results: list = []
-    threads = [
-        threading.Thread(target=lambda: results.append(make_model(openai_server, tmp_path).complete(MESSAGES)))
-        for _ in range(4)
-    ]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: make_model(openai_server, tmp_path).complete(MESSAGES), range(4)))
     assert len(openai_server.requests) == 1
     assert sorted(r.cached for r in results) == [False, True, True, True]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -105,21 +105,13 @@ def test_concurrent_sessions_never_see_each_others_items(kind: str, tmp_path: Pa
         store = InMemoryStore() if kind == "shared store" else SqlStore(path=str(tmp_path / "s.sqlite"))
         agent = Agent.on_store(store, HybridMemoryCompressor(5))
     sessions = [agent.new_session(f"user-{u}") for u in range(8)]
-    errors: list[BaseException] = []
 
     def talk(u: int) -> None:
-        try:
-            for i in range(20):
-                sessions[u].memory.add_user_input(f"user-{u} says {i}")
-        except BaseException as e:
-            errors.append(e)
+        for i in range(20):
+            sessions[u].memory.add_user_input(f"user-{u} says {i}")
 
-    threads = [threading.Thread(target=talk, args=(u,)) for u in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert not errors, errors
+    with ThreadPoolExecutor(len(sessions)) as pool:  # a thread's exception is raised by list()
+        list(pool.map(talk, range(len(sessions))))
     for u, session in enumerate(sessions):
         items = session.memory.get_items()
         assert [i.content for i in items] == [f"user-{u} says {i}" for i in range(15, 20)]  # type: ignore[union-attr]

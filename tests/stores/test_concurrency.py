@@ -4,8 +4,8 @@ none is duplicated (counted after the run)."""
 from __future__ import annotations
 
 import multiprocessing
-import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from memlab.memory import HybridMemoryCompressor, StoreAgentMemory, StoreChatMemory, summarized_count
@@ -40,23 +40,15 @@ def _process(make: Callable[[], Any], name: str) -> None:
 def test_concurrent_appends_and_compactions_lose_and_duplicate_nothing(shared_backend: Backend) -> None:
     store = shared_backend.open()
     names = [f"t{i}" for i in range(THREADS)] + [f"p{i}" for i in range(PROCESSES)]
-    errors: list[BaseException] = []
-
-    def run(name: str) -> None:
-        try:
-            _writer(store, name)
-        except BaseException as e:  # surfaced below: a thread's exception would otherwise vanish
-            errors.append(e)
-
     children = [FORK.Process(target=_process, args=(shared_backend.make, n)) for n in names[THREADS:]]
-    threads = [threading.Thread(target=run, args=(n,)) for n in names[:THREADS]]
-    for worker in [*children, *threads]:
-        worker.start()
-    for t in threads:
-        t.join(120)
     for c in children:
-        c.join(120)
-    assert not errors, errors
+        c.start()
+    try:
+        with ThreadPoolExecutor(THREADS) as pool:  # a thread's exception is raised by list()
+            list(pool.map(lambda name: _writer(store, name), names[:THREADS]))
+    finally:
+        for c in children:
+            c.join(120)
     assert [c.exitcode for c in children] == [0] * PROCESSES
 
     written = {f"{n}-{i}" for n in names for i in range(WRITES)}

@@ -3,7 +3,7 @@ and identity: ids that differ only in case, accents, trailing spaces or script n
 
 from __future__ import annotations
 
-import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -50,22 +50,14 @@ def test_times_are_naive_utc_and_limits_are_checked(kv_backend: Backend) -> None
 def test_concurrent_adds_and_touches(kv_backend: Backend) -> None:
     store = kv_backend.open()
     store.add_memories([row(f"key{i}") for i in range(5)])
-    errors: list[BaseException] = []
 
     def writer(w: int) -> None:
-        try:
-            for i in range(10):
-                store.add_memories([row(f"w{w}-{i}")])
-                store.touch_memories(NS, [f"key{i % 5}"], T0, lambda r: r.relevance_score)
-        except BaseException as e:  # reported below; a thread cannot fail the test itself
-            errors.append(e)
+        for i in range(10):
+            store.add_memories([row(f"w{w}-{i}")])
+            store.touch_memories(NS, [f"key{i % 5}"], T0, lambda r: r.relevance_score)
 
-    threads = [threading.Thread(target=writer, args=(w,)) for w in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert not errors, errors
+    with ThreadPoolExecutor(6) as pool:  # a thread's exception is raised by list()
+        list(pool.map(writer, range(6)))
     listed = store.list_memories(NS)
     assert len(listed) == 5 + 60 and len({r.id for r in listed}) == 65
     assert sum(r.access_count for r in listed) == 60

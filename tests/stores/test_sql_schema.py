@@ -3,7 +3,7 @@ keys, upserts written per dialect; and the SQLite store's file and WAL mode."""
 
 from __future__ import annotations
 
-import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -99,20 +99,8 @@ def test_a_database_from_before_session_versions_counts_on_from_zero(sql_backend
 
 def test_concurrent_first_use_migrates_once(sql_backend: Backend) -> None:
     stores = [sql_backend.open() for _ in range(4)]
-    errors: list[BaseException] = []
-
-    def use(store: SqlStore, i: int) -> None:
-        try:
-            store.append(f"s{i}", [{"i": i}])
-        except BaseException as e:
-            errors.append(e)
-
-    threads = [threading.Thread(target=use, args=(s, i)) for i, s in enumerate(stores)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert not errors, errors
+    with ThreadPoolExecutor(len(stores)) as pool:  # a thread's exception is raised by list()
+        list(pool.map(lambda store, i: store.append(f"s{i}", [{"i": i}]), stores, range(len(stores))))
     assert stores[0].sessions() == ["s0", "s1", "s2", "s3"] and stores[0].schema_version() == LATEST_VERSION
 
 
