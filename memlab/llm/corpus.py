@@ -202,8 +202,10 @@ def corpus(transcript: str) -> Corpus:
         if known is not None:
             _RECENT.move_to_end(transcript)
             return known
-        bases = [c for c in _RECENT.values() if _extends(transcript, c.transcript)]
-    base = max(bases, key=lambda c: len(c.transcript), default=None)
+        # The longest corpus this transcript extends, tried longest first: the others are its prefixes too,
+        # and each try compares up to the whole transcript.
+        recent = sorted(_RECENT.values(), key=lambda c: len(c.transcript), reverse=True)
+    base = next((c for c in recent if _extends(transcript, c.transcript)), None)
     rest = transcript[len(base.transcript) + 1 :] if base is not None else transcript
     parsed = [p for p in map(_parse_line, rest.splitlines()) if p is not None]
     if base is None:

@@ -52,3 +52,18 @@ def test_a_longer_last_line_is_not_an_extension() -> None:
     longer = corpus("[1] Ann: Hi Bob. I moved to Oslo.")
     assert [s.text for s in longer.sentences] == ["Hi Bob.", "I moved to Oslo."]
     assert _fields(longer) == _fields(_fresh("[1] Ann: Hi Bob. I moved to Oslo."))
+
+
+def test_a_grown_transcript_is_compared_with_its_longest_base_only(monkeypatch) -> None:
+    """Each comparison reads up to the whole transcript (50,000 characters in a replay): the longest recent
+    corpus is tried first, and it is the one extended."""
+    corpus_module._RECENT.clear()
+    lines = [f"[D1:{k}] {'Ann' if k % 2 else 'Bob'}: Line {k} says something new." for k in range(20)]
+    for k in range(1, len(lines)):
+        corpus("\n".join(lines[:k]))
+    compared: list[str] = []
+    extends = corpus_module._extends
+    monkeypatch.setattr(corpus_module, "_extends", lambda t, base: compared.append(base) or extends(t, base))
+    grown = corpus("\n".join(lines))
+    assert compared == ["\n".join(lines[:-1])]
+    assert _fields(grown) == _fields(_fresh("\n".join(lines)))
