@@ -20,11 +20,12 @@ revises (`memlab.longterm.revision`), which search then reads just above them.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import queue
 import threading
 from collections import Counter, deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -433,22 +434,27 @@ class LongTermMemoryService:
         read again first, so the duplicate check sees them and two writers never both save the same content."""
         if not drafts:
             return []
-        ns = self.namespace(ctx)
+        with self._current(self.namespace(ctx)):
+            return self._save_drafts(ctx, drafts, source, dedup)
+
+    @contextlib.contextmanager
+    def _current(self, ns: tuple[str, ...]) -> Iterator[None]:
+        """Hold the namespace's save lock (every process on the store) with this service's book of it current:
+        read again first if another writer changed the namespace since; afterwards the book reflects the
+        version the block's own writes left (unknown if another write came in between)."""
         key = namespace_key(ns)
         with self.store.saving(ns) as block:
             self._holding.add(key)
             try:
                 if self._known.get(key) != block.before:
-                    self._books.pop(key, None)
                     self._load(ns, block.before)
-                results = self._save_drafts(ctx, drafts, source, dedup)
+                yield
             except BaseException:
                 self._books.pop(key, None)  # the store may hold part of it: read it again next time
                 raise
             finally:
                 self._holding.discard(key)
             self._known[key] = block.after
-            return results
 
     def _save_drafts(
         self, ctx: CallContext, drafts: Sequence[MemoryDraft], source: str, dedup: bool
@@ -548,9 +554,11 @@ class LongTermMemoryService:
         return ids
 
     def cleanup(self, ctx: CallContext) -> list[str]:
-        """The cleanup job: archive (never delete) what decayed below the threshold, rarely used, or expired."""
+        """The cleanup job: archive (never delete) what decayed below the threshold, rarely used, or expired.
+
+        Under the namespace's save lock, as a save, so that the book follows the version its archives raise."""
         ns, now = self.namespace(ctx), naive_utc(ctx.now)
-        with self._lock:
+        with self._lock, self._current(ns):
             live = {m.id for m in self._active(ns, now)}
             ids = [
                 m.id
@@ -584,17 +592,16 @@ class LongTermMemoryService:
 
     def refresh(self, ctx: CallContext) -> None:
         """Read the caller's namespace again if another writer changed it: when its store version (raised by
-        every write that makes rows active) or its count of active rows (lowered by archives) is not what
-        this service's book of it says. Another writer's accesses (lifecycle fields) are read at the next
-        change, or when this service touches those rows."""
+        every write that changes which rows are active) is not the one this service's book of it reflects.
+        Another writer's accesses (lifecycle fields) are read at the next change, or when this service
+        touches those rows."""
         ns = self.namespace(ctx)
         key = namespace_key(ns)
         with self._lock:
-            book = self._books.get(key)
-            if book is None:
+            if key not in self._books:
                 return
             with self.store.saving(ns) as block:
-                if self._known.get(key) != block.before or self.store.count(ns) != len(book):
+                if self._known.get(key) != block.before:
                     self._load(ns, block.before)
 
     def _book(self, ns: tuple[str, ...]) -> NamespaceBook:

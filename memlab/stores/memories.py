@@ -10,8 +10,10 @@ Lifecycle changes are made where the data lives, never by writing back a process
 an access increments ``access_count`` in the store and rescores the row it finds there; an
 archive or restore only changes a row that is not already in the wanted state. So several
 services on one database lose no update and never resurrect an archived memory. Each namespace
-has a change counter, its version, raised by every write that makes rows active (an add that
-stores a new row, a restore) in that write's transaction. A save that must first read the
+has a change counter, its version, raised by every write that changes which of its rows are active
+(an add that stores a new row, an archive, a restore, a delete) in that write's transaction, so a
+reader's copy is current exactly when the version is what the copy read (one key lookup, where
+counting the active rows read all of them). A save that must first read the
 namespace (the duplicate check) runs under `MemoryRows.exclusive`, the namespace's lock across
 processes, and learns from its `SaveBlock` whether anyone else wrote since its own last save.
 
@@ -72,7 +74,7 @@ class SaveBlock:
     began, and after the block's own writes (None once another writer's write came in between).
 
     A writer that keeps a copy of the rows remembers `after`; when its next block begins at that
-    version, nobody else made rows active in between and its copy is current.
+    version, nobody else changed which rows are active in between and its copy is current.
 
     Args:
         before: The namespace's version when the block began.
@@ -148,7 +150,7 @@ class MemoryRows(Protocol):
     def exclusive(self, namespace: Sequence[str]) -> AbstractContextManager[SaveBlock]:
         """Hold the namespace's save lock until the block ends, against every thread and process on this store.
 
-        Yields the block's `SaveBlock`, which this thread's adds and restores in the namespace update.
+        Yields the block's `SaveBlock`, which this thread's adds, archives and restores in the namespace update.
         Not reentrant.
         """
         ...

@@ -157,7 +157,7 @@ class InMemoryStore:
                 if row is not None and row.archived != archived:
                     self._memories[(ns, key)] = (seq, replace(row, archived=archived, **changes))
                     changed += 1
-            if changed and not archived:  # a restore made rows active
+            if changed:
                 self._count_write(ns)
         return changed
 
@@ -179,6 +179,8 @@ class InMemoryStore:
             gone = [ident for ident in self._memories if ident[0] == ns]
             for ident in gone:
                 del self._memories[ident]
+            if gone:
+                self._count_write(ns)
         return len(gone)
 
 

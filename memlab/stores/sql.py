@@ -563,9 +563,18 @@ class SqlStore:
 
     # --- long-term memory rows -------------------------------------------------------
 
-    def _in(self, namespace: Sequence[str] | str, ids: Sequence[str]) -> sa.ColumnElement[bool]:
+    def _in(
+        self, namespace: Sequence[str] | str, ids: Sequence[str], archived: bool | None = None
+    ) -> sa.ColumnElement[bool]:
+        """The rows among `ids` of the namespace (only the archived or only the active ones, if `archived` says).
+
+        The state is tested with ``IS NOT``, which no index serves: with ``archived = ?`` and three or more
+        ids, SQLite's planner takes the (namespace, archived, seq) index and reads every active row of the
+        namespace (3 ms at 20,000 memories) instead of the primary key's few.
+        """
         ns = namespace if isinstance(namespace, str) else ns_text(namespace)
-        return sa.and_(memories.c.namespace == ns, memories.c.id.in_(list(dict.fromkeys(ids))))
+        found = sa.and_(memories.c.namespace == ns, memories.c.id.in_(list(dict.fromkeys(ids))))
+        return found if archived is None else sa.and_(found, memories.c.archived.is_not(not archived))
 
     def add_memories(self, rows: Sequence[MemoryRow]) -> int:
         if not rows:
@@ -581,11 +590,7 @@ class SqlStore:
                 if not new:
                     continue
                 # Ties in seq (two writers of one namespace at once) are broken by id when listing.
-                seq = int(
-                    conn.execute(
-                        sa.select(sa.func.coalesce(sa.func.max(c.seq), 0)).where(c.namespace == ns)
-                    ).scalar_one()
-                )
+                seq = max((s or 0) for s in conn.execute(_last_seq(ns)).one())
                 ins = self._insert(memories).values([_memory_values(ns, seq + i + 1, row) for i, row in enumerate(new)])
                 if self.dialect in _MYSQL:  # a concurrent writer of the same id: keep the stored row
                     conn.execute(ins.on_duplicate_key_update(id=ins.inserted.id))
@@ -692,7 +697,7 @@ class SqlStore:
         if not ids:
             return []
         c, t = memories.c, naive(now)
-        active = sa.and_(self._in(namespace, ids), c.archived == sa.false())
+        active = self._in(namespace, ids, archived=False)
 
         def write(conn: Connection) -> list[MemoryRow]:
             stored = [_memory_row(r) for r in conn.execute(sa.select(memories).where(active).with_for_update())]
@@ -716,29 +721,32 @@ class SqlStore:
     def archive_memories(self, namespace: Sequence[str], ids: Sequence[str]) -> int:
         if not ids:
             return 0
-        c = memories.c
-        stmt = sa.update(memories).where(self._in(namespace, ids), c.archived == sa.false()).values(archived=True)
-        return int(self._write(lambda conn: conn.execute(stmt).rowcount) or 0)
+        stmt = sa.update(memories).where(self._in(namespace, ids, archived=False)).values(archived=True)
+        return self._change_active(namespace, stmt)
 
     def restore_memories(self, namespace: Sequence[str], ids: Sequence[str], now: datetime) -> int:
         if not ids:
             return 0
-        c = memories.c
         stmt = (
             sa.update(memories)
-            .where(self._in(namespace, ids), c.archived == sa.true())
+            .where(self._in(namespace, ids, archived=True))
             .values(archived=False, relevance_score=1.0, last_accessed_at=naive(now))
         )
+        return self._change_active(namespace, stmt)
+
+    def _change_active(self, namespace: Sequence[str], stmt: sa.Executable) -> int:
+        """Run `stmt` (an archive, restore or delete) and, if it changed rows, count the write in the same
+        transaction; returns how many rows changed."""
         ns = ns_text(namespace)
 
         def write(conn: Connection) -> tuple[int, tuple[int, int] | None]:
-            restored = int(conn.execute(stmt).rowcount or 0)
-            return restored, self._count_write(conn, ns) if restored else None  # rows became active
+            changed = int(conn.execute(stmt).rowcount or 0)
+            return changed, self._count_write(conn, ns) if changed else None
 
-        restored, counted = self._write(write)
+        changed, counted = self._write(write)
         if counted is not None:
             self._held.wrote(ns, *counted)
-        return restored
+        return changed
 
     def memory_namespaces(self, within: Sequence[str] = ()) -> list[tuple[str, ...]]:
         head, c = tuple(within), memories.c
@@ -750,8 +758,19 @@ class SqlStore:
         return sorted(ns for ns in found if ns[: len(head)] == head)  # exact: SQLite's LIKE ignores ASCII case
 
     def delete_memories(self, namespace: Sequence[str]) -> int:
-        stmt = sa.delete(memories).where(memories.c.namespace == ns_text(namespace))
-        return int(self._write(lambda conn: conn.execute(stmt).rowcount) or 0)
+        return self._change_active(namespace, sa.delete(memories).where(memories.c.namespace == ns_text(namespace)))
+
+
+def _last_seq(ns: str) -> sa.Select[Any]:
+    """The namespace's highest seq among its active rows and among its archived ones (NULL: none): two
+    lookups at the end of the (namespace, archived, seq) index. ``max(seq) WHERE namespace = ?`` reads every
+    row of the namespace on SQLite and PostgreSQL (6 and 25 ms at 20,000 memories)."""
+    c = memories.c
+    last = [
+        sa.select(sa.func.max(c.seq)).where(c.namespace == ns, c.archived == flag).scalar_subquery()
+        for flag in (False, True)
+    ]
+    return sa.select(*last)
 
 
 def _deleted_version(session_id: str) -> sa.ScalarSelect[Any]:

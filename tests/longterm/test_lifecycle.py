@@ -133,3 +133,26 @@ def test_a_new_preference_supersedes_the_old_one(make_service) -> None:
     assert [m.id for m in service.archived(context())] == [old.id]
     other = save(service, "Ann dislikes loud bars", MemoryType.PREFERENCE, T0 + 41 * DAY)
     assert {m.id for m in service.memories(context())} == {new.id, other.id}
+
+
+def test_a_session_start_sees_what_another_service_archived_and_a_cleanup_leaves_the_copy_current(
+    make_service,
+) -> None:
+    """Another writer on the same store: its archive raises the namespace's version, so the next
+    session start reads the namespace again; this service's own cleanup leaves its copy current."""
+    store = make_service().store
+    mine = make_service(store=store)
+    kept = save(mine, "Ann keeps bees in the garden", MemoryType.FACT, T0)
+    gone = save(mine, "Ann plays the cello on Sundays", MemoryType.FACT, T0 + DAY)
+    assert {h.memory.id for h in mine.load_memories(context(now=T0 + 2 * DAY), "Ann cello bees")} == {kept.id, gone.id}
+    assert store.archive(gone.namespace, [gone.id]) == 1
+    found = mine.load_memories(context(now=T0 + 3 * DAY), "Ann cello bees")
+    assert [h.memory.id for h in found] == [kept.id]
+    save(mine, "Ann visits the old lighthouse each spring", MemoryType.EPISODE, T0 + 4 * DAY)
+    later = T0 + 20 * 365 * DAY  # the episode faded and was never read: the cleanup archives it
+    archived = mine.cleanup(context(now=later))
+    assert len(archived) == 1
+    listed = []
+    mine.store.list = lambda *a, **k: listed.append(a) or []  # type: ignore[method-assign]
+    mine.load_memories(context(now=later), "Ann lighthouse")
+    assert listed == []  # its own archive did not make its copy stale

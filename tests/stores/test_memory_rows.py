@@ -116,3 +116,34 @@ def test_the_255_character_limit_is_the_same_everywhere(backend: Backend) -> Non
     with pytest.raises(ValueError, match="at most 255"):
         store.append(longest + "x", [{"n": 2}])
     assert store.sessions() == [longest]
+
+
+def test_a_row_added_after_the_last_was_archived_still_lists_last(kv_backend: Backend) -> None:
+    """A new row's place follows every stored row's, archived ones too (a tie in seq would order it by id)."""
+    store = kv_backend.open()
+    store.add_memories([row("y"), row("z")])
+    assert store.archive_memories(NS, ["z"]) == 1
+    store.add_memories([row("a")])
+    assert [r.id for r in store.list_memories(NS, archived=None)] == ["y", "z", "a"]
+
+
+def test_sqlite_reads_rows_by_id_through_the_primary_key(tmp_path) -> None:
+    """Touches, archives and restores of a few ids read those rows, not every active row of the namespace:
+    SQLite's plan for them names the primary key, not the (namespace, archived, seq) index."""
+    import sqlalchemy as sa
+
+    from memlab.stores import SqlStore
+    from memlab.stores.sql import memories
+
+    store = SqlStore(path=str(tmp_path / "plan.db"))
+    try:
+        store.add_memories([row(f"m{i}") for i in range(50)])
+        ids = [f"m{i}" for i in range(10)]
+        for archived in (False, True):
+            query = sa.select(memories).where(store._in(NS, ids, archived=archived))
+            sql = str(query.compile(store.engine, compile_kwargs={"literal_binds": True}))
+            with store.engine.connect() as conn:
+                plan = " ".join(str(r[-1]) for r in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}"))
+            assert "sqlite_autoindex_ah_long_term_memory_1" in plan and "active" not in plan, plan
+    finally:
+        store.close()

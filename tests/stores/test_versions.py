@@ -77,7 +77,7 @@ def _row(key: str) -> MemoryRow:
     return MemoryRow(NS, key, {"content": key}, "FACT", "agent_tool", T0, T0)
 
 
-def test_a_namespace_version_counts_the_writes_that_make_rows_active(kv_backend: Backend) -> None:
+def test_a_namespace_version_counts_the_writes_that_change_the_active_rows(kv_backend: Backend) -> None:
     store = kv_backend.open()
     with store.exclusive(NS) as block:
         assert (block.before, block.after) == (0, 0)
@@ -88,12 +88,17 @@ def test_a_namespace_version_counts_the_writes_that_make_rows_active(kv_backend:
     with store.exclusive(NS) as block:
         assert block.before == 1
         store.archive_memories(NS, ["a"])
-        assert block.after == 1  # an archive makes nothing active
+        assert block.after == 2  # a row is no longer active
+        store.archive_memories(NS, ["a", "gone"])
+        assert block.after == 2  # nothing changed: nothing counted
         store.restore_memories(NS, ["a"], T0)
-        assert block.after == 2
+        assert block.after == 3
     store.add_memories([_row("c")])  # outside a block too
     with kv_backend.open().exclusive(NS) as block:  # the version lives in the store, not the object
-        assert block.before == 3
+        assert block.before == 4
+    assert store.delete_memories(NS) == 3
+    with store.exclusive(NS) as block:
+        assert block.before == 5
     with store.exclusive(("agent:chat", "user:7", "memories")) as block:
         assert block.before == 0
 
