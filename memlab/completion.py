@@ -33,10 +33,14 @@ def conf_dir() -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+def cache_dir() -> Path:
+    """memlab's user cache, $XDG_CACHE_HOME/memlab (default ~/.cache/memlab): the key tree, tiktoken's parsed ranks."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")) / "memlab"
+
+
 def key_tree_path() -> Path:
-    """Where the key tree is cached: $XDG_CACHE_HOME/memlab (default ~/.cache/memlab)."""
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "memlab" / KEY_TREE_FILE
+    """Where the key tree is cached (`cache_dir`)."""
+    return cache_dir() / KEY_TREE_FILE
 
 
 @functools.cache
