@@ -1,8 +1,11 @@
 """memlab: a benchmark and simulation lab for LLM agents' context and memory strategies."""
 
-from typing import TYPE_CHECKING, Any
+from __future__ import annotations
 
+TYPE_CHECKING = False  # typing's, without importing typing: a completion TAB imports only what it uses
 if TYPE_CHECKING:
+    from typing import Any
+
     from memlab.api import compose, run
 
 __version__ = "0.1.0"

@@ -13,12 +13,13 @@ holds the run's own schema (`RunConfig`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import typing
 from dataclasses import dataclass, field
 from typing import Any
 
-from hydra.core.config_store import ConfigStore
+from hydra.core.config_store import ConfigNode, ConfigStore
 from omegaconf import MISSING, DictConfig, OmegaConf
 
 from memlab import ranges
@@ -229,11 +230,39 @@ def register_resolvers() -> None:
 register_resolvers()
 
 
+@functools.cache
+def _structured(schema: type) -> DictConfig:
+    return OmegaConf.structured(schema)
+
+
+class LazySchema(ConfigNode):
+    """A ConfigStore entry made into a DictConfig when Hydra first loads it, not when it is stored.
+
+    `ConfigStore.store` converts each dataclass at once (OmegaConf.structured, ~1.5 ms each); a run loads the
+    few schemas its entries name, of about 80. Hydra reads an entry only through `ConfigStore.load`, which
+    copies it and deep-copies its `node`, so the conversion is made once per schema and never mutated.
+    """
+
+    def __init__(self, name: str, schema: type, group: str) -> None:
+        self.schema = schema
+        self._own: DictConfig | None = None
+        super().__init__(name=name, node=None, group=group, package=None, provider=None)  # type: ignore[arg-type]
+
+    @property
+    def node(self) -> DictConfig:
+        return self._own if self._own is not None else _structured(self.schema)
+
+    @node.setter
+    def node(self, value: DictConfig | None) -> None:
+        self._own = value  # ConfigStore.load sets its copy's node to a deep copy
+
+
 def register() -> ConfigStore:
-    """Store the run schema and every subpackage's entry schemas in Hydra's ConfigStore."""
+    """Store the run schema and every subpackage's entry schemas in Hydra's ConfigStore (the latter `LazySchema`)."""
     register_resolvers()
     cs = ConfigStore.instance()
     cs.store(name="run_schema", node=RunConfig)
+    groups = cs.repo.setdefault("schema", {})
     for (group, name), node in schemas().items():
-        cs.store(group=f"schema/{group}", name=name, node=node)
+        groups.setdefault(group, {})[f"{name}.yaml"] = LazySchema(f"{name}.yaml", node, f"schema/{group}")
     return cs

@@ -130,9 +130,25 @@ def run_libraries(cfg: DictConfig) -> list[str]:
     return sorted(found)
 
 
+# The keys with which a dataset entry takes only its first N dialogues: the file loaders' cap, and the
+# synthetic generator's count (each of its dialogues has its own random stream, so the first N are the same).
+FIRST_DIALOGUES_KEYS = ("max_dialogues", "dialogues")
+
+
 def load_dialogues(cfg: DictConfig) -> list[Dialogue]:
-    """The dataset's dialogues, cut to `sim.max_dialogues` and `sim.max_sessions` when set."""
-    dialogues = list(instantiate(cfg.dataset))[: cfg.sim.max_dialogues]
+    """The dataset's dialogues, cut to `sim.max_dialogues` and `sim.max_sessions` when set.
+
+    A dataset entry that can stop after the first N dialogues is told `sim.max_dialogues`, so a tiny run
+    (`debug=default`: one dialogue) neither reads nor generates the others.
+    """
+    limit = cfg.sim.max_dialogues
+    early: dict[str, int] = {}
+    if limit is not None:
+        key = next((k for k in FIRST_DIALOGUES_KEYS if k in cfg.dataset), None)
+        if key is not None:
+            own = cfg.dataset[key]
+            early[key] = limit if own is None else min(own, limit)
+    dialogues = list(instantiate(cfg.dataset, **early))[:limit]
     if cfg.sim.max_sessions is not None:
         dialogues = [d.head(cfg.sim.max_sessions) for d in dialogues]
     return dialogues

@@ -185,10 +185,12 @@ def _offline_tiktoken() -> Iterator[None]:
 
 @functools.cache
 def load_encoding(name: str) -> tiktoken.Encoding:
-    """A tiktoken `Encoding`, loaded from the files bundled with litellm (offline)."""
+    """A tiktoken `Encoding`, loaded from the files bundled with litellm (offline), its ranks parsed once per file."""
     import tiktoken
 
-    with _offline_tiktoken():
+    from memlab.bpe_cache import cached_openai_encodings
+
+    with _offline_tiktoken(), cached_openai_encodings():
         return tiktoken.get_encoding(name)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -42,9 +43,31 @@ def test_the_experiment_module_loads_no_report_library() -> None:
 
 _TINY_RUN = """
 import json, sys
-import tiktoken
+import tiktoken, tiktoken.load
 from hydra._internal.hydra import Hydra
-from memlab import cli
+from memlab import cli, config
+from memlab.dialogues import synthetic
+
+parsed = []
+parse = tiktoken.load.load_tiktoken_bpe
+
+
+def parse_counted(*args, **kwargs):
+    parsed.append(args[0])
+    return parse(*args, **kwargs)
+
+
+tiktoken.load.load_tiktoken_bpe = parse_counted
+generated = []
+dialogue = synthetic._dialogue
+
+
+def dialogue_counted(rng, writer, k, *args):
+    generated.append(k)
+    return dialogue(rng, writer, k, *args)
+
+
+synthetic._dialogue = dialogue_counted
 
 built = []
 init = tiktoken.Encoding.__init__
@@ -71,18 +94,29 @@ try:
 except SystemExit as e:
     assert not e.code, e.code
 modules = sorted({m.split(".")[0] for m in sys.modules})
-print(json.dumps({"encodings": built, "modules": modules, "composed": len(composed)}))
+schemas = config._structured.cache_info().currsize
+print(json.dumps({"encodings": built, "modules": modules, "composed": len(composed), "parsed": parsed,
+                  "generated": generated, "schemas": schemas, "of": len(config.schemas())}))
 """
+
+_LOAD_O200K = "from memlab.tokens import load_encoding; load_encoding('o200k_base')"
 
 
 def test_a_tiny_run_loads_one_encoding_and_no_plotting(tmp_path: Path) -> None:
     """debug=default: the run's tokenizer is the only encoding built (the latency reference workload shares it),
-    the config is composed once (no mode probe), and report.plots=false leaves matplotlib unimported; the
-    report says the figures were not drawn."""
-    done = subprocess.run([sys.executable, "-c", _TINY_RUN], capture_output=True, text=True, cwd=tmp_path)
+    its ranks read from memlab's cache (an earlier process parsed them: memlab.bpe_cache), the config is composed
+    once (no mode probe) from the few entry schemas it names (`config.LazySchema`), the synthetic generator makes
+    the one dialogue the run replays, and report.plots=false leaves matplotlib unimported; the report says the
+    figures were not drawn."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    subprocess.run([sys.executable, "-c", _LOAD_O200K], check=True, env=env)
+    done = subprocess.run([sys.executable, "-c", _TINY_RUN], capture_output=True, text=True, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.splitlines()[-1])
     assert seen["encodings"] == ["o200k_base"]
+    assert seen["parsed"] == []
+    assert seen["generated"] == [0]
+    assert 0 < seen["schemas"] <= 15 < seen["of"], seen
     assert seen["composed"] == 1
     assert "matplotlib" not in seen["modules"]
     assert "report.plots=false" in (tmp_path / "run" / "report.html").read_text(encoding="utf-8")

@@ -127,3 +127,37 @@ def test_bad_input_exits_2_with_one_message_and_writes_nothing(run_cli, tmp_path
     assert re.search(message, line), line
     assert list(work.iterdir()) == []  # no run folder, no metrics.json, nothing half-written
     assert done.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("dataset", "target", "key"),
+    [
+        ("synthetic", "generate_synthetic", "dialogues"),
+        ("locomo", "load_locomo", "max_dialogues"),
+        ("tau_bench", "load_tau_bench", "max_dialogues"),
+    ],
+)
+def test_sim_max_dialogues_reads_only_those_dialogues(
+    make_config, locomo_path: Path, tau_bench_path: Path, monkeypatch: pytest.MonkeyPatch, dataset, target, key
+) -> None:
+    """The loader is told `sim.max_dialogues` (a tiny run reads or generates one dialogue), and the dialogues are
+    the first of a full read, cut to `sim.max_sessions` as before; a smaller cap of the entry's own still wins."""
+    import memlab.dialogues
+    from memlab.experiment import load_dialogues
+
+    path = {"locomo": [f"dataset.path={locomo_path}"], "tau_bench": [f"dataset.path={tau_bench_path}"]}
+    base = [f"dataset={dataset}", *path.get(dataset, [])]
+    full = load_dialogues(make_config(*base))
+    asked: list[object] = []
+    load = getattr(memlab.dialogues, target)
+
+    def spied(*args: object, **kwargs: object) -> object:
+        asked.append(kwargs.get(key))
+        return load(*args, **kwargs)
+
+    monkeypatch.setattr(memlab.dialogues, target, spied)
+    assert load_dialogues(make_config(*base, "sim.max_dialogues=2", "sim.max_sessions=1")) == [
+        d.head(1) for d in full[:2]
+    ]
+    assert load_dialogues(make_config(*base, "sim.max_dialogues=2", f"dataset.{key}=1")) == full[:1]
+    assert asked == [2, 1]
