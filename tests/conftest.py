@@ -20,6 +20,7 @@ from entries import registered
 from hydra import compose, initialize_config_module
 from in_process import memlab_main
 from omegaconf import DictConfig
+from replays import CONV26_LONGTERM
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MEMLAB_SHARED", ROOT.parent / "shared"))
@@ -62,6 +63,17 @@ def locomo_path() -> Path:
 @pytest.fixture(scope="session")
 def tau_bench_path() -> Path:
     return _require(TAU_BENCH)
+
+
+@pytest.fixture(scope="session")
+def conv26_longterm_run(locomo_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run folder of `replays.CONV26_LONGTERM`, run once per process; tests only read it."""
+    from memlab.experiment import run_experiment
+
+    registered()
+    with initialize_config_module(config_module="memlab.conf", version_base=None):
+        cfg = compose(config_name="config", overrides=[*CONV26_LONGTERM, f"dataset.path={locomo_path}"])
+    return run_experiment(cfg, tmp_path_factory.mktemp("conv26_longterm")).run_dir
 
 
 @pytest.fixture(scope="session")
