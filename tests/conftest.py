@@ -66,14 +66,28 @@ def tau_bench_path() -> Path:
 
 
 @pytest.fixture(scope="session")
-def conv26_longterm_run(locomo_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The run folder of `replays.CONV26_LONGTERM`, run once per process; tests only read it."""
+def shared_run(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Any]:
+    """`shared_run(*overrides)`: the result of a real run of the composed config, run once per process for every
+    test that asks for the same overrides (tests/replays.py): tests only read its records and its folder."""
     from memlab.experiment import run_experiment
 
-    registered()
-    with initialize_config_module(config_module="memlab.conf", version_base=None):
-        cfg = compose(config_name="config", overrides=[*CONV26_LONGTERM, f"dataset.path={locomo_path}"])
-    return run_experiment(cfg, tmp_path_factory.mktemp("conv26_longterm")).run_dir
+    done: dict[tuple[str, ...], Any] = {}
+
+    def _run(*overrides: str) -> Any:
+        if overrides not in done:
+            registered()
+            with initialize_config_module(config_module="memlab.conf", version_base=None):
+                cfg = compose(config_name="config", overrides=list(overrides))
+            done[overrides] = run_experiment(cfg, tmp_path_factory.mktemp("shared_run"))
+        return done[overrides]
+
+    return _run
+
+
+@pytest.fixture(scope="session")
+def conv26_longterm_run(locomo_path: Path, shared_run: Callable[..., Any]) -> Path:
+    """The run folder of `replays.CONV26_LONGTERM` on the LoCoMo corpus (`shared_run`)."""
+    return Path(shared_run(*CONV26_LONGTERM, f"dataset.path={locomo_path}").run_dir)
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,7 @@
-"""Replays that tests in several folders read, each run once per pytest process (session fixtures in
-tests/conftest.py); the tests that read one carry its xdist group, so that one worker builds it, not both."""
+"""Replays that tests in several modules read, each run once per pytest process (`shared_run` in tests/conftest.py).
+
+The tests that read them carry `SHARED_RUNS_GROUP`, so that one xdist worker runs them, not each worker.
+"""
 
 from __future__ import annotations
 
@@ -8,4 +10,14 @@ import pytest
 # LoCoMo conv-26 through `longterm=locomo` (extraction, index, its pipeline of stages), its answers scored: the
 # registry's long-term run (tests/metrics/test_registry.py), the retrieval files' (tests/longterm/test_retrievals.py).
 CONV26_LONGTERM = ("dataset=locomo", "dataset.sample_ids=[conv-26]", "longterm=locomo", "eval.answers=true")
-CONV26_LONGTERM_GROUP = pytest.mark.xdist_group("conv26_longterm")
+# The decoys of datasets/updates/misfire_dev.json and the generator's updated facts: the registry's update and
+# decoy metrics, and their recount (tests/metrics/test_update_metrics.py).
+MISFIRE_DEV = ("dataset=locomo", "dataset.path=datasets/updates/misfire_dev.json", "longterm=locomo")
+SYNTHETIC_UPDATES = (
+    "dataset.seed=21",
+    "dataset.dialogues=4",
+    "dataset.update_rate=0.5",
+    "longterm=chat",
+    "agent_id=chat",
+)
+SHARED_RUNS_GROUP = pytest.mark.xdist_group("shared_runs")

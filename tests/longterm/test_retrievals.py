@@ -7,14 +7,14 @@ import re
 
 import pytest
 from ranx import Qrels, Run, evaluate
-from replays import CONV26_LONGTERM, CONV26_LONGTERM_GROUP
+from replays import CONV26_LONGTERM, SHARED_RUNS_GROUP
 
 from memlab.report.run_report import stage_moves_table
 
 METRICS = ("recall@1", "recall@5", "recall@10", "recall@20", "ndcg@10")
 
 
-pytestmark = CONV26_LONGTERM_GROUP
+pytestmark = SHARED_RUNS_GROUP
 
 
 @pytest.fixture(scope="module")
