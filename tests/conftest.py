@@ -20,6 +20,7 @@ from entries import registered
 from hydra import compose, initialize_config_module
 from in_process import memlab_main
 from omegaconf import DictConfig
+from replays import CONV26_LONGTERM
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MEMLAB_SHARED", ROOT.parent / "shared"))
@@ -62,6 +63,31 @@ def locomo_path() -> Path:
 @pytest.fixture(scope="session")
 def tau_bench_path() -> Path:
     return _require(TAU_BENCH)
+
+
+@pytest.fixture(scope="session")
+def shared_run(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Any]:
+    """`shared_run(*overrides)`: the result of a real run of the composed config, run once per process for every
+    test that asks for the same overrides (tests/replays.py): tests only read its records and its folder."""
+    from memlab.experiment import run_experiment
+
+    done: dict[tuple[str, ...], Any] = {}
+
+    def _run(*overrides: str) -> Any:
+        if overrides not in done:
+            registered()
+            with initialize_config_module(config_module="memlab.conf", version_base=None):
+                cfg = compose(config_name="config", overrides=list(overrides))
+            done[overrides] = run_experiment(cfg, tmp_path_factory.mktemp("shared_run"))
+        return done[overrides]
+
+    return _run
+
+
+@pytest.fixture(scope="session")
+def conv26_longterm_run(locomo_path: Path, shared_run: Callable[..., Any]) -> Path:
+    """The run folder of `replays.CONV26_LONGTERM` on the LoCoMo corpus (`shared_run`)."""
+    return Path(shared_run(*CONV26_LONGTERM, f"dataset.path={locomo_path}").run_dir)
 
 
 @pytest.fixture(scope="session")

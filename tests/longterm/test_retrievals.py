@@ -7,37 +7,32 @@ import re
 
 import pytest
 from ranx import Qrels, Run, evaluate
+from replays import CONV26_LONGTERM, SHARED_RUNS_GROUP
 
-from memlab.experiment import run_experiment
 from memlab.report.run_report import stage_moves_table
 
 METRICS = ("recall@1", "recall@5", "recall@10", "recall@20", "ndcg@10")
 
 
+pytestmark = SHARED_RUNS_GROUP
+
+
 @pytest.fixture(scope="module")
 def conv26_config(locomo_path):
-    """LoCoMo conv-26 through `longterm=locomo` (extraction, index, its pipeline of stages)."""
+    """LoCoMo conv-26 through `longterm=locomo` (extraction, index, its pipeline of stages): `conv26_run`'s config."""
     from hydra import compose, initialize_config_module
 
     from memlab import config
 
     config.register()
-    overrides = [
-        "dataset=locomo",
-        f"dataset.path={locomo_path}",
-        "dataset.sample_ids=[conv-26]",
-        "longterm=locomo",
-        "agent_id=chat",
-        "context=none",
-    ]
     with initialize_config_module(config_module="memlab.conf", version_base=None):
-        return compose(config_name="config", overrides=overrides)
+        return compose(config_name="config", overrides=[*CONV26_LONGTERM, f"dataset.path={locomo_path}"])
 
 
 @pytest.fixture(scope="module")
-def conv26_run(tmp_path_factory, conv26_config):
-    """One real run of `conv26_config`."""
-    return run_experiment(conv26_config, tmp_path_factory.mktemp("conv26") / "run").run_dir
+def conv26_run(conv26_longterm_run):
+    """One real run of `conv26_config`, shared with the metric registry's tests (tests/replays.py)."""
+    return conv26_longterm_run
 
 
 @pytest.fixture(scope="module")

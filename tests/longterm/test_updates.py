@@ -36,18 +36,35 @@ NO_RULES = ("longterm.rerank=[decay,dedup]",)  # the pipeline without stages upd
 WITH_UPDATES = ("longterm.rerank=[decay,updates,revisions,dedup]",)  # the update stage on (off by default)
 
 
-def newer_first_rate(make_config, *overrides: str) -> tuple[float, int]:
-    cfg = make_config("longterm=chat", "agent_id=chat", *overrides)
-    # The seeds are independent (a fresh store each): replayed in forked processes, the test takes half the time.
+def newer_first_rates(make_config, *variants: tuple[str, ...]) -> list[tuple[float, int]]:
+    """Per variant (overrides of the offline defaults): the pooled newer-first rate over `SEEDS`, and its probes.
+
+    The seeds are independent (a fresh store each): replayed in two forked processes, one seed's variants in
+    the same process, so they share its memoized text analysis (the same dialogues: sentences, terms); the
+    tokenizer and the embedder's imports are loaded before the fork, once. Only memoization is shared.
+    """
+    cfgs = [make_config("longterm=chat", "agent_id=chat", *overrides) for overrides in variants]
+    get_counter(cfgs[0].tokenizer)  # loaded once, inherited by the forks ...
+    instantiate(cfgs[0].longterm)  # ... as are the embedder's imports
     with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
-        per_seed = list(pool.map(_seed_outcomes, [cfg] * len(SEEDS), SEEDS))
-    for outcomes, metrics in per_seed:  # the metric a run writes agrees with this count, seed by seed
-        assert metrics == {
-            "longterm.newer_first": sum(outcomes) / len(outcomes),
-            "longterm.newer_first.probes": float(len(outcomes)),
-        }
-    outcomes = [o for seed_outcomes, _ in per_seed for o in seed_outcomes]
-    return sum(outcomes) / len(outcomes), len(outcomes)
+        per_seed = list(pool.map(_seed_variants, [cfgs] * len(SEEDS), SEEDS))
+    rates = []
+    for variant in range(len(variants)):
+        outcomes = []
+        for runs in per_seed:  # the metric a run writes agrees with this count, seed by seed
+            seed_outcomes, metrics = runs[variant]
+            assert metrics == {
+                "longterm.newer_first": sum(seed_outcomes) / len(seed_outcomes),
+                "longterm.newer_first.probes": float(len(seed_outcomes)),
+            }
+            outcomes += seed_outcomes
+        rates.append((sum(outcomes) / len(outcomes), len(outcomes)))
+    return rates
+
+
+def _seed_variants(cfgs: list[DictConfig], seed: int) -> list[tuple[list[bool], dict[str, float]]]:
+    """`_seed_outcomes` of one seed under each config, in this process."""
+    return [_seed_outcomes(cfg, seed) for cfg in cfgs]
 
 
 def _seed_outcomes(cfg: DictConfig, seed: int) -> tuple[list[bool], dict[str, float]]:
@@ -80,9 +97,7 @@ def _outcomes(records) -> list[bool]:
 
 @pytest.mark.slow
 def test_the_newer_fact_ranks_above_the_contradicted_one(make_config) -> None:
-    rate, n = newer_first_rate(make_config)
-    without_rules, _ = newer_first_rate(make_config, *NO_RULES)
-    with_updates, _ = newer_first_rate(make_config, *WITH_UPDATES)
+    (rate, n), (without_rules, _), (with_updates, _) = newer_first_rates(make_config, (), NO_RULES, WITH_UPDATES)
     print(f"\nnewer first: {rate:.3f} of {n} (no rules {without_rules:.3f}, update stage on {with_updates:.3f})")
     assert n >= 200
     assert without_rules < rate < with_updates

@@ -8,12 +8,13 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hand_made import call
 from hypothesis import given
 from hypothesis import strategies as st
-from omegaconf import DictConfig
+from replays import CONV26_LONGTERM, MISFIRE_DEV, SHARED_RUNS_GROUP, SYNTHETIC_UPDATES
 
 from memlab.metrics import compute_metrics, family, registry, token_metrics
 from memlab.metrics.__main__ import main as regenerate
@@ -31,12 +32,7 @@ REGENERATE = "python -m memlab.metrics --write docs/evaluation.md"
 # conversation; context, memory and compressor summaries and session forks on the synthetic set; updated facts
 # (synthetic) and decoys (datasets/updates/); session-level retrieval on the LongMemEval sample.
 RUNS = {
-    "locomo": (
-        "dataset=locomo",
-        "dataset.sample_ids=[conv-26]",
-        "longterm=locomo",
-        "eval.answers=true",
-    ),
+    "locomo": CONV26_LONGTERM,  # this and the update runs: shared with other modules (tests/replays.py)
     "summaries": (
         "dataset.dialogues=1",
         "dataset.sessions=3",
@@ -47,34 +43,23 @@ RUNS = {
         "hooks.summarization.trigger_tokens=1500",
         "+hooks@hooks.sessions=sessions",
     ),
-    "updates": ("dataset.dialogues=2", "dataset.update_rate=1.0", "longterm=chat", "agent_id=chat"),
-    "misfires": (
-        "dataset=locomo",
-        "dataset.path=datasets/updates/misfire_dev.json",
-        "sim.max_dialogues=1",
-        "longterm=locomo",
-    ),
+    "updates": SYNTHETIC_UPDATES,
+    "misfires": MISFIRE_DEV,
     "longmemeval": ("dataset=longmemeval", "dataset.path=datasets/longmemeval_sample.json", "longterm=chat"),
 }
 
 
 @pytest.fixture(scope="module")
-def real_runs(
-    tmp_path_factory: pytest.TempPathFactory, locomo_path: Path, compose_config: Callable[..., DictConfig]
-) -> dict[str, Path]:
-    from memlab.experiment import run_experiment
-
-    out = {}
-    for name, overrides in RUNS.items():
-        extra = [f"dataset.path={locomo_path}"] if name == "locomo" else []
-        out[name] = run_experiment(compose_config(*overrides, *extra), tmp_path_factory.mktemp(name)).run_dir
-    return out
+def real_runs(conv26_longterm_run: Path, shared_run: Callable[..., Any]) -> dict[str, Path]:
+    """The run folder of each of `RUNS`, through `shared_run` (its tests carry SHARED_RUNS_GROUP)."""
+    return {name: conv26_longterm_run if name == "locomo" else Path(shared_run(*o).run_dir) for name, o in RUNS.items()}
 
 
 def _metric_names(run_dir: Path) -> list[str]:
     return [*json.loads((run_dir / "metrics.json").read_text()), *json.loads((run_dir / "latency.json").read_text())]
 
 
+@SHARED_RUNS_GROUP
 @pytest.mark.parametrize("run", sorted(RUNS))
 def test_every_metric_a_real_run_computes_is_registered(real_runs: dict[str, Path], run: str) -> None:
     names = _metric_names(real_runs[run])
@@ -82,11 +67,13 @@ def test_every_metric_a_real_run_computes_is_registered(real_runs: dict[str, Pat
     assert unregistered(names) == [], "register these in memlab/metrics/registry.py"
 
 
+@SHARED_RUNS_GROUP
 def test_the_real_runs_cover_every_section(real_runs: dict[str, Path]) -> None:
     names = [n for run in real_runs.values() for n in _metric_names(run)]
     assert {spec(n).section for n in names} == set(registry.SECTIONS)
 
 
+@SHARED_RUNS_GROUP
 def test_the_manifest_carries_units_and_directions(real_runs: dict[str, Path]) -> None:
     run = real_runs["locomo"]
     manifest = json.loads((run / "manifest.json").read_text())
@@ -208,6 +195,7 @@ def test_a_family_is_all_compute_metrics_needs(monkeypatch: pytest.MonkeyPatch) 
         compute_metrics(calls)
 
 
+@SHARED_RUNS_GROUP
 def test_every_family_writes_in_a_real_run(real_runs: dict[str, Path]) -> None:
     """A family left unmarked (never called) or one that stopped writing shows here: each of its metrics is missing."""
     written = {registry.spec(n).name for run in real_runs.values() for n in _metric_names(run)}

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from replays import MISFIRE_DEV, SHARED_RUNS_GROUP, SYNTHETIC_UPDATES
 
 from memlab.dialogues import Probe
 from memlab.dialogues.model import DECOYS_KEY, SUPERSEDED_KEY
@@ -18,8 +19,6 @@ from memlab.metrics.longterm import EVIDENCE_KEY, decoy_metrics, newer_first_met
 from memlab.sim import ProbeRecord
 
 UPDATES = ("dataset=locomo", "dataset.path=datasets/updates/dev.json", "longterm=locomo")
-MISFIRES = ("dataset=locomo", "dataset.path=datasets/updates/misfire_dev.json", "longterm=locomo")
-SYNTHETIC = ("dataset.seed=21", "dataset.dialogues=4", "dataset.update_rate=0.5", "longterm=chat", "agent_id=chat")
 
 
 def record(evidence: str, retrieved: Sequence[Sequence[str]], **metadata: tuple[str, ...]) -> Any:
@@ -82,16 +81,19 @@ def recount(records: list[Any], key: str) -> dict[str, tuple[int, int]]:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory, compose_config: Callable[..., Any]) -> dict[str, Any]:
-    out = tmp_path_factory.mktemp("update-runs")
-    configs = {"updates": (*UPDATES, "dataset.sample_ids=[upd-02]"), "misfires": MISFIRES, "synthetic": SYNTHETIC}
-    return {name: run_experiment(compose_config(*overrides), out / name) for name, overrides in configs.items()}
+def runs(
+    tmp_path_factory: pytest.TempPathFactory, compose_config: Callable[..., Any], shared_run: Callable[..., Any]
+) -> dict[str, Any]:
+    """upd-02 of datasets/updates/dev.json, and the decoy and synthetic runs the registry's tests share."""
+    updates = run_experiment(compose_config(*UPDATES, "dataset.sample_ids=[upd-02]"), tmp_path_factory.mktemp("upd"))
+    return {"updates": updates, "misfires": shared_run(*MISFIRE_DEV), "synthetic": shared_run(*SYNTHETIC_UPDATES)}
 
 
 def written(result: Any) -> dict[str, float]:
     return json.loads(Path(result.run_dir, "metrics.json").read_text(encoding="utf-8"))
 
 
+@SHARED_RUNS_GROUP
 @pytest.mark.parametrize("name", ["updates", "synthetic"])
 def test_update_metrics_of_a_run_match_an_independent_count(runs: dict[str, Any], name: str) -> None:
     m, counts = written(runs[name]), recount(runs[name].records, SUPERSEDED_KEY)
@@ -103,6 +105,7 @@ def test_update_metrics_of_a_run_match_an_independent_count(runs: dict[str, Any]
         assert 0 < m["longterm.newer@1"] < 1 and 0 < m["longterm.newer_missed@10"] < 1
 
 
+@SHARED_RUNS_GROUP
 def test_decoy_metrics_of_a_run_match_an_independent_count(runs: dict[str, Any]) -> None:
     m, counts = written(runs["misfires"]), recount(runs["misfires"].records, DECOYS_KEY)
     asked = counts["answer_at_1"][1]
