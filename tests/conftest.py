@@ -20,6 +20,7 @@ from entries import registered
 from hydra import compose, initialize_config_module
 from in_process import memlab_main
 from omegaconf import DictConfig
+from slow_first import slow_first
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MEMLAB_SHARED", ROOT.parent / "shared"))
@@ -31,8 +32,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Timing tests (fixture `benchmark` or `timing`) only under --benchmark-enable (make bench), else deselected.
 
     Deselected rather than skipped, so `make test` neither runs their workload once (what a disabled
-    `benchmark` does) nor builds their fixtures; the plain tests in tests/benchmarks still run.
+    `benchmark` does) nor builds their fixtures; the plain tests in tests/benchmarks still run. The slowest
+    tests go first (tests/slow_first.py).
     """
+    slow_first(items)
     if config.getoption("benchmark_enable"):
         return
     timed = {item for item in items if {"benchmark", "timing"} & set(getattr(item, "fixturenames", ()))}
