@@ -9,22 +9,26 @@ from __future__ import annotations
 
 import pytest
 
-# Node-id prefixes (a file keeps its tests together, so module fixtures are built once), slowest first, from
-# `pytest -n 2 --dist loadgroup --durations=80` (docs/speed.md, "The test suite"). A test not listed keeps its
-# place after these; a renamed one only loses its head start.
+# Node-id prefixes (a file keeps its tests together, so module fixtures are built once), slowest first: the
+# `--durations` of the merged suite on the idle machine and of `pytest -n 2 --dist loadgroup --durations=80` over
+# the end-to-end files at load 20-30 (docs/speed.md, "The test suite"). Groups (xdist_group) need no entry: xdist
+# starts them before single tests. A test not listed keeps its place after these; a renamed file fails
+# tests/test_slow_first.py.
 SLOWEST = (
     "tests/longterm/test_updates.py",  # the newer-fact ranking replays 18 synthetic seeds
-    "tests/metrics/test_registry.py",  # the registry's LoCoMo conv-26 run (module fixture)
     "tests/report/test_demo.py",
+    "tests/metrics/test_registry.py",  # the registry's LoCoMo conv-26 run (module fixture)
     "tests/longterm/test_locomo_recall.py",
     "tests/test_extending.py",
-    "tests/eval/test_eval_scripts.py",
-    "tests/llm/test_summary_equivalence.py",
-    "tests/runtime/test_resume.py",
-    "tests/report/test_ci_baseline.py",
-    "tests/report/test_health.py",
     "tests/report/test_sweeps.py",
-    "tests/report/test_ablation.py",
+    "tests/report/test_ci_baseline.py",
+    "tests/eval/test_eval_scripts.py",
+    "tests/runtime/test_resume.py",
+    "tests/report/test_health.py",
+    "tests/report/test_comparison_render.py",
+    "tests/llm/test_strict_provider.py",
+    "tests/context/test_peers.py",
+    "tests/report/test_publish.py",
 )
 
 
