@@ -21,6 +21,7 @@ from hydra import compose, initialize_config_module
 from in_process import memlab_main
 from omegaconf import DictConfig
 from slow_first import slow_first
+from xdist_groups import name_groups
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MEMLAB_SHARED", ROOT.parent / "shared"))
@@ -33,8 +34,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     Deselected rather than skipped, so `make test` neither runs their workload once (what a disabled
     `benchmark` does) nor builds their fixtures; the plain tests in tests/benchmarks still run. The slowest
-    tests go first (tests/slow_first.py).
+    tests go first (tests/slow_first.py); grouped tests carry their group (tests/xdist_groups.py).
     """
+    name_groups(config, items)
     slow_first(items)
     if config.getoption("benchmark_enable"):
         return
