@@ -46,7 +46,8 @@ lint: dev
 	$(BIN)/lint-imports
 
 # pytest-xdist: PYTEST_WORKERS processes share the tests (docs/speed.md, "The test suite"); tests that share a
-# resource name an xdist_group, which --dist loadgroup keeps on one worker. PYTEST_WORKERS=0: one process.
+# resource or an expensive module fixture name an xdist_group, which --dist loadgroup keeps on one worker, and
+# the slowest tests are collected first (tests/slow_first.py). PYTEST_WORKERS=0: one process.
 PYTEST_WORKERS ?= 2
 
 test: lint

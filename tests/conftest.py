@@ -21,6 +21,8 @@ from hydra import compose, initialize_config_module
 from in_process import memlab_main
 from omegaconf import DictConfig
 from replays import CONV26_LONGTERM
+from slow_first import slow_first
+from xdist_groups import name_groups
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MEMLAB_SHARED", ROOT.parent / "shared"))
@@ -32,8 +34,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Timing tests (fixture `benchmark` or `timing`) only under --benchmark-enable (make bench), else deselected.
 
     Deselected rather than skipped, so `make test` neither runs their workload once (what a disabled
-    `benchmark` does) nor builds their fixtures; the plain tests in tests/benchmarks still run.
+    `benchmark` does) nor builds their fixtures; the plain tests in tests/benchmarks still run. The slowest
+    tests go first (tests/slow_first.py); grouped tests carry their group (tests/xdist_groups.py).
     """
+    name_groups(config, items)
+    slow_first(items)
     if config.getoption("benchmark_enable"):
         return
     timed = {item for item in items if {"benchmark", "timing"} & set(getattr(item, "fixturenames", ()))}

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -26,8 +27,18 @@ def test_every_group_folder_is_described_or_internal() -> None:
     assert folders == set(GROUP_HELP) | (folders & set(INTERNAL_GROUPS))
 
 
-def test_run_help_has_one_line_per_user_facing_group() -> None:
-    out = subprocess.run([BIN / "memlab", "run", "--help"], capture_output=True, text=True, check=True).stdout
+def _help(capsys: pytest.CaptureFixture[str], memlab_cli: Callable[..., int], *args: str) -> str:
+    """What `memlab run --help ARGS` prints, run in this process (tests/in_process.py): the text, not the process,
+    is checked here; `test_run_help_of_a_section_and_of_a_wrong_entry` runs the command as a process."""
+    capsys.readouterr()
+    assert memlab_cli("run", "--help", *args) == 0
+    return capsys.readouterr().out
+
+
+def test_run_help_has_one_line_per_user_facing_group(
+    capsys: pytest.CaptureFixture[str], memlab_cli: Callable[..., int]
+) -> None:
+    out = _help(capsys, memlab_cli)
     assert out == run_help()
     group_lines = [ln for ln in out.splitlines() if ln.startswith("  ") and ln.split()[0] in GROUP_HELP]
     assert [ln.split()[0] for ln in group_lines] == list(GROUP_HELP)
@@ -36,10 +47,11 @@ def test_run_help_has_one_line_per_user_facing_group() -> None:
     assert all(len(ln) <= 160 for ln in out.splitlines())
 
 
-def test_run_help_of_an_entry_lists_its_keys_as_composed_with_their_docstrings() -> None:
+def test_run_help_of_an_entry_lists_its_keys_as_composed_with_their_docstrings(
+    capsys: pytest.CaptureFixture[str], memlab_cli: Callable[..., int]
+) -> None:
     """`memlab run --help context=trim`: each key's type, default (the YAML's wiring included), range and docstring."""
-    help_trim = [BIN / "memlab", "run", "--help", "context=trim"]
-    out = subprocess.run(help_trim, capture_output=True, text=True, check=True).stdout
+    out = _help(capsys, memlab_cli, "context=trim")
     lines = out.splitlines()
     assert lines[0].startswith("context=trim: ")
     keep_last = lines.index("  context.keep_last: int | None = 3  (>= 0)")
@@ -48,8 +60,10 @@ def test_run_help_of_an_entry_lists_its_keys_as_composed_with_their_docstrings()
     assert field_docs(TrimConfig)["placeholder"] in out and "_target_" not in out
 
 
-def test_run_help_of_a_section_and_of_a_wrong_entry() -> None:
-    sim = subprocess.run([BIN / "memlab", "run", "--help", "sim"], capture_output=True, text=True, check=True).stdout
+def test_run_help_of_a_section_and_of_a_wrong_entry(
+    capsys: pytest.CaptureFixture[str], memlab_cli: Callable[..., int]
+) -> None:
+    sim = _help(capsys, memlab_cli, "sim")
     assert "  sim.workers: int | None = null  (>= 1 and <= 1024)" in sim and field_docs(SimConfig)["workers"] in sim
     wrong = subprocess.run([BIN / "memlab", "run", "--help", "context=trimm"], capture_output=True, text=True)
     assert wrong.returncode == 2 and "Could not find 'context/trimm'" in wrong.stderr
@@ -71,19 +85,31 @@ def test_every_schema_field_has_a_docstring_for_the_help() -> None:
     assert undocumented == []
 
 
-def _complete(line: str, tmp_path: Path) -> list[str]:
-    """COMPREPLY of the installed bash completion for the command line `line` (cursor at its end)."""
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, str], Path]:
+    """`memlab run -sc install=bash` run once for the module: (the script, its environment, its folder).
+
+    The key tree a TAB reads is this module's own (XDG_CACHE_HOME); installing it again per command line
+    would only repeat the same process.
+    """
     if shutil.which("bash") is None:
         pytest.skip("bash is not installed")
-    cache = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}  # the key tree a TAB reads: this test's own
+    folder = tmp_path_factory.mktemp("completion")
+    cache = {**os.environ, "XDG_CACHE_HOME": str(folder / "cache")}
     script = subprocess.run(
         [BIN / "memlab", "run", "-sc", "install=bash"],
         capture_output=True,
         text=True,
         check=True,
-        cwd=tmp_path,
+        cwd=folder,
         env=cache,
     ).stdout
+    return script, cache, folder
+
+
+def _complete(line: str, installed: tuple[str, dict[str, str], Path]) -> list[str]:
+    """COMPREPLY of the installed bash completion for the command line `line` (cursor at its end)."""
+    script, cache, folder = installed
     words = line.split() + ([""] if line.endswith(" ") else [])
     quoted = " ".join(f"'{w}'" for w in words)
     probe = f"""
@@ -93,18 +119,20 @@ hydra_bash_completion
 printf '%s\\n' "${{COMPREPLY[@]}}"
 """
     env = {**cache, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
-    done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, env=env, cwd=folder, timeout=120)
     assert done.returncode == 0, done.stderr
     return [w for w in done.stdout.splitlines() if w]
 
 
-def test_bash_completes_run_overrides(tmp_path: Path) -> None:
-    assert set(_complete("memlab run con", tmp_path)) == {"context.", "context=", "context_window="}
-    assert set(_complete("memlab run context=s", tmp_path)) == {"context=sliding_window", "context=summarize"}
+@pytest.mark.xdist_group("bash_completion")  # one worker, one install (`installed`)
+def test_bash_completes_run_overrides(installed: tuple[str, dict[str, str], Path]) -> None:
+    assert set(_complete("memlab run con", installed)) == {"context.", "context=", "context_window="}
+    assert set(_complete("memlab run context=s", installed)) == {"context=sliding_window", "context=summarize"}
 
 
-def test_bash_completes_the_command(tmp_path: Path) -> None:
-    assert set(_complete("memlab re", tmp_path)) == {"report", "recommend"}
+@pytest.mark.xdist_group("bash_completion")
+def test_bash_completes_the_command(installed: tuple[str, dict[str, str], Path]) -> None:
+    assert set(_complete("memlab re", installed)) == {"report", "recommend"}
 
 
 def test_hydra_help_copies_the_config_repository_once_and_leaves_hydra_as_it_was(

@@ -21,6 +21,10 @@ needs_extra = pytest.mark.skipif(
 )
 
 
+# One worker runs this module under `--dist loadgroup`: `minilm` is built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("minilm")
+
+
 @pytest.fixture(scope="module")
 def minilm() -> MiniLMEmbedder:
     """Built from `embedder=minilm`, as a run would build it."""

@@ -22,6 +22,9 @@ from memlab.llm import corpus as corpus_module
 from memlab.llm.prompts import render_transcript
 from memlab.llm.summarize import extractive_summary
 
+# One worker runs this module under `--dist loadgroup`: `oracle_replays` is built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("summary_equivalence")
+
 
 @pytest.fixture(scope="session")
 def oracle_replays(locomo_path: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, OracleRun]:

@@ -20,6 +20,10 @@ SLICE = ["dataset.sample_ids=[conv-26]", "sim.max_sessions=6", "sim.workers=1"]
 VARIANTS = "ablate.select=[no_feedback,no_dense]"
 
 
+# One worker runs this module under `--dist loadgroup`: `ablation` is built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("ablation")
+
+
 @pytest.fixture(scope="module")
 def ablation(tmp_path_factory: pytest.TempPathFactory, locomo_path: Path) -> Path:
     """One ablation of two variants over the first six sessions of conv-26, run through the CLI."""

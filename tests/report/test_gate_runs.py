@@ -26,6 +26,10 @@ PROMPT = "You are a helpful travel assistant."
 LONGER_PROMPT = "You are a very helpful travel assistant."  # one o200k token more
 
 
+# One worker runs this module under `--dist loadgroup`: `runs` is built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("gate_runs")
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Four unchanged runs (`0`..`3`); the shipped JSONL sample under a system prompt (`jsonl`) and one token longer."""

@@ -6,17 +6,15 @@ Also: a swept parameter that changed no metric is flagged in the comparison.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from in_process import memlab_main
 
 from memlab.report import find_runs, load_run
 from memlab.report.comparison import inert_parameters
 
-ROOT = Path(__file__).resolve().parents[2]
 SMALL = ("dataset.dialogues=1", "dataset.sessions=2", "context=summarize", "eval.answers=true")
 # No server listens on port 9 (discard) here: every call fails as with a provider that is down.
 SERVER_DOWN = (
@@ -28,17 +26,26 @@ SERVER_DOWN = (
 )
 
 
-def memlab(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(ROOT),
-        "CI": "1",
-        "MEMLAB_TEST_KEY": "sk-test",
-        "MEMLAB_CACHE": str(tmp_path / "cache"),
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "memlab", "run", *args], cwd=tmp_path, env=env, capture_output=True, text=True
-    )
+@pytest.fixture
+def memlab(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> Callable[..., tuple[int, str]]:
+    """`memlab(*args) -> (exit status, stderr)`: `memlab run ARGS` in this process (tests/in_process.py).
+
+    What is checked is the command's exit status, stderr and files, which a new process would not change; a
+    process would pay memlab's and litellm's imports (about 8 CPU s) on every call.
+    """
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)
+    for name, value in {"CI": "1", "MEMLAB_TEST_KEY": "sk-test", "MEMLAB_CACHE": str(tmp_path / "cache")}.items():
+        monkeypatch.setenv(name, value)
+
+    def run(*args: str) -> tuple[int, str]:
+        capfd.readouterr()
+        status = memlab_main("run", *args)
+        return status, capfd.readouterr().err
+
+    return run
 
 
 @pytest.mark.parametrize(
@@ -48,30 +55,33 @@ def memlab(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         pytest.param(SERVER_DOWN, id="server-down"),
     ],
 )
-def test_every_call_failed_warns_and_strict_fails(tmp_path: Path, llm: tuple[str, ...]) -> None:
-    run = memlab(tmp_path, *SMALL, *llm, f"hydra.run.dir={tmp_path / 'run'}")
-    assert run.returncode == 0, run.stderr
-    assert "memlab: WARNING: this run measured nothing here: every one of the" in run.stderr
-    assert "answer calls failed" in run.stderr
+def test_every_call_failed_warns_and_strict_fails(
+    tmp_path: Path, memlab: Callable[..., tuple[int, str]], llm: tuple[str, ...]
+) -> None:
+    status, stderr = memlab(*SMALL, *llm, f"hydra.run.dir={tmp_path / 'run'}")
+    assert status == 0, stderr
+    assert "memlab: WARNING: this run measured nothing here: every one of the" in stderr
+    assert "answer calls failed" in stderr
     report = (tmp_path / "run" / "report.md").read_text()
     assert report.splitlines()[2].startswith("> **WARNING: this run measured nothing here: every one of the")
     assert 'class="banner">WARNING' in (tmp_path / "run" / "report.html").read_text()
-    strict = memlab(tmp_path, *SMALL, *llm, "strict=true", f"hydra.run.dir={tmp_path / 'strict'}")
-    assert strict.returncode == 2
-    assert "memlab: error: strict=true and the run measured nothing" in strict.stderr
+    status, stderr = memlab(*SMALL, *llm, "strict=true", f"hydra.run.dir={tmp_path / 'strict'}")
+    assert status == 2
+    assert "memlab: error: strict=true and the run measured nothing" in stderr
 
 
-def test_a_run_that_measured_something_has_no_warning(tmp_path: Path) -> None:
-    run = memlab(tmp_path, *SMALL, "strict=true", f"hydra.run.dir={tmp_path / 'run'}")
-    assert run.returncode == 0, run.stderr
-    assert "WARNING" not in run.stderr and "WARNING" not in (tmp_path / "run" / "report.md").read_text()
+def test_a_run_that_measured_something_has_no_warning(tmp_path: Path, memlab: Callable[..., tuple[int, str]]) -> None:
+    status, stderr = memlab(*SMALL, "strict=true", f"hydra.run.dir={tmp_path / 'run'}")
+    assert status == 0, stderr
+    assert "WARNING" not in stderr and "WARNING" not in (tmp_path / "run" / "report.md").read_text()
 
 
-def test_a_swept_parameter_that_changed_nothing_is_flagged(tmp_path: Path) -> None:
+def test_a_swept_parameter_that_changed_nothing_is_flagged(
+    tmp_path: Path, memlab: Callable[..., tuple[int, str]]
+) -> None:
     # a window far larger than the history changes nothing; the data's seed does
     sweep = tmp_path / "sweep"
-    run = memlab(
-        tmp_path,
+    status, stderr = memlab(
         "-m",
         "dataset.dialogues=1",
         "dataset.sessions=2",
@@ -80,31 +90,33 @@ def test_a_swept_parameter_that_changed_nothing_is_flagged(tmp_path: Path) -> No
         "context.strategy.max_tokens=900000,1000000",
         f"hydra.sweep.dir={sweep}",
     )
-    assert run.returncode == 0, run.stderr
+    assert status == 0, stderr
     runs = [load_run(p) for p in find_runs([sweep])]
     assert len(runs) == 4
     assert inert_parameters(runs) == ["context.strategy.max_tokens"]
     text = (sweep / "comparison.md").read_text()
     assert "Swept but changed no metric: context.strategy.max_tokens" in text
     assert "Swept but changed no metric" in (sweep / "comparison.html").read_text()
-    assert "memlab: WARNING: Swept but changed no metric: context.strategy.max_tokens" in run.stderr
+    assert "memlab: WARNING: Swept but changed no metric: context.strategy.max_tokens" in stderr
 
 
-def test_a_model_that_echoes_warns_that_most_summaries_fell_back(tmp_path: Path, openai_server_module) -> None:
+def test_a_model_that_echoes_warns_that_most_summaries_fell_back(
+    tmp_path: Path, memlab: Callable[..., tuple[int, str]], openai_server_module
+) -> None:
     """The server answers with the prompt reversed word by word: no summary is shorter than its source."""
     with openai_server_module.serve() as server:
         echo = (
             "llm=litellm", "llm.model=openai/test-model", f"llm.api_base={server.base_url}",
             "llm.api_key_env=MEMLAB_TEST_KEY", "llm.num_retries=0", f"llm.cache_dir={tmp_path / 'cache'}",
         )  # fmt: skip
-        first = memlab(tmp_path, *SMALL[:3], *echo, f"hydra.run.dir={tmp_path / 'first'}")
-        memlab(tmp_path, *SMALL[:3], *echo, f"hydra.run.dir={tmp_path / 'again'}")  # from the cache
-    assert first.returncode == 0, first.stderr
+        status, stderr = memlab(*SMALL[:3], *echo, f"hydra.run.dir={tmp_path / 'first'}")
+        memlab(*SMALL[:3], *echo, f"hydra.run.dir={tmp_path / 'again'}")  # from the cache
+    assert status == 0, stderr
     metrics = json.loads((tmp_path / "first" / "metrics.json").read_text())
     asked = metrics["summary.count"]
     assert asked > 0 and metrics["summary.fallbacks"] == metrics["summary.violations"] == asked
     warning = f"memlab: WARNING: {asked:,} of {asked:,} summaries were not used: the strategies took their fallbacks"
-    assert next(line for line in first.stderr.splitlines() if "WARNING" in line).startswith(warning)
+    assert next(line for line in stderr.splitlines() if "WARNING" in line).startswith(warning)
     assert warning.removeprefix("memlab: WARNING: ") in (tmp_path / "first" / "run.log").read_text()
     calls, repeats = metrics["llm.calls"], json.loads((tmp_path / "first" / "latency.json").read_text())
     hits = repeats["latency.cached_calls"]  # a request repeated within the run

@@ -21,6 +21,8 @@ from memlab.report import load_run, plots
 from memlab.report.comparison import comparison_table, pareto_figures
 
 CONFIGURATIONS = 17
+# One worker runs the module under `--dist loadgroup`, so the sweep below runs once, not once per worker.
+pytestmark = pytest.mark.xdist_group("peers_readability")
 
 
 @pytest.fixture(scope="module")

@@ -87,6 +87,10 @@ def test_recommend_rejects_an_unknown_metric_naming_the_valid_ones(sweep_dir: Pa
     assert "--by 'context.evidence_retension' is not a metric" in err and "context.evidence_retention," in err
 
 
+# One worker runs this module under `--dist loadgroup`: `strategy_sweep` is built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("recommend_and_cli")
+
+
 @pytest.fixture(scope="module")
 def strategy_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Real runs of none / sliding_window / summarize / composite on one synthetic dialogue, laid out as a sweep."""

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from in_process import memlab_main
 
 from memlab.memory import Agent, TaskSegmentedCompressor
 from memlab.messages import FunctionCall
@@ -45,14 +46,18 @@ def memlab(*overrides: str) -> str:
 
 @pytest.fixture(scope="session")
 def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
-    """The uninterrupted run's folder per backend, replayed once per test session (it does not depend on k)."""
+    """The uninterrupted run's folder per backend, replayed once per test session (it does not depend on k).
+
+    In this process (tests/in_process.py): it is the reference the resumed processes must match, and a run's
+    metrics do not depend on the process it runs in; the stop and the resume stay processes of their own.
+    """
     done: dict[str, Path] = {}
 
     def run(backend: str) -> Path:
         if backend not in done:
             out = tmp_path_factory.mktemp(f"whole-{backend}")
             with _stores().isolated(backend, out) as one:  # its own database, dropped when the run is done
-                memlab(*RUN, *one.overrides, "name=whole", f"output_dir={out / 'whole'}")
+                assert memlab_main("run", *RUN, *one.overrides, "name=whole", f"output_dir={out / 'whole'}") == 0
             done[backend] = out / "whole"
         return done[backend]
 
