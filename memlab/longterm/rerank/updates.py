@@ -48,7 +48,7 @@ class Updates:
     """The later memory scores at least this share of the one it revises (it bears on the question too)."""
     present_tense_only: bool = DEFAULT_PRESENT_TENSE_ONLY
     """Only questions about what holds now (first auxiliary present tense: "Where does Maya work?") are reordered."""
-    question_share: float | None = None
+    question_share: float | None = ranges.ranged(None, ge=0)
     """The later memory's closest statement is at least this share as close to the question (cosine) as the
     older memory's (null: no such test)."""
     embedder: str = RUN_EMBEDDER
