@@ -23,9 +23,9 @@ MAGIC = b"memlab-bpe-ranks-v1\n"  # a new layout gets a new magic, so old entrie
 _DIGEST = hashlib.sha256().digest_size
 
 
-def entry_path(contents: bytes) -> Path:
-    """Where the parsed table of a ``.tiktoken`` file with these bytes is cached."""
-    return cache_dir() / "tiktoken" / f"{hashlib.sha256(contents).hexdigest()}.pickle"
+def entry_path(contents: bytes, sha256: str | None = None) -> Path:
+    """Where the parsed table of a ``.tiktoken`` file with these bytes is cached (`sha256`: their hash, if known)."""
+    return cache_dir() / "tiktoken" / f"{sha256 or hashlib.sha256(contents).hexdigest()}.pickle"
 
 
 class _NoGlobals(pickle.Unpickler):
@@ -75,7 +75,8 @@ def load_ranks(tiktoken_bpe_file: str, expected_hash: str | None = None) -> dict
     """`tiktoken.load.load_tiktoken_bpe` with its result cached: the same checks, the same table."""
     from tiktoken.load import load_tiktoken_bpe, read_file_cached
 
-    path = entry_path(read_file_cached(tiktoken_bpe_file, expected_hash))  # tiktoken's own sha256 check
+    # tiktoken's own sha256 check; a file that passed it has that hash, so it is not hashed a second time
+    path = entry_path(read_file_cached(tiktoken_bpe_file, expected_hash), expected_hash)
     ranks = read_entry(path)
     if ranks is None:
         ranks = load_tiktoken_bpe(tiktoken_bpe_file, expected_hash)
