@@ -34,6 +34,7 @@ LOCOMO_SETS = {
     "heldout": "heldout.json",
     "heldout2": "heldout2.json",
     "heldout3": "heldout3.json",
+    "heldout4": "heldout4.json",
     "misfire_dev": "misfire_dev.json",
     "misfire_heldout": "misfire_heldout.json",
 }
