@@ -20,6 +20,7 @@ turn of its batch, so a node of 15 turns earns recall for all 15 (recall@K count
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Sequence
 from typing import Any, Unpack
 
@@ -132,6 +133,9 @@ class LlamaIndexMemory(LongTermPeer):
         self.fact_llm = llamaindex_llm(llm, self.collector, TASK_MEMORY_SUMMARY, ENTRY) if facts and llm else None
         self.max_facts = max_facts
         self._loop = asyncio.new_event_loop()
+        # Closed with the peer: an unclosed loop leaks its two self-pipe sockets, which surface as
+        # ResourceWarnings in whatever code runs when the garbage collector frees them.
+        weakref.finalize(self, self._loop.close)
         self.store: Any = None
         self.memory: Any = None
         self.vector: Any = None

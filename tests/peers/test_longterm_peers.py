@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 from dataclasses import replace
@@ -135,6 +136,15 @@ def test_mem0_and_langmem_rank_as_brute_force_cosine(conversation) -> None:
                 i for i in range(10) if all(abs(scores[order[i]] - scores[j]) > 1e-6 for j in order if j != order[i])
             ]
             assert [hits[i].evidence for i in distinct] == [expected[i] for i in distinct]
+
+
+def test_a_dropped_llamaindex_peer_closes_its_event_loop() -> None:
+    """An unclosed loop's self-pipe sockets surfaced as ResourceWarnings in an unrelated later test (test_plots)."""
+    peer = LlamaIndexMemory(HashingEmbedder())
+    loop = peer._loop
+    del peer
+    gc.collect()
+    assert loop.is_closed()
 
 
 def test_llamaindex_nodes_cite_what_memory_flushed(conversation) -> None:
