@@ -56,6 +56,11 @@ def test_counts_with_a_gap_are_floats_as_in_pandas() -> None:
     assert table.to_csv() == "n,m\n3.0,\n,1.0\n"
 
 
+def test_numpy_numbers_are_numbers() -> None:
+    records = [{"n": np.int64(3), "x": np.float64(0.25), "b": np.bool_(True)}, {"n": None, "x": 1, "b": False}]
+    assert Table.from_records(records).to_csv() == _pandas_csv(pd.DataFrame(records))
+
+
 def test_a_table_round_trips_through_a_frame() -> None:
     records = [{"a": 1, "b": 0.5, "c": "x"}, {"a": 2, "b": None, "c": None}]
     table = Table.from_records(records)
