@@ -5,6 +5,10 @@ that loads it; unpickling the parsed table takes a third of that. A table is cac
 bytes (a changed file is parsed again), written atomically (a temporary file renamed over the entry) with the
 sha256 of its payload in front, and read with no global allowed: a truncated, corrupt or foreign entry is ignored
 and written again. Any error writing it is ignored too (a read-only home still runs, parsing each time).
+
+The tables live in ``$MEMLAB_BPE_CACHE_DIR`` when it is set (the test session points it at a temporary folder,
+so tests never write the user's cache), else in ``tiktoken/`` of memlab's user cache (``$XDG_CACHE_HOME/memlab``,
+by default ``~/.cache/memlab``).
 """
 
 from __future__ import annotations
@@ -19,13 +23,19 @@ from pathlib import Path
 
 from memlab.completion import cache_dir
 
+CACHE_DIR_ENV = "MEMLAB_BPE_CACHE_DIR"  # overrides where the parsed tables live
 MAGIC = b"memlab-bpe-ranks-v1\n"  # a new layout gets a new magic, so old entries are ignored
 _DIGEST = hashlib.sha256().digest_size
 
 
+def tables_dir() -> Path:
+    """The folder of the parsed tables: ``$MEMLAB_BPE_CACHE_DIR``, else ``tiktoken/`` in memlab's user cache."""
+    return Path(os.environ.get(CACHE_DIR_ENV) or cache_dir() / "tiktoken")
+
+
 def entry_path(contents: bytes, sha256: str | None = None) -> Path:
     """Where the parsed table of a ``.tiktoken`` file with these bytes is cached (`sha256`: their hash, if known)."""
-    return cache_dir() / "tiktoken" / f"{sha256 or hashlib.sha256(contents).hexdigest()}.pickle"
+    return tables_dir() / f"{sha256 or hashlib.sha256(contents).hexdigest()}.pickle"
 
 
 class _NoGlobals(pickle.Unpickler):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -45,6 +45,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if timed:
         config.hook.pytest_deselected(items=[item for item in items if item in timed])
         items[:] = [item for item in items if item not in timed]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _bpe_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """tiktoken's parsed ranks (memlab.bpe_cache) go to this session's temporary folder, not ~/.cache/memlab.
+
+    xdist's workers share the run's folder (entries are written atomically), so the session parses each
+    encoding once; subprocesses inherit the variable.
+    """
+    root = tmp_path_factory.getbasetemp()
+    folder = (root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root) / "bpe-cache"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MEMLAB_BPE_CACHE_DIR", str(folder))
+        yield folder
 
 
 def _require(path: Path) -> Path:

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import yaml
@@ -107,7 +108,8 @@ def test_a_tiny_run_loads_one_encoding_and_no_plotting(tmp_path: Path) -> None:
     its ranks read from memlab's cache (an earlier process parsed them: memlab.bpe_cache), the config is composed
     once (no mode probe) from the few entry schemas it names (`config.LazySchema`), the synthetic generator makes
     the one dialogue the run replays, and report.plots=false leaves matplotlib unimported; the report says the
-    figures were not drawn."""
+    figures were not drawn. pandas is not imported: a run's tables and reports are plain rows
+    (`memlab.report.table`), its means numpy's (`memlab.metrics.mean_by_category`)."""
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     subprocess.run([sys.executable, "-c", _LOAD_O200K], check=True, env=env)
     done = subprocess.run([sys.executable, "-c", _TINY_RUN], capture_output=True, text=True, cwd=tmp_path, env=env)
@@ -119,6 +121,7 @@ def test_a_tiny_run_loads_one_encoding_and_no_plotting(tmp_path: Path) -> None:
     assert 0 < seen["schemas"] <= 15 < seen["of"], seen
     assert seen["composed"] == 1
     assert "matplotlib" not in seen["modules"]
+    assert "pandas" not in seen["modules"]
     assert "report.plots=false" in (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
 
 
@@ -143,3 +146,11 @@ def test_no_debug_entry_sets_hydras_keys() -> None:
 
     for entry in (conf_dir() / "debug").glob("*.yaml"):
         assert "hydra" not in (yaml.safe_load(entry.read_text(encoding="utf-8")) or {}), entry
+
+
+def test_the_test_session_keeps_out_of_the_users_cache(_bpe_cache_dir: Path) -> None:
+    """tests/conftest.py points the whole session (subprocesses too) at a temporary folder."""
+    assert Path(tempfile.gettempdir()) in _bpe_cache_dir.parents
+    probe = "from memlab import bpe_cache; print(bpe_cache.tables_dir())"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == str(_bpe_cache_dir)

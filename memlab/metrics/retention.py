@@ -27,8 +27,12 @@ exists for every dataset's probes, and it makes `evidence_in_summary` the part o
 from __future__ import annotations
 
 import functools
+import math
+import numbers
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import numpy as np
 
 from memlab.metrics.family import metric_family
 from memlab.metrics.longterm import EVIDENCE_KEY as RETRIEVED_EVIDENCE
@@ -37,9 +41,6 @@ from memlab.sim.records import CallRecord, LifecycleRecord, ProbeRecord, Record
 from memlab.text import content_words as text_content_words
 from memlab.trace import SUMMARY, Event
 from memlab.vocabulary import METRIC_FUNCTION_WORDS
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 RETENTION_METRICS = (
     "context.evidence_retention",
@@ -212,16 +213,16 @@ def mean_by_category(
         category: The column holding each row's question category.
         excluded: Categories left out of the overall mean (still reported as `<name>.cat_<c>`).
     """
-    import pandas as pd  # here, not at import: `memlab run --help` and the replay need no pandas
-
     out: dict[str, float | None] = {}
-    frame = pd.DataFrame(list(rows), columns=[category, *names])
-    counted = ~frame[category].astype(str).isin([str(c) for c in excluded])
+    # pandas' astype(str) of the column: a missing category (None, NaN) is in no category's mean
+    cats = [None if _missing(row.get(category)) else str(row.get(category)) for row in rows]
+    skipped = {str(c) for c in excluded}
+    groups = sorted({c for c in cats if c is not None})
     for name in names:
-        values = pd.to_numeric(frame[name], errors="coerce")
-        out[name] = _mean(values[counted])
-        for cat, group in values.groupby(frame[category].astype(str), sort=True):
-            out[f"{name}.cat_{cat}"] = _mean(group)
+        values = [_number(row.get(name)) for row in rows]
+        out[name] = _mean([v for v, c in zip(values, cats, strict=True) if c not in skipped])
+        for cat in groups:
+            out[f"{name}.cat_{cat}"] = _mean([v for v, c in zip(values, cats, strict=True) if c == cat])
     return out
 
 
@@ -238,6 +239,23 @@ def retention_metrics(
     return mean_by_category(rows, RETENTION_METRICS, excluded=excluded)
 
 
-def _mean(values: pd.Series) -> float | None:
-    values = values.dropna()
-    return float(values.mean()) if len(values) else None
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _number(value: Any) -> float:
+    """`pd.to_numeric(errors="coerce")` of one cell: numbers (and bools) as floats, numeric text parsed, else NaN."""
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return math.nan
+    return math.nan
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    """The mean of the defined values, summed as pandas' `Series.mean` sums them (numpy's pairwise float64 sum)."""
+    defined = np.array([v for v in values if not math.isnan(v)], dtype=np.float64)
+    return float(defined.sum() / len(defined)) if len(defined) else None

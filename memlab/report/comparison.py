@@ -350,7 +350,7 @@ def comparison_html(frame: pd.DataFrame, runs: Sequence[RunData], title: str, su
         ),
     ]
     figures = [html.figure(plots.to_png(fig), caption) for fig, caption in pareto_figures(frame)]
-    curves = {label: run.calls for label, run in ok if not run.calls.empty}
+    curves = {label: run.calls.frame() for label, run in ok if not run.calls.empty}
     if curves:
         figures.append(
             html.figure(
@@ -358,7 +358,7 @@ def comparison_html(frame: pd.DataFrame, runs: Sequence[RunData], title: str, su
                 "Prompt tokens along the dialogue, per configuration (dashed: the whole history)",
             )
         )
-    samples = {label: run.latency_samples for label, run in ok if not run.latency_samples.empty}
+    samples = {label: run.latency_samples.frame() for label, run in ok if not run.latency_samples.empty}
     if samples:
         figures.append(html.figure(plots.latency_boxes(samples), "Latency distributions per step (this machine)"))
     if figures:

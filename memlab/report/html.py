@@ -9,9 +9,12 @@ from __future__ import annotations
 import base64
 import html
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+from memlab.report.table import Table
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 STYLE = """
 :root { --ink: #1d2433; --muted: #5f6b7a; --line: #e3e7ee; --accent: #2f6fed; --bad: #c0392b; --good: #1e8e3e;
@@ -77,7 +80,7 @@ def cards(items: Iterable[tuple[str, str, str]]) -> str:
 
 
 def table(
-    frame: pd.DataFrame,
+    frame: pd.DataFrame | Table,
     *,
     text_columns: Sequence[str] = (),
     row_classes: Sequence[str] | None = None,
@@ -90,11 +93,11 @@ def table(
         f'<th class="{"text" if c in text_columns else ""}" title="{esc(c)}">{esc(headers.get(c, c))}</th>'
         for c in frame.columns
     )
+    body = frame.rows if isinstance(frame, Table) else (tuple(row) for _, row in frame.iterrows())
     rows = []
-    for i, (_, row) in enumerate(frame.iterrows()):
+    for i, values in enumerate(body):
         cells = []
-        for c in frame.columns:
-            value = row[c]
+        for c, value in zip(frame.columns, values, strict=True):
             content = str(value) if c in raw_columns else esc("" if value is None else value)
             cells.append(f'<td class="{"text" if c in text_columns else ""}">{content}</td>')
         cls = f' class="{row_classes[i]}"' if row_classes and row_classes[i] else ""

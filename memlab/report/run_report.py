@@ -9,8 +9,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import pandas as pd
-
 from memlab.metrics import DEFAULT_PRICING_MODEL
 from memlab.metrics.registry import (
     S_CALLS,
@@ -28,6 +26,7 @@ from memlab.report.budget import Budget, run_budget, used_line
 from memlab.report.fmt import fmt_value, is_missing
 from memlab.report.health import measurement_warnings
 from memlab.report.rundata import RunData
+from memlab.report.table import Table, typed_column
 from memlab.tokens import get_counter
 
 RETENTION = view(V_RUN_RETENTION)
@@ -57,16 +56,20 @@ SLICE = ("sim.", "dataset.path", "seed")  # overrides that say how much was repl
 SUMMARY_CARDS = view(V_RUN_SUMMARY_CARDS)
 
 
-def category_table(metrics: dict[str, Any], names: Iterable[str] = PER_CATEGORY) -> pd.DataFrame:
-    """Per-category values of `names` (rows: categories, columns: the names some category has)."""
+def category_table(metrics: dict[str, Any], names: Iterable[str] = PER_CATEGORY) -> Table:
+    """Per-category values of `names` (column ``category``, then the names some category has a value of)."""
     names = list(names)
     cats: dict[str, dict[str, Any]] = {}
     for key, value in metrics.items():
         match = _CATEGORY.match(key)
         if match and match["metric"] in names:
             cats.setdefault(match["cat"], {})[match["metric"]] = value
-    frame = pd.DataFrame.from_dict(cats, orient="index", columns=names).dropna(axis=1, how="all")
-    return frame.loc[sorted(frame.index, key=lambda c: (not c.isdigit(), int(c) if c.isdigit() else 0, c))]
+    order = sorted(cats, key=lambda c: (not c.isdigit(), int(c) if c.isdigit() else 0, c))
+    columns = {name: typed_column([cats[c].get(name) for c in order]) for name in names}
+    kept = [name for name, cells in columns.items() if not all(map(is_missing, cells))]
+    if not kept:
+        return Table(("category",))
+    return Table(("category", *kept), tuple(zip(order, *(columns[name] for name in kept), strict=True)))
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,7 @@ class Section:
     """One registry section of a run's metrics: the rows worth reading, and the names folded away (0 or —)."""
 
     title: str
-    table: pd.DataFrame
+    table: Table
     zero: tuple[str, ...]
     undefined: tuple[str, ...]
 
@@ -102,15 +105,15 @@ def metric_sections(metrics: dict[str, Any]) -> list[Section]:
         shown = [k for k in names if k not in zero and k not in undefined]
         if shown:
             rows = [{"metric": k, "value": fmt_value(k, overall[k])} for k in shown]
-            out.append(Section(section, pd.DataFrame(rows), zero, undefined))
+            out.append(Section(section, Table.from_records(rows), zero, undefined))
         elif zero:
-            out.append(Section(section, pd.DataFrame(columns=["metric", "value"]), zero, undefined))
+            out.append(Section(section, Table(("metric", "value")), zero, undefined))
     return out
 
 
-def human(frame: pd.DataFrame) -> pd.DataFrame:
-    """`frame` with metric columns titled as the registry titles them."""
-    return frame.rename(columns=lambda c: title(str(c)))
+def human(table: Table) -> Table:
+    """`table` with metric columns titled as the registry titles them."""
+    return Table(tuple(title(c) for c in table.columns), table.rows)
 
 
 def run_title(run: RunData) -> str:
@@ -156,7 +159,7 @@ STAGES_NOTE = (
 )
 
 
-def stage_moves_table(retrievals: Iterable[dict[str, Any]]) -> pd.DataFrame:
+def stage_moves_table(retrievals: Iterable[dict[str, Any]]) -> Table:
     """Per re-ranking stage, in pipeline order: what it changed at the top and whether that helped (module columns)."""
     rows: dict[str, dict[str, Any]] = {}
     for line in retrievals:
@@ -173,23 +176,30 @@ def stage_moves_table(retrievals: Iterable[dict[str, Any]]) -> pd.DataFrame:
             row["evidence down"] += after > before
             row["evidence to rank 1"] += after == 0 < before
             row["evidence off rank 1"] += before == 0 < after
-    return pd.DataFrame(list(rows.values()), columns=list(STAGE_COLUMNS))
+    return Table.from_records(rows.values(), STAGE_COLUMNS)
 
 
-def _formatted(frame: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame({c: [fmt_value(c, v) for v in frame[c]] for c in frame.columns}, index=frame.index)
+def _formatted(table: Table) -> Table:
+    """Each cell as reports show its column's metric (`fmt_value`; a category's name is text, left as it is)."""
+    cells = tuple(tuple(fmt_value(c, v) for c, v in zip(table.columns, row, strict=True)) for row in table.rows)
+    return Table(table.columns, cells)
 
 
-def worst_questions(run: RunData, n: int = WORST_QUESTIONS) -> pd.DataFrame:
-    """The probes whose evidence the context kept least of."""
+WORST_ORDER = ("context.evidence_retention", "context.answer_coverage", "dialogue", "probe")
+
+
+def worst_questions(run: RunData, n: int = WORST_QUESTIONS) -> Table:
+    """The probes whose evidence the context kept least of (sorted as pandas' `sort_values`: gaps last)."""
     q = run.questions
-    if q.empty or "context.evidence_retention" not in q or q["context.evidence_retention"].isna().all():
-        return pd.DataFrame()
-    rows = q.dropna(subset=["context.evidence_retention"]).sort_values(
-        ["context.evidence_retention", "context.answer_coverage", "dialogue", "probe"], kind="stable"
+    if q.empty or "context.evidence_retention" not in q or all(map(is_missing, q["context.evidence_retention"])):
+        return Table(())
+    keys = [q.columns.index(c) for c in WORST_ORDER]
+    rows = sorted(
+        (row for row, kept in zip(q.rows, q["context.evidence_retention"], strict=True) if not is_missing(kept)),
+        key=lambda row: [(True, 0) if is_missing(row[i]) else (False, row[i]) for i in keys],
     )
-    cols = [c for c in ("dialogue", "probe", "category", "question", "evidence", *RETENTION) if c in rows]
-    return rows[cols].head(n)
+    cols = [c for c in ("dialogue", "probe", "category", "question", "evidence", *RETENTION) if c in q]
+    return Table(q.columns, tuple(rows[:n])).select(cols)
 
 
 def _subtitle(run: RunData) -> list[str]:
@@ -248,7 +258,7 @@ def run_report_md(run: RunData) -> str:
     for section in metric_sections(metrics):
         out += [f"## {section.title}", ""]
         if not section.table.empty:
-            out += [section.table.to_markdown(index=False), ""]
+            out += [section.table.to_markdown(), ""]
         if section.folded():
             out += [
                 textwrap.fill(f"Zero or undefined in this run: {section.folded()}.", 110, break_on_hyphens=False),
@@ -261,15 +271,15 @@ def run_report_md(run: RunData) -> str:
         out += [
             "## Per question category",
             "",
-            human(_formatted(cats).rename_axis("category").reset_index()).to_markdown(index=False),
+            human(_formatted(cats)).to_markdown(),
             "",
         ]
     stages = stage_moves_table(run.retrievals)
     if not stages.empty:
-        out += ["## Re-ranking stages", "", textwrap.fill(STAGES_NOTE, 110), "", stages.to_markdown(index=False), ""]
+        out += ["## Re-ranking stages", "", textwrap.fill(STAGES_NOTE, 110), "", stages.to_markdown(), ""]
     worst = worst_questions(run)
     if not worst.empty:
-        out += ["## Questions whose evidence was lost most", "", human(_formatted(worst)).to_markdown(index=False), ""]
+        out += ["## Questions whose evidence was lost most", "", human(_formatted(worst)).to_markdown(), ""]
     out.append("Latencies vary per machine and are kept in `latency.json`, apart from the byte-stable `metrics.json`.")
     return "\n".join(out) + "\n"
 
@@ -321,9 +331,7 @@ def run_report_html(run: RunData) -> str:
             )
         body.append("</div>")
     if not cats.empty:
-        body.append(
-            "<h2>Per question category</h2>" + html.table(human(_formatted(cats).rename_axis("category").reset_index()))
-        )
+        body.append("<h2>Per question category</h2>" + html.table(human(_formatted(cats))))
     stages = stage_moves_table(run.retrievals)
     if not stages.empty:
         body.append(f"<h2>Re-ranking stages</h2><p>{html.esc(STAGES_NOTE)}</p>" + html.table(stages))
@@ -358,13 +366,15 @@ def _figures(run: RunData, metrics: dict[str, Any]) -> list[str]:
     if not run.calls.empty:
         figures.append(
             html.figure(
-                plots.prompt_curves({"sent": run.calls}),
+                plots.prompt_curves({"sent": run.calls.frame()}),
                 "Prompt tokens the strategy sends at each turn, against the whole history",
             )
         )
     cats = category_table(metrics)
-    if not cats.empty and not cats.isna().all().all():
-        values = {name.split(".", 1)[1]: {str(c): v for c, v in cats[name].items()} for name in cats.columns}
+    if not cats.empty:
+        values = {
+            name.split(".", 1)[1]: dict(zip(cats["category"], cats[name], strict=True)) for name in cats.columns[1:]
+        }
         figures.append(
             html.figure(
                 plots.grouped_bars(
@@ -378,7 +388,8 @@ def _figures(run: RunData, metrics: dict[str, Any]) -> list[str]:
     if not run.latency_samples.empty:
         figures.append(
             html.figure(
-                plots.latency_boxes({run.name: run.latency_samples}), "Latency per step on this machine (latency.csv)"
+                plots.latency_boxes({run.name: run.latency_samples.frame()}),
+                "Latency per step on this machine (latency.csv)",
             )
         )
     return figures

@@ -15,7 +15,6 @@ Layout of a run directory (every file but `error.json` is written by a finished 
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -23,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import yaml
 
 from memlab.errors import MemlabError
@@ -37,6 +35,7 @@ from memlab.metrics import (
     probe_rows,
 )
 from memlab.metrics.longterm import retrieval_lines, trec_qrels, trec_run
+from memlab.report.table import Table
 from memlab.rundir import canonical_json
 from memlab.sim.records import CallRecord, ProbeRecord, Record
 
@@ -44,7 +43,7 @@ METRICS_FILE = "metrics.json"
 LATENCY_FILE = "latency.json"
 RETRIEVALS_FILE = "retrievals.jsonl"
 ERROR_FILE = "error.json"
-CALL_COLUMNS = [
+CALL_COLUMNS = (
     "dialogue",
     "session",
     "turn",
@@ -56,8 +55,8 @@ CALL_COLUMNS = [
     "full_tokens",
     "tool_tokens",
     "tool_calls",
-]
-LATENCY_COLUMNS = ["stage", "latency_us"]
+)
+LATENCY_COLUMNS = ("stage", "latency_us")
 
 
 @dataclass
@@ -80,9 +79,9 @@ class RunData:
     path: Path
     metrics: dict[str, Any] = field(default_factory=dict)
     latency: dict[str, Any] = field(default_factory=dict)
-    calls: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=CALL_COLUMNS))
-    questions: pd.DataFrame = field(default_factory=pd.DataFrame)
-    latency_samples: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=LATENCY_COLUMNS))
+    calls: Table = field(default_factory=lambda: Table(CALL_COLUMNS))
+    questions: Table = field(default_factory=lambda: Table(()))
+    latency_samples: Table = field(default_factory=lambda: Table(LATENCY_COLUMNS))
     config: dict[str, Any] = field(default_factory=dict)
     manifest: dict[str, Any] = field(default_factory=dict)
     error: dict[str, Any] | None = None
@@ -133,8 +132,8 @@ class RunData:
         return {**self.metrics, **self.latency}
 
 
-def calls_table(records: Sequence[Record]) -> pd.DataFrame:
-    """The calls.csv frame: one row per simulated LLM call.
+def calls_table(records: Sequence[Record]) -> Table:
+    """The calls.csv table: one row per simulated LLM call.
 
     Args:
         records: The run's records (memlab.sim), in replay order.
@@ -156,39 +155,33 @@ def calls_table(records: Sequence[Record]) -> pd.DataFrame:
         for r in records
         if isinstance(r, CallRecord)
     ]
-    return pd.DataFrame(rows, columns=CALL_COLUMNS)
+    return Table.from_records(rows, CALL_COLUMNS)
 
 
-def questions_table(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    """The questions.csv frame: one row per probe.
+def questions_table(rows: Sequence[Mapping[str, Any]]) -> Table:
+    """The questions.csv table: one row per probe.
 
     Args:
         rows: The probe rows (`memlab.metrics.probe_rows`).
     """
-    return pd.DataFrame(list(rows))
+    return Table.from_records(rows)
 
 
-def latency_table(samples: Mapping[str, Sequence[int]]) -> pd.DataFrame:
-    """The latency.csv frame: one row per timed step (stage, latency_us).
+def latency_table(samples: Mapping[str, Sequence[int]]) -> Table:
+    """The latency.csv table: one row per timed step (stage, latency_us).
 
     Args:
         samples: Each step's timings in microseconds.
     """
     rows = [{"stage": stage, "latency_us": us} for stage, values in samples.items() for us in values]
-    return pd.DataFrame(rows, columns=LATENCY_COLUMNS)
+    return Table.from_records(rows, LATENCY_COLUMNS)
 
 
-def _csv(frame: pd.DataFrame) -> str:
-    buf = io.StringIO()
-    frame.to_csv(buf, index=False)
-    return buf.getvalue()
-
-
-def hypotheses_jsonl(questions: pd.DataFrame) -> str:
+def hypotheses_jsonl(questions: Table) -> str:
     """questions.jsonl as LongMemEval's evaluation script reads it: one ``{question_id, hypothesis}`` per line."""
     lines = [
         json.dumps({"question_id": str(row["probe"]), "hypothesis": row["generated"] or ""}, ensure_ascii=False)
-        for row in questions.to_dict("records")
+        for row in questions.records()
     ]
     return "".join(f"{line}\n" for line in lines)
 
@@ -209,9 +202,9 @@ def run_files(run: RunData) -> dict[str, str]:
         **retrieval_files(run),
         METRICS_FILE: canonical_json(run.metrics),
         LATENCY_FILE: canonical_json(run.latency),
-        "calls.csv": _csv(run.calls),
-        "questions.csv": _csv(run.questions),
-        "latency.csv": _csv(run.latency_samples),
+        "calls.csv": run.calls.to_csv(),
+        "questions.csv": run.questions.to_csv(),
+        "latency.csv": run.latency_samples.to_csv(),
         "manifest.json": canonical_json(run.manifest),
         "report.md": run_report_md(run),
         "report.html": run_report_html(run),
@@ -252,13 +245,16 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data
 
 
-def _read_csv(path: Path, columns: list[str] | None = None) -> pd.DataFrame:
+def _read_csv(path: Path, columns: Sequence[str] = ()) -> Table:
+    """A CSV file read back with pandas' type inference (reading runs is for multi-run reports, which load pandas)."""
     if not path.is_file() or path.stat().st_size == 0:
-        return pd.DataFrame(columns=columns or [])
+        return Table(tuple(columns))
+    import pandas as pd
+
     try:
-        return pd.read_csv(path)
+        return Table.from_frame(pd.read_csv(path))
     except pd.errors.EmptyDataError:
-        return pd.DataFrame(columns=columns or [])
+        return Table(tuple(columns))
 
 
 def load_run(path: Path | str) -> RunData:

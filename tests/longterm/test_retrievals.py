@@ -82,7 +82,7 @@ def test_retrievals_jsonl_has_every_question_its_ranking_and_each_stages_moves(c
 
 def test_the_run_report_counts_each_stages_moves_from_the_jsonl(conv26_run, stages) -> None:
     lines = [json.loads(line) for line in (conv26_run / "retrievals.jsonl").read_text().splitlines()]
-    table = stage_moves_table(lines).set_index("stage")
+    table = stage_moves_table(lines).frame().set_index("stage")
     assert list(table.index) == stages
     for stage in stages:  # counted here independently of the report's code
         moves = [next(s for s in line["stages"] if s["stage"] == stage) for line in lines]
