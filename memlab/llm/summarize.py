@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import functools
 import heapq
+import itertools
 import re
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -234,6 +236,83 @@ class _Selection:
         self.tokens[line] = costs
         self.newline = self.tokens[self.last][0] - self.tokens[self.last][1]
 
+    def line_mates(self) -> Iterator[int]:
+        """The sentences that are not kept but share a line with a kept one (sentences are in line order)."""
+        for line, kept in self.lines.items():
+            first, last = kept[0], kept[-1]
+            while first > 0 and self.sentences[first - 1].line == line:
+                first -= 1
+            while last + 1 < len(self.sentences) and self.sentences[last + 1].line == line:
+                last += 1
+            yield from (i for i in range(first, last + 1) if i not in kept)
+
+
+_ALONE_COSTS: dict[str, tuple[tuple[Sentence, ...], np.ndarray]] = {}  # per counter: the last corpus's sentences
+_ALONE_LOCK = threading.Lock()
+
+
+def _alone_costs(sentences: tuple[Sentence, ...], counter: TiktokenCounter) -> np.ndarray:
+    """Per sentence, the `line_tokens` of its line alone (-1, -1: not separable), extended from the last request's.
+
+    A replay's transcript grows by a line between requests, so only the new sentences are counted.
+    """
+    with _ALONE_LOCK:
+        known, costs = _ALONE_COSTS.get(counter.name, ((), np.zeros((0, 2), np.int64)))
+    if sentences[: len(known)] != known:  # the sentences themselves: the same speaker and text cost the same
+        known, costs = (), np.zeros((0, 2), np.int64)
+    new = [_alone(counter, s.speaker, s.text)[1] or (-1, -1) for s in sentences[len(known) :]]
+    if new:
+        costs = np.concatenate([costs, np.array(new, np.int64).reshape(-1, 2)])
+    with _ALONE_LOCK:
+        _ALONE_COSTS[counter.name] = (sentences, costs)
+    return costs
+
+
+class _Room:
+    """Whether any candidate still fits the budget: once none does, the greedy loop can stop, with the same summary.
+
+    After the last sentence it keeps, the loop only pops candidates that are re-pushed or do not fit,
+    and changes nothing; stopping there skips those pops (most of a request's). A candidate alone on
+    its line costs what `_Selection.count_with` adds for it: its `line_tokens` with the newline less
+    the last kept line's newline when it goes before that line, else without. So no such candidate
+    fits when the cheapest of them does not, with the cheaper of the two costs taken for each; the
+    others (on a kept line, or on a line that is not separable) are counted exactly.
+    """
+
+    def __init__(self, selection: _Selection, candidates: np.ndarray, costs: np.ndarray) -> None:
+        self.selection = selection
+        separable = costs[candidates, 0] >= 0
+        self.exact = candidates[~separable].tolist()
+        counted = candidates[separable]
+        self.costs = costs
+        # Candidates alone on a line, cheapest first by each cost, and how far each list has been read.
+        self.orders = [counted[np.argsort(costs[counted, part], kind="stable")].tolist() for part in (0, 1)]
+        self.read = [0, 0]
+        self.is_candidate = np.zeros(len(costs), bool)
+        self.is_candidate[candidates] = True
+
+    def _cheapest(self, part: int) -> int | None:
+        """The least cost (`part` of `line_tokens`) of a candidate whose line has nothing kept."""
+        order, lines, sentences = self.orders[part], self.selection.lines, self.selection.sentences
+        k = self.read[part]
+        while k < len(order) and sentences[order[k]].line in lines:  # counted exactly, or kept
+            k += 1
+        self.read[part] = k
+        return int(self.costs[order[k], part]) if k < len(order) else None
+
+    def none_fits(self, limit: int) -> bool:
+        selection = self.selection
+        if not selection.additive:
+            return False
+        room = limit - selection.with_newlines
+        with_newline, alone = self._cheapest(0), self._cheapest(1)
+        if with_newline is not None and with_newline - selection.newline <= room:
+            return False
+        if alone is not None and alone <= room:
+            return False
+        mates = (i for i in selection.line_mates() if self.is_candidate[i])
+        return all(selection.count_with(i) > limit for i in itertools.chain(self.exact, mates))
+
 
 def _capped_count(transcript: str, max_tokens: int, counter: _CachedCounter) -> int:
     """``min(max_tokens, count(transcript))``: every word holds at least one token, so a long text is not counted.
@@ -275,6 +354,9 @@ def extractive_summary(transcript: str, max_tokens: int, counter: str = "cl100k_
     content = np.flatnonzero(found.content).tolist()  # greetings, thanks, interjections are not candidates
     heap = [(-scores[i], i) for i in content]
     heapq.heapify(heap)
+    room = None
+    if isinstance(tokens, TiktokenCounter):
+        room = _Room(selection, np.flatnonzero(found.content), _alone_costs(sentences, tokens))
     while heap:
         stale, i = heapq.heappop(heap)
         value = scores[i] - MMR_REDUNDANCY * redundancy[i]
@@ -287,6 +369,8 @@ def extractive_summary(transcript: str, max_tokens: int, counter: str = "cl100k_
             for j, similar in zip(similarity.indices[row].tolist(), similarity.data[row].tolist(), strict=True):
                 if similar > redundancy[j]:  # redundancy = max(redundancy, similarity row i)
                     redundancy[j] = similar
+            if room is not None and room.none_fits(limit):
+                break
     chosen = {i for kept in selection.lines.values() for i in kept}
     if not chosen:  # no sentence fits: the best one's first words, as a provider would cut at max_tokens
         top = sentences[max(content or range(len(sentences)), key=lambda i: (score[i], -i))]
