@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import functools
 import heapq
-import re
-from collections.abc import Sequence
+import itertools
+import threading
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -29,7 +30,7 @@ from memlab.tokens import TiktokenCounter, _CachedCounter, get_counter
 if TYPE_CHECKING:
     from scipy import sparse
 
-_NOT_TIKTOKEN_SPACE = re.compile("[\x1c-\x1f]")
+_NOT_TIKTOKEN_SPACE = "\x1c\x1d\x1e\x1f"  # whitespace for `str.split`, not for tiktoken (looked for with `in`: memchr)
 WORD_PREFIX_CHARS = 16  # characters per word of budget in the prefix `_capped_count` splits first
 TEXTRANK_DAMPING = 0.85  # Mihalcea & Tarau (2004), after PageRank
 TEXTRANK_ITERATIONS = 50
@@ -46,6 +47,8 @@ def _textrank(similarity: sparse.csr_matrix) -> np.ndarray:
     `similarity` is symmetric with sorted rows. The arithmetic is the reference's (`setdiag(0)`,
     ``(diags(1 / out weight) @ graph).T``) without building those matrices: the transposed
     transition matrix has the graph's layout, its entry (j, i) being ``graph[j, i] / out_weight[i]``.
+    The self-loops stay in that layout with weight 0.0: each adds ``0.0 * rank`` (+0.0) to a sum of
+    non-negative products, which leaves it as it was, so the rows need not be compressed.
     Each iteration calls the routine ``transition_t @ rank`` runs (scipy's ``csr_matvec``, adding
     into a zeroed vector) without the operator's dispatch, and scales and shifts that vector in
     place: the same floats, for a third less time on a replay's many small graphs.
@@ -53,19 +56,19 @@ def _textrank(similarity: sparse.csr_matrix) -> np.ndarray:
     from scipy.sparse import _sparsetools  # imported on use: scipy takes a third of a second
 
     n = similarity.shape[0]
-    rows = np.repeat(np.arange(n), np.diff(similarity.indptr))
-    off = similarity.indices != rows
-    indices = similarity.indices[off]
-    weights = similarity.data[off]
-    per_row = np.bincount(rows[off], minlength=n)
-    indptr = np.concatenate(([0], np.cumsum(per_row))).astype(similarity.indptr.dtype)
-    # The graph's row sums as its `sum(axis=1)` adds them (`np.add.reduceat` over the non-empty rows).
+    indptr, indices, data = similarity.indptr, similarity.indices, similarity.data
+    loops = np.flatnonzero(indices == np.repeat(np.arange(n), np.diff(indptr)))
+    # The graph's row sums as its `sum(axis=1)` adds them (`np.add.reduceat` over the non-empty rows, no self-loop).
+    per_row = np.diff(indptr)
+    per_row[indices[loops]] -= 1
+    starts = np.concatenate(([0], np.cumsum(per_row)))
     out_weight = np.zeros(n)
     nonempty = np.flatnonzero(per_row)
     if len(nonempty):
-        out_weight[nonempty] = np.add.reduceat(weights, indptr[nonempty])
+        out_weight[nonempty] = np.add.reduceat(np.delete(data, loops), starts[nonempty])
     inverse = np.divide(1.0, out_weight, out=np.zeros_like(out_weight), where=out_weight > 0)
-    transition_t = weights * inverse[indices]
+    transition_t = data * inverse[indices]
+    transition_t[loops] = 0.0
     base = (1 - TEXTRANK_DAMPING) / n
     rank, step = np.full(n, 1.0 / n), np.empty(n)
     for _ in range(TEXTRANK_ITERATIONS):
@@ -234,6 +237,83 @@ class _Selection:
         self.tokens[line] = costs
         self.newline = self.tokens[self.last][0] - self.tokens[self.last][1]
 
+    def line_mates(self) -> Iterator[int]:
+        """The sentences that are not kept but share a line with a kept one (sentences are in line order)."""
+        for line, kept in self.lines.items():
+            first, last = kept[0], kept[-1]
+            while first > 0 and self.sentences[first - 1].line == line:
+                first -= 1
+            while last + 1 < len(self.sentences) and self.sentences[last + 1].line == line:
+                last += 1
+            yield from (i for i in range(first, last + 1) if i not in kept)
+
+
+_ALONE_COSTS: dict[str, tuple[tuple[Sentence, ...], np.ndarray]] = {}  # per counter: the last corpus's sentences
+_ALONE_LOCK = threading.Lock()
+
+
+def _alone_costs(sentences: tuple[Sentence, ...], counter: TiktokenCounter) -> np.ndarray:
+    """Per sentence, the `line_tokens` of its line alone (-1, -1: not separable), extended from the last request's.
+
+    A replay's transcript grows by a line between requests, so only the new sentences are counted.
+    """
+    with _ALONE_LOCK:
+        known, costs = _ALONE_COSTS.get(counter.name, ((), np.zeros((0, 2), np.int64)))
+    if sentences[: len(known)] != known:  # the sentences themselves: the same speaker and text cost the same
+        known, costs = (), np.zeros((0, 2), np.int64)
+    new = [_alone(counter, s.speaker, s.text)[1] or (-1, -1) for s in sentences[len(known) :]]
+    if new:
+        costs = np.concatenate([costs, np.array(new, np.int64).reshape(-1, 2)])
+    with _ALONE_LOCK:
+        _ALONE_COSTS[counter.name] = (sentences, costs)
+    return costs
+
+
+class _Room:
+    """Whether any candidate still fits the budget: once none does, the greedy loop can stop, with the same summary.
+
+    After the last sentence it keeps, the loop only pops candidates that are re-pushed or do not fit,
+    and changes nothing; stopping there skips those pops (most of a request's). A candidate alone on
+    its line costs what `_Selection.count_with` adds for it: its `line_tokens` with the newline less
+    the last kept line's newline when it goes before that line, else without. So no such candidate
+    fits when the cheapest of them does not, with the cheaper of the two costs taken for each; the
+    others (on a kept line, or on a line that is not separable) are counted exactly.
+    """
+
+    def __init__(self, selection: _Selection, candidates: np.ndarray, costs: np.ndarray) -> None:
+        self.selection = selection
+        separable = costs[candidates, 0] >= 0
+        self.exact = candidates[~separable].tolist()
+        counted = candidates[separable]
+        self.costs = costs
+        # Candidates alone on a line, cheapest first by each cost, and how far each list has been read.
+        self.orders = [counted[np.argsort(costs[counted, part], kind="stable")].tolist() for part in (0, 1)]
+        self.read = [0, 0]
+        self.is_candidate = np.zeros(len(costs), bool)
+        self.is_candidate[candidates] = True
+
+    def _cheapest(self, part: int) -> int | None:
+        """The least cost (`part` of `line_tokens`) of a candidate whose line has nothing kept."""
+        order, lines, sentences = self.orders[part], self.selection.lines, self.selection.sentences
+        k = self.read[part]
+        while k < len(order) and sentences[order[k]].line in lines:  # counted exactly, or kept
+            k += 1
+        self.read[part] = k
+        return int(self.costs[order[k], part]) if k < len(order) else None
+
+    def none_fits(self, limit: int) -> bool:
+        selection = self.selection
+        if not selection.additive:
+            return False
+        room = limit - selection.with_newlines
+        with_newline, alone = self._cheapest(0), self._cheapest(1)
+        if with_newline is not None and with_newline - selection.newline <= room:
+            return False
+        if alone is not None and alone <= room:
+            return False
+        mates = (i for i in selection.line_mates() if self.is_candidate[i])
+        return all(selection.count_with(i) > limit for i in itertools.chain(self.exact, mates))
+
 
 def _capped_count(transcript: str, max_tokens: int, counter: _CachedCounter) -> int:
     """``min(max_tokens, count(transcript))``: every word holds at least one token, so a long text is not counted.
@@ -243,7 +323,7 @@ def _capped_count(transcript: str, max_tokens: int, counter: _CachedCounter) -> 
     are not whitespace for tiktoken, so a text with one is counted.) A prefix has at most as many
     words as the whole text, so the words are first looked for in a prefix that usually holds enough.
     """
-    if isinstance(counter, TiktokenCounter) and not _NOT_TIKTOKEN_SPACE.search(transcript):
+    if isinstance(counter, TiktokenCounter) and not any(c in transcript for c in _NOT_TIKTOKEN_SPACE):
         for text in (transcript[: WORD_PREFIX_CHARS * max_tokens], transcript):
             if len(text.split()) >= max_tokens:
                 return max_tokens
@@ -275,6 +355,9 @@ def extractive_summary(transcript: str, max_tokens: int, counter: str = "cl100k_
     content = np.flatnonzero(found.content).tolist()  # greetings, thanks, interjections are not candidates
     heap = [(-scores[i], i) for i in content]
     heapq.heapify(heap)
+    room = None
+    if isinstance(tokens, TiktokenCounter):
+        room = _Room(selection, np.flatnonzero(found.content), _alone_costs(sentences, tokens))
     while heap:
         stale, i = heapq.heappop(heap)
         value = scores[i] - MMR_REDUNDANCY * redundancy[i]
@@ -287,6 +370,8 @@ def extractive_summary(transcript: str, max_tokens: int, counter: str = "cl100k_
             for j, similar in zip(similarity.indices[row].tolist(), similarity.data[row].tolist(), strict=True):
                 if similar > redundancy[j]:  # redundancy = max(redundancy, similarity row i)
                     redundancy[j] = similar
+            if room is not None and room.none_fits(limit):
+                break
     chosen = {i for kept in selection.lines.values() for i in kept}
     if not chosen:  # no sentence fits: the best one's first words, as a provider would cut at max_tokens
         top = sentences[max(content or range(len(sentences)), key=lambda i: (score[i], -i))]

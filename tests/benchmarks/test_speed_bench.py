@@ -160,7 +160,7 @@ print(json.dumps({c: run(timed, c, c) for c in contexts}))
 WARM_UP = "conv-26"  # dev7's first conversation: the warm-up of every timed one
 TIMED = ("conv-30", "conv-41", "conv-42")
 TARGET = 2.0  # issue 29: summarize within 2x sliding_window's wall time in one process (not met: docs/speed.md)
-RATIO_BOUND = 3.5  # what this benchmark asserts until TARGET is met: 2.38-3.25x measured at load 25-32, Dec 5
+RATIO_BOUND = 3.5  # asserted until TARGET is met: 2.38-3.25x at load 25-32 (Dec 5), 2.37-3.04x at load 15-27 (Dec 6)
 
 
 def test_summarize_beside_sliding_window_per_conversation(timing, locomo_path: Path, tmp_path: Path) -> None:
