@@ -1,10 +1,16 @@
-"""The evaluation scripts of docs/backends.md run as written on one LoCoMo conversation and print the figures."""
+"""The evaluation scripts of docs/backends.md run as written on one LoCoMo conversation and print the figures.
+
+Each script runs as `__main__` in the test's process (`runpy`): what is checked is what it prints, which a new
+interpreter would not change; one would pay memlab's imports again and redo the text analysis the test's own
+figures have just memoized.
+"""
 
 from __future__ import annotations
 
 import json
-import subprocess
+import runpy
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,16 +30,21 @@ def one_conversation(locomo_path: Path, tmp_path_factory: pytest.TempPathFactory
     return path
 
 
-def run_script(name: str, corpus: Path) -> list[str]:
-    """The table rows (`| ... |` lines after the header and rule) a script prints for `corpus`."""
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "experiments" / name), str(corpus)], capture_output=True, text=True, timeout=600
-    )
-    assert done.returncode == 0, done.stderr
-    return [line for line in done.stdout.splitlines() if line.startswith("|")][2:]
+@pytest.fixture
+def run_script(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Callable[[str, Path], list[str]]:
+    """`run_script(name, corpus)`: the table rows (`| ... |` lines after the header and rule) a script prints."""
+
+    def _run(name: str, corpus: Path) -> list[str]:
+        script = ROOT / "experiments" / name
+        monkeypatch.setattr(sys, "argv", [str(script), str(corpus)])
+        capsys.readouterr()
+        runpy.run_path(str(script), run_name="__main__")
+        return [line for line in capsys.readouterr().out.splitlines() if line.startswith("|")][2:]
+
+    return _run
 
 
-def test_summary_quality(one_conversation: Path) -> None:
+def test_summary_quality(one_conversation: Path, run_script: Callable[[str, Path], list[str]]) -> None:
     figures = evaluate_summaries(load_locomo(one_conversation))
     f = figures["extractive"]
     assert run_script("summary_quality.py", one_conversation)[0] == (
@@ -42,7 +53,7 @@ def test_summary_quality(one_conversation: Path) -> None:
     )
 
 
-def test_embed_retrieval(one_conversation: Path) -> None:
+def test_embed_retrieval(one_conversation: Path, run_script: Callable[[str, Path], list[str]]) -> None:
     f = evaluate_retrieval(load_locomo(one_conversation), HashingEmbedder)
     rows = run_script("embed_retrieval.py", one_conversation)
     assert rows[0] == (
@@ -52,7 +63,7 @@ def test_embed_retrieval(one_conversation: Path) -> None:
     assert rows[-1].startswith("| BM25 reference |")
 
 
-def test_extractive_qa(one_conversation: Path) -> None:
+def test_extractive_qa(one_conversation: Path, run_script: Callable[[str, Path], list[str]]) -> None:
     f = evaluate_answers(load_locomo(one_conversation), ExtractiveChatModel())
     assert run_script("extractive_qa.py", one_conversation) == [
         f"| {f['questions']:.0f} | {f['from_evidence']:.3f} | {f['judged_correct']:.3f} |"

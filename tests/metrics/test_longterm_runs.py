@@ -16,12 +16,25 @@ LONGTERM = ("dataset.dialogues=1", "dataset.sessions=3", "longterm=chat")
 COUNTED = ("llm.calls", "llm.failures", "tokens.aux.prompt", "tokens.aux.completion", "longterm.memories")
 
 
+# The two tests that read the awaited run share it (built once per worker that runs either: one group).
+AWAITED_GROUP = pytest.mark.xdist_group("longterm_awaited_run")
+
+
 def run(make_config: Any, tmp_path: Path, name: str, *overrides: str) -> Any:
     return run_experiment(make_config(*LONGTERM, *overrides), tmp_path / name)
 
 
-def test_background_extraction_is_counted_like_the_awaited_one(make_config: Any, tmp_path: Path) -> None:
-    awaited = run(make_config, tmp_path, "awaited").metrics
+@pytest.fixture(scope="module")
+def awaited_run(compose_config: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The run with the extraction awaited (the default), which both tests below only read."""
+    return run_experiment(compose_config(*LONGTERM), tmp_path_factory.mktemp("awaited"))
+
+
+@AWAITED_GROUP
+def test_background_extraction_is_counted_like_the_awaited_one(
+    make_config: Any, tmp_path: Path, awaited_run: Any
+) -> None:
+    awaited = awaited_run.metrics
     background = run(make_config, tmp_path, "background", "longterm.background=true").metrics
     assert awaited["llm.calls"] > 0 and awaited["longterm.memories"] > 0 and awaited["tokens.aux.total"] > 0
     assert {k: background[k] for k in COUNTED} == {k: awaited[k] for k in COUNTED}
@@ -39,8 +52,9 @@ def test_background_extraction_failures_are_counted(make_config: Any, tmp_path: 
     assert m["longterm.extract.failures"] == len(failed_extractions) and m["longterm.memories"] == 0
 
 
-def test_retrieval_and_extraction_latency_are_split(make_config: Any, tmp_path: Path) -> None:
-    result = run(make_config, tmp_path, "run")
+@AWAITED_GROUP
+def test_retrieval_and_extraction_latency_are_split(awaited_run: Any) -> None:
+    result = awaited_run
     events = [e.data for r in result.records for e in r.events]
     retrieve = [e for e in events if "query_us" in e]
     extract = [e for e in events if "model_us" in e]

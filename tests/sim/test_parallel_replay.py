@@ -53,10 +53,17 @@ def test_two_workers_publish_what_one_does(make_config: Callable[..., DictConfig
 @pytest.mark.slow
 @pytest.mark.parametrize("strategy", [["context=summarize"], ["longterm=locomo"]], ids=["summarize", "longterm"])
 def test_locomo_in_two_workers(make_config, locomo_path: Path, tmp_path: Path, strategy: list[str]) -> None:
-    """Long-term memory ids count per user, so a dialogue's tool results do not depend on who replayed before it."""
-    base = ["dataset=locomo", f"dataset.path={locomo_path}", "dataset.max_dialogues=2", *strategy]
+    """Long-term memory ids count per user, so a dialogue's tool results do not depend on who replayed before it.
+
+    Two conversations, each cut to its first six sessions (and the probes whose evidence lies in them): what is
+    compared is how the replay was split, which does not depend on a conversation's length.
+    """
+    base = ["dataset=locomo", f"dataset.path={locomo_path}", "dataset.max_dialogues=2", "sim.max_sessions=6", *strategy]
     one = _published(make_config(*base, "sim.workers=1"), tmp_path / "one")
     two = _published(make_config(*base, "sim.workers=2"), tmp_path / "two")
+    assert one.keys() >= {"metrics.json", "calls.csv", "questions.csv"}  # the slice keeps probes ...
+    worked = "summary.count" if strategy == ["context=summarize"] else "longterm.memories"
+    assert json.loads(one["metrics.json"])[worked] > 0  # ... and summaries or memories
     assert two == one
 
 
