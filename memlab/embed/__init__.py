@@ -1,9 +1,10 @@
-"""Embedding backends behind one protocol: an offline hashing default, MiniLM, litellm providers."""
+"""Embedding backends behind one protocol: an offline hashing default, MiniLM, MiniLM distilled static, litellm."""
 
 from memlab.embed.base import CachedEmbedder, Embedder, l2_normalize
 from memlab.embed.hashing import HashingEmbedder
 from memlab.embed.litellm_embed import LitellmEmbedder
 from memlab.embed.minilm import MiniLMEmbedder
+from memlab.embed.static import StaticEmbedder
 
 __all__ = [
     "CachedEmbedder",
@@ -11,5 +12,6 @@ __all__ = [
     "HashingEmbedder",
     "LitellmEmbedder",
     "MiniLMEmbedder",
+    "StaticEmbedder",
     "l2_normalize",
 ]

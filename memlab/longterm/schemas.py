@@ -107,6 +107,7 @@ class RulePolicyConfig:
     _target_: str = "memlab.longterm.MemoryRulePolicy"
 
 
-SCHEMAS: dict[tuple[str, str], type] = {("longterm", name): LongTermConfig for name in ("default", "chat", "locomo")}
+LONGTERM_ENTRIES = ("default", "chat", "locomo", "locomo_semantic")
+SCHEMAS: dict[tuple[str, str], type] = {("longterm", name): LongTermConfig for name in LONGTERM_ENTRIES}
 SCHEMAS[("policy", "auto")] = AutoPolicyConfig
 SCHEMAS[("policy", "rules")] = RulePolicyConfig

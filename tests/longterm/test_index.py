@@ -191,3 +191,14 @@ def test_one_query_products_run_on_one_blas_thread_with_the_same_results() -> No
         single = matrix @ query
     assert blas_threads() == before
     assert np.array_equal(single, default)
+
+
+def test_the_semantic_entry_is_locomo_with_minilm_on_the_dense_side(make_config) -> None:
+    semantic, locomo = (make_config("dataset=locomo", f"longterm={e}").longterm for e in ("locomo_semantic", "locomo"))
+    assert (semantic.embedder._target_, semantic.embedder.threads) == ("memlab.embed.MiniLMEmbedder", 1)
+    assert semantic.index.dense_weight == 0.3 and locomo.index.dense_weight == 0.1
+    for key in ("rerank", "stages", "max_items", "namespace"):
+        assert semantic[key] == locomo[key]
+    assert {k: v for k, v in semantic.index.items() if k != "dense_weight"} == {
+        k: v for k, v in locomo.index.items() if k != "dense_weight"
+    }
