@@ -60,9 +60,11 @@ class RevisionRule:
     (number, proper name) (null: rule off) ..."""
     value_max_missing: int = ranges.count(1)
     """... missing at most this many of the older sentence's other terms."""
-    similarity: float = ranges.ranged(0.5, ge=-1, le=1)
-    """meaning: a statement this close (cosine) to an earlier one of its speaker revises that one's memory ..."""
-    candidates: int = ranges.count(3)
+    similarity: float = ranges.ranged(0.3, ge=-1, le=1)
+    """meaning: a statement this close (cosine) to an earlier one of its speaker revises that one's memory ...
+    (0.3 and 1 candidate: chosen on datasets/updates dev, heldout, heldout2 and misfire_dev, docs/longterm.md
+    "Fourth pass (links)")"""
+    candidates: int = ranges.count(1)
     """meaning: ... the closest this many such memories at most ..."""
     window: int = ranges.positive(1024)
     """meaning: ... among the speaker's last this many statements (a save's cost is bounded by it)."""
