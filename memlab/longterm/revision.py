@@ -39,10 +39,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memlab import ranges
+from memlab.errors import MemlabError
 from memlab.longterm.model import Memory
 from memlab.text import proper_names, search_terms, split_sentences, words
 from memlab.vocabulary import DATE_WORDS, NUMBER_WORDS, STOP_WORDS
 
+KINDS = ("rules", "llm", "meaning")  # `longterm.revision.kind`
+EMBEDDERS = ("minilm", "run")  # `longterm.revision.embedder` (kind meaning)
 _SPEAKER = re.compile(r"^\s*([^:\s][^:]{0,40}?):\s")
 _CACHE = 1 << 16
 
@@ -52,13 +55,32 @@ class RevisionRule:
     """`longterm.revision`: the save-time rule's knobs (see the module docstring); None turns it off."""
 
     kind: str = "rules"
-    """rules (this module) or llm (the run's LLM decides, `memlab.longterm.llm_updates`)."""
+    """rules (this module), llm (the run's LLM decides, `memlab.longterm.llm_updates`) or meaning (statements
+    close by an embedder's cosine, `memlab.longterm.revision_meaning`; the knobs below marked meaning)."""
 
     value_min_shared: int | None = ranges.ranged(1, ge=1)
     """A sentence revises an older one of its speaker sharing this many frame terms and changing a value
     (number, proper name) (null: rule off) ..."""
     value_max_missing: int = ranges.count(1)
     """... missing at most this many of the older sentence's other terms."""
+    similarity: float = ranges.ranged(0.3, ge=-1, le=1)
+    """meaning: a statement this close (cosine) to an earlier one of its speaker revises that one's memory ...
+    (0.3 and 1 candidate: chosen on datasets/updates dev, heldout, heldout2 and misfire_dev, docs/longterm.md
+    "Fourth pass (links)")"""
+    candidates: int = ranges.count(1)
+    """meaning: ... the closest this many such memories at most ..."""
+    window: int = ranges.positive(1024)
+    """meaning: ... among the speaker's last this many statements (a save's cost is bounded by it)."""
+    min_words: int = ranges.count(4)
+    """meaning: a sentence of fewer words states nothing to revise ("Thanks, Mel!")."""
+    embedder: str = "minilm"
+    """meaning: whose cosine: minilm (all-MiniLM-L6-v2, loaded at the first save, one torch thread; needs
+    memlab[minilm]) or run (the run's embedder)."""
+
+    def __post_init__(self) -> None:
+        for key, value, allowed in (("kind", self.kind, KINDS), ("embedder", self.embedder, EMBEDDERS)):
+            if value not in allowed:
+                raise MemlabError(f"longterm.revision.{key}: {value!r}; expected one of {', '.join(allowed)}")
 
 
 @dataclass(frozen=True)

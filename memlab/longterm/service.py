@@ -52,6 +52,7 @@ from memlab.longterm.model import (
 )
 from memlab.longterm.rerank import DEFAULT_PIPELINE, RankContext, Stage, StageTrace, build_pipeline, decayed_score, rank
 from memlab.longterm.revision import RevisionRule, revised_ids, speaker
+from memlab.longterm.revision_meaning import MEANING, MeaningLinks
 from memlab.longterm.settings import LongTermSettings, ServiceRules
 from memlab.longterm.store import MemoryStore
 from memlab.longterm.terms import NamespaceBook, contains_words, normalized
@@ -199,6 +200,7 @@ class LongTermMemoryService:
         self._lock = threading.RLock()  # one service may serve the reply path and a background worker
         self._known: dict[str, int | None] = {}  # namespace key -> the store version its book reflects (None: unknown)
         self._holding: set[str] = set()  # namespace keys whose save lock this service holds now
+        self._links: MeaningLinks | None = None  # the save-time linker of `revision.kind=meaning`
 
     def checkpoint_state(self) -> dict[str, Any]:
         """The in-process state a resumed replay needs (memories themselves are in the store)."""
@@ -283,6 +285,7 @@ class LongTermMemoryService:
             revisers=entry.revisers,
             revision_rule=self.revision_rule,
             index=entry.index,
+            links=self._links,
         )
         hits, traces = rank(self.rerank, query, candidates, context, trace=trace)
         return Ranking(hits, traces)
@@ -501,9 +504,14 @@ class LongTermMemoryService:
     ) -> tuple[str, ...]:
         """The older memories `memory` revises: by the rules, or as the run's LLM decides (`revision.kind`).
 
-        The rules read only the book's candidates (a superset of what they link); the LLM path, which
+        The rules read only the book's candidates (a superset of what they link), meaning the speaker's last
+        statements (`memlab.longterm.revision_meaning`); the LLM path, which
         picks the speaker's closest older memories itself, reads every live row of the namespace.
         """
+        if self.revision_rule.kind == MEANING:
+            if self._links is None or self._links.rule != self.revision_rule:
+                self._links = MeaningLinks(self.revision_rule, self.embedder)
+            return self._links.revised_ids(memory, book, {m.id for m in new})
         if self.revision_rule.kind != "llm":
             return revised_ids(memory, book.revision_candidates(memory) + list(new), self.revision_rule, speakers)
         if self.llm is None:

@@ -6,8 +6,10 @@ from datetime import timedelta
 
 import pytest
 
+from memlab.errors import MemlabError
 from memlab.longterm import MemoryType
 from memlab.longterm.model import SOURCE_AUTO_EXTRACT
+from memlab.longterm.revision import RevisionRule
 
 from .support import T0, context
 
@@ -80,3 +82,10 @@ def test_the_reviser_is_read_first_even_without_a_word_of_the_question(make_serv
     service.rerank = [s for s in service.rerank if s.name != "revisions"]
     unlinked = [h.memory.id for h in service.search(later, question, 3, touch=False)]
     assert unlinked[0] == old.id and (new.id not in unlinked or unlinked.index(new.id) > 0)
+
+
+def test_an_unknown_kind_or_embedder_is_refused_when_the_rule_is_built() -> None:
+    with pytest.raises(MemlabError, match=r"revision\.embedder: 'word2vec'"):
+        RevisionRule(kind="meaning", embedder="word2vec")
+    with pytest.raises(MemlabError, match=r"revision\.kind: 'cues'"):
+        RevisionRule(kind="cues")

@@ -20,6 +20,7 @@ from memlab.embed.base import Embedder
 from memlab.longterm.index import MemoryIndex
 from memlab.longterm.model import Memory, MemoryType, Retrieved, TypePolicy
 from memlab.longterm.revision import RevisionRule
+from memlab.longterm.revision_meaning import MeaningLinks
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,8 @@ class RankContext:
         revisers: Memory id -> ids of the memories saved as revising it.
         revision_rule: The save-time rule that made those links.
         index: The namespace's index, for a stage that asks it again (`feedback`).
+        links: The save-time linker by meaning (`revision.kind=meaning`), whose statement vectors stage
+            `revisions` compares with the question; None with the other kinds.
     """
 
     asked: frozenset[str]  # the query's search terms
@@ -51,6 +54,7 @@ class RankContext:
     revisers: Mapping[str, set[str]]  # memory id -> ids of the memories saved as revising it
     revision_rule: RevisionRule  # the save-time rule that made those links
     index: MemoryIndex  # the namespace's index, for a stage that asks it again (`feedback`)
+    links: MeaningLinks | None = None  # the save-time linker by meaning, for stage `revisions`
 
     def memory(self, memory_id: str) -> Memory:
         """The indexed memory with id `memory_id`."""
