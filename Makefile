@@ -19,7 +19,7 @@ $(VENV)/.install.stamp: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.dev.stamp: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev,optuna,peers,mlflow]'
+	$(BIN)/pip install --quiet -e '.[dev,optuna,peers,mlflow,minilm]'
 	touch $@
 
 install: $(VENV)/.install.stamp
