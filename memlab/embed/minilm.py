@@ -32,6 +32,9 @@ def minilm_path() -> str:
 @functools.cache
 def _load(loader: Any, path: str, device: str) -> Any:
     """The model, read once per process: each embedder keeps its own text cache, the weights are shared."""
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()  # a "Loading weights" bar per load would cut into the run's progress
     return loader(path, device=device)
 
 
