@@ -21,6 +21,7 @@ RUN = (
     "dataset=synthetic", "dataset.dialogues=2", "dataset.sessions=3", "dataset.turns_per_session=6",
     "memory=trim", "memory.every_turns=5", "longterm=chat", "longterm.memory_tools=true", "sim.progress=false",
     "sim.workers=1",  # a stopped and resumed replay runs in one process: compare it with one
+    "report.plots=false",  # the figures (most of a run's CPU here) are in no file compared
 )  # fmt: skip
 
 

@@ -35,7 +35,10 @@ TRIALS = int(os.environ.get("MEMLAB_KILL_TRIALS", "2"))
 FORK = multiprocessing.get_context("fork")
 DATA = ("dataset=synthetic", "dataset.dialogues=2", "dataset.sessions=3", "dataset.turns_per_session=4")
 SESSIONS = 6  # 2 dialogues x 3 sessions
-REPLAY = ("memory=trim", "memory.every_turns=5", "sim.progress=false", "sim.workers=1", "name=killed")
+# report.plots=false: the report's figures, most of each run's CPU here, are in no file compared.
+REPLAY = (
+    "memory=trim", "memory.every_turns=5", "sim.progress=false", "sim.workers=1", "name=killed", "report.plots=false",
+)  # fmt: skip
 # Redis keeps no long-term rows: there the run is an agent memory's sessions.
 LONGTERM = ("longterm=chat", "longterm.memory_tools=true")
 AGENT_MEMORY = ("agent_memory=hybrid", "agent_memory.compressor.max_items=6")
