@@ -65,6 +65,7 @@ def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], P
     return run
 
 
+@pytest.mark.xdist_group("resume_uninterrupted")  # one worker replays each backend's uninterrupted run, once
 @pytest.mark.parametrize(("backend", "stop_after"), [("sqlite", 3), ("sqlite", 4), ("postgres", 4), ("mariadb", 2)])
 def test_a_resumed_replay_gives_the_uninterrupted_metrics(
     backend: str, stop_after: int, tmp_path: Path, uninterrupted: Callable[[str], Path]

@@ -118,6 +118,8 @@ def _resume_statements(make_config: Any, isolate: Any, tmp_path: Path, backend: 
 
 
 _UNINTERRUPTED: dict[str, Outcome] = {}
+# One worker runs the module, so each backend's uninterrupted run is replayed once, not once per worker.
+pytestmark = pytest.mark.xdist_group("resume_killed")
 
 
 def uninterrupted(backend: str, make_config: Any, isolate: Any, tmp_path: Path) -> Outcome:
