@@ -9,26 +9,39 @@ from __future__ import annotations
 
 import pytest
 
-# Node-id prefixes (a file keeps its tests together, so module fixtures are built once), slowest first: the
-# `--durations` of the merged suite on the idle machine and of `pytest -n 2 --dist loadgroup --durations=80` over
-# the end-to-end files at load 20-30 (docs/speed.md, "The test suite"). Groups (xdist_group) need no entry: xdist
-# starts them before single tests. A test not listed keeps its place after these; a renamed file fails
-# tests/test_slow_first.py.
+# Node-id prefixes (a file keeps its tests together, so module fixtures are built once), by their slowest test,
+# longest first: a whole-suite run (`pytest -n 2 --dist loadgroup --junitxml`, 1,711 tests, Dec 6 01:05-01:48 UTC
+# at load 15-34; docs/speed.md, "The test suite"), files whose slowest test took 20 s or more there. Groups
+# (xdist_group) need no entry: xdist starts them before single tests. A test not listed keeps its place after
+# these; a renamed file fails tests/test_slow_first.py.
 SLOWEST = (
-    "tests/longterm/test_updates.py",  # the newer-fact ranking replays 18 synthetic seeds
-    "tests/report/test_demo.py",
-    "tests/metrics/test_registry.py",  # the registry's LoCoMo conv-26 run (module fixture)
-    "tests/longterm/test_locomo_recall.py",
-    "tests/test_extending.py",
-    "tests/report/test_sweeps.py",
-    "tests/report/test_ci_baseline.py",
-    "tests/eval/test_eval_scripts.py",
+    "tests/test_ranges.py",  # every entry composed, every ranged field pushed out of range: one test
+    "tests/test_docs_commands.py",
     "tests/runtime/test_resume.py",
+    "tests/longterm/test_update_eval.py",
+    "tests/test_text.py",
+    "tests/stores/test_resume_killed.py",
+    "tests/tracking/test_loggers.py",
+    "tests/stores/test_run_isolation.py",
+    "tests/sim/test_parallel_replay.py",
+    "tests/metrics/test_answer_scorers.py",
+    "tests/sim/test_bounded_memory.py",
+    "tests/report/test_ci_baseline.py",
+    "tests/longterm/test_updates.py",  # the newer-fact ranking replays 18 synthetic seeds
+    "tests/test_extending.py",
     "tests/report/test_health.py",
+    "tests/peers/test_heldout.py",
+    "tests/eval/test_summary_quality.py",
     "tests/report/test_comparison_render.py",
-    "tests/llm/test_strict_provider.py",
-    "tests/context/test_peers.py",
-    "tests/report/test_publish.py",
+    "tests/longterm/test_identity.py",
+    "tests/test_completion.py",
+    "tests/test_experiments.py",
+    "tests/metrics/test_longterm_runs.py",
+    "tests/report/test_demo.py",
+    "tests/peers/test_longterm_peers.py",
+    "tests/runtime/test_react_loop.py",
+    "tests/test_config.py",
+    "tests/eval/test_eval_scripts.py",
 )
 
 

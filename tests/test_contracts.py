@@ -218,8 +218,9 @@ def test_entry_keeps_its_groups_contract(
     monkeypatch.setenv("MEMLAB_CACHE", str(tmp_path / "cache"))
     overrides = (selecting(group, name), *SMALL_RUN)
     where = path_of(group, name)
-    with provider(OmegaConf.select(make_config(*overrides), where), openai_server_module, monkeypatch) as served:
-        cfg = make_config(*overrides, *(f"{where}.{o}" for o in served))
+    composed = make_config(*overrides)
+    with provider(OmegaConf.select(composed, where), openai_server_module, monkeypatch) as served:
+        cfg = make_config(*overrides, *(f"{where}.{o}" for o in served)) if served else composed  # composed once
         try:
             built = instantiate(OmegaConf.select(cfg, where))
         except MemlabError as e:

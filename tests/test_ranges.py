@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import typing
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -61,22 +62,39 @@ def _ranged_leaves(cfg: DictConfig, path: str = "") -> Iterator[tuple[str, type,
             yield from _ranged_leaves(node, where)
 
 
+@contextmanager
+def set_for_now(cfg: DictConfig, path: str, value: Any) -> Iterator[None]:
+    """`path` set to `value` in `cfg` for the block, then its node's own value (an interpolation stays one) back.
+
+    In place rather than on a copy of the whole config per field: the copies were 40% of the test's time.
+    """
+    parent_path, _, key = path.rpartition(".")
+    parent = OmegaConf.select(cfg, parent_path) if parent_path else cfg
+    was = parent._get_node(key)._value()
+    OmegaConf.update(cfg, path, value, force_add=False)
+    try:
+        yield
+    finally:
+        parent[key] = was
+
+
 def test_every_ranged_field_refuses_a_value_outside_its_range(make_config: Callable[..., DictConfig]) -> None:
     exercised: set[tuple[type, str]] = set()
     for entry in ["name=root", *_entries()]:
         cfg = make_config(*([] if entry == "name=root" else [entry]))
         check_config(cfg)  # every default is in range
+        composed = OmegaConf.to_yaml(cfg)
         for path, schema, name, bounds in _ranged_leaves(cfg):
             bad = bounds.outside()
             if typing.get_type_hints(schema)[name] in (int, int | None):
                 bad = int(bad)
-            broken = cfg.copy()
-            OmegaConf.update(broken, path, bad, force_add=False)
-            with pytest.raises(ConfigRangeError) as caught:
-                check_config(broken)
-            stored = OmegaConf.select(broken, path)  # as the schema's type holds it (-1 in a float field is -1.0)
+            with set_for_now(cfg, path, bad):
+                stored = OmegaConf.select(cfg, path)  # as the schema's type holds it (-1 in a float field is -1.0)
+                with pytest.raises(ConfigRangeError) as caught:
+                    check_config(cfg)
             assert str(caught.value) == f"{path}={stored!r} is out of range; valid: {bounds}"
             exercised.add((schema, name))
+        assert OmegaConf.to_yaml(cfg) == composed  # every field got its own value back
     declared = {
         (cls, f.name) for cls in config.schema_classes() for f in dataclasses.fields(cls) if field_range(f) is not None
     }

@@ -5,6 +5,9 @@ completions endpoint refuses, and counts it. Each named experiment (conf/experim
 repository) runs its first job on the debug slice, as tests/test_experiments.py does, with `llm=litellm`
 at the server and the memory tools on with the model choosing them (`policy=model`), so that every
 assistant turn's request reaches the server besides the summaries, extractions and answers it asks for.
+A sweep's first job runs as a single run (`hydra.mode=RUN`, each swept choice at its first value; an optuna
+range at the entry's default): the requests are the job's, and the sweep's comparison page, which asks the
+model nothing, cost a third of each sweep here (tests/test_experiments.py runs the sweeps as sweeps).
 """
 
 from __future__ import annotations
@@ -126,13 +129,13 @@ def test_every_experiment_sends_only_requests_openai_accepts(
     if data.is_relative_to(shared_corpora) and not data.is_file():
         pytest.skip(f"experiment={name} reads {data}: not found (set MEMLAB_SHARED to the folder holding datasets/)")
     tools = [] if cfg.longterm.get("memory_tools") else ["longterm=chat"]
-    cut = one_job(cfg.hydra.sweeper) if cfg.hydra.mode == RunMode.MULTIRUN else []
+    cut = [*one_job(cfg.hydra.sweeper), "hydra.mode=RUN"] if cfg.hydra.mode == RunMode.MULTIRUN else []
     out = tmp_path / "out"
     llm = litellm_at(openai_server, tmp_path / "cache")
     status = memlab_cli(
-        "run", f"experiment={name}", *TINY, *cut, *tools, "policy=model", *llm, f"hydra.run.dir={out}",
-        f"hydra.sweep.dir={out}",
+        "run", f"experiment={name}", *TINY, *cut, *tools, "policy=model", *llm, f"hydra.run.dir={out}"
     )  # fmt: skip
+    assert (out / "metrics.json").is_file()  # one run, in the folder named
     asked = openai_server.bodies("/v1/chat/completions")
     assert openai_server.rejected == [], f"{len(openai_server.rejected)} of {len(asked)} requests refused"
     assert status == 0 and any(body.get("tools") for body in asked), f"exit {status} after {len(asked)} requests"

@@ -18,7 +18,11 @@ from memlab.sim import CallRecord, simulate
 from memlab.tokens import get_counter
 from memlab.units import orphans
 
-SMALL = ("dataset=synthetic", "dataset.dialogues=1", "dataset.sessions=3", "dataset.turns_per_session=8")
+# report.plots=false: no test here reads the report, whose figures were most of a run's CPU.
+SMALL = (
+    "dataset=synthetic", "dataset.dialogues=1", "dataset.sessions=3", "dataset.turns_per_session=8",
+    "report.plots=false",
+)  # fmt: skip
 TOOLS_ON = ("longterm=chat", "longterm.memory_tools=true")
 
 

@@ -21,6 +21,7 @@ RUN = (
     "dataset=synthetic", "dataset.dialogues=2", "dataset.sessions=3", "dataset.turns_per_session=6",
     "memory=trim", "memory.every_turns=5", "longterm=chat", "longterm.memory_tools=true", "sim.progress=false",
     "sim.workers=1",  # a stopped and resumed replay runs in one process: compare it with one
+    "report.plots=false",  # the figures (most of a run's CPU here) are in no file compared
 )  # fmt: skip
 
 
@@ -64,6 +65,7 @@ def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], P
     return run
 
 
+@pytest.mark.xdist_group("resume_uninterrupted")  # one worker replays each backend's uninterrupted run, once
 @pytest.mark.parametrize(("backend", "stop_after"), [("sqlite", 3), ("sqlite", 4), ("postgres", 4), ("mariadb", 2)])
 def test_a_resumed_replay_gives_the_uninterrupted_metrics(
     backend: str, stop_after: int, tmp_path: Path, uninterrupted: Callable[[str], Path]

@@ -35,7 +35,10 @@ TRIALS = int(os.environ.get("MEMLAB_KILL_TRIALS", "2"))
 FORK = multiprocessing.get_context("fork")
 DATA = ("dataset=synthetic", "dataset.dialogues=2", "dataset.sessions=3", "dataset.turns_per_session=4")
 SESSIONS = 6  # 2 dialogues x 3 sessions
-REPLAY = ("memory=trim", "memory.every_turns=5", "sim.progress=false", "sim.workers=1", "name=killed")
+# report.plots=false: the report's figures, most of each run's CPU here, are in no file compared.
+REPLAY = (
+    "memory=trim", "memory.every_turns=5", "sim.progress=false", "sim.workers=1", "name=killed", "report.plots=false",
+)  # fmt: skip
 # Redis keeps no long-term rows: there the run is an agent memory's sessions.
 LONGTERM = ("longterm=chat", "longterm.memory_tools=true")
 AGENT_MEMORY = ("agent_memory=hybrid", "agent_memory.compressor.max_items=6")
@@ -115,6 +118,8 @@ def _resume_statements(make_config: Any, isolate: Any, tmp_path: Path, backend: 
 
 
 _UNINTERRUPTED: dict[str, Outcome] = {}
+# One worker runs the module, so each backend's uninterrupted run is replayed once, not once per worker.
+pytestmark = pytest.mark.xdist_group("resume_killed")
 
 
 def uninterrupted(backend: str, make_config: Any, isolate: Any, tmp_path: Path) -> Outcome:
