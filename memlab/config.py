@@ -123,10 +123,11 @@ class SweepConfig:
 
 @dataclass
 class ReportConfig:
-    """What a run's report.html draws besides its tables."""
+    """What a run's report.html (and a sweep's comparison.html) draws besides its tables."""
 
     plots: bool = True
-    """Draw the report's figures (matplotlib: ~0.5 s per run); debug=default turns them off."""
+    """Draw the report's figures (matplotlib: ~0.5 s per run); debug=default turns them off. A comparison draws
+    its figures when any of its runs asks for them."""
 
 
 @dataclass

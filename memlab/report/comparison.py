@@ -11,18 +11,21 @@ import io
 import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from matplotlib.figure import Figure
 
 from memlab.metrics.registry import V_COMPARISON_PRIMARY, V_COMPARISON_QUALITY, comparison_columns, lookup, title, view
-from memlab.report import html, plots
+from memlab.report import html
 from memlab.report.budget import budget_columns, budget_from_row
 from memlab.report.findings import findings
 from memlab.report.fmt import fmt_value, is_missing
+from memlab.report.run_report import NO_PLOTS_NOTE, plots_wanted
 from memlab.report.rundata import RunData
 from memlab.rundir import canonical_json
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 # Columns of the human tables, in registry order, and their titles (comparison.csv keeps every metric).
 SUMMARY_METRICS = tuple(name for name, _ in comparison_columns())
@@ -310,6 +313,8 @@ def comparison_md(frame: pd.DataFrame, title: str, inert: Sequence[str] = ()) ->
 
 def pareto_figures(frame: pd.DataFrame) -> list[tuple[Figure, str]]:
     """The Pareto plots of a comparison (prompt tokens against each quality metric some run measures), captioned."""
+    from memlab.report import plots  # matplotlib: imported only when a comparison draws
+
     out = []
     okf = frame[frame["status"] == "ok"]
     for metric in QUALITY:
@@ -349,18 +354,10 @@ def comparison_html(frame: pd.DataFrame, runs: Sequence[RunData], title: str, su
             row_classes=["failed" if s == "failed" else "" for s in frame["status"]],
         ),
     ]
-    figures = [html.figure(plots.to_png(fig), caption) for fig, caption in pareto_figures(frame)]
-    curves = {label: run.calls.frame() for label, run in ok if not run.calls.empty}
-    if curves:
-        figures.append(
-            html.figure(
-                plots.prompt_curves(curves),
-                "Prompt tokens along the dialogue, per configuration (dashed: the whole history)",
-            )
-        )
-    samples = {label: run.latency_samples.frame() for label, run in ok if not run.latency_samples.empty}
-    if samples:
-        figures.append(html.figure(plots.latency_boxes(samples), "Latency distributions per step (this machine)"))
+    wanted = any(plots_wanted(run) for _, run in ok)  # report.plots=false in every run (debug=default): no figures
+    figures = _figures(frame, ok) if wanted else []
+    if ok and not wanted:
+        body.append(f'<p class="muted">{html.esc(NO_PLOTS_NOTE)}</p>')
     if figures:
         body.append(f'<h2>Figures</h2><div class="grid2">{"".join(figures)}</div>')
     failed = frame[frame["status"] == "failed"]
@@ -378,6 +375,25 @@ def comparison_html(frame: pd.DataFrame, runs: Sequence[RunData], title: str, su
         )
     footer = "memlab · comparison.csv holds every metric of every configuration · latencies vary per machine"
     return html.page(title, list(subtitle), "".join(body), footer)
+
+
+def _figures(frame: pd.DataFrame, ok: Sequence[tuple[str, RunData]]) -> list[str]:
+    """The comparison's figures: Pareto fronts, prompt curves and latency boxes of the runs that finished."""
+    from memlab.report import plots
+
+    figures = [html.figure(plots.to_png(fig), caption) for fig, caption in pareto_figures(frame)]
+    curves = {label: run.calls.frame() for label, run in ok if not run.calls.empty}
+    if curves:
+        figures.append(
+            html.figure(
+                plots.prompt_curves(curves),
+                "Prompt tokens along the dialogue, per configuration (dashed: the whole history)",
+            )
+        )
+    samples = {label: run.latency_samples.frame() for label, run in ok if not run.latency_samples.empty}
+    if samples:
+        figures.append(html.figure(plots.latency_boxes(samples), "Latency distributions per step (this machine)"))
+    return figures
 
 
 def _best_cards(frame: pd.DataFrame) -> list[tuple[str, str, str]]:

@@ -311,7 +311,7 @@ def run_report_html(run: RunData) -> str:
         ),
     ]
     figures: list[str] = []
-    if _plots_wanted(run):
+    if plots_wanted(run):
         figures = _figures(run, metrics)
     elif not (run.calls.empty and run.latency_samples.empty):
         body.append(f'<p class="muted">{html.esc(NO_PLOTS_NOTE)}</p>')
@@ -349,7 +349,7 @@ def run_report_html(run: RunData) -> str:
     return html.page(f"memlab run: {run_title(run)}", _subtitle(run), "".join(body), footer)
 
 
-def _plots_wanted(run: RunData) -> bool:
+def plots_wanted(run: RunData) -> bool:
     """Whether the run's config asks for figures (`report.plots`; runs written before the key: yes).
 
     Args:

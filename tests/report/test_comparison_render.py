@@ -44,7 +44,7 @@ def test_three_strategies_by_two_budgets_compare_in_six_legible_rows(
     monkeypatch.chdir(tmp_path)
     args = [
         "run", "-m", "context=trim,sliding_window,composite", "context.max_tokens=1000,4000",
-        "debug=default", "sim.max_dialogues=2", "sim.max_sessions=3", f"hydra.sweep.dir={sweep}",
+        "debug=default", "report.plots=true", "sim.max_dialogues=2", "sim.max_sessions=3", f"hydra.sweep.dir={sweep}",
     ]  # fmt: skip
     assert memlab_cli(*args) == 0  # in this process: its stderr is in the captured output
 
@@ -70,3 +70,13 @@ def test_three_strategies_by_two_budgets_compare_in_six_legible_rows(
     for pixels in figures:
         assert _axes_width_share(pixels) > 0.5, "a plot is squeezed by its labels or legend"
     assert_rendered(screenshot(sweep / "comparison.html", tmp_path / "comparison.png"))
+
+
+def test_a_sweep_of_runs_without_plots_draws_no_figures(tmp_path: Path, memlab_cli: Callable[..., int]) -> None:
+    """`debug=default` sets report.plots=false: the comparison page says so instead of drawing (a third of a sweep's
+    CPU went to figures nobody asked for)."""
+    sweep = tmp_path / "sweep"
+    assert memlab_cli("run", "-m", "debug=default", "context=trim,sliding_window", f"hydra.sweep.dir={sweep}") == 0
+    page = (sweep / "comparison.html").read_text()
+    assert not _figures(page) and "report.plots=false" in page
+    assert len(pd.read_csv(sweep / "comparison.csv")) == 2
