@@ -31,8 +31,11 @@ RECIPE = "tokmean1"  # in the cached table's name: a change of the distillation 
 CLS_ID, SEP_ID = 101, 102  # BERT's special tokens in MiniLM's WordPiece vocabulary
 
 
+@functools.cache
 def distill(path: str) -> np.ndarray:
-    """Each vocabulary token's MiniLM output, mean pooled over ``[CLS] token [SEP]``, as a float32 table.
+    """Each vocabulary token's MiniLM output, mean pooled over ``[CLS] token [SEP]``, as a read-only float32 table.
+
+    Built once per process (20-25 CPU s): every cache folder of the process gets the same table.
 
     Args:
         path: The folder of the MiniLM weights (`minilm_path`).
@@ -56,6 +59,7 @@ def distill(path: str) -> np.ndarray:
                 table[start : start + len(ids)] = hidden.mean(dim=1).numpy()
     finally:
         torch.set_num_threads(threads)
+    table.flags.writeable = False
     return table
 
 
@@ -104,6 +108,7 @@ class StaticEmbedder(CachedEmbedder):
 
     def __init__(self, cache_dir: str | None = None) -> None:
         super().__init__()
+        self.cache_dir = cache_dir
         self._table = token_table(cache_dir)
         self._tokens = _tokenizer(minilm_path())
 
