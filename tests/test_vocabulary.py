@@ -24,7 +24,7 @@ ALLOWED = {
     ("experiment.py", "QUIET_LOGGERS"),  # logger names
     ("llm/faulty.py", "FAULT_MODES"),
     ("longterm/index.py", "INDEX_KINDS"),
-    ("longterm/schemas.py", "SCHEMAS"),  # the entries of longterm=
+    ("longterm/revision.py", "KINDS"),  # longterm.revision.kind's values
     ("longterm/llm_updates.py", "EVENTS"),  # mem0's update events
     ("metrics/summaries.py", "LAYERS"),
     ("metrics/summaries.py", "COUNTS"),
