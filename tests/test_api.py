@@ -49,3 +49,22 @@ def test_generated_answers_go_to_questions_jsonl_in_longmemeval_shape(tmp_path: 
     assert [line["question_id"] for line in lines] == [str(p) for p in table["probe"]]
     assert [line["hypothesis"] for line in lines] == [str(g) for g in table["generated"]]
     assert any(line["hypothesis"] for line in lines)
+
+
+def test_a_rebuilt_run_writes_an_empty_answer_as_an_empty_hypothesis(tmp_path: Path) -> None:
+    """`memlab report` reads questions.csv back with pandas, where an empty answer is NaN: it was written as NaN."""
+    import json
+
+    from memlab.report import load_run
+    from memlab.report.rundata import run_files
+
+    run = memlab.run([*OVERRIDES, "eval.answers=true", "eval.judge=false"], tmp_path / "qa").run_dir
+    written = (run / "questions.jsonl").read_text()
+    assert '"hypothesis": ""' in written  # the extractive model answers some probe with nothing
+
+    def refuse(constant: str) -> None:
+        raise ValueError(f"{constant} is not JSON")
+
+    rebuilt = run_files(load_run(run))["questions.jsonl"]
+    assert [json.loads(line, parse_constant=refuse) for line in rebuilt.splitlines()]
+    assert rebuilt == written

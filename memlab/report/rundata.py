@@ -16,6 +16,7 @@ Layout of a run directory (every file but `error.json` is written by a finished 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -177,10 +178,15 @@ def latency_table(samples: Mapping[str, Sequence[int]]) -> Table:
     return Table.from_records(rows, LATENCY_COLUMNS)
 
 
+def _text(cell: Any) -> str:
+    """A text cell as written: a run read back from its CSV has NaN for an empty cell (and numbers for digits)."""
+    return "" if cell is None or (isinstance(cell, float) and math.isnan(cell)) else str(cell)
+
+
 def hypotheses_jsonl(questions: Table) -> str:
     """questions.jsonl as LongMemEval's evaluation script reads it: one ``{question_id, hypothesis}`` per line."""
     lines = [
-        json.dumps({"question_id": str(row["probe"]), "hypothesis": row["generated"] or ""}, ensure_ascii=False)
+        json.dumps({"question_id": str(row["probe"]), "hypothesis": _text(row["generated"])}, ensure_ascii=False)
         for row in questions.records()
     ]
     return "".join(f"{line}\n" for line in lines)
