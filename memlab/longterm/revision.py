@@ -39,13 +39,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memlab import ranges
+from memlab.embed.minilm import check_rule_embedder
 from memlab.errors import MemlabError
 from memlab.longterm.model import Memory
 from memlab.text import proper_names, search_terms, split_sentences, words
 from memlab.vocabulary import DATE_WORDS, NUMBER_WORDS, STOP_WORDS
 
 KINDS = ("rules", "llm", "meaning")  # `longterm.revision.kind`
-EMBEDDERS = ("minilm", "run")  # `longterm.revision.embedder` (kind meaning)
 _SPEAKER = re.compile(r"^\s*([^:\s][^:]{0,40}?):\s")
 _CACHE = 1 << 16
 
@@ -78,9 +78,9 @@ class RevisionRule:
     memlab[minilm]) or run (the run's embedder)."""
 
     def __post_init__(self) -> None:
-        for key, value, allowed in (("kind", self.kind, KINDS), ("embedder", self.embedder, EMBEDDERS)):
-            if value not in allowed:
-                raise MemlabError(f"longterm.revision.{key}: {value!r}; expected one of {', '.join(allowed)}")
+        if self.kind not in KINDS:
+            raise MemlabError(f"longterm.revision.kind: {self.kind!r}; expected one of {', '.join(KINDS)}")
+        check_rule_embedder("longterm.revision.embedder", self.embedder)
 
 
 @dataclass(frozen=True)

@@ -23,16 +23,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from memlab.embed.base import Embedder
-from memlab.embed.minilm import MiniLMEmbedder
+from memlab.embed.minilm import rule_embedder
 from memlab.longterm.model import Memory, namespace_key
 from memlab.longterm.revision import RevisionRule, speaker
 from memlab.longterm.terms import NamespaceBook
 from memlab.text import split_sentences, words
 
 MEANING = "meaning"  # the `longterm.revision.kind` of this module
-RUN_EMBEDDER = "run"
-MINILM = "minilm"
-MINILM_THREADS = 1  # one torch thread: the cost is paid in CPU seconds, and sums add up the same each run
 
 
 def statements(content: str, min_words: int) -> list[str]:
@@ -101,8 +98,7 @@ class MeaningLinks:
     def embedder(self) -> Embedder:
         """The embedder that reads the statements (and the question, at search)."""
         if self._embedder is None:
-            minilm = self.rule.embedder == MINILM
-            self._embedder = MiniLMEmbedder(threads=MINILM_THREADS) if minilm else self._run_embedder
+            self._embedder = rule_embedder(self.rule.embedder, self._run_embedder)
         return self._embedder
 
     def vectors(self, memory: Memory) -> np.ndarray:

@@ -14,8 +14,7 @@ from typing import ClassVar
 
 from memlab import ranges
 from memlab.embed.base import Embedder
-from memlab.embed.minilm import MiniLMEmbedder
-from memlab.errors import MemlabError
+from memlab.embed.minilm import check_rule_embedder, rule_embedder
 from memlab.longterm.model import Retrieved
 from memlab.longterm.rerank.base import RankContext
 from memlab.longterm.updates import (
@@ -28,9 +27,6 @@ from memlab.longterm.updates import (
     newer_first,
 )
 
-RUN_EMBEDDER = "run"
-MINILM = "minilm"
-MINILM_THREADS = 1  # one torch thread: the stage's cost is paid in CPU seconds, and sums add up the same each run
 # The statements' vectors, per run embedder (so per run: each run's cache starts empty and fills in its own order).
 _VECTORS: weakref.WeakKeyDictionary[Embedder, dict[str, StatementVectors]] = weakref.WeakKeyDictionary()
 
@@ -51,22 +47,19 @@ class Updates:
     question_share: float | None = ranges.ranged(None, ge=0)
     """The later memory's closest statement is at least this share as close to the question (cosine) as the
     older memory's (null: no such test)."""
-    embedder: str = RUN_EMBEDDER
+    embedder: str = "run"
     """Whose cosine compares statements: run (the run's embedder) or minilm (all-MiniLM-L6-v2, loaded at the first
     question that needs it, one torch thread; needs memlab[minilm]); each statement is embedded once per run."""
     name: ClassVar[str] = "updates"
 
     def __post_init__(self) -> None:
-        if self.embedder not in (RUN_EMBEDDER, MINILM):
-            expected = f"expected {RUN_EMBEDDER} or {MINILM}"
-            raise MemlabError(f"longterm.stages.updates.embedder: {self.embedder!r}; {expected}")
+        check_rule_embedder("longterm.stages.updates.embedder", self.embedder)
 
     def vectors(self, run_embedder: Embedder) -> StatementVectors:
         """The statement vectors of this run (keyed by its embedder): by that embedder or by MiniLM."""
         per_run = _VECTORS.setdefault(run_embedder, {})
         if self.embedder not in per_run:
-            chosen = run_embedder if self.embedder == RUN_EMBEDDER else MiniLMEmbedder(threads=MINILM_THREADS)
-            per_run[self.embedder] = StatementVectors(chosen)
+            per_run[self.embedder] = StatementVectors(rule_embedder(self.embedder, run_embedder))
         return per_run[self.embedder]
 
     def __call__(self, query: str, ranked: list[Retrieved], context: RankContext) -> list[Retrieved]:
