@@ -18,9 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from hydra import compose, initialize_config_module
-
-from memlab import config
+from memlab.api import compose
 from memlab.experiment import run_experiment
 from memlab.llm import extractive
 
@@ -32,18 +30,16 @@ OUT = Path("reports/profile")
 
 def profile(locomo: Path, context: str, dialogues: int, top: int) -> tuple[float, str]:
     """Wall seconds of one replay and its top profile entries."""
-    with initialize_config_module(config_module="memlab.conf", version_base=None):
-        cfg = compose(
-            config_name="config",
-            overrides=[
-                "dataset=locomo",
-                f"dataset.path={locomo}",
-                f"dataset.max_dialogues={dialogues}",
-                f"context={context}",
-                "sim.workers=1",
-                "sim.progress=false",
-            ],
-        )
+    cfg = compose(
+        [
+            "dataset=locomo",
+            f"dataset.path={locomo}",
+            f"dataset.max_dialogues={dialogues}",
+            f"context={context}",
+            "sim.workers=1",
+            "sim.progress=false",
+        ]
+    )
     extractive.SUMMARY_MEMO.clear()
     profiler = cProfile.Profile()
     with tempfile.TemporaryDirectory() as tmp:
@@ -64,7 +60,6 @@ def main() -> None:
     parser.add_argument("--dialogues", type=int, default=1)
     parser.add_argument("--top", type=int, default=25)
     args = parser.parse_args()
-    config.register()
     OUT.mkdir(parents=True, exist_ok=True)
     for context in CONTEXTS:
         wall, text = profile(args.path, context, args.dialogues, args.top)

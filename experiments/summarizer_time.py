@@ -29,13 +29,10 @@ Request = tuple[str, int, str, bool, str]  # transcript, max_tokens, counter, pe
 
 def record(out: Path) -> None:
     """Every distinct summarizer request of a `context=summarize` replay per conversation, with its summary."""
-    from hydra import compose, initialize_config_module
-
-    from memlab import config
+    from memlab.api import compose
     from memlab.experiment import run_experiment
     from memlab.llm import extractive
 
-    config.register()
     original = extractive.extractive_summary
     requests: dict[str, list[Request]] = {}
     for conversation in (WARM_UP, *TIMED):
@@ -47,18 +44,16 @@ def record(out: Path) -> None:
             return summary
 
         extractive.extractive_summary = recording  # type: ignore[assignment]
-        with initialize_config_module(config_module="memlab.conf", version_base=None):
-            cfg = compose(
-                config_name="config",
-                overrides=[
-                    "dataset=locomo",
-                    f"dataset.path={LOCOMO}",
-                    f"dataset.sample_ids=[{conversation}]",
-                    "context=summarize",
-                    "sim.workers=1",
-                    "sim.progress=false",
-                ],
-            )
+        cfg = compose(
+            [
+                "dataset=locomo",
+                f"dataset.path={LOCOMO}",
+                f"dataset.sample_ids=[{conversation}]",
+                "context=summarize",
+                "sim.workers=1",
+                "sim.progress=false",
+            ]
+        )
         extractive.SUMMARY_MEMO.clear()
         with tempfile.TemporaryDirectory() as tmp:
             run_experiment(cfg, Path(tmp) / "run")
