@@ -13,7 +13,9 @@ CONF = ROOT / "conf"  # installed as the package memlab.conf
 
 
 def test_the_wheel_ships_every_config_and_runs_an_experiment_from_the_install(tmp_path: Path) -> None:
-    build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path)]
+    # --no-index and no version check: pip reads nothing from the network, which a CI machine need not reach
+    pip = [sys.executable, "-m", "pip", "wheel", "--no-index", "--disable-pip-version-check", "-q"]
+    build = [*pip, "--no-deps", "--no-build-isolation", "-w", str(tmp_path)]
     subprocess.run([*build, str(ROOT)], check=True, capture_output=True, text=True)
     (wheel,) = tmp_path.glob("memlab-*.whl")
     shipped = {n for n in zipfile.ZipFile(wheel).namelist() if n.startswith("memlab/conf/")}
