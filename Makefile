@@ -48,15 +48,16 @@ lint: dev
 # pytest-xdist: PYTEST_WORKERS processes share the tests (docs/speed.md, "The test suite"); tests that share a
 # resource or an expensive module fixture name an xdist_group, which --dist loadgroup keeps on one worker, and
 # the slowest tests are collected first (tests/slow_first.py). PYTEST_WORKERS=0: one process.
-# --timeout (pytest-timeout, signal method): a test still running after PYTEST_TIMEOUT seconds fails with its
-# traceback and every thread's stack, and the worker goes on with the next test; a hang is a named failure in the
-# log, not a CI run cut off at its limit. faulthandler_timeout: stacks dumped anyway for a hang the signal cannot
-# interrupt (C code that never returns to Python).
+# A hang (stop 33's CI ran into its 90-minute limit with three tests unreported): faulthandler_timeout prints every
+# thread's stack once a test has run PYTEST_TIMEOUT - 300 seconds, --timeout (pytest-timeout, signal method) fails it
+# at PYTEST_TIMEOUT, and --only-rerun runs a test that timed out once more (pytest-rerunfailures; a failed assert is
+# never rerun). -raR lists each rerun test at the end, so a hang that passed its second time is still seen.
 PYTEST_WORKERS ?= 2
 PYTEST_TIMEOUT ?= 900
 
 test: lint
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup --timeout $(PYTEST_TIMEOUT) -o faulthandler_timeout=1200
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -raR -o faulthandler_timeout=$$(($(PYTEST_TIMEOUT) - 300)) \
+		--timeout $(PYTEST_TIMEOUT) --reruns 1 --only-rerun 'Failed: Timeout'
 
 bench: dev
 	$(BIN)/pytest tests/benchmarks --benchmark-enable --benchmark-only --benchmark-json=reports/benchmarks.json

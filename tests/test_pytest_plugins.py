@@ -1,4 +1,4 @@
-"""The suite loads the four pytest plugins it uses and rewrites the asserts of its own modules, not of libraries.
+"""The suite loads the five pytest plugins it uses and rewrites the asserts of its own modules, not of libraries.
 
 pytest rewrites, on import and uncached, every module of each installed package that registers a plugin (langsmith,
 hydra, anyio, platformdirs here): `--disable-plugin-autoload` in pyproject's addopts stops that (docs/speed.md).
@@ -14,7 +14,7 @@ from _pytest.assertion.rewrite import AssertionRewritingHook
 
 def test_only_the_plugins_the_suite_uses_are_loaded(request: pytest.FixtureRequest) -> None:
     loaded = {dist.project_name for _, dist in request.config.pluginmanager.list_plugin_distinfo()}
-    assert loaded == {"pytest-xdist", "pytest-benchmark", "hypothesis", "pytest-timeout"}
+    assert loaded == {"pytest-xdist", "pytest-benchmark", "hypothesis", "pytest-timeout", "pytest-rerunfailures"}
 
 
 @pytest.mark.parametrize("library", ["hydra", "hypothesis", "langsmith"])
