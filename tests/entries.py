@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
+import pytest
 from hydra import initialize_config_module
 from hydra.core.config_loader import ConfigLoader
 from hydra.core.global_hydra import GlobalHydra
@@ -19,6 +20,16 @@ from hydra.core.override_parser.types import Override
 from omegaconf import DictConfig
 
 from memlab import config
+
+# Entries whose build loads all-MiniLM-L6-v2 (torch and the model, about 5 CPU s a process): their tests join
+# tests/embed/test_minilm.py's xdist group, so that one worker loads the model.
+MINILM_ENTRIES = {("embedder", "minilm"), ("longterm", "locomo_semantic")}
+
+
+def grouped(entries: list[tuple[str, str]]) -> list[Any]:
+    """`entries` as parameters, those of `MINILM_ENTRIES` in the `minilm` xdist group."""
+    minilm = pytest.mark.xdist_group("minilm")
+    return [pytest.param(*e, marks=minilm) if e in MINILM_ENTRIES else e for e in entries]
 
 
 @cache

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from entries import options
+from entries import grouped, options
 from hydra.utils import get_object
 from omegaconf import DictConfig, ListConfig
 
@@ -80,7 +80,7 @@ def _settings(node: Any) -> list[str]:
     return [str(k) for k, v in node.items() if not str(k).startswith("_") and v is not None]
 
 
-@pytest.mark.parametrize(("group", "name"), entries())
+@pytest.mark.parametrize(("group", "name"), grouped(entries()))
 def test_entry_builds_the_values_its_config_sets(make_config, group: str, name: str) -> None:
     """Compose the entry, build it, and find its YAML's and schema's values on the built object.
 
@@ -152,7 +152,7 @@ def test_store_entries_build_their_backend(make_config, tmp_path: Path) -> None:
     assert (store.url.database, store.pool_size) == (str(tmp_path / "x.sqlite"), 3)
 
 
-@pytest.mark.parametrize(("group", "name"), [e for e in entries() if e[0] in (*COMPONENT_GROUPS, "hooks")])
+@pytest.mark.parametrize(("group", "name"), grouped([e for e in entries() if e[0] in (*COMPONENT_GROUPS, "hooks")]))
 def test_component_entries_build_components(make_config, group: str, name: str) -> None:
     assert isinstance(instantiate(_compose(make_config, group, name)), Component)
 

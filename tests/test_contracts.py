@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from entries import groups, is_peer, options
+from entries import grouped, groups, is_peer, options
 from omegaconf import DictConfig, OmegaConf
 
 from memlab.dialogues import Dialogue
@@ -203,7 +203,7 @@ def test_every_group_has_a_contract() -> None:
     assert found - set(CONTRACTS) - set(ELSEWHERE) == set(), "add the new group's contract to CONTRACTS"
 
 
-@pytest.mark.parametrize(("group", "name"), [e for e in entries() if e[0] in CONTRACTS])
+@pytest.mark.parametrize(("group", "name"), grouped([e for e in entries() if e[0] in CONTRACTS]))
 def test_entry_keeps_its_groups_contract(
     make_config: Callable[..., DictConfig],
     openai_server_module: Any,

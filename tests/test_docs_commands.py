@@ -19,8 +19,10 @@ import subprocess
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from entries import MINILM_ENTRIES
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MEMLAB_SHARED", ROOT.parent / "shared")) / "datasets"  # as tests/conftest.py
@@ -112,7 +114,18 @@ def _check_other(program: str, words: list[str]) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("where", "command"), distinct_commands(), ids=[w for w, _ in distinct_commands()])
+def cases() -> list[Any]:
+    """`distinct_commands` as parameters named by their places; one that selects an entry loading all-MiniLM-L6-v2
+    (`entries.MINILM_ENTRIES`) joins the `minilm` xdist group, so that one worker loads the model."""
+    minilm = [pytest.mark.xdist_group("minilm")]
+    loads = [f"{group}={name}" for group, name in MINILM_ENTRIES]
+    return [
+        pytest.param(where, c, id=where, marks=minilm if any(e in c.split() for e in loads) else ())
+        for where, c in distinct_commands()
+    ]
+
+
+@pytest.mark.parametrize(("where", "command"), cases())
 def test_documented_command_works(
     where: str,
     command: str,

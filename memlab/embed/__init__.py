@@ -1,10 +1,9 @@
-"""Embedding backends behind one protocol: an offline hashing default, MiniLM, MiniLM distilled static, litellm."""
+"""Embedding backends behind one protocol: an offline hashing default, MiniLM, litellm."""
 
 from memlab.embed.base import CachedEmbedder, Embedder, l2_normalize
 from memlab.embed.hashing import HashingEmbedder
 from memlab.embed.litellm_embed import LitellmEmbedder
 from memlab.embed.minilm import MiniLMEmbedder
-from memlab.embed.static import StaticEmbedder
 
 __all__ = [
     "CachedEmbedder",
@@ -12,6 +11,5 @@ __all__ = [
     "HashingEmbedder",
     "LitellmEmbedder",
     "MiniLMEmbedder",
-    "StaticEmbedder",
     "l2_normalize",
 ]

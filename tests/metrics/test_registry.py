@@ -6,7 +6,7 @@ import dataclasses
 import inspect
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,10 +49,31 @@ RUNS = {
 }
 
 
+class RealRuns(Mapping[str, Path]):
+    """The run folder of each of `RUNS`, run when a test first reads it (`shared_run` keeps it for the process).
+
+    Lazy so that a test of one run (tests/test_extending.py's copy of the checkout selects one) replays that one.
+    """
+
+    def __init__(self, request: pytest.FixtureRequest, shared_run: Callable[..., Any]) -> None:
+        self._request, self._shared_run = request, shared_run
+
+    def __getitem__(self, name: str) -> Path:
+        if name == "locomo":
+            return Path(self._request.getfixturevalue("conv26_longterm_run"))
+        return Path(self._shared_run(*RUNS[name]).run_dir)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(RUNS)
+
+    def __len__(self) -> int:
+        return len(RUNS)
+
+
 @pytest.fixture(scope="module")
-def real_runs(conv26_longterm_run: Path, shared_run: Callable[..., Any]) -> dict[str, Path]:
-    """The run folder of each of `RUNS`, through `shared_run` (its tests carry SHARED_RUNS_GROUP)."""
-    return {name: conv26_longterm_run if name == "locomo" else Path(shared_run(*o).run_dir) for name, o in RUNS.items()}
+def real_runs(request: pytest.FixtureRequest, shared_run: Callable[..., Any]) -> RealRuns:
+    """`RealRuns` of this module (its tests carry SHARED_RUNS_GROUP, so one worker replays them)."""
+    return RealRuns(request, shared_run)
 
 
 def _metric_names(run_dir: Path) -> list[str]:
@@ -61,20 +82,20 @@ def _metric_names(run_dir: Path) -> list[str]:
 
 @SHARED_RUNS_GROUP
 @pytest.mark.parametrize("run", sorted(RUNS))
-def test_every_metric_a_real_run_computes_is_registered(real_runs: dict[str, Path], run: str) -> None:
+def test_every_metric_a_real_run_computes_is_registered(real_runs: RealRuns, run: str) -> None:
     names = _metric_names(real_runs[run])
     assert len(names) > 40
     assert unregistered(names) == [], "register these in memlab/metrics/registry.py"
 
 
 @SHARED_RUNS_GROUP
-def test_the_real_runs_cover_every_section(real_runs: dict[str, Path]) -> None:
+def test_the_real_runs_cover_every_section(real_runs: RealRuns) -> None:
     names = [n for run in real_runs.values() for n in _metric_names(run)]
     assert {spec(n).section for n in names} == set(registry.SECTIONS)
 
 
 @SHARED_RUNS_GROUP
-def test_the_manifest_carries_units_and_directions(real_runs: dict[str, Path]) -> None:
+def test_the_manifest_carries_units_and_directions(real_runs: RealRuns) -> None:
     run = real_runs["locomo"]
     manifest = json.loads((run / "manifest.json").read_text())
     definitions = manifest["metric_definitions"]
@@ -196,7 +217,7 @@ def test_a_family_is_all_compute_metrics_needs(monkeypatch: pytest.MonkeyPatch) 
 
 
 @SHARED_RUNS_GROUP
-def test_every_family_writes_in_a_real_run(real_runs: dict[str, Path]) -> None:
+def test_every_family_writes_in_a_real_run(real_runs: RealRuns) -> None:
     """A family left unmarked (never called) or one that stopped writing shows here: each of its metrics is missing."""
     written = {registry.spec(n).name for run in real_runs.values() for n in _metric_names(run)}
     declared = {m.name for m in registry.METRICS if not m.name.startswith("latency.")}

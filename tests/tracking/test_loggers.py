@@ -148,10 +148,14 @@ def csv_rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
-def test_csv_appends_one_row_per_run_with_its_metrics(tmp_path: Path) -> None:
+def test_csv_appends_one_row_per_run_with_its_metrics(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memlab_cli: Any
+) -> None:
+    """Two runs one after the other, in this process (writers in several processes: the tests below)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CI", "1")
     for strategy in ("none", "trim"):
-        out = memlab("run", "logger=csv", *TINY, f"context={strategy}", cwd=tmp_path)
-        assert out.returncode == 0, out.stderr
+        assert memlab_cli("run", "logger=csv", *TINY, f"context={strategy}") == 0
     rows = csv_rows(tmp_path / "reports" / "runs.csv")
     assert [r["overrides"] for r in rows] == [f"logger=csv {' '.join(TINY)} context={s}" for s in ("none", "trim")]
     for row in rows:
