@@ -226,11 +226,30 @@ class TiktokenCounter(_CachedCounter):
             load_encoding(encoding).encode, disallowed_special=()
         )
         self._lines: dict[str, int] = {}
+        # The last long text counted line by line: its lines but the last, each with its newline, and their tokens.
+        self._head = ("", 0)
 
     def count_text(self, text: str) -> int:
         if len(text) >= self.LONG_TEXT and "\n" in text:
-            return self.count_lines(text.split("\n"))
+            return self._count_long(text)
         return len(self._encode(text))
+
+    def _count_long(self, text: str) -> int:
+        """`count_lines` of the text's lines; a text that begins with the last one's head counts only what follows.
+
+        A growing prompt (the summarizer's: a transcript a line longer between ``<conversation>`` tags) keeps
+        its earlier lines, each followed by a newline, so their per-line counts add up to the same total.
+        """
+        head, head_tokens = self._head
+        lines = text[len(head) :].split("\n") if head and text.startswith(head) else None
+        if lines is None or not all(map(_separable, lines)):
+            head, head_tokens, lines = "", 0, text.split("\n")
+            if not all(map(_separable, lines)):
+                return len(self._encode(text))
+        *body, last = lines
+        tokens = head_tokens + sum(self._line(line + "\n") for line in body)
+        self._head = (text[: len(text) - len(last)], tokens)
+        return tokens + self._line(last)
 
     def count_lines(self, lines: Sequence[str]) -> int:
         if not lines or not all(map(_separable, lines)):

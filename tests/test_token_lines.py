@@ -56,3 +56,33 @@ def test_a_locomo_transcript_counts_the_same_line_by_line(encoding: str, locomo_
 def test_the_estimate_counts_joined_lines_by_length(lines: list[str]) -> None:
     counter = EstimateCounter()
     assert counter.count_lines(lines) == counter.count_text("\n".join(lines))
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+@settings(max_examples=200, deadline=None)
+@given(lines=st.lists(_SEPARABLE, min_size=1, max_size=8), grown=st.lists(_TEXTS, min_size=1, max_size=4))
+def test_a_text_that_grows_between_its_last_lines_counts_as_tiktoken(
+    encoding: str, lines: list[str], grown: list[str]
+) -> None:
+    """The summarizer's prompt grows inside its tags: the earlier lines, then new ones, then the closing line."""
+    counter = TiktokenCounter(encoding)
+    body = lines * (1 + TiktokenCounter.LONG_TEXT // len("".join(lines)))
+    for text in ("\n".join([*body, "</end>"]), "\n".join([*body, *grown, "</end>"]), "\n".join([*body, *grown])):
+        assert counter.count_text(text) == _tiktoken(encoding, text)
+
+
+def test_a_grown_prompt_counts_only_its_new_lines(locomo_path) -> None:
+    """Counting a prompt a line longer than the last one tokenizes the new line and the closing tag, not the rest."""
+    sample = json.loads(locomo_path.read_text(encoding="utf-8"))[0]["conversation"]
+    lines = [
+        f"[{t['dia_id']}] {t['speaker']}: {t['text']}"
+        for key, turns in sample.items()
+        if key.startswith("session_") and isinstance(turns, list)
+        for t in turns
+    ][:60]
+    counter = TiktokenCounter("o200k_base")
+    prompt = "<conversation>\n{}\n</conversation>".format
+    assert counter.count_text(prompt("\n".join(lines[:-1]))) == _tiktoken("o200k_base", prompt("\n".join(lines[:-1])))
+    counter._lines.clear()
+    assert counter.count_text(prompt("\n".join(lines))) == _tiktoken("o200k_base", prompt("\n".join(lines)))
+    assert sorted(counter._lines) == sorted([lines[-1] + "\n", "</conversation>"])
