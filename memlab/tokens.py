@@ -213,7 +213,9 @@ class TiktokenCounter(_CachedCounter):
     """
 
     LINE_CACHE_SIZE = 1 << 17
-    LONG_TEXT = 2048  # shorter texts are tokenized whole, which is as fast as looking lines up
+    # Shorter texts are tokenized whole. A summary (about 1,100 characters) is counted on every call that
+    # returns it, and its lines are the ones the summarizer counted: 8x faster from them (issue 29).
+    LONG_TEXT = 512
 
     priming = CHAT_REPLY_PRIMING
 
