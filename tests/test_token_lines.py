@@ -35,16 +35,20 @@ def test_count_lines_is_the_count_of_the_joined_text(encoding: str, lines: list[
     assert counter.count_text(long) == _tiktoken(encoding, long)
 
 
-@pytest.mark.parametrize("encoding", ENCODINGS)
-def test_a_locomo_transcript_counts_the_same_line_by_line(encoding: str, locomo_path) -> None:
+def _locomo_lines(locomo_path) -> list[str]:
+    """The transcript lines of the first LoCoMo conversation, as the summarizer's prompt renders them."""
     sample = json.loads(locomo_path.read_text(encoding="utf-8"))[0]["conversation"]
-    lines = [
+    return [
         f"[{t['dia_id']}] {t['speaker']}: {t['text']}"
         for key, turns in sample.items()
         if key.startswith("session_") and isinstance(turns, list)
         for t in turns
     ]
-    text = "\n".join(lines)
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_a_locomo_transcript_counts_the_same_line_by_line(encoding: str, locomo_path) -> None:
+    text = "\n".join(_locomo_lines(locomo_path))
     counter = TiktokenCounter(encoding)
     assert counter.count_text(text) == len(load_encoding(encoding).encode(text, disallowed_special=()))
     assert counter.count_text(text[:50_000]) == len(
@@ -73,13 +77,7 @@ def test_a_text_that_grows_between_its_last_lines_counts_as_tiktoken(
 
 def test_a_grown_prompt_counts_only_its_new_lines(locomo_path) -> None:
     """Counting a prompt a line longer than the last one tokenizes the new line and the closing tag, not the rest."""
-    sample = json.loads(locomo_path.read_text(encoding="utf-8"))[0]["conversation"]
-    lines = [
-        f"[{t['dia_id']}] {t['speaker']}: {t['text']}"
-        for key, turns in sample.items()
-        if key.startswith("session_") and isinstance(turns, list)
-        for t in turns
-    ][:60]
+    lines = _locomo_lines(locomo_path)[:60]
     counter = TiktokenCounter("o200k_base")
     prompt = "<conversation>\n{}\n</conversation>".format
     assert counter.count_text(prompt("\n".join(lines[:-1]))) == _tiktoken("o200k_base", prompt("\n".join(lines[:-1])))
