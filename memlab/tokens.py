@@ -216,6 +216,9 @@ class TiktokenCounter(_CachedCounter):
     # Shorter texts are tokenized whole. A summary (about 1,100 characters) is counted on every call that
     # returns it, and its lines are the ones the summarizer counted: 8x faster from them (issue 29).
     LONG_TEXT = 512
+    # Texts this long keep their head for the next one to extend (`_count_long`): a transcript. The shorter
+    # texts counted between a replay's summary prompts (the summary, an answer prompt) would replace it.
+    HEAD_TEXT = 8192
 
     priming = CHAT_REPLY_PRIMING
 
@@ -228,7 +231,8 @@ class TiktokenCounter(_CachedCounter):
             load_encoding(encoding).encode, disallowed_special=()
         )
         self._lines: dict[str, int] = {}
-        # The last long text counted line by line: its lines but the last, each with its newline, and their tokens.
+        # The last text of `HEAD_TEXT` characters or more counted line by line: its lines but the last, each with
+        # its newline, and their tokens.
         self._head = ("", 0)
 
     def count_text(self, text: str) -> int:
@@ -237,7 +241,7 @@ class TiktokenCounter(_CachedCounter):
         return len(self._encode(text))
 
     def _count_long(self, text: str) -> int:
-        """`count_lines` of the text's lines; a text that begins with the last one's head counts only what follows.
+        """`count_lines` of the text's lines; a text that begins with the last long one's head counts only what follows.
 
         A growing prompt (the summarizer's: a transcript a line longer between ``<conversation>`` tags) keeps
         its earlier lines, each followed by a newline, so their per-line counts add up to the same total.
@@ -250,7 +254,8 @@ class TiktokenCounter(_CachedCounter):
                 return len(self._encode(text))
         *body, last = lines
         tokens = head_tokens + sum(self._line(line + "\n") for line in body)
-        self._head = (text[: len(text) - len(last)], tokens)
+        if len(text) >= self.HEAD_TEXT:
+            self._head = (text[: len(text) - len(last)], tokens)
         return tokens + self._line(last)
 
     def count_lines(self, lines: Sequence[str]) -> int:

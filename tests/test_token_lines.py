@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memlab.tokens import ENCODINGS, EstimateCounter, TiktokenCounter, load_encoding
+from memlab.tokens import ENCODINGS, EstimateCounter, TiktokenCounter, _separable, load_encoding
 
 # Characters that stress the regex split at a line break: punctuation that absorbs a newline, "/"
 # (o200k absorbs it after one), apostrophes (contractions), digits, spaces, CJK, marks and emoji.
@@ -70,17 +70,23 @@ def test_a_text_that_grows_between_its_last_lines_counts_as_tiktoken(
 ) -> None:
     """The summarizer's prompt grows inside its tags: the earlier lines, then new ones, then the closing line."""
     counter = TiktokenCounter(encoding)
-    body = lines * (1 + TiktokenCounter.LONG_TEXT // len("".join(lines)))
+    body = lines * (1 + TiktokenCounter.HEAD_TEXT // len("".join(lines)))
     for text in ("\n".join([*body, "</end>"]), "\n".join([*body, *grown, "</end>"]), "\n".join([*body, *grown])):
         assert counter.count_text(text) == _tiktoken(encoding, text)
 
 
 def test_a_grown_prompt_counts_only_its_new_lines(locomo_path) -> None:
-    """Counting a prompt a line longer than the last one tokenizes the new line and the closing tag, not the rest."""
-    lines = _locomo_lines(locomo_path)[:60]
+    """Counting a prompt a line longer than the last one tokenizes the new line and the closing tag, not the rest,
+    though a shorter multi-line text (the summary of the first prompt) was counted in between."""
+    lines = [line for line in _locomo_lines(locomo_path) if _separable(line)][:200]
     counter = TiktokenCounter("o200k_base")
     prompt = "<conversation>\n{}\n</conversation>".format
-    assert counter.count_text(prompt("\n".join(lines[:-1]))) == _tiktoken("o200k_base", prompt("\n".join(lines[:-1])))
+    first = prompt("\n".join(lines[:-1]))
+    assert len(first) >= TiktokenCounter.HEAD_TEXT
+    assert counter.count_text(first) == _tiktoken("o200k_base", first)
+    summary = "\n".join(lines[:8])
+    assert TiktokenCounter.LONG_TEXT <= len(summary) < TiktokenCounter.HEAD_TEXT
+    assert counter.count_text(summary) == _tiktoken("o200k_base", summary)
     counter._lines.clear()
     assert counter.count_text(prompt("\n".join(lines))) == _tiktoken("o200k_base", prompt("\n".join(lines)))
     assert sorted(counter._lines) == sorted([lines[-1] + "\n", "</conversation>"])
