@@ -213,7 +213,12 @@ class TiktokenCounter(_CachedCounter):
     """
 
     LINE_CACHE_SIZE = 1 << 17
-    LONG_TEXT = 2048  # shorter texts are tokenized whole, which is as fast as looking lines up
+    # Shorter texts are tokenized whole. A summary (about 1,100 characters) is counted on every call that
+    # returns it, and its lines are the ones the summarizer counted: 8x faster from them (issue 29).
+    LONG_TEXT = 512
+    # Texts this long keep their head for the next one to extend (`_count_long`): a transcript. The shorter
+    # texts counted between a replay's summary prompts (the summary, an answer prompt) would replace it.
+    HEAD_TEXT = 8192
 
     priming = CHAT_REPLY_PRIMING
 
@@ -226,11 +231,32 @@ class TiktokenCounter(_CachedCounter):
             load_encoding(encoding).encode, disallowed_special=()
         )
         self._lines: dict[str, int] = {}
+        # The last text of `HEAD_TEXT` characters or more counted line by line: its lines but the last, each with
+        # its newline, and their tokens.
+        self._head = ("", 0)
 
     def count_text(self, text: str) -> int:
         if len(text) >= self.LONG_TEXT and "\n" in text:
-            return self.count_lines(text.split("\n"))
+            return self._count_long(text)
         return len(self._encode(text))
+
+    def _count_long(self, text: str) -> int:
+        """`count_lines` of the text's lines; a text that begins with the last long one's head counts only what follows.
+
+        A growing prompt (the summarizer's: a transcript a line longer between ``<conversation>`` tags) keeps
+        its earlier lines, each followed by a newline, so their per-line counts add up to the same total.
+        """
+        head, head_tokens = self._head
+        lines = text[len(head) :].split("\n") if head and text.startswith(head) else None
+        if lines is None or not all(map(_separable, lines)):
+            head, head_tokens, lines = "", 0, text.split("\n")
+            if not all(map(_separable, lines)):
+                return len(self._encode(text))
+        *body, last = lines
+        tokens = head_tokens + sum(self._line(line + "\n") for line in body)
+        if len(text) >= self.HEAD_TEXT:
+            self._head = (text[: len(text) - len(last)], tokens)
+        return tokens + self._line(last)
 
     def count_lines(self, lines: Sequence[str]) -> int:
         if not lines or not all(map(_separable, lines)):

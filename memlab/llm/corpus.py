@@ -160,7 +160,11 @@ class Corpus:
     def facts(self, names: set[str]) -> np.ndarray:
         """Per sentence: its distinct date words and numbers plus its other distinct terms among `names`."""
         name_ids = np.fromiter((_WORD_IDS[w] for w in names if w in _WORD_IDS), np.int64)
-        named = np.bincount(self.word_rows[np.isin(self.word_ids, name_ids)], minlength=len(self.sentences))
+        # Whether each word id is a name, looked up per entry (`np.isin` sorted both arrays on every request);
+        # sized after the lookup, so it covers every id given out so far (other threads may add some).
+        is_name = np.zeros(len(_WORD_IDS), bool)
+        is_name[name_ids] = True
+        named = np.bincount(self.word_rows[is_name[self.word_ids]], minlength=len(self.sentences))
         facts: np.ndarray = (self.date_numbers + named).astype(float)
         return facts
 

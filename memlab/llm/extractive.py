@@ -105,10 +105,24 @@ class SummaryMemo:
         self.hits = 0
         self.misses = 0
         self._new: list[bytes] = []  # keys added since the last `take_new`
+        self._last: tuple[tuple[int, str, bool], str, bytes] | None = None  # the last request and its key
+
+    def _key(self, transcript: str, max_tokens: int, counter: str, personal: bool) -> bytes:
+        """The request's sha256; a repeat of the last request (a guarded transcript, a probe's) is not hashed again.
+
+        Comparing with the last transcript costs nothing when the lengths differ, as a grown one's do.
+        """
+        request = (max_tokens, counter, personal)
+        last = self._last
+        if last is not None and last[0] == request and last[1] == transcript:
+            return last[2]
+        key = hashlib.sha256(f"{max_tokens}\0{counter}\0{personal:d}\0{transcript}".encode()).digest()
+        self._last = (request, transcript, key)
+        return key
 
     def summarize(self, transcript: str, max_tokens: int, counter: str, personal: bool) -> tuple[str, bool]:
         """The summary and whether it was remembered."""
-        key = hashlib.sha256(f"{max_tokens}\0{counter}\0{personal:d}\0{transcript}".encode()).digest()
+        key = self._key(transcript, max_tokens, counter, personal)
         text = self._summaries.get(key)
         if text is not None:
             self._summaries.move_to_end(key)
@@ -139,6 +153,7 @@ class SummaryMemo:
     def clear(self) -> None:
         self._summaries.clear()
         self._new.clear()
+        self._last = None
         self.hits = self.misses = 0
 
 

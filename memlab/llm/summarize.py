@@ -57,7 +57,8 @@ def _textrank(similarity: sparse.csr_matrix) -> np.ndarray:
 
     n = similarity.shape[0]
     indptr, indices, data = similarity.indptr, similarity.indices, similarity.data
-    loops = np.flatnonzero(indices == np.repeat(np.arange(n), np.diff(indptr)))
+    is_loop = indices == np.repeat(np.arange(n), np.diff(indptr))
+    loops = np.flatnonzero(is_loop)
     # The graph's row sums as its `sum(axis=1)` adds them (`np.add.reduceat` over the non-empty rows, no self-loop).
     per_row = np.diff(indptr)
     per_row[indices[loops]] -= 1
@@ -65,9 +66,10 @@ def _textrank(similarity: sparse.csr_matrix) -> np.ndarray:
     out_weight = np.zeros(n)
     nonempty = np.flatnonzero(per_row)
     if len(nonempty):
-        out_weight[nonempty] = np.add.reduceat(np.delete(data, loops), starts[nonempty])
+        out_weight[nonempty] = np.add.reduceat(data[~is_loop], starts[nonempty])
     inverse = np.divide(1.0, out_weight, out=np.zeros_like(out_weight), where=out_weight > 0)
-    transition_t = data * inverse[indices]
+    transition_t = data.copy()  # ``data * inverse[indices]``, each product in one C loop (`csr_scale_columns`)
+    _sparsetools.csr_scale_columns(n, n, indptr, indices, transition_t, inverse)
     transition_t[loops] = 0.0
     base = (1 - TEXTRANK_DAMPING) / n
     rank, step = np.full(n, 1.0 / n), np.empty(n)

@@ -250,3 +250,22 @@ def test_the_capped_count_is_the_count_up_to_the_budget(
     text = " ".join(words * repeat)
     tokens = get_counter(counter)
     assert summarize._capped_count(text, max_tokens, tokens) == min(max_tokens, tokens.count_text(text))
+
+
+def test_the_summary_memo_hashes_a_repeated_request_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A guarded transcript is sent on every call: its repeat is answered without hashing it again."""
+    from memlab.llm import extractive
+
+    hashed: list[bytes] = []
+    sha256 = extractive.hashlib.sha256
+    monkeypatch.setattr(extractive.hashlib, "sha256", lambda data: hashed.append(data) or sha256(data))
+    memo = extractive.SummaryMemo()
+    transcript = "[1] Ann: I moved to Oslo in 2021.\n[2] Bob: Nice, I live in Bergen."
+    first = memo.summarize(transcript, 20, "cl100k_base", False)
+    assert memo.summarize(transcript, 20, "cl100k_base", False) == (first[0], True)
+    assert len(hashed) == 1
+    # Another request of the same length, or the same transcript with other settings, is hashed and answered anew.
+    other = transcript.replace("Oslo", "Rome")
+    assert memo.summarize(other, 20, "cl100k_base", False) == (extractive_summary(other, 20), False)
+    assert memo.summarize(transcript, 20, "cl100k_base", True)[1] is False
+    assert len(hashed) == 3
