@@ -45,7 +45,8 @@ def main() -> None:
     args = parser.parse_args()
     scripts = args.memlab or [str(BIN / "memlab")]
     with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "XDG_CACHE_HOME": tmp, "HF_HUB_OFFLINE": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+        caches = {"XDG_CACHE_HOME": tmp, "MEMLAB_CACHE": tmp}  # the key tree, tiktoken's parsed ranks
+        env = {**os.environ, **caches, "HF_HUB_OFFLINE": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
         tab_env = {**env, "COMP_LINE": "memlab run context=trim context."}
         commands = {"import hydra, numpy, omegaconf": ([sys.executable, "-c", "import hydra, numpy, omegaconf"], env)}
         for script in scripts:

@@ -6,9 +6,11 @@ bytes (a changed file is parsed again), written atomically (a temporary file ren
 sha256 of its payload in front, and read with no global allowed: a truncated, corrupt or foreign entry is ignored
 and written again. Any error writing it is ignored too (a read-only home still runs, parsing each time).
 
-The tables live in ``$MEMLAB_BPE_CACHE_DIR`` when it is set (the test session points it at a temporary folder,
-so tests never write the user's cache), else in ``tiktoken/`` of memlab's user cache (``$XDG_CACHE_HOME/memlab``,
-by default ``~/.cache/memlab``).
+The tables live in ``tiktoken/`` of ``$MEMLAB_CACHE`` when it is set, the one root of memlab's caches (the
+configs' response caches are its ``llm/`` and ``embed/``; the test session points it at a temporary folder, so
+tests never write the user's caches), else in ``tiktoken/`` of memlab's user cache (``$XDG_CACHE_HOME/memlab``,
+by default ``~/.cache/memlab``): unlike a response cache they depend on no project, so by default every
+project shares them.
 """
 
 from __future__ import annotations
@@ -23,14 +25,15 @@ from pathlib import Path
 
 from memlab.completion import cache_dir
 
-CACHE_DIR_ENV = "MEMLAB_BPE_CACHE_DIR"  # overrides where the parsed tables live
+CACHE_ENV = "MEMLAB_CACHE"  # the root of memlab's caches, the parsed tables in its TABLES_FOLDER
+TABLES_FOLDER = "tiktoken"
 MAGIC = b"memlab-bpe-ranks-v1\n"  # a new layout gets a new magic, so old entries are ignored
 _DIGEST = hashlib.sha256().digest_size
 
 
 def tables_dir() -> Path:
-    """The folder of the parsed tables: ``$MEMLAB_BPE_CACHE_DIR``, else ``tiktoken/`` in memlab's user cache."""
-    return Path(os.environ.get(CACHE_DIR_ENV) or cache_dir() / "tiktoken")
+    """The folder of the parsed tables: ``tiktoken/`` in ``$MEMLAB_CACHE``, else in memlab's user cache."""
+    return Path(os.environ.get(CACHE_ENV) or cache_dir()) / TABLES_FOLDER
 
 
 def entry_path(contents: bytes, sha256: str | None = None) -> Path:

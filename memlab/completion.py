@@ -37,7 +37,8 @@ def conf_dir() -> Path:
 
 
 def cache_dir() -> Path:
-    """memlab's user cache, $XDG_CACHE_HOME/memlab (default ~/.cache/memlab): the key tree, tiktoken's parsed ranks."""
+    """memlab's user cache, $XDG_CACHE_HOME/memlab (default ~/.cache/memlab): the key tree, and tiktoken's parsed
+    ranks when $MEMLAB_CACHE is unset (`memlab.bpe_cache`)."""
     return Path(os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")) / "memlab"
 
 

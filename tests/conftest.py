@@ -24,6 +24,8 @@ from replays import CONV26_LONGTERM
 from slow_first import slow_first
 from xdist_groups import name_groups
 
+from memlab import bpe_cache
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MEMLAB_SHARED", ROOT.parent / "shared"))
 LOCOMO = SHARED / "datasets" / "locomo" / "locomo_dev7.json"
@@ -48,16 +50,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _bpe_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """tiktoken's parsed ranks (memlab.bpe_cache) go to this session's temporary folder, not ~/.cache/memlab.
+def _memlab_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """$MEMLAB_CACHE, memlab's caches (tiktoken's parsed ranks, the configs' response caches), in this session's
+    temporary folder: tests never write ~/.cache/memlab or the checkout's .memlab-cache.
 
     xdist's workers share the run's folder (entries are written atomically), so the session parses each
     encoding once; subprocesses inherit the variable.
     """
     root = tmp_path_factory.getbasetemp()
-    folder = (root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root) / "bpe-cache"
+    folder = (root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root) / "memlab-cache"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("MEMLAB_BPE_CACHE_DIR", str(folder))
+        patch.setenv(bpe_cache.CACHE_ENV, str(folder))
         yield folder
 
 

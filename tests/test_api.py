@@ -68,3 +68,48 @@ def test_a_rebuilt_run_writes_an_empty_answer_as_an_empty_hypothesis(tmp_path: P
     rebuilt = run_files(load_run(run))["questions.jsonl"]
     assert [json.loads(line, parse_constant=refuse) for line in rebuilt.splitlines()]
     assert rebuilt == written
+
+
+def test_a_rebuilt_run_keeps_text_of_digits_as_text(
+    tmp_path: Path, openai_server_module, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ids, gold answers and a model's answers that read as numbers or as pandas' gaps ("007", "3.50", "NA") are
+    text: a run rebuilt from its CSV files (`memlab report`) writes every file as the run wrote it."""
+    import json
+
+    from memlab.report import load_run
+    from memlab.report.rundata import CALL_TEXT, QUESTION_TEXT, run_files
+
+    said = [("11", "The coffee here costs 3.50 a cup."), ("12", "My locker is 007."), ("13", "I was born in NA.")]
+    probes = [("1", "How much does the coffee cost?", "3.50"), ("2", "Which locker?", "007"), ("3", "Where?", "NA")]
+    line = {
+        "id": "7",
+        "sessions": [{"id": "1", "messages": [{"id": i, "role": "user", "content": text} for i, text in said]}],
+        "probes": [
+            {"id": p, "question": q, "answer": a, "evidence": [e], "category": "2"}
+            for (p, q, a), (e, _) in zip(probes, said, strict=True)
+        ],
+    }
+    data = tmp_path / "digits.jsonl"
+    data.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    monkeypatch.setenv("MEMLAB_TEST_KEY", "sk-test")
+    with openai_server_module.serve() as server:
+        server.replies = [openai_server_module.text_reply(answer) for _, _, answer in probes]
+        run = memlab.run(
+            [
+                "dataset=jsonl", f"dataset.path={data}", "eval.answers=true", "eval.judge=false", "llm=litellm",
+                "llm.model=openai/test-model", f"llm.api_base={server.base_url}", "llm.api_key_env=MEMLAB_TEST_KEY",
+                "llm.cache_dir=null", "llm.num_retries=0", "debug=default",
+            ],
+            tmp_path / "run",
+        ).run_dir  # fmt: skip
+        assert not server.replies  # the model answered every probe
+    assert "7,1,2,How much does the coffee cost?,3.50,11," in (run / "questions.csv").read_text()
+    assert '{"question_id": "2", "hypothesis": "007"}' in (run / "questions.jsonl").read_text()
+    back = load_run(run)
+    rebuilt = run_files(back)
+    assert {"questions.csv", "calls.csv", "questions.jsonl", "report.md"} <= set(rebuilt)
+    for name, text in rebuilt.items():
+        assert text == (run / name).read_text(encoding="utf-8"), name
+    for table, text_columns in ((back.questions, QUESTION_TEXT), (back.calls, CALL_TEXT)):  # a new text column is named
+        assert {c for c in table.columns if any(isinstance(v, str) for v in table[c])} <= set(text_columns)

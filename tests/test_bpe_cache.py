@@ -20,7 +20,7 @@ from memlab.tokens import _offline_tiktoken, load_encoding
 
 @pytest.fixture(autouse=True)
 def _cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(bpe_cache.CACHE_DIR_ENV)  # the session's folder (tests/conftest.py): these tests use their own
+    monkeypatch.delenv(bpe_cache.CACHE_ENV)  # the session's folder (tests/conftest.py): these tests use their own
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")  # tiktoken's own cache would keep a changed file's old bytes
 
@@ -103,13 +103,14 @@ def test_an_unwritable_cache_still_loads(tmp_path: Path, parses: list[str]) -> N
     assert len(parses) == 2
 
 
-def test_the_folder_can_be_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parses: list[str]) -> None:
-    """$MEMLAB_BPE_CACHE_DIR, when set, holds the tables instead of memlab's user cache."""
-    monkeypatch.setenv(bpe_cache.CACHE_DIR_ENV, str(tmp_path / "elsewhere"))
+def test_the_folder_follows_memlab_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parses: list[str]) -> None:
+    """$MEMLAB_CACHE, when set, holds the tables (in tiktoken/, beside the response caches) instead of memlab's user
+    cache."""
+    monkeypatch.setenv("MEMLAB_CACHE", str(tmp_path / "elsewhere"))
     path = _bpe_file(tmp_path / "a.tiktoken", [b"x", b"y"])
     assert bpe_cache.load_ranks(path) == bpe_cache.load_ranks(path) == {b"x": 0, b"y": 1}
     assert len(parses) == 1 and not _entries()
-    assert [p.parent for p in (tmp_path / "elsewhere").iterdir()] == [tmp_path / "elsewhere"]
+    assert [p.parent for p in (tmp_path / "elsewhere" / "tiktoken").iterdir()] == [tmp_path / "elsewhere" / "tiktoken"]
 
 
 def test_expected_hash_is_still_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

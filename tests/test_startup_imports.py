@@ -148,9 +148,11 @@ def test_no_debug_entry_sets_hydras_keys() -> None:
         assert "hydra" not in (yaml.safe_load(entry.read_text(encoding="utf-8")) or {}), entry
 
 
-def test_the_test_session_keeps_out_of_the_users_cache(_bpe_cache_dir: Path) -> None:
-    """tests/conftest.py points the whole session (subprocesses too) at a temporary folder."""
-    assert Path(tempfile.gettempdir()) in _bpe_cache_dir.parents
+def test_the_test_session_keeps_out_of_the_users_cache(_memlab_cache: Path, make_config) -> None:
+    """tests/conftest.py points the whole session (subprocesses too) at a temporary folder: tiktoken's parsed ranks
+    and the configs' response caches."""
+    assert Path(tempfile.gettempdir()) in _memlab_cache.parents
     probe = "from memlab import bpe_cache; print(bpe_cache.tables_dir())"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == str(_bpe_cache_dir)
+    assert out.strip() == str(_memlab_cache / "tiktoken")
+    assert make_config("llm=litellm").llm.cache_dir == str(_memlab_cache / "llm")

@@ -33,6 +33,7 @@ ALLOWED = {
     ("report/gate.py", "counts"),
     ("report/gate.py", "load_rules"),  # a rule's `better`: higher, lower, none
     ("report/gate.py", "table"),  # table column names
+    ("report/rundata.py", "QUESTION_TEXT"),  # questions.csv's text columns
     ("report/ablation.py", "columns"),
     ("report/ablation.py", "header"),
     ("cli.py", "_compare"),  # `memlab compare --format` choices

@@ -5,8 +5,9 @@ api_base; never the API key), and its response is stored as one small JSON file 
 ``<dir>/<key[:2]>/<key>.json``, written atomically, so parallel runs can share the folder;
 `lock(key)` is an exclusive file lock on the key's shard (``<key[:2]>/.lock``) that a backend
 holds while it asks for a missing response, so concurrent runs pay once for it.
-The configs' default folder is ``$MEMLAB_CACHE/<llm|embed>``, else ``.memlab-cache/<llm|embed>`` in the
-working directory; in Python, no folder (the default) caches nothing.
+The configs' default folder is ``$MEMLAB_CACHE/<llm|embed>`` (the root of memlab's caches: `memlab.bpe_cache`
+keeps tiktoken's parsed ranks in its ``tiktoken/``), else ``.memlab-cache/<llm|embed>`` in the working directory;
+in Python, no folder (the default) caches nothing.
 
 >>> request_key({"model": "m", "messages": []}) == request_key({"messages": [], "model": "m"})
 True

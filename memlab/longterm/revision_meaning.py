@@ -1,7 +1,8 @@
 """Revision links by meaning, made once at save time (`longterm.revision.kind=meaning`, issue 24).
 
 When a memory is saved, each of its statements (a sentence that is not a question and has at least `min_words`
-words) is embedded once (all-MiniLM-L6-v2 by default, or the run's embedder) and compared with
+words) is embedded once (all-MiniLM-L6-v2 by default, or the run's embedder; in the namespace's statement vectors,
+`memlab.longterm.statement_vectors`, which stage `updates` reads too) and compared with
 the last `window` statements of the same speaker in the namespace, one matrix product over a per-speaker ring of
 vectors; the new memory revises the `candidates` closest earlier memories whose best statement is at least
 `similarity` close (cosine). Two memories of one turn (shared evidence) never link. The cost of a save is the new
@@ -22,10 +23,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from memlab.embed.base import Embedder
-from memlab.embed.minilm import rule_embedder
 from memlab.longterm.model import Memory, namespace_key
 from memlab.longterm.revision import RevisionRule, speaker
+from memlab.longterm.statement_vectors import RuleVectors, SentenceVectors
 from memlab.longterm.terms import NamespaceBook
 from memlab.text import split_sentences, words
 
@@ -86,44 +86,37 @@ class _Space:
 class MeaningLinks:
     """The save-time linker of one service (`longterm.revision.kind=meaning`, see the module docstring)."""
 
-    def __init__(self, rule: RevisionRule, run_embedder: Embedder) -> None:
+    def __init__(self, rule: RevisionRule) -> None:
         self.rule = rule
-        self._run_embedder = run_embedder
-        self._embedder: Embedder | None = None  # MiniLM loads at the first save that needs it
         self._spaces: dict[str, _Space] = {}
-        self._vectors: dict[str, np.ndarray] = {}  # memory id -> its statements' unit rows
         self.compared = 0  # statement rows a save compared with (one matrix product each): the save's cost
 
-    @property
-    def embedder(self) -> Embedder:
-        """The embedder that reads the statements (and the question, at search)."""
-        if self._embedder is None:
-            self._embedder = rule_embedder(self.rule.embedder, self._run_embedder)
-        return self._embedder
+    def sentence_vectors(self, vectors: RuleVectors) -> SentenceVectors:
+        """The namespace's sentence vectors by this rule's embedder (which reads the question too, at search)."""
+        return vectors(self.rule.embedder)
 
-    def vectors(self, memory: Memory) -> np.ndarray:
-        """One unit row per statement of `memory` (none for a memory that states nothing), embedded once."""
-        rows = self._vectors.get(memory.id)
-        if rows is None:
-            said = statements(memory.content, self.rule.min_words)
-            rows = self.embedder.embed(said) if said else np.zeros((0, self.embedder.dim), dtype=np.float32)
-            self._vectors[memory.id] = rows
-        return rows
+    def vectors(self, memory: Memory, vectors: SentenceVectors) -> np.ndarray:
+        """One unit row per statement of `memory` (none for a memory that states nothing)."""
+        return vectors.rows(statements(memory.content, self.rule.min_words))
 
-    def question_closeness(self, memory: Memory, question: np.ndarray) -> float:
+    def question_closeness(self, memory: Memory, question: np.ndarray, vectors: SentenceVectors) -> float:
         """How close (cosine) `memory`'s closest statement is to the question's vector (-1: it states nothing)."""
-        rows = self.vectors(memory)
+        rows = self.vectors(memory, vectors)
         return float((rows @ question).max()) if len(rows) else -1.0
 
-    def revised_ids(self, memory: Memory, book: NamespaceBook, batch: set[str]) -> tuple[str, ...]:
+    def revised_ids(
+        self, memory: Memory, book: NamespaceBook, batch: set[str], vectors: RuleVectors
+    ) -> tuple[str, ...]:
         """The earlier memories `memory` revises (closest first), then `memory` filed for later saves.
 
         `book`: the namespace's rows (a new book, read again from the store, is filed afresh);
-        `batch`: the ids saved earlier in the same batch, not yet in the book.
+        `batch`: the ids saved earlier in the same batch, not yet in the book;
+        `vectors`: the namespace's statement vectors.
         """
-        space = self._space(namespace_key(memory.namespace), book)
+        sentences = self.sentence_vectors(vectors)
+        space = self._space(namespace_key(memory.namespace), book, sentences)
         ring = space.rings.get(speaker(memory.content))
-        mine = self.vectors(memory)
+        mine = self.vectors(memory, sentences)
         best: dict[str, float] = {}
         if ring is not None and len(mine):
             rows, owners = ring.view()
@@ -134,25 +127,25 @@ class MeaningLinks:
                 owner = owners[at]
                 if (book.live(owner) or owner in batch) and turns.isdisjoint(space.evidence[owner]):
                     best[owner] = max(best.get(owner, -1.0), float(closest[at]))
-        self._file(space, memory)
+        self._file(space, memory, mine)
         ranked = sorted(best, key=lambda mid: (-best[mid], mid))
         return tuple(ranked[: self.rule.candidates])
 
-    def _space(self, key: str, book: NamespaceBook) -> _Space:
+    def _space(self, key: str, book: NamespaceBook, vectors: SentenceVectors) -> _Space:
         """The namespace's rings, filed from `book`'s live rows in store order when the book is new to them."""
         space = self._spaces.get(key)
         if space is None or space.book is not book:
             space = self._spaces[key] = _Space(book)
             for m in book.active():
-                self._file(space, m)
+                self._file(space, m, self.vectors(m, vectors))
         return space
 
-    def _file(self, space: _Space, memory: Memory) -> None:
-        rows = self.vectors(memory)
+    def _file(self, space: _Space, memory: Memory, rows: np.ndarray) -> None:
+        """File `memory`'s statement rows in its speaker's ring."""
         space.evidence[memory.id] = frozenset(memory.evidence)
         if len(rows):
             who = speaker(memory.content)
             ring = space.rings.get(who)
             if ring is None:
-                ring = space.rings[who] = _Ring(self.rule.window, self.embedder.dim)
+                ring = space.rings[who] = _Ring(self.rule.window, rows.shape[1])
             ring.add(memory.id, rows)

@@ -54,6 +54,7 @@ from memlab.longterm.rerank import DEFAULT_PIPELINE, RankContext, Stage, StageTr
 from memlab.longterm.revision import RevisionRule, revised_ids, speaker
 from memlab.longterm.revision_meaning import MEANING, MeaningLinks
 from memlab.longterm.settings import LongTermSettings, ServiceRules
+from memlab.longterm.statement_vectors import RuleVectors
 from memlab.longterm.store import MemoryStore
 from memlab.longterm.terms import NamespaceBook, contains_words, normalized
 from memlab.messages import Message
@@ -135,9 +136,10 @@ class Ranking:
 
 @dataclass
 class _NamespaceIndex:
-    """One namespace's index and which memory sits at each of its positions."""
+    """One namespace's index, which memory sits at each of its positions, and its statements' vectors."""
 
     index: MemoryIndex
+    vectors: RuleVectors  # its memories' statement vectors, shared by the rules by meaning (stage updates, links)
     positions: dict[str, int] = field(default_factory=dict)  # memory id -> index position
     texts: dict[str, str] = field(default_factory=dict)  # memory id -> the content it was indexed with
     memories: dict[int, Memory] = field(default_factory=dict)  # index position -> memory
@@ -285,6 +287,7 @@ class LongTermMemoryService:
             revisers=entry.revisers,
             revision_rule=self.revision_rule,
             index=entry.index,
+            vectors=entry.vectors,
             links=self._links,
         )
         hits, traces = rank(self.rerank, query, candidates, context, trace=trace)
@@ -305,14 +308,20 @@ class LongTermMemoryService:
         book.expire(now)
         return book.active()
 
+    def _entry(self, ns: tuple[str, ...]) -> _NamespaceIndex:
+        """The namespace's entry: its index (empty until `_index` first brings it up to date) and the statement
+        vectors that stage `updates` and the links by meaning share."""
+        key = namespace_key(ns)
+        entry = self._indexes.get(key)
+        if entry is None:
+            entry = self._indexes[key] = _NamespaceIndex(make_index(self.index_spec), RuleVectors(self.embedder))
+        return entry
+
     def _index(self, ns: tuple[str, ...], now: datetime) -> tuple[_NamespaceIndex, int | None]:
         """The namespace's index, brought up to date in place with the rows that changed since it last read
         them (new memories added, gone or expired ones retired, fresher lifecycle fields), and how long
         updating it took (None when it was up to date)."""
-        key = namespace_key(ns)
-        entry = self._indexes.get(key)
-        if entry is None:
-            entry = self._indexes[key] = _NamespaceIndex(make_index(self.index_spec))
+        entry = self._entry(ns)
         book = self._book(ns)
         book.expire(now)
         if entry.book is not book:  # the rows were read again: every indexed memory may have changed
@@ -510,8 +519,8 @@ class LongTermMemoryService:
         """
         if self.revision_rule.kind == MEANING:
             if self._links is None or self._links.rule != self.revision_rule:
-                self._links = MeaningLinks(self.revision_rule, self.embedder)
-            return self._links.revised_ids(memory, book, {m.id for m in new})
+                self._links = MeaningLinks(self.revision_rule)
+            return self._links.revised_ids(memory, book, {m.id for m in new}, self._entry(memory.namespace).vectors)
         if self.revision_rule.kind != "llm":
             return revised_ids(memory, book.revision_candidates(memory) + list(new), self.revision_rule, speakers)
         if self.llm is None:

@@ -8,7 +8,7 @@ in the garage again, same rattle"). So `newer_first` reads three things, none of
 - *who*: the same speaker (the ``speaker:`` prefix that extraction and the memory tools write);
 - *what*: a statement of the later memory is close in meaning to a statement of the retrieved one
   (cosine between sentences, at least `similarity`, by the run's embedder or by all-MiniLM-L6-v2: the
-  stage's `embedder` knob; each statement embedded once, `StatementVectors`; a sentence, not
+  stage's `embedder` knob; each sentence embedded once, `memlab.longterm.statement_vectors`; a sentence, not
   the whole turn, because a turn's chatter dilutes what it states);
 - *when*: the later memory was saved later (session date, then save order).
 
@@ -37,6 +37,7 @@ import numpy as np
 from memlab.embed.base import Embedder
 from memlab.longterm.model import Memory, Retrieved
 from memlab.longterm.revision import speaker
+from memlab.longterm.statement_vectors import SentenceVectors
 from memlab.text import proper_names, search_terms, split_sentences, words
 from memlab.vocabulary import PAST_AUXILIARIES, PRESENT_AUXILIARIES
 
@@ -61,35 +62,14 @@ def statements(content: str) -> list[str]:
     return [s for s in split_sentences(body) if s.strip() and not s.rstrip().endswith(("?", "？"))]
 
 
-class StatementVectors:
-    """Each memory's statements (`statements`) embedded once by `embedder`, kept by memory text: a stage asks
-    for the same memories query after query, and a semantic embedder's forward pass is the costly part."""
-
-    def __init__(self, embedder: Embedder) -> None:
-        self.embedder = embedder
-        self._rows: dict[str, np.ndarray] = {}
-
-    def prepare(self, contents: Iterable[str]) -> None:
-        """Embed the statements of the `contents` not seen yet, in one batch."""
-        missing = list(dict.fromkeys(c for c in contents if c not in self._rows))
-        said = [statements(c) for c in missing]
-        flat = [s for group in said for s in group]
-        rows = self.embedder.embed(flat) if flat else np.zeros((0, self.embedder.dim), dtype=np.float32)
-        start = 0
-        for content, group in zip(missing, said, strict=True):
-            self._rows[content] = rows[start : start + len(group)]
-            start += len(group)
-
-    def __call__(self, content: str) -> np.ndarray:
-        """One unit row per statement of `content` (none for a memory that states nothing)."""
-        if content not in self._rows:
-            self.prepare([content])
-        return self._rows[content]
+def _rows(vectors: SentenceVectors, content: str) -> np.ndarray:
+    """One unit row per statement of `content` (none for a memory that states nothing)."""
+    return vectors.rows(statements(content))
 
 
-def _closest(old: Memory, new: Memory, vectors: StatementVectors) -> tuple[float, int]:
+def _closest(old: Memory, new: Memory, vectors: SentenceVectors) -> tuple[float, int]:
     """The best cosine between a statement of `new` and one of `old`, and which statement of `new`."""
-    a, b = vectors(old.content), vectors(new.content)
+    a, b = _rows(vectors, old.content), _rows(vectors, new.content)
     if not (len(a) and len(b)):
         return -1.0, -1
     sims = b @ a.T
@@ -97,14 +77,14 @@ def _closest(old: Memory, new: Memory, vectors: StatementVectors) -> tuple[float
     return float(sims[at].max()), at
 
 
-def _answers(memory: Memory, vectors: StatementVectors, asked: np.ndarray) -> float:
+def _answers(memory: Memory, vectors: SentenceVectors, asked: np.ndarray) -> float:
     """How close (cosine) the memory's closest statement is to the question's vector."""
-    rows = vectors(memory.content)
+    rows = _rows(vectors, memory.content)
     return float((rows @ asked).max()) if len(rows) else -1.0
 
 
 def revises(
-    new: Memory, old: Memory, embedder: Embedder | StatementVectors, similarity: float = DEFAULT_SIMILARITY
+    new: Memory, old: Memory, embedder: Embedder | SentenceVectors, similarity: float = DEFAULT_SIMILARITY
 ) -> bool:
     """`new`, saved after `old` by the same speaker in another turn, restates it with something else.
 
@@ -124,7 +104,7 @@ def revises(
         return False
     if set(new.evidence) & set(old.evidence):
         return False  # two memories of one turn (the two channels save a statement twice)
-    vectors = embedder if isinstance(embedder, StatementVectors) else StatementVectors(embedder)
+    vectors = embedder if isinstance(embedder, SentenceVectors) else SentenceVectors(embedder)
     cosine, at = _closest(old, new, vectors)
     if cosine < similarity:
         return False
@@ -159,7 +139,7 @@ def asks_about_now(question: str) -> bool:
 def newer_first(
     ranked: Sequence[Retrieved],
     memories: Iterable[Memory],
-    embedder: Embedder | StatementVectors,
+    embedder: Embedder | SentenceVectors,
     similarity: float = DEFAULT_SIMILARITY,
     depth: int = DEFAULT_DEPTH,
     asked: frozenset[str] = frozenset(),
@@ -173,7 +153,7 @@ def newer_first(
     as the older one's: a revision answers the question, a later remark on the same subject often does not."""
     if not ranked:
         return list(ranked)
-    vectors = embedder if isinstance(embedder, StatementVectors) else StatementVectors(embedder)
+    vectors = embedder if isinstance(embedder, SentenceVectors) else SentenceVectors(embedder)
     score = {h.memory.id: h.score for h in ranked}
     asked_vector = vectors.embedder.embed([question])[0] if question_share is not None else None
     by_speaker: dict[str, list[Memory]] = {}
@@ -188,7 +168,7 @@ def newer_first(
             same = by_speaker.get(speaker(hit.memory.content), ())
             floor = relevance_share * hit.score  # the later memory must bear on the question too
             near = [m for m in same if score.get(m.id, -1.0) >= floor and m.created_at > hit.memory.created_at]
-            vectors.prepare([hit.memory.content, *(m.content for m in near)])
+            vectors.prepare(s for m in (hit.memory, *near) for s in statements(m.content))
             later = [m for m in near if revises(m, hit.memory, vectors, similarity)]
             if asked_vector is not None and question_share is not None and later:
                 bar = question_share * _answers(hit.memory, vectors, asked_vector)

@@ -58,6 +58,11 @@ CALL_COLUMNS = (
     "tool_calls",
 )
 LATENCY_COLUMNS = ("stage", "latency_us")
+# The columns each table writes from Python strings (`typed_column` keeps them as they are): read back as text,
+# or pandas would make a number of "007" or "3.50" and a gap of "NA" (`_read_csv`).
+CALL_TEXT = ("dialogue", "session", "message_id", "tool_calls")
+QUESTION_TEXT = ("dialogue", "probe", "category", "question", "answer", "evidence", "generated")
+LATENCY_TEXT = ("stage",)
 
 
 @dataclass
@@ -179,7 +184,7 @@ def latency_table(samples: Mapping[str, Sequence[int]]) -> Table:
 
 
 def _text(cell: Any) -> str:
-    """A text cell as written: a run read back from its CSV has NaN for an empty cell (and numbers for digits)."""
+    """A text cell as written: a run read back from its CSV has NaN for an empty cell."""
     return "" if cell is None or (isinstance(cell, float) and math.isnan(cell)) else str(cell)
 
 
@@ -251,16 +256,18 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data
 
 
-def _read_csv(path: Path, columns: Sequence[str] = ()) -> Table:
-    """A CSV file read back with pandas' type inference (reading runs is for multi-run reports, which load pandas)."""
+def _read_csv(path: Path, columns: Sequence[str] = (), text: Sequence[str] = ()) -> Table:
+    """A CSV file read back as written: the `text` columns as strings, the others by pandas' type inference, an
+    empty cell a gap and no other (reading runs is for multi-run reports, which load pandas)."""
     if not path.is_file() or path.stat().st_size == 0:
         return Table(tuple(columns))
     import pandas as pd
 
     try:
-        return Table.from_frame(pd.read_csv(path))
+        frame = pd.read_csv(path, dtype=dict.fromkeys(text, str), keep_default_na=False, na_values=[""])
     except pd.errors.EmptyDataError:
         return Table(tuple(columns))
+    return Table.from_frame(frame)
 
 
 def load_run(path: Path | str) -> RunData:
@@ -278,9 +285,9 @@ def load_run(path: Path | str) -> RunData:
         path=path,
         metrics=_read_json(path / METRICS_FILE),
         latency=_read_json(path / LATENCY_FILE),
-        calls=_read_csv(path / "calls.csv", CALL_COLUMNS),
-        questions=_read_csv(path / "questions.csv"),
-        latency_samples=_read_csv(path / "latency.csv", LATENCY_COLUMNS),
+        calls=_read_csv(path / "calls.csv", CALL_COLUMNS, CALL_TEXT),
+        questions=_read_csv(path / "questions.csv", text=QUESTION_TEXT),
+        latency_samples=_read_csv(path / "latency.csv", LATENCY_COLUMNS, LATENCY_TEXT),
         config=config or {},
         manifest=_read_json(path / "manifest.json"),
         error=_read_json(path / ERROR_FILE) if (path / ERROR_FILE).is_file() else None,

@@ -163,6 +163,13 @@ def request_problem(body: dict[str, Any]) -> str | None:
     return None
 
 
+def text_reply(text: str) -> tuple[int, dict[str, Any], dict[str, str]]:
+    """A canned chat completion answering `text` (for `OpenAIServer.replies`)."""
+    choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+    body = {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "test-model", "usage": USAGE}
+    return 200, {**body, "choices": [choice]}, {}
+
+
 def reply_to(body: dict[str, Any]) -> str:
     """The server's deterministic answer: the last message's content, reversed word by word."""
     return " ".join(reversed(str(body["messages"][-1]["content"]).split()))

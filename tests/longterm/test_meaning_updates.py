@@ -11,7 +11,7 @@ from memlab.errors import MemlabError
 from memlab.longterm import MemoryType
 from memlab.longterm.model import SOURCE_AUTO_EXTRACT
 from memlab.longterm.rerank import Decay, Dedup, Updates
-from memlab.longterm.rerank import updates as stage_module
+from memlab.longterm.statement_vectors import RuleVectors
 from memlab.longterm.updates import revises, statements
 
 from .support import T0, context
@@ -95,10 +95,9 @@ def test_present_tense_only_reorders_questions_about_now(make_service, question,
 
 
 def test_each_memory_is_embedded_once_across_questions(make_service) -> None:
-    """The stage's statement vectors are kept per run: a second question embeds no memory again."""
+    """The stage's statement vectors are kept with the namespace: a second question embeds no memory again."""
     service = make_service(index="hybrid")
     service.rerank = [Decay(), Updates(similarity=0.3), Dedup()]
-    stage_module._VECTORS.pop(service.embedder, None)  # the embedder fixture is shared: start this run's cache
     _save(service, OLD, 0)
     _save(service, NEW, 30)
     texts: list[str] = []
@@ -139,6 +138,6 @@ def test_minilm_links_a_revision_that_shares_no_word(make_service) -> None:
     service = make_service(index="hybrid")
     old = _save(service, "Yusuf: I live in Manchester, near the canal.", 0)
     new = _save(service, "Yusuf: Our new home is a flat in Edinburgh.", 60)
-    meaning = Updates(embedder="minilm").vectors(service.embedder)
+    meaning = RuleVectors(service.embedder)("minilm")
     assert revises(new, old, meaning, 0.3)
     assert not revises(new, old, service.embedder, 0.3)

@@ -7,9 +7,11 @@ from datetime import timedelta
 
 import pytest
 
+from memlab.embed import MiniLMEmbedder
 from memlab.longterm import MemoryType, RevisionRule
 from memlab.longterm.model import SOURCE_AUTO_EXTRACT
-from memlab.longterm.rerank import Revisions, build_pipeline
+from memlab.longterm.rerank import Revisions, Updates, build_pipeline
+from memlab.longterm.revision_meaning import statements
 
 from .support import T0, context
 
@@ -90,3 +92,28 @@ def test_a_store_read_again_is_filed_again(make_service) -> None:
     other.store = service.store
     new = saved(other, "Yusuf: Unpacking the last box in our Edinburgh flat tonight.", 60, "D2:1")
     assert new.revises == (old.id,)
+
+
+def test_with_both_rules_by_meaning_each_statement_is_embedded_once(make_service, monkeypatch) -> None:
+    """The links by meaning (at save) and stage `updates` (at search) read one cache of the namespace's statement
+    vectors by MiniLM: no sentence goes through the model twice; another service keeps its own cache."""
+    embedded: list[str] = []
+    forward = MiniLMEmbedder._embed
+    monkeypatch.setattr(MiniLMEmbedder, "_embed", lambda self, texts: (embedded.extend(texts), forward(self, texts))[1])
+
+    def both_rules():
+        service = linked_service(make_service)
+        service.rerank = [*service.rerank[:1], Updates(embedder="minilm", relevance_share=0.0), *service.rerank[1:]]
+        texts = ["Yusuf: I live in Manchester, near the canal.", *CHATTER, "Yusuf: Our new home is in Edinburgh."]
+        for day, text in enumerate(texts):
+            saved(service, text, day * 20, f"D{day}:1")
+        for question in ("Which city does Yusuf live in?", "Where does Grace train?"):
+            ranked(service, question)
+        return {s for text in texts for s in statements(text, RULE.min_words)}
+
+    said = both_rules()
+    assert said <= set(embedded)  # the links embedded every statement
+    assert len(embedded) == len(set(embedded)), [t for t in set(embedded) if embedded.count(t) > 1]
+    embedded.clear()
+    both_rules()
+    assert said <= set(embedded)  # a second service (a second run in this process) shares none of the first's

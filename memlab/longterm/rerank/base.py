@@ -21,6 +21,7 @@ from memlab.longterm.index import MemoryIndex
 from memlab.longterm.model import Memory, MemoryType, Retrieved, TypePolicy
 from memlab.longterm.revision import RevisionRule
 from memlab.longterm.revision_meaning import MeaningLinks
+from memlab.longterm.statement_vectors import RuleVectors
 
 
 @dataclass(frozen=True)
@@ -39,8 +40,10 @@ class RankContext:
         revisers: Memory id -> ids of the memories saved as revising it.
         revision_rule: The save-time rule that made those links.
         index: The namespace's index, for a stage that asks it again (`feedback`).
-        links: The save-time linker by meaning (`revision.kind=meaning`), whose statement vectors stage
-            `revisions` compares with the question; None with the other kinds.
+        vectors: The namespace's statement vectors, per rule embedder, for the stages that compare statements by
+            meaning (`updates`, `revisions` with links by meaning); the links by meaning filed them at save time.
+        links: The save-time linker by meaning (`revision.kind=meaning`), whose statements stage `revisions`
+            compares with the question; None with the other kinds.
     """
 
     asked: frozenset[str]  # the query's search terms
@@ -54,6 +57,7 @@ class RankContext:
     revisers: Mapping[str, set[str]]  # memory id -> ids of the memories saved as revising it
     revision_rule: RevisionRule  # the save-time rule that made those links
     index: MemoryIndex  # the namespace's index, for a stage that asks it again (`feedback`)
+    vectors: RuleVectors  # the namespace's statement vectors, per rule embedder (run or minilm)
     links: MeaningLinks | None = None  # the save-time linker by meaning, for stage `revisions`
 
     def memory(self, memory_id: str) -> Memory:

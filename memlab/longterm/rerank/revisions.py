@@ -50,7 +50,8 @@ class Revisions:
         if not context.revisers or self.pull == 0:
             return ranked
         by_id = {h.memory.id: h for h in ranked}
-        asked = context.links.embedder.embed([query])[0] if context.links is not None else None
+        links = context.links
+        asked = links.sentence_vectors(context.vectors).embedder.embed([query])[0] if links is not None else None
         out: list[Retrieved] = []
         placed: set[str] = set()
         for rank, hit in enumerate(ranked):
@@ -94,10 +95,11 @@ class Revisions:
 
     def _by_meaning(self, old: Memory, context: RankContext, links: MeaningLinks, asked: np.ndarray) -> list[str]:
         """The newest revisers of `old` at least `question_share` as close to the question, at most `pull`."""
-        bar = self.question_share * links.question_closeness(old, asked)
+        vectors = links.sentence_vectors(context.vectors)
+        bar = self.question_share * links.question_closeness(old, asked, vectors)
         found = []
         for mid in context.revisers.get(old.id, ()):
             new = context.memory(mid)
-            if links.question_closeness(new, asked) >= bar and not asks_about(old, new, context.asked):
+            if links.question_closeness(new, asked, vectors) >= bar and not asks_about(old, new, context.asked):
                 found.append((-context.positions[mid], mid))
         return [mid for _, mid in sorted(found)[: self.pull]]

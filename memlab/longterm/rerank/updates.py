@@ -8,13 +8,11 @@ memory stays (it is history, and may be asked about) but the current one is read
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 from memlab import ranges
-from memlab.embed.base import Embedder
-from memlab.embed.minilm import check_rule_embedder, rule_embedder
+from memlab.embed.minilm import check_rule_embedder
 from memlab.longterm.model import Retrieved
 from memlab.longterm.rerank.base import RankContext
 from memlab.longterm.updates import (
@@ -22,13 +20,9 @@ from memlab.longterm.updates import (
     DEFAULT_PRESENT_TENSE_ONLY,
     DEFAULT_RELEVANCE_SHARE,
     DEFAULT_SIMILARITY,
-    StatementVectors,
     asks_about_now,
     newer_first,
 )
-
-# The statements' vectors, per run embedder (so per run: each run's cache starts empty and fills in its own order).
-_VECTORS: weakref.WeakKeyDictionary[Embedder, dict[str, StatementVectors]] = weakref.WeakKeyDictionary()
 
 
 @dataclass
@@ -49,23 +43,17 @@ class Updates:
     older memory's (null: no such test)."""
     embedder: str = "run"
     """Whose cosine compares statements: run (the run's embedder) or minilm (all-MiniLM-L6-v2, loaded at the first
-    question that needs it, one torch thread; needs memlab[minilm]); each statement is embedded once per run."""
+    question that needs it, one torch thread; needs memlab[minilm]); each statement is embedded once per namespace,
+    for this stage and the links by meaning alike (`memlab.longterm.statement_vectors`)."""
     name: ClassVar[str] = "updates"
 
     def __post_init__(self) -> None:
         check_rule_embedder("longterm.stages.updates.embedder", self.embedder)
 
-    def vectors(self, run_embedder: Embedder) -> StatementVectors:
-        """The statement vectors of this run (keyed by its embedder): by that embedder or by MiniLM."""
-        per_run = _VECTORS.setdefault(run_embedder, {})
-        if self.embedder not in per_run:
-            per_run[self.embedder] = StatementVectors(rule_embedder(self.embedder, run_embedder))
-        return per_run[self.embedder]
-
     def __call__(self, query: str, ranked: list[Retrieved], context: RankContext) -> list[Retrieved]:
         if self.present_tense_only and not asks_about_now(query):
             return ranked
-        vectors = self.vectors(context.embedder)
+        vectors = context.vectors(self.embedder)
         memories = context.memories.values()
         return newer_first(
             ranked,
