@@ -133,15 +133,18 @@ class LlamaIndexMemory(LongTermPeer):
         self.fact_llm = llamaindex_llm(llm, self.collector, TASK_MEMORY_SUMMARY, ENTRY) if facts and llm else None
         self.max_facts = max_facts
         self._loop = asyncio.new_event_loop()
-        # Closed with the peer: an unclosed loop leaks its two self-pipe sockets, which surface as
-        # ResourceWarnings in whatever code runs when the garbage collector frees them.
-        weakref.finalize(self, self._loop.close)
+        # Closed with the peer, and each Memory's chat store at the next reset: an unclosed loop leaks its two
+        # self-pipe sockets and an undisposed store its aiosqlite connection, which surface as ResourceWarnings in
+        # whatever code runs when the garbage collector frees them (test_plots, which turns warnings into errors).
+        self._stores: list[Any] = []
+        weakref.finalize(self, _close, self._loop, self._stores)
         self.store: Any = None
         self.memory: Any = None
         self.vector: Any = None
         self.facts: Any = None
 
     def reset(self, user: str) -> None:
+        _dispose(self._loop, self._stores)
         blocks = self._memory_module
         self.store = text_vector_store(ENTRY)
         self.vector = blocks.VectorMemoryBlock(
@@ -160,6 +163,7 @@ class LlamaIndexMemory(LongTermPeer):
             memory_blocks=[b for b in (self.vector, self.facts) if b is not None],
             tokenizer_fn=lambda text: range(self.counter.count_text(text)),
         )
+        self._stores.append(self.memory.sql_store)
 
     def add(self, turns: Sequence[Message]) -> int:
         before = self._stored()
@@ -181,6 +185,27 @@ class LlamaIndexMemory(LongTermPeer):
         """The retrieved nodes, then every extracted fact, as llama-index puts its fact block in the prompt."""
         facts = [PeerHit(f, (), 0.0) for f in (self.facts.facts if self.facts is not None else ())]
         return super()._render([*hits, *facts])
+
+
+def _dispose(loop: asyncio.AbstractEventLoop, stores: list[Any]) -> None:
+    """Dispose the async engine of each chat store in `stores` (llama-index's SQLite store opens one per Memory)."""
+    while stores:
+        engine = getattr(stores.pop(), "_async_engine", None)
+        if engine is not None:
+            loop.run_until_complete(engine.dispose())
+
+
+def _close(loop: asyncio.AbstractEventLoop, stores: list[Any]) -> None:
+    """The peer's finalizer: its last chat store disposed, then its loop closed.
+
+    A finalizer may run while another event loop runs in this thread, where no loop can be run: the store is then
+    left to the garbage collector (and its ResourceWarning), but the loop is closed all the same.
+    """
+    try:
+        _dispose(loop, stores)
+    except RuntimeError:
+        stores.clear()
+    loop.close()
 
 
 def _role(m: Message) -> str:

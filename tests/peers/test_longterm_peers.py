@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 import json
 import math
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -26,6 +27,7 @@ from memlab.api import compose, run  # noqa: E402  (after the skip)
 from memlab.dialogues import load_locomo  # noqa: E402
 from memlab.embed import HashingEmbedder  # noqa: E402
 from memlab.longterm import RESULT_EVIDENCE  # noqa: E402
+from memlab.messages import Message  # noqa: E402
 from memlab.peers import LangMemMemory, LlamaIndexMemory, Mem0Memory  # noqa: E402
 from memlab.sim import ProbeRecord  # noqa: E402
 
@@ -146,6 +148,22 @@ def test_a_dropped_llamaindex_peer_closes_its_event_loop() -> None:
     del peer
     gc.collect()
     assert loop.is_closed()
+
+
+def test_a_llamaindex_peer_disposes_each_chat_store_it_opened() -> None:
+    """Each Memory's SQLite chat store holds an aiosqlite connection: disposed at the next reset and with the peer.
+
+    Left to the garbage collector, they surfaced as ResourceWarnings in an unrelated later test (test_plots).
+    """
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        peer = LlamaIndexMemory(HashingEmbedder())
+        for user in ("ann", "bob"):
+            peer.reset(user)
+            peer.add([Message("user", "I moved to Denver last week.", id=f"{user}-1")])
+        del peer
+        gc.collect()
+    assert [str(w.message) for w in seen if "aiosqlite" in str(w.message)] == []
 
 
 def test_llamaindex_nodes_cite_what_memory_flushed(conversation) -> None:
