@@ -24,6 +24,7 @@ class SentenceVectors:
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
         self._rows: dict[str, np.ndarray] = {}
+        self._stacked: dict[tuple[str, ...], np.ndarray] = {}  # a memory's sentences -> their rows, stacked once
 
     def prepare(self, sentences: Iterable[str]) -> None:
         """Embed the `sentences` not seen yet, in one batch."""
@@ -32,11 +33,16 @@ class SentenceVectors:
             self._rows.update(zip(missing, self.embedder.embed(missing), strict=True))
 
     def rows(self, sentences: Sequence[str]) -> np.ndarray:
-        """One unit row per sentence (none for no sentence)."""
-        if not sentences:
-            return np.zeros((0, self.embedder.dim), dtype=np.float32)
-        self.prepare(sentences)
-        return np.stack([self._rows[s] for s in sentences])
+        """One unit row per sentence (none for no sentence), stacked once per memory: stage `updates` compares the
+        same memories pair by pair, query after query."""
+        key = tuple(sentences)
+        stacked = self._stacked.get(key)
+        if stacked is None:
+            self.prepare(key)
+            rows = [self._rows[s] for s in key]
+            stacked = np.stack(rows) if rows else np.zeros((0, self.embedder.dim), dtype=np.float32)
+            self._stacked[key] = stacked
+        return stacked
 
 
 class RuleVectors:
