@@ -12,6 +12,7 @@ holds the run's own schema (`RunConfig`).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import importlib
@@ -22,7 +23,7 @@ from typing import Any
 from hydra.core.config_store import ConfigNode, ConfigStore
 from omegaconf import MISSING, DictConfig, OmegaConf
 
-from memlab import ranges
+from memlab import config_source, ranges
 from memlab.naming import register_resolver
 from memlab.runtime.agent import DEFAULT_MAX_TOOL_ROUNDS
 from memlab.sim.progress import DEFAULT_HEARTBEAT_S
@@ -241,10 +242,12 @@ class LazySchema(ConfigNode):
 
     `ConfigStore.store` converts each dataclass at once (OmegaConf.structured, ~1.5 ms each); a run loads the
     few schemas its entries name, of about 80. Hydra reads an entry only through `ConfigStore.load`, which
-    copies it and deep-copies its `node`, so the conversion is made once per schema and never mutated.
+    copies it and deep-copies its `node`, so the conversion is made once per schema and never mutated. Each
+    compose deep-copies the whole ConfigStore too (Hydra's CachingConfigRepository): a stored entry, never
+    changed, is its own copy.
     """
 
-    def __init__(self, name: str, schema: type, group: str) -> None:
+    def __init__(self, name: str, schema: type, group: str | None) -> None:
         self.schema = schema
         self._own: DictConfig | None = None
         super().__init__(name=name, node=None, group=group, package=None, provider=None)  # type: ignore[arg-type]
@@ -257,12 +260,21 @@ class LazySchema(ConfigNode):
     def node(self, value: DictConfig | None) -> None:
         self._own = value  # ConfigStore.load sets its copy's node to a deep copy
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> LazySchema:
+        if self._own is None:
+            return self
+        clone = copy.copy(self)
+        clone._own = copy.deepcopy(self._own, memo)
+        return clone
+
 
 def register() -> ConfigStore:
-    """Store the run schema and every subpackage's entry schemas in Hydra's ConfigStore (the latter `LazySchema`)."""
+    """Store the run schema and every subpackage's entry schemas in Hydra's ConfigStore (each a `LazySchema`),
+    and install the cached package config source (memlab.config_source)."""
     register_resolvers()
+    config_source.register()
     cs = ConfigStore.instance()
-    cs.store(name="run_schema", node=RunConfig)
+    cs.repo["run_schema.yaml"] = LazySchema("run_schema.yaml", RunConfig, None)
     groups = cs.repo.setdefault("schema", {})
     for (group, name), node in schemas().items():
         groups.setdefault(group, {})[f"{name}.yaml"] = LazySchema(f"{name}.yaml", node, f"schema/{group}")
