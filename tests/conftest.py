@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import os
 import sys
@@ -123,14 +124,24 @@ def openai_server_module() -> ModuleType:
     return module
 
 
+# make_config's configs by their overrides.
+_COMPOSED: dict[tuple[str, ...], DictConfig] = {}
+
+
 @pytest.fixture
 def make_config() -> Callable[..., DictConfig]:
-    """Compose the app's config with overrides, as `memlab run` would."""
+    """Compose the app's config with overrides, as `memlab run` would.
+
+    Each set of overrides is composed once a worker (a compose costs ~0.1 CPU s) and each call gets a deep copy,
+    so that no test sees what another changed.
+    """
     registered()
 
     def _compose(*overrides: str) -> DictConfig:
-        with initialize_config_module(config_module="memlab.conf", version_base=None):
-            return compose(config_name="config", overrides=list(overrides), return_hydra_config=False)
+        if overrides not in _COMPOSED:
+            with initialize_config_module(config_module="memlab.conf", version_base=None):
+                _COMPOSED[overrides] = compose(config_name="config", overrides=list(overrides))
+        return copy.deepcopy(_COMPOSED[overrides])
 
     return _compose
 

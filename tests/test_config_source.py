@@ -1,0 +1,76 @@
+"""Config files parsed once per process (memlab.config_source): the same configs, never a stale or changed one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+
+import pytest
+from entries import registered
+from hydra import compose, initialize_config_module
+from hydra._internal.core_plugins.importlib_resources_config_source import ImportlibResourcesConfigSource
+from omegaconf import DictConfig, OmegaConf
+
+from memlab.config_source import SCHEME, CachedPackageSource
+
+CONF = Path(__file__).resolve().parents[1] / "conf"
+
+
+def test_every_file_loads_as_hydra_loads_it() -> None:
+    """Each YAML of memlab.conf, loaded twice (the second from the cache), is Hydra's own load of it."""
+    hydra_source = ImportlibResourcesConfigSource("main", "pkg://memlab.conf")
+    cached = CachedPackageSource("main", f"{SCHEME}://memlab.conf")
+    for path in sorted(CONF.rglob("*.yaml")):
+        name = path.relative_to(CONF).as_posix()
+        want = hydra_source.load_config(name)
+        for got in (cached.load_config(name), cached.load_config(name)):
+            assert OmegaConf.to_yaml(got.config) == OmegaConf.to_yaml(want.config), name
+            assert got.header == want.header, name
+
+
+def test_a_callers_change_reaches_no_later_load(make_config: Callable[..., DictConfig]) -> None:
+    """Hydra pops `defaults` from what it loads and merges the nodes into the composed config: each load is a copy."""
+    source = CachedPackageSource("main", f"{SCHEME}://memlab.conf")
+    first = source.load_config("context/trim").config
+    assert isinstance(first, DictConfig)
+    first.pop("defaults")
+    first.strategy = "changed"
+    again = source.load_config("context/trim").config
+    assert "defaults" in again and again.strategy != "changed"
+
+    composed = make_config("context=trim")
+    want = OmegaConf.to_yaml(composed)
+    composed.sim.max_dialogues = 3
+    composed.tags.append("changed")
+    composed.context = {"changed": True}
+    assert OmegaConf.to_yaml(make_config("context=trim")) == want
+
+
+def _recompose(config_module: str, overrides: list[str]) -> DictConfig:
+    with initialize_config_module(config_module=config_module, version_base=None):
+        return compose(config_name="config", overrides=overrides)
+
+
+def test_an_edited_package_file_is_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A package's config file edited between two composes (same size, within the clock's tick) is read again."""
+    registered()
+    (tmp_path / "edited_conf").mkdir()
+    (tmp_path / "edited_conf" / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = tmp_path / "edited_conf" / "config.yaml"
+    for value in (1, 2, 3):
+        config.write_text(f"value: {value}\n")
+        assert resources.files("edited_conf").joinpath("config.yaml").read_text() == f"value: {value}\n"
+        assert _recompose("edited_conf", []).value == value
+
+
+def test_an_edited_searchpath_file_is_read_again(tmp_path: Path) -> None:
+    """A file of the user's own config directory (file://, as --config-dir adds it) edited between composes."""
+    registered()
+    (tmp_path / "hooks").mkdir()
+    hook = tmp_path / "hooks" / "mine.yaml"
+    overrides = [f"hydra.searchpath=[file://{tmp_path}]", "+hooks@hooks.mine=mine"]
+    for value in (1, 2, 3):
+        hook.write_text(f"value: {value}\n")
+        assert _recompose("memlab.conf", overrides).hooks.mine.value == value
