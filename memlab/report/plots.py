@@ -244,7 +244,7 @@ def pareto_figure(
     sends `LOG_SPREAD` times more than another (the full history would squeeze the rest into a corner); tags are
     placed where they overlap no other tag or point (`place_labels`).
     """
-    fig, ax = plt.subplots(layout="constrained", figsize=(6.8, 4.4), dpi=DPI)
+    fig, ax = plt.subplots(figsize=(6.8, 4.4), dpi=DPI)
     xs, ys = points[x].to_numpy(dtype=float), points[y].to_numpy(dtype=float) * 100
     on = np.array(front, dtype=bool)
     ax.scatter(xs[~on], ys[~on], s=46, color="#9aa4b2", zorder=3, label="dominated")
@@ -270,6 +270,7 @@ def pareto_figure(
     for tag, px, py in zip(tags, xs, ys, strict=True):
         if np.isfinite(px) and np.isfinite(py):
             groups.setdefault((float(px), float(py)), []).append(str(tag))
+    fixed_layout(fig)  # before the tags, which are left out of it (set_in_layout(False))
     place_labels(ax, [(tag_ranges(t), px, py) for (px, py), t in groups.items()])
     return fig
 
@@ -302,9 +303,9 @@ def place_labels(ax: plt.Axes, labels: Sequence[tuple[str, float, float]]) -> li
     Greedy and deterministic (labels in the given order); a tag that finds no free place within `_RINGS`
     rings takes the one overlapping least, joined to its point by a thin line. Beyond a library such as
     adjustText, which moves labels apart by repulsion but does not promise disjoint boxes, this checks them.
+    The figure is laid out before (`fixed_layout`): the tags are placed in display pixels.
     """
     fig = ax.figure
-    fig.canvas.draw()  # fixes the layout: tags are left out of it (set_in_layout(False)), so it stays fixed
     renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
     frame = ax.get_window_extent(renderer)
     taken = [_dot_box(ax, px, py) for _, px, py in labels]
