@@ -16,7 +16,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+from matplotlib.transforms import ScaledTranslation
 
 DPI = 110
 PALETTE = ("#2f6fed", "#e8710a", "#1e8e3e", "#c5221f", "#9334e6", "#12b5cb", "#f9ab00", "#5f6368", "#e52592", "#188038")
@@ -54,6 +55,7 @@ def line_style(i: int) -> dict[str, Any]:
 
 
 def to_png(fig: Figure) -> bytes:
+    """The figure as PNG bytes; the figure is closed."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
     plt.close(fig)
@@ -78,14 +80,58 @@ def per_position_mean(calls: pd.DataFrame, column: str = "prompt_tokens") -> pd.
     return calls[column].groupby(position.to_numpy()).mean().sort_index()
 
 
+MARGIN = 0.08  # inches between the outermost text and the figure's edge, and between a legend and its axis
+
+
+def fixed_layout(fig: Figure) -> None:
+    """Margins from one measurement of the text around each axes, instead of a layout engine.
+
+    Constrained layout measured every axis twice per save and made the save draw the figure twice: most of a
+    report's figure CPU. The text around an axes (tick labels, axis labels, titles, a legend placed in inches
+    below its axis) keeps its size in inches when the axes are resized, so margins measured once hold after.
+    Axes stacked in one column (`latency_boxes`) are spaced by what lies between them.
+    """
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    width, height = fig.get_size_inches() * fig.dpi
+    pad = MARGIN * fig.dpi
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    frames = [ax.get_window_extent(renderer) for ax in axes]
+    tights = [ax.get_tightbbox(renderer) or frame for ax, frame in zip(axes, frames, strict=True)]
+    left = max(f.x0 - t.x0 for f, t in zip(frames, tights, strict=True)) + pad
+    right = max(t.x1 - f.x1 for f, t in zip(frames, tights, strict=True)) + pad
+    top = tights[0].y1 - frames[0].y1 + pad
+    bottom = frames[-1].y0 - tights[-1].y0 + pad
+    gaps = [tights[i + 1].y1 - frames[i + 1].y1 + frames[i].y0 - tights[i].y0 + pad for i in range(len(axes) - 1)]
+    gap = max(gaps, default=0.0)
+    rows = height - top - bottom - gap * (len(axes) - 1)
+    fig.subplots_adjust(
+        left=left / width,
+        right=1 - max(right, 0.0) / width,
+        top=1 - max(top, 0.0) / height,
+        bottom=max(bottom, 0.0) / height,
+        hspace=gap / (rows / len(axes)) if len(axes) > 1 else None,
+    )
+
+
 def _legend_below(ax: plt.Axes, n: int) -> None:
-    """The legend under the axes in columns, so labels of any length never narrow the plot."""
-    ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.16), ncol=min(3, max(1, n)), fontsize=8.5)
+    """The legend under the axes and their x axis in columns, so labels of any length never narrow the plot."""
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    frame = ax.get_window_extent(renderer)
+    axis = ax.xaxis.get_tightbbox(renderer) or frame
+    below = (frame.y0 - axis.y0) / fig.dpi + MARGIN
+    ax.legend(
+        loc="upper left",
+        bbox_to_anchor=(0.0, 0.0),
+        bbox_transform=ax.transAxes + ScaledTranslation(0.0, -below, fig.dpi_scale_trans),
+        ncol=min(3, max(1, n)),
+        fontsize=8.5,
+    )
 
 
 def prompt_curves(curves: Mapping[str, pd.DataFrame], *, full_history: bool = True) -> bytes:
     """Prompt tokens along the dialogue, one line per configuration, plus the full history for reference."""
-    fig, ax = plt.subplots(layout="constrained", figsize=(8.6, 4.2))
+    fig, ax = plt.subplots(figsize=(8.6, 4.2), dpi=DPI)
     drawn_full = False
     for i, (label, calls) in enumerate(curves.items()):
         sent = per_position_mean(calls)
@@ -110,6 +156,7 @@ def prompt_curves(curves: Mapping[str, pd.DataFrame], *, full_history: bool = Tr
     ax.set_ylim(bottom=0)
     if ax.lines:
         _legend_below(ax, len(ax.lines))
+    fixed_layout(fig)
     return to_png(fig)
 
 
@@ -119,7 +166,7 @@ def grouped_bars(
     """Bars per group (x) and series (legend): `values[series][group]`."""
     series = list(values)
     groups = sorted({g for s in values.values() for g in s}, key=_natural)
-    fig, ax = plt.subplots(layout="constrained", figsize=(8.6, 3.6))
+    fig, ax = plt.subplots(figsize=(8.6, 3.6), dpi=DPI)
     width = 0.8 / max(1, len(series))
     x = np.arange(len(groups))
     for i, name in enumerate(series):
@@ -133,6 +180,7 @@ def grouped_bars(
         ax.set_ylim(0, 105)
     ax.grid(axis="x", visible=False)
     _legend_below(ax, len(series))
+    fixed_layout(fig)
     return to_png(fig)
 
 
@@ -148,7 +196,7 @@ def latency_boxes(samples: Mapping[str, pd.DataFrame]) -> bytes:
     fig, axes = plt.subplots(
         len(rows),
         1,
-        layout="constrained",
+        dpi=DPI,
         figsize=(8.6, 0.6 + sum(heights)),
         sharex=True,
         squeeze=False,
@@ -162,8 +210,10 @@ def latency_boxes(samples: Mapping[str, pd.DataFrame]) -> bytes:
             patch.set_alpha(0.75)
         ax.set_yticks(range(1, len(labels) + 1), labels, fontsize=8)
         ax.set_xscale("log")
+        ax.xaxis.set_minor_locator(NullLocator())  # a log axis's minor ticks were half its layout's CPU
         ax.set_title(stage, loc="left", fontsize=10)
     axes[-1, 0].set_xlabel("µs per call (log)")
+    fixed_layout(fig)
     return to_png(fig)
 
 
@@ -194,7 +244,7 @@ def pareto_figure(
     sends `LOG_SPREAD` times more than another (the full history would squeeze the rest into a corner); tags are
     placed where they overlap no other tag or point (`place_labels`).
     """
-    fig, ax = plt.subplots(layout="constrained", figsize=(6.8, 4.4), dpi=DPI)
+    fig, ax = plt.subplots(figsize=(6.8, 4.4), dpi=DPI)
     xs, ys = points[x].to_numpy(dtype=float), points[y].to_numpy(dtype=float) * 100
     on = np.array(front, dtype=bool)
     ax.scatter(xs[~on], ys[~on], s=46, color="#9aa4b2", zorder=3, label="dominated")
@@ -211,7 +261,7 @@ def pareto_figure(
         ax.set_xlim(finite.min() / 1.35, finite.max() * 1.35)
         ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
-        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.xaxis.set_minor_locator(NullLocator())  # unlabelled minor ticks cost most of a log axis's layout
     else:
         ax.set_xlim(*_fitted(xs, floor=0.0))
     ax.set_ylim(*_fitted(ys, floor=0.0, ceiling=100.0))
@@ -220,6 +270,7 @@ def pareto_figure(
     for tag, px, py in zip(tags, xs, ys, strict=True):
         if np.isfinite(px) and np.isfinite(py):
             groups.setdefault((float(px), float(py)), []).append(str(tag))
+    fixed_layout(fig)  # before the tags, which are left out of it (set_in_layout(False))
     place_labels(ax, [(tag_ranges(t), px, py) for (px, py), t in groups.items()])
     return fig
 
@@ -252,9 +303,9 @@ def place_labels(ax: plt.Axes, labels: Sequence[tuple[str, float, float]]) -> li
     Greedy and deterministic (labels in the given order); a tag that finds no free place within `_RINGS`
     rings takes the one overlapping least, joined to its point by a thin line. Beyond a library such as
     adjustText, which moves labels apart by repulsion but does not promise disjoint boxes, this checks them.
+    The figure is laid out before (`fixed_layout`): the tags are placed in display pixels.
     """
     fig = ax.figure
-    fig.canvas.draw()  # fixes the layout: tags are left out of it (set_in_layout(False)), so it stays fixed
     renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
     frame = ax.get_window_extent(renderer)
     taken = [_dot_box(ax, px, py) for _, px, py in labels]

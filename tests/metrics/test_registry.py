@@ -14,7 +14,7 @@ import pytest
 from hand_made import call
 from hypothesis import given
 from hypothesis import strategies as st
-from replays import CONV26_LONGTERM, MISFIRE_DEV, SHARED_RUNS_GROUP, SYNTHETIC_UPDATES
+from replays import CONV26_LONGTERM, MISFIRE_DEV, NO_FIGURES, SHARED_RUNS_GROUP, SYNTHETIC_UPDATES
 
 from memlab.metrics import compute_metrics, family, registry, token_metrics
 from memlab.metrics.__main__ import main as regenerate
@@ -42,10 +42,16 @@ RUNS = {
         "+hooks@hooks.summarization=summarization",
         "hooks.summarization.trigger_tokens=1500",
         "+hooks@hooks.sessions=sessions",
+        NO_FIGURES,
     ),
     "updates": SYNTHETIC_UPDATES,
     "misfires": MISFIRE_DEV,
-    "longmemeval": ("dataset=longmemeval", "dataset.path=datasets/longmemeval_sample.json", "longterm=chat"),
+    "longmemeval": (
+        "dataset=longmemeval",
+        "dataset.path=datasets/longmemeval_sample.json",
+        "longterm=chat",
+        NO_FIGURES,
+    ),
 }
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from replays import NO_FIGURES
 
 ROOT = Path(__file__).resolve().parents[2]
 BASELINES = ROOT / "experiments" / "baselines"
@@ -36,8 +37,9 @@ def memlab(
 def run_experiment(
     tmp_path: Path, memlab: Callable[..., int], capfd: pytest.CaptureFixture[str], name: str, *overrides: str
 ) -> Path:
+    """The experiment's sweep, its reports without figures: the gate compares metrics.json (tests/report draws them)."""
     sweep = tmp_path / name
-    status = memlab("run", f"experiment={name}", f"hydra.sweep.dir={sweep}", *overrides)
+    status = memlab("run", f"experiment={name}", f"hydra.sweep.dir={sweep}", NO_FIGURES, *overrides)
     stderr = capfd.readouterr().err
     assert status == 0, stderr
     assert "failed" not in stderr.split("compared", 1)[-1], stderr

@@ -7,11 +7,13 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
+from replays import NO_FIGURES
 from simulated_runs import job_dir
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,7 +21,7 @@ SAMPLE = ROOT / "datasets" / "sample.jsonl"
 
 
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "CI": "1"}
-TINY = ("dataset.dialogues=1", "dataset.sessions=2", "dataset.facts=2")
+TINY = ("dataset.dialogues=1", "dataset.sessions=2", "dataset.facts=2", NO_FIGURES)  # no test here reads a figure
 
 
 def memlab(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -38,6 +40,7 @@ def test_a_broken_configuration_does_not_stop_the_sweep(tmp_path: Path) -> None:
         "sim.probe_context=true,false",
         f"dataset.path={SAMPLE},{tmp_path / 'missing.jsonl'}",
         f"hydra.sweep.dir={sweep}",
+        NO_FIGURES,
         cwd=tmp_path,
     )
     assert out.returncode == 1, out.stderr  # a sweep with a failed job is not a success
@@ -94,23 +97,31 @@ def test_two_sweeps_started_together_keep_their_own_jobs(tmp_path: Path) -> None
     assert best.returncode == 0 and best.stdout.startswith("recommended: "), best.stderr
 
 
-def test_allow_failures_accepts_a_failed_job(tmp_path: Path) -> None:
+def test_allow_failures_accepts_a_failed_job(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memlab_run_err: Callable[..., tuple[int, str]]
+) -> None:
+    """In this process: the basic sweeper runs its jobs in the caller's process, a new one adds nothing here."""
+    monkeypatch.setenv("CI", "1")
     sweep = tmp_path / "sweep"
-    out = memlab(
-        "run", "-m", *TINY, "dataset.turns_per_session=1,4", "sweep.allow_failures=true", f"hydra.sweep.dir={sweep}",
-        cwd=tmp_path,
-    )  # fmt: skip
-    assert out.returncode == 0, out.stderr
-    assert "job(s) 0 failed" in out.stderr and "allowed by sweep.allow_failures" in out.stderr
+    status, err = memlab_run_err(
+        "-m", *TINY, "dataset.turns_per_session=1,4", "sweep.allow_failures=true", f"hydra.sweep.dir={sweep}"
+    )
+    assert status == 0, err
+    assert "job(s) 0 failed" in err and "allowed by sweep.allow_failures" in err
 
 
-def test_optuna_searches_for_the_objective(tmp_path: Path) -> None:
+# optuna's own SQLAlchemy deprecation, on importing its storage (in a process of its own it went unseen)
+@pytest.mark.filterwarnings("ignore:The ``declarative_base")
+def test_optuna_searches_for_the_objective(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memlab_run_err: Callable[..., tuple[int, str]]
+) -> None:
+    """In this process, as the test above: optuna's trials run in the caller's process."""
     pytest.importorskip(
         "hydra_plugins.hydra_optuna_sweeper", reason="hydra-optuna-sweeper is not installed (memlab[optuna])"
     )
+    monkeypatch.setenv("CI", "1")
     sweep = tmp_path / "optuna"
-    out = memlab(
-        "run",
+    status, err = memlab_run_err(
         "-m",
         "hydra/sweeper=optuna",
         "hydra.sweeper.n_trials=3",
@@ -121,9 +132,9 @@ def test_optuna_searches_for_the_objective(tmp_path: Path) -> None:
         "sim.call_roles=choice([assistant],[user])",
         f"dataset.path={SAMPLE}",
         f"hydra.sweep.dir={sweep}",
-        cwd=tmp_path,
+        NO_FIGURES,
     )
-    assert out.returncode == 0, out.stderr
+    assert status == 0, err
     result = yaml.safe_load((sweep / "optimization_results.yaml").read_text())
     values = [json.loads((p / "metrics.json").read_text())["tokens.prompt.mean"] for p in sorted(sweep.glob("[0-9]*"))]
     assert result["best_value"] == min(values)

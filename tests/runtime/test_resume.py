@@ -81,14 +81,18 @@ def test_a_resumed_replay_gives_the_uninterrupted_metrics(
     assert (whole / "calls.csv").read_bytes() == (tmp_path / "resumed" / "calls.csv").read_bytes()
 
 
-def test_resume_without_a_checkpoint_names_the_key(tmp_path: Path) -> None:
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    done = subprocess.run(
-        [sys.executable, "-m", "memlab", "run", *RUN, "store=sqlite", f"store.path={tmp_path / 'db.sqlite'}",
-         "sim.resume=true", f"output_dir={tmp_path / 'out'}"],
-        capture_output=True, text=True, env=env, timeout=600,
-    )  # fmt: skip
-    assert done.returncode == 2 and "memlab-checkpoint:default" in done.stderr
+def test_resume_without_a_checkpoint_names_the_key(
+    tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]]
+) -> None:
+    """In this process: the run stops at start, with the status and message the command line gives."""
+    status, err = memlab_run_err(
+        *RUN,
+        "store=sqlite",
+        f"store.path={tmp_path / 'db.sqlite'}",
+        "sim.resume=true",
+        f"output_dir={tmp_path / 'out'}",
+    )
+    assert status == 2 and "memlab-checkpoint:default" in err
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres", "mariadb"])

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from omegaconf import DictConfig
+from replays import NO_FIGURES
 
 from memlab.dialogues import Dialogue
 from memlab.dialogues.synthetic import generate_synthetic
@@ -44,7 +45,7 @@ def test_two_workers_publish_what_one_does(make_config: Callable[..., DictConfig
     for workers in (1, 2):
         run_dir = tmp_path / f"w{workers}" / "run"
         given = [o.replace("STORE", str(tmp_path / f"store{workers}.db")) for o in overrides]
-        cfg = make_config(*given, f"sim.workers={workers}", f"output_dir={run_dir}", "sim.progress=false")
+        cfg = make_config(*given, f"sim.workers={workers}", f"output_dir={run_dir}", "sim.progress=false", NO_FIGURES)
         runs[workers] = _published(cfg, run_dir)
     assert runs[1].keys() >= {"metrics.json", "calls.csv"}
     assert runs[2] == runs[1]
@@ -58,7 +59,14 @@ def test_locomo_in_two_workers(make_config, locomo_path: Path, tmp_path: Path, s
     Two conversations, each cut to its first six sessions (and the probes whose evidence lies in them): what is
     compared is how the replay was split, which does not depend on a conversation's length.
     """
-    base = ["dataset=locomo", f"dataset.path={locomo_path}", "dataset.max_dialogues=2", "sim.max_sessions=6", *strategy]
+    base = [
+        "dataset=locomo",
+        f"dataset.path={locomo_path}",
+        "dataset.max_dialogues=2",
+        "sim.max_sessions=6",
+        *strategy,
+        NO_FIGURES,
+    ]
     one = _published(make_config(*base, "sim.workers=1"), tmp_path / "one")
     two = _published(make_config(*base, "sim.workers=2"), tmp_path / "two")
     assert one.keys() >= {"metrics.json", "calls.csv", "questions.csv"}  # the slice keeps probes ...
