@@ -43,7 +43,7 @@ from memlab.dialogues import Dialogue, load_locomo
 from memlab.dialogues.locomo import LOCOMO_CATEGORIES
 from memlab.experiment import build_components, runtime_factory
 from memlab.longterm import IndexSpec
-from memlab.longterm.rerank import Decay, Dedup, Feedback, Revisions, Updates
+from memlab.longterm.rerank import Feedback, build_pipeline
 from memlab.metrics.longterm import EXCLUDED_CATEGORIES, K_VALUES, ndcg_at_k, recall_at_k
 from memlab.runtime import CallContext, SecurityContext
 from memlab.sim import ProbeRecord, ReplayOptions, simulate
@@ -60,22 +60,19 @@ CONFIGS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("memlab `longterm=locomo` (offline default)", ()),
     ("memlab `longterm=chat` (max_items 200)", ("longterm=chat",)),
 )
-# Retrieval-only ablations of the default, searched over the memories its replay stored: index changes, and the
-# re-ranking stages instead of the default pipeline (None: the default's).
-ABLATIONS: tuple[tuple[str, dict[str, object], Sequence[Any] | None], ...] = (
-    ("  without feedback (`rerank=[decay,revisions,dedup]`)", {}, (Decay(), Revisions(), Dedup())),
-    ("  without the dense side (`index.dense_weight=0`)", {"dense_weight": 0.0}, None),
-    (
-        "  decay scales relevance (`stages.decay.prior_weight=1`)",
-        {},
-        (Feedback(), Decay(prior_weight=1.0), Revisions(), Dedup()),
-    ),
+# Retrieval-only ablations of the default, searched over the memories its replay stored: an index change, and
+# Hydra overrides whose `longterm.rerank` / `longterm.stages` give the re-ranking stages (none: the default's), so
+# every other stage keeps the knobs `longterm=locomo` ships.
+ABLATIONS: tuple[tuple[str, dict[str, object], tuple[str, ...]], ...] = (
+    ("  without feedback (`rerank=[decay,revisions,dedup]`)", {}, ("longterm.rerank=[decay,revisions,dedup]",)),
+    ("  without the dense side (`index.dense_weight=0`)", {"dense_weight": 0.0}, ()),
+    ("  decay scales relevance (`stages.decay.prior_weight=1`)", {}, ("longterm.stages.decay.prior_weight=1",)),
     (
         "  with the update rule (`rerank=[feedback,decay,updates,revisions,dedup]`)",
         {},
-        (Feedback(), Decay(), Updates(), Revisions(), Dedup()),
+        ("longterm.rerank=[feedback,decay,updates,revisions,dedup]",),
     ),
-    ("  dense only (`index.kind=exact`)", {"kind": "exact"}, None),
+    ("  dense only (`index.kind=exact`)", {"kind": "exact"}, ()),
 )
 MINILM_DENSE_WEIGHTS = (0.1, 0.4, 1.0)  # MiniLM as the hybrid's dense side, over the default's memories
 # The fitted parameters and the grid the leave-one-conversation-out check searches.
@@ -172,6 +169,14 @@ def compose_config(*overrides: str):
         return compose(config_name="config", overrides=["longterm=locomo", *overrides])
 
 
+def stages(*overrides: str) -> list[Any] | None:
+    """The re-ranking stages of `longterm=locomo` with `overrides` (None without any: the replayed default's)."""
+    if not overrides:
+        return None
+    cfg = compose_config(*overrides)
+    return build_pipeline(list(cfg.longterm.rerank), cfg.longterm.stages)
+
+
 def pipeline(dialogues: Sequence[Dialogue], overrides: Sequence[str]) -> tuple[dict[str, dict[str, float]], object]:
     """memlab's long-term pipeline replayed through `memlab run`'s own runtime (components, tool policy);
     its long-term component for a look inside."""
@@ -229,8 +234,8 @@ def pooled(per_conversation: Sequence[Sequence[tuple[str, Row]]]) -> dict[str, d
 def ablations(dialogues: Sequence[Dialogue], service: Any, minilm: Any) -> dict[str, dict[str, dict[str, float]]]:
     """Each of `ABLATIONS` (and MiniLM as the dense side, when installed) over the default's memories."""
     out = {
-        label: pooled(searched(dialogues, service, replace(service.index_spec, **change), rerank))
-        for label, change, rerank in ABLATIONS
+        label: pooled(searched(dialogues, service, replace(service.index_spec, **change), stages(*overrides)))
+        for label, change, overrides in ABLATIONS
     }
     if minilm is not None:
         hashing, service.embedder = service.embedder, minilm
