@@ -228,12 +228,20 @@ def context_bench(scratch: Path) -> dict[str, Any]:
 
 @source
 def longterm(scratch: Path) -> dict[str, Any]:
-    """Long-term retrieval with the offline defaults (`longterm=locomo`): LoCoMo dev7, and the `ci_longterm` job."""
+    """Long-term retrieval with the offline defaults (`longterm=locomo`): LoCoMo dev7, and the `ci_longterm` job;
+    `bm25_raw_turns.*`: BM25 over dev7's raw turns with memlab's preprocessing, on the questions `longterm.*` counts
+    (experiments/longterm_baselines.py's baseline, all categories)."""
+    sys.path.insert(0, str(ROOT / "experiments"))
+    from longterm_baselines import BM25_MEMLAB, baselines
+
+    from memlab.dialogues import load_locomo
+
     commands = {
         "locomo": ["dataset=locomo", f"dataset.path={data(DEV7)}", "longterm=locomo"],
         "ci_longterm": ["experiment=ci_longterm", "context=none"],  # the gate's job: conv-26, answers scored
     }
-    return {"runs": runs(scratch, commands)}
+    bm25 = baselines(load_locomo(SHARED / DEV7), None)[BM25_MEMLAB]["all"]
+    return {"runs": runs(scratch, commands), "values": {f"bm25_raw_turns.{k}": round(v, 6) for k, v in bm25.items()}}
 
 
 @source

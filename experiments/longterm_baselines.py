@@ -43,7 +43,7 @@ from memlab.dialogues import Dialogue, load_locomo
 from memlab.dialogues.locomo import LOCOMO_CATEGORIES
 from memlab.experiment import build_components, runtime_factory
 from memlab.longterm import IndexSpec
-from memlab.longterm.rerank import Decay, Dedup, Feedback, Revisions, Updates
+from memlab.longterm.rerank import Feedback, build_pipeline
 from memlab.metrics.longterm import EXCLUDED_CATEGORIES, K_VALUES, ndcg_at_k, recall_at_k
 from memlab.runtime import CallContext, SecurityContext
 from memlab.sim import ProbeRecord, ReplayOptions, simulate
@@ -52,6 +52,7 @@ from memlab.text import search_terms
 SHARED = Path(os.environ.get("MEMLAB_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 DEFAULT = SHARED / "datasets" / "locomo" / "locomo_dev7.json"
 RRF_K = 60
+BM25_MEMLAB = "BM25, memlab preprocessing, raw turns"  # the baseline issue 24 holds recall@1 to
 DEPTH = max(K_VALUES)
 CATEGORIES = tuple(name for name in LOCOMO_CATEGORIES.values() if name not in EXCLUDED_CATEGORIES)
 # memlab configurations replayed whole: (label, Hydra overrides on top of longterm=locomo agent_id=chat).
@@ -59,22 +60,19 @@ CONFIGS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("memlab `longterm=locomo` (offline default)", ()),
     ("memlab `longterm=chat` (max_items 200)", ("longterm=chat",)),
 )
-# Retrieval-only ablations of the default, searched over the memories its replay stored: index changes, and the
-# re-ranking stages instead of the default pipeline (None: the default's).
-ABLATIONS: tuple[tuple[str, dict[str, object], Sequence[Any] | None], ...] = (
-    ("  without feedback (`rerank=[decay,revisions,dedup]`)", {}, (Decay(), Revisions(), Dedup())),
-    ("  without the dense side (`index.dense_weight=0`)", {"dense_weight": 0.0}, None),
-    (
-        "  decay scales relevance (`stages.decay.prior_weight=1`)",
-        {},
-        (Feedback(), Decay(prior_weight=1.0), Revisions(), Dedup()),
-    ),
+# Retrieval-only ablations of the default, searched over the memories its replay stored: an index change, and
+# Hydra overrides whose `longterm.rerank` / `longterm.stages` give the re-ranking stages (none: the default's), so
+# every other stage keeps the knobs `longterm=locomo` ships.
+ABLATIONS: tuple[tuple[str, dict[str, object], tuple[str, ...]], ...] = (
+    ("  without feedback (`rerank=[decay,revisions,dedup]`)", {}, ("longterm.rerank=[decay,revisions,dedup]",)),
+    ("  without the dense side (`index.dense_weight=0`)", {"dense_weight": 0.0}, ()),
+    ("  decay scales relevance (`stages.decay.prior_weight=1`)", {}, ("longterm.stages.decay.prior_weight=1",)),
     (
         "  with the update rule (`rerank=[feedback,decay,updates,revisions,dedup]`)",
         {},
-        (Feedback(), Decay(), Updates(), Revisions(), Dedup()),
+        ("longterm.rerank=[feedback,decay,updates,revisions,dedup]",),
     ),
-    ("  dense only (`index.kind=exact`)", {"kind": "exact"}, None),
+    ("  dense only (`index.kind=exact`)", {"kind": "exact"}, ()),
 )
 MINILM_DENSE_WEIGHTS = (0.1, 0.4, 1.0)  # MiniLM as the hybrid's dense side, over the default's memories
 # The fitted parameters and the grid the leave-one-conversation-out check searches.
@@ -150,7 +148,7 @@ def words(text: str) -> list[str]:
 
 
 def baselines(dialogues: Sequence[Dialogue], minilm: object | None) -> dict[str, dict[str, dict[str, float]]]:
-    names = ["BM25, rank-bm25 defaults, raw turns", "BM25, memlab preprocessing, raw turns"]
+    names = ["BM25, rank-bm25 defaults, raw turns", BM25_MEMLAB]
     if minilm is not None:
         names += ["all-MiniLM-L6-v2, raw turns", "RRF of rank-bm25 defaults and MiniLM, raw turns"]
     rows: dict[str, dict[str, list[dict[str, float]]]] = {n: defaultdict(list) for n in names}
@@ -169,6 +167,14 @@ def baselines(dialogues: Sequence[Dialogue], minilm: object | None) -> dict[str,
 def compose_config(*overrides: str):
     with initialize_config_module(config_module="memlab.conf", version_base=None):
         return compose(config_name="config", overrides=["longterm=locomo", *overrides])
+
+
+def stages(*overrides: str) -> list[Any] | None:
+    """The re-ranking stages of `longterm=locomo` with `overrides` (None without any: the replayed default's)."""
+    if not overrides:
+        return None
+    cfg = compose_config(*overrides)
+    return build_pipeline(list(cfg.longterm.rerank), cfg.longterm.stages)
 
 
 def pipeline(dialogues: Sequence[Dialogue], overrides: Sequence[str]) -> tuple[dict[str, dict[str, float]], object]:
@@ -228,8 +234,8 @@ def pooled(per_conversation: Sequence[Sequence[tuple[str, Row]]]) -> dict[str, d
 def ablations(dialogues: Sequence[Dialogue], service: Any, minilm: Any) -> dict[str, dict[str, dict[str, float]]]:
     """Each of `ABLATIONS` (and MiniLM as the dense side, when installed) over the default's memories."""
     out = {
-        label: pooled(searched(dialogues, service, replace(service.index_spec, **change), rerank))
-        for label, change, rerank in ABLATIONS
+        label: pooled(searched(dialogues, service, replace(service.index_spec, **change), stages(*overrides)))
+        for label, change, overrides in ABLATIONS
     }
     if minilm is not None:
         hashing, service.embedder = service.embedder, minilm

