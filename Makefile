@@ -52,11 +52,14 @@ lint: dev
 # thread's stack once a test has run PYTEST_TIMEOUT - 300 seconds, --timeout (pytest-timeout, signal method) fails it
 # at PYTEST_TIMEOUT, and --only-rerun runs a test that timed out once more (pytest-rerunfailures; a failed assert is
 # never rerun). -raR lists each rerun test at the end, so a hang that passed its second time is still seen.
+# PYTHONDONTWRITEBYTECODE is emptied for the run: where it is set (this machine's environment sets it), every one of the
+# suite's ~150 Python processes compiled memlab's modules again and each worker rewrote every test module's asserts;
+# the bytecode goes to the checkout's __pycache__ folders (git-ignored), as a plain `python` would write it.
 PYTEST_WORKERS ?= 2
 PYTEST_TIMEOUT ?= 900
 
 test: lint
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -raR -o faulthandler_timeout=$$(($(PYTEST_TIMEOUT) - 300)) \
+	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -raR -o faulthandler_timeout=$$(($(PYTEST_TIMEOUT) - 300)) \
 		--timeout $(PYTEST_TIMEOUT) --reruns 1 --only-rerun 'Failed: Timeout'
 
 bench: dev

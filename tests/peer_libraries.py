@@ -6,10 +6,9 @@ installed; `make test` installs it (the Makefile's dev stamp), so there none of 
 
 from __future__ import annotations
 
-import pytest
+from requires import require
 
-for _library in ("langchain_core", "llama_index.core", "autogen_core"):
-    pytest.importorskip(_library, reason=f"{_library} is not installed: pip install 'memlab[peers]'")
+require("langchain_core", "llama_index.core", "autogen_core")
 
 from memlab.context.peers import (  # noqa: E402  (after the skip: the classes need the libraries)
     AutogenBuffered,

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from requires import require
 
 from memlab.context.peers import AutogenTokenLimited
 from memlab.dialogues import load_tau_bench
@@ -13,7 +14,7 @@ from memlab.experiment import run_experiment
 from memlab.messages import system
 from memlab.units import orphans
 
-pytest.importorskip("autogen_core")
+require("autogen_core")
 
 DIALOGUES = 12
 BUDGET = 3_000

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from requires import require
 
-for _library in ("llama_index.core", "mem0", "langmem", "langgraph", "qdrant_client"):
-    pytest.importorskip(_library, reason=f"{_library} is not installed: pip install 'memlab[peers]'")
+require("llama_index.core", "mem0", "langmem", "langgraph", "qdrant_client")
 
 HELD_OUT = "conv-held-out-1"
 MEMORY_ENTRIES = "dev7_none,dev7_summarize,dev7_llamaindex_summary,dev7_langmem_summary"

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from requires import require
 
-for _library in ("llama_index.core", "mem0", "qdrant_client", "langmem", "trustcall"):
-    pytest.importorskip(_library, reason=f"{_library} is not installed: pip install 'memlab[peers]'")
+require("llama_index.core", "mem0", "qdrant_client", "langmem", "trustcall")
 
 from memlab.api import compose, run  # noqa: E402  (after the skip)
 from memlab.longterm import RESULT_EVIDENCE  # noqa: E402

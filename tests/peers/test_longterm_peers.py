@@ -19,9 +19,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from ranx import Qrels, Run, evaluate
+from requires import require
 
-for _library in ("llama_index.core", "mem0", "langmem", "langgraph", "qdrant_client"):
-    pytest.importorskip(_library, reason=f"{_library} is not installed: pip install 'memlab[peers]'")
+require("llama_index.core", "mem0", "langmem", "langgraph", "qdrant_client")
 
 from memlab.api import compose, run  # noqa: E402  (after the skip)
 from memlab.dialogues import load_locomo  # noqa: E402

@@ -12,9 +12,9 @@
 from __future__ import annotations
 
 import pytest
+from requires import require
 
-for _library in ("llama_index.core", "langmem", "langchain_core"):
-    pytest.importorskip(_library, reason=f"{_library} is not installed: pip install 'memlab[peers]'")
+require("llama_index.core", "langmem", "langchain_core")
 
 from memlab.api import compose, run  # noqa: E402  (after the skip)
 from memlab.dialogues import load_locomo  # noqa: E402
