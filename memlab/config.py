@@ -272,7 +272,7 @@ def register() -> ConfigStore:
     """Store the run schema and every subpackage's entry schemas in Hydra's ConfigStore (each a `LazySchema`),
     and install the cached package config source (memlab.config_source)."""
     register_resolvers()
-    config_source.register()
+    config_source.install()
     cs = ConfigStore.instance()
     cs.repo["run_schema.yaml"] = LazySchema("run_schema.yaml", RunConfig, None)
     groups = cs.repo.setdefault("schema", {})

@@ -5,7 +5,7 @@ names (~1.3 ms a file, ~17 for memlab's `config`): a sweep composes once per job
 times. `CachedPackageSource` keys each parse by the file's text, read on every load (an edited file is a new
 key, never served stale), and hands out a deep copy: Hydra pops `defaults` from the config it loads and merges
 its nodes into the composed config without copying them. `CachedSearchPath` points every ``pkg://`` entry of
-the search path at it; `register()` installs both through Hydra's plugin registry.
+the search path at it; `install()` registers both in Hydra's plugin registry.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ class CachedSearchPath(SearchPathPlugin):
                 element.path = f"{SCHEME}://{element.path.removeprefix('pkg://')}"
 
 
-def register() -> None:
+def install() -> None:
     """Install the source and the search path rewrite in Hydra's plugins (before Hydra builds a search path)."""
     plugins = Plugins.instance()
     plugins.register(CachedPackageSource)
