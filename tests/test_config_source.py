@@ -63,14 +63,3 @@ def test_an_edited_package_file_is_read_again(tmp_path: Path, monkeypatch: pytes
         config.write_text(f"value: {value}\n")
         assert resources.files("edited_conf").joinpath("config.yaml").read_text() == f"value: {value}\n"
         assert _recompose("edited_conf", []).value == value
-
-
-def test_an_edited_searchpath_file_is_read_again(tmp_path: Path) -> None:
-    """A file of the user's own config directory (file://, as --config-dir adds it) edited between composes."""
-    registered()
-    (tmp_path / "hooks").mkdir()
-    hook = tmp_path / "hooks" / "mine.yaml"
-    overrides = [f"hydra.searchpath=[file://{tmp_path}]", "+hooks@hooks.mine=mine"]
-    for value in (1, 2, 3):
-        hook.write_text(f"value: {value}\n")
-        assert _recompose("memlab.conf", overrides).hooks.mine.value == value
