@@ -31,6 +31,7 @@ from memlab.report.figures import RESULTS_DIR, check_docs, rewrite_docs
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MEMLAB_SHARED", ROOT.parent / "shared")) / "datasets"
+sys.path.insert(0, str(ROOT / "experiments"))  # the sources import the experiment scripts they quote
 DEV7, TAU = "locomo/locomo_dev7.json", "tau_bench/airline_gpt4o_dev150.json"
 CONTEXTS = ("none", "trim", "sliding_window", "summarize", "composite")
 
@@ -231,7 +232,6 @@ def longterm(scratch: Path) -> dict[str, Any]:
     """Long-term retrieval with the offline defaults (`longterm=locomo`): LoCoMo dev7, and the `ci_longterm` job;
     `bm25_raw_turns.*`: BM25 over dev7's raw turns with memlab's preprocessing, on the questions `longterm.*` counts
     (experiments/longterm_baselines.py's baseline, all categories)."""
-    sys.path.insert(0, str(ROOT / "experiments"))
     from longterm_baselines import BM25_MEMLAB, baselines
 
     from memlab.dialogues import load_locomo
@@ -247,7 +247,6 @@ def longterm(scratch: Path) -> dict[str, Any]:
 @source
 def backends(scratch: Path) -> dict[str, Any]:
     """The offline backends on LoCoMo dev7 (docs/backends.md): extractive summaries and QA, embedder retrieval."""
-    sys.path.insert(0, str(ROOT / "experiments"))
     from embed_retrieval import bm25_reference
 
     from memlab.dialogues import load_locomo
