@@ -40,8 +40,8 @@ demo: install
 	$(BIN)/memlab run experiment=demo
 
 lint: dev
-	$(BIN)/ruff check memlab tests
-	$(BIN)/ruff format --check memlab tests
+	$(BIN)/ruff check memlab tests experiments
+	$(BIN)/ruff format --check memlab tests experiments
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 

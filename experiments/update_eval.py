@@ -1,7 +1,7 @@
 """Updated facts and cue words that revise nothing, on the current rules (docs/longterm.md: "Updated facts ...").
 
-    python experiments/update_eval.py [--sets dev,heldout,heldout2,synthetic,misfire_dev,misfire_heldout] [--seeds 21-40]
-                                      [--runs DIR] [OVERRIDE ...]
+    python experiments/update_eval.py [--sets dev,heldout,heldout2,synthetic,misfire_dev,misfire_heldout]
+                                      [--seeds 21-40] [--runs DIR] [OVERRIDE ...]
 
 Each set is replayed with `memlab.api.run`, exactly as `memlab run` would, and scored by the run's own metric
 functions over its probe records (a set of several runs is pooled by question, not averaged by run):
