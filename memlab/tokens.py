@@ -213,8 +213,8 @@ class TiktokenCounter(_CachedCounter):
     """
 
     LINE_CACHE_SIZE = 1 << 17
-    # Shorter texts are tokenized whole. A summary (about 1,100 characters) is counted on every call that
-    # returns it, and its lines are the ones the summarizer counted: 8x faster from them (issue 29).
+    # Shorter texts are tokenized whole, once each (kept with the lines). A summary (about 1,100 characters) is
+    # counted on every call that returns it, and its lines are the ones the summarizer counted: 8x faster from them.
     LONG_TEXT = 512
     # Texts this long keep their head for the next one to extend (`_count_long`): a transcript. The shorter
     # texts counted between a replay's summary prompts (the summary, an answer prompt) would replace it.
@@ -236,9 +236,9 @@ class TiktokenCounter(_CachedCounter):
         self._head = ("", 0)
 
     def count_text(self, text: str) -> int:
-        if len(text) >= self.LONG_TEXT and "\n" in text:
-            return self._count_long(text)
-        return len(self._encode(text))
+        if len(text) >= self.LONG_TEXT:
+            return self._count_long(text) if "\n" in text else len(self._encode(text))
+        return self._line(text)  # short texts repeat (roles, tool schemas: 6 per model call): counted once
 
     def _count_long(self, text: str) -> int:
         """`count_lines` of the text's lines; a text that begins with the last long one's head counts only what follows.

@@ -10,7 +10,14 @@ import pytest
 
 from memlab.errors import MemlabError
 from memlab.messages import Message, ToolCall
-from memlab.tokens import CHAT_TOKENS_PER_MESSAGE, EstimateCounter, TiktokenCounter, get_counter, tool_schema_tokens
+from memlab.tokens import (
+    CHAT_TOKENS_PER_MESSAGE,
+    EstimateCounter,
+    TiktokenCounter,
+    get_counter,
+    load_encoding,
+    tool_schema_tokens,
+)
 
 
 def test_estimate_is_chars_over_2_5_plus_4_per_message() -> None:
@@ -53,21 +60,35 @@ def test_an_unknown_tokenizer_is_a_user_error_listing_the_known_ones() -> None:
         get_counter("nonexistent")
 
 
-def test_each_distinct_message_is_tokenized_once() -> None:
-    counter = TiktokenCounter("cl100k_base")
-    calls = 0
+def _encoded(counter: TiktokenCounter) -> list[str]:
+    """The texts `counter` hands its tokenizer from now on, in order."""
+    texts: list[str] = []
     encode = counter._encode
 
     def counting(text: str) -> list[int]:
-        nonlocal calls
-        calls += 1
+        texts.append(text)
         return encode(text)
 
     counter._encode = counting
+    return texts
+
+
+def test_each_distinct_message_is_tokenized_once() -> None:
+    counter = TiktokenCounter("cl100k_base")
+    encoded = _encoded(counter)
     history = [Message(role="user", content=f"message {i}", id=str(i)) for i in range(50)]
     for end in range(1, len(history) + 1):  # the simulator's pattern: a growing history
         counter.count_request(history[:end])
-    assert calls == 2 * len(history)  # the role and the text of each message, once each
+    assert len(encoded) == len(history) + 1  # the text of each message once, the role once (short texts memoized)
+
+
+def test_a_short_text_is_tokenized_once_and_counted_as_tiktoken_counts_it() -> None:
+    counter = TiktokenCounter("o200k_base")
+    texts = ["user", "search_memory:Search long-term memory", "user", "a\nb", "x" * 600, "x" * 600]
+    encoding = load_encoding("o200k_base")
+    encoded = _encoded(counter)
+    assert [counter.count_text(t) for t in texts] == [len(encoding.encode(t, disallowed_special=())) for t in texts]
+    assert encoded == texts[:2] + texts[3:]  # the second "user" is remembered; a long text without a newline is not
 
 
 def test_unknown_encoding_is_a_clear_error() -> None:

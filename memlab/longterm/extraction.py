@@ -8,6 +8,7 @@ person, no name), and a repeat of one of the last turns. Each skipped turn names
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 
@@ -48,15 +49,25 @@ def should_skip_extraction(message: Message, recent: Sequence[Message] = ()) -> 
     text = message.text.strip()
     if message.role == "tool" or (message.tool_calls and not text):
         return SKIP_TOOL_OUTPUT
+    layer = _text_layer(text)
+    if layer is not None:
+        return layer
+    key = word_key(text)
+    if any(word_key(m.text) == key for m in recent[-REPEAT_WINDOW:]):
+        return SKIP_REPEAT
+    return None
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _text_layer(text: str) -> str | None:
+    """The first layer that rejects `text` by its words alone (too short, small talk, nothing personal), memoized:
+    runs that replay the same dialogues ask it of the same turns."""
     if len(words(text)) < MIN_WORDS:
         return SKIP_TOO_SHORT
     if len(content_words(SMALL_TALK.sub(" ", text))) < 2:
         return SKIP_SMALL_TALK
     if not is_about_someone(text):
         return SKIP_NOT_PERSONAL
-    key = word_key(text)
-    if any(word_key(m.text) == key for m in recent[-REPEAT_WINDOW:]):
-        return SKIP_REPEAT
     return None
 
 

@@ -9,6 +9,7 @@ memory came from) and ``created_at`` to the value so that every memory is tracea
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -93,8 +94,9 @@ def namespace_for(security: SecurityContext, agent_namespace: str) -> tuple[str,
     return namespace_of(agent_namespace, security.user_id)
 
 
+@functools.lru_cache(maxsize=1 << 12)
 def namespace_key(namespace: tuple[str, ...]) -> str:
-    """The namespace as the JSON array the store keys on."""
+    """The namespace as the JSON array the store keys on (memoized: every save and search asks, per touched row)."""
     return json.dumps(list(namespace), ensure_ascii=False, separators=(",", ":"))
 
 

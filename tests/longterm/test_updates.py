@@ -17,6 +17,7 @@ import pytest
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
+from memlab.dialogues import Dialogue
 from memlab.dialogues.synthetic import UPDATE, generate_synthetic
 from memlab.longterm import RESULT_EVIDENCE, MemoryType
 from memlab.longterm.model import SOURCE_AUTO_EXTRACT
@@ -42,7 +43,8 @@ def newer_first_rates(make_config, *variants: tuple[str, ...]) -> list[tuple[flo
 
     The seeds are independent (a fresh store each): replayed in two forked processes, one seed's variants in
     the same process, so they share its memoized text analysis (the same dialogues: sentences, terms); the
-    tokenizer and the embedder's imports are loaded before the fork, once. Only memoization is shared.
+    tokenizer and the embedder's imports are loaded before the fork, once. Only memoization (the hashing embedder's
+    rows among it) and the seed's generated dialogues are shared.
     """
     cfgs = [make_config("longterm=chat", "agent_id=chat", *overrides) for overrides in variants]
     get_counter(cfgs[0].tokenizer)  # loaded once, inherited by the forks ...
@@ -64,15 +66,16 @@ def newer_first_rates(make_config, *variants: tuple[str, ...]) -> list[tuple[flo
 
 
 def _seed_variants(cfgs: list[DictConfig], seed: int) -> list[tuple[list[bool], dict[str, float]]]:
-    """`_seed_outcomes` of one seed under each config, in this process."""
-    return [_seed_outcomes(cfg, seed) for cfg in cfgs]
+    """`_seed_outcomes` of one seed's dialogues (generated once: frozen, the same for every variant) under each
+    config, in this process."""
+    dialogues = generate_synthetic(seed=seed, dialogues=16, sessions=6, turns_per_session=10, facts=8, update_rate=0.5)
+    return [_seed_outcomes(cfg, dialogues) for cfg in cfgs]
 
 
-def _seed_outcomes(cfg: DictConfig, seed: int) -> tuple[list[bool], dict[str, float]]:
+def _seed_outcomes(cfg: DictConfig, dialogues: list[Dialogue]) -> tuple[list[bool], dict[str, float]]:
     """`_outcomes` of one seed's dialogues (its users' memories in one store), and `newer_first_metrics` of them."""
     counter = get_counter(cfg.tokenizer)
     component = instantiate(cfg.longterm)
-    dialogues = generate_synthetic(seed=seed, dialogues=16, sessions=6, turns_per_session=10, facts=8, update_rate=0.5)
     records = list(
         simulate(
             dialogues,
