@@ -5,14 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pytest
 from entries import registered
-from hydra import compose, initialize_config_module
+from hydra import compose, initialize_config_dir, initialize_config_module
+from hydra._internal import defaults_list
 from hydra._internal.core_plugins.importlib_resources_config_source import ImportlibResourcesConfigSource
 from omegaconf import DictConfig, OmegaConf
 
-from memlab.config_source import SCHEME, CachedPackageSource
+from memlab import config_source
+from memlab.config_source import _HYDRAS_INTERPOLATION_MAP, SCHEME, CachedPackageSource, interpolation_map
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 
@@ -63,3 +66,46 @@ def test_an_edited_package_file_is_read_again(tmp_path: Path, monkeypatch: pytes
         config.write_text(f"value: {value}\n")
         assert resources.files("edited_conf").joinpath("config.yaml").read_text() == f"value: {value}\n"
         assert _recompose("edited_conf", []).value == value
+
+
+@pytest.mark.parametrize(
+    "overrides", [[], ["experiment=demo"], ["longterm=locomo", "+hooks@hooks.summarization=summarization"]]
+)
+def test_configs_compose_as_with_hydras_interpolation_map(
+    overrides: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the map built only for defaults lists that read it (`interpolation_map`), memlab's configs compose to
+    Hydra's text, `hydra` node included; Hydra's own builder is never called for them."""
+    registered()
+    assert defaults_list._create_interpolation_map is interpolation_map
+    built: list[int] = []
+
+    def hydras(*args: Any) -> DictConfig:
+        built.append(1)
+        return _HYDRAS_INTERPOLATION_MAP(*args)
+
+    monkeypatch.setattr(config_source, "_HYDRAS_INTERPOLATION_MAP", hydras)
+    with initialize_config_module(config_module="memlab.conf", version_base=None):
+        ours = OmegaConf.to_yaml(compose(config_name="config", overrides=overrides, return_hydra_config=True))
+        assert built == []
+        monkeypatch.setattr(defaults_list, "_create_interpolation_map", hydras)
+        assert OmegaConf.to_yaml(compose(config_name="config", overrides=overrides, return_hydra_config=True)) == ours
+        assert built
+
+
+def test_a_defaults_list_interpolation_still_resolves(tmp_path: Path) -> None:
+    """Hydra's `- pair: ${data}_${model}` (its docs' example) picks the entry named by the choices made so far."""
+    registered()
+    for group, name, text in [
+        ("data", "a", "{}"),
+        ("data", "b", "{}"),
+        ("model", "m", "{}"),
+        ("pair", "a_m", "value: 1"),
+        ("pair", "b_m", "value: 2"),
+    ]:
+        (tmp_path / group).mkdir(exist_ok=True)
+        (tmp_path / group / f"{name}.yaml").write_text(text + "\n")
+    (tmp_path / "config.yaml").write_text("defaults:\n  - data: a\n  - model: m\n  - pair: ${data}_${model}\n")
+    with initialize_config_dir(config_dir=str(tmp_path), version_base=None):
+        assert compose(config_name="config").pair.value == 1
+        assert compose(config_name="config", overrides=["data=b"]).pair.value == 2

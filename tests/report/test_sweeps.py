@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -139,3 +140,50 @@ def test_optuna_searches_for_the_objective(
     values = [json.loads((p / "metrics.json").read_text())["tokens.prompt.mean"] for p in sorted(sweep.glob("[0-9]*"))]
     assert result["best_value"] == min(values)
     assert (sweep / "comparison.csv").is_file()
+
+
+def test_each_job_is_composed_once_into_the_config_hydra_composes_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memlab_run_err: Callable[..., tuple[int, str]]
+) -> None:
+    """The basic launcher takes the configs the sweeper composed to check the batch (`cli._jobs_composed_once`):
+    each job's config, its `hydra` node included, is the text Hydra's second compose gives; one compose a job
+    fewer; Hydra's methods are its own again after the command."""
+    import contextlib
+
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl
+    from hydra._internal.core_plugins import basic_launcher
+    from hydra.core import utils
+    from hydra.plugins.sweeper import Sweeper
+    from omegaconf import DictConfig, OmegaConf
+
+    from memlab import cli
+
+    hydras = (Sweeper.validate_batch_is_legal, ConfigLoaderImpl.load_sweep_config)
+    composes, jobs = [], []
+    load, run_job = ConfigLoaderImpl.load_configuration, utils.run_job
+
+    def counted(self: ConfigLoaderImpl, *args: Any, **kwargs: Any) -> DictConfig:
+        composes.append(1)
+        return load(self, *args, **kwargs)
+
+    def recorded(*, config: DictConfig, **kwargs: Any) -> Any:
+        jobs.append(OmegaConf.to_yaml(config))  # what the launcher hands the job, before the job sets its folder
+        return run_job(config=config, **kwargs)
+
+    monkeypatch.setattr(ConfigLoaderImpl, "load_configuration", counted)
+    monkeypatch.setattr(utils, "run_job", recorded)  # where Hydra's plugin scan, which runs the module again, finds it
+    monkeypatch.setattr(basic_launcher, "run_job", recorded)
+
+    def sweep(name: str) -> tuple[int, list[str]]:
+        composes.clear(), jobs.clear()
+        out = tmp_path / name
+        status, err = memlab_run_err("-m", *TINY, "context=none,trim", f"hydra.sweep.dir={out}")
+        assert status == 0, err
+        return len(composes), [job.replace(str(out), "SWEEP") for job in jobs]
+
+    once = sweep("once")
+    assert (Sweeper.validate_batch_is_legal, ConfigLoaderImpl.load_sweep_config) == hydras  # the patch did not leak
+    monkeypatch.setattr(cli, "_jobs_composed_once", contextlib.nullcontext)
+    twice = sweep("twice")
+    assert len(once[1]) == 2 and once[1] == twice[1]
+    assert once[0] == twice[0] - 2  # Hydra's mode probe, the sweep's config, then each job once (not twice)

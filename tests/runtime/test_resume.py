@@ -50,7 +50,7 @@ def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], P
     """The uninterrupted run's folder per backend, replayed once per test session (it does not depend on k).
 
     In this process (tests/in_process.py): it is the reference the resumed processes must match, and a run's
-    metrics do not depend on the process it runs in; the stop and the resume stay processes of their own.
+    metrics do not depend on the process it runs in; the resume stays a process of its own.
     """
     done: dict[str, Path] = {}
 
@@ -68,14 +68,22 @@ def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], P
 @pytest.mark.xdist_group("resume_uninterrupted")  # one worker replays each backend's uninterrupted run, once
 @pytest.mark.parametrize(("backend", "stop_after"), [("sqlite", 3), ("sqlite", 4), ("postgres", 4), ("mariadb", 2)])
 def test_a_resumed_replay_gives_the_uninterrupted_metrics(
-    backend: str, stop_after: int, tmp_path: Path, uninterrupted: Callable[[str], Path]
+    backend: str,
+    stop_after: int,
+    tmp_path: Path,
+    uninterrupted: Callable[[str], Path],
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """The stop runs in this process (tests/in_process.py); the resume is `memlab run` in a new process, which
+    has nothing of the stopped run but its store: the command line and the checkpoint's round trip."""
     whole = uninterrupted(backend)
     # histories, long-term memories and the checkpoint all live in the run's store: one database per replay
     with _stores().isolated(backend, tmp_path / "b") as other:
         parts = (*RUN, *other.overrides, "name=parts")
-        stopped = memlab(*parts, f"sim.stop_after_session={stop_after}", f"output_dir={tmp_path / 'first'}")
-        assert f"stopped after session {stop_after}" in stopped and not (tmp_path / "first").exists()
+        capsys.readouterr()
+        status = memlab_main("run", *parts, f"sim.stop_after_session={stop_after}", f"output_dir={tmp_path / 'first'}")
+        stopped = capsys.readouterr().out
+        assert status == 0 and f"stopped after session {stop_after}" in stopped and not (tmp_path / "first").exists()
         memlab(*parts, "sim.resume=true", f"output_dir={tmp_path / 'resumed'}")
     assert (whole / "metrics.json").read_bytes() == (tmp_path / "resumed" / "metrics.json").read_bytes()
     assert (whole / "calls.csv").read_bytes() == (tmp_path / "resumed" / "calls.csv").read_bytes()
