@@ -99,8 +99,9 @@ def test_sentences_are_pysbds(s: str) -> None:
 def test_sentences_are_pysbds_on_the_corpora(locomo_path, tau_bench_path) -> None:
     texts = [m.text for d in load_locomo(locomo_path) for session in d.sessions for m in session.messages]
     texts += [m.text for d in load_tau_bench(tau_bench_path) for session in d.sessions for m in session.messages]
-    different = [t for t in texts if t.strip() and text._segment(t) != _PYSBD.segment(t)]
-    assert len(texts) > 5_000 and different == []
+    distinct = [t for t in dict.fromkeys(texts) if t.strip()]  # 6,451 of 7,028 texts, 78% of the characters
+    different = [t for t in distinct if text._segment(t) != _PYSBD.segment(t)]
+    assert len(distinct) > 5_000 and different == []
 
 
 def test_regex_whitespace_is_str_isspace() -> None:
