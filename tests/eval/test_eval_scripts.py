@@ -65,6 +65,7 @@ def test_summary_quality(one_conversation: Path, run_script: Callable[[str, Path
     )
 
 
+@pytest.mark.xdist_group("minilm")  # the worker that has loaded torch and the model (tests/embed/test_minilm.py)
 def test_embed_retrieval(one_conversation: Path, run_script: Callable[[str, Path], list[str]]) -> None:
     f = evaluate_retrieval(load_locomo(one_conversation), HashingEmbedder)
     rows = run_script("embed_retrieval.py", one_conversation)
