@@ -24,7 +24,7 @@ SLOWEST = (
     "tests/tracking/test_loggers.py",
     "tests/stores/test_run_isolation.py",
     "tests/sim/test_parallel_replay.py",
-    "tests/sim/test_fork_after_torch.py",  # added Dec 6: a MiniLM sweep in a child process, 47 s at load 5
+    "tests/sim/test_fork_after_torch.py",  # added Dec 6: a MiniLM sweep in a child process (13 CPU s since suite-misc)
     "tests/metrics/test_answer_scorers.py",
     "tests/sim/test_bounded_memory.py",
     "tests/report/test_ci_baseline.py",

@@ -126,9 +126,9 @@ def test_sentences_are_pysbds(s: str) -> None:
 
 
 def test_sentences_are_pysbds_on_the_corpora(locomo_path, tau_bench_path) -> None:
-    texts = _corpus_texts(locomo_path, tau_bench_path)
-    different = [t for t in texts if t.strip() and text._segment(t) != _PYSBD.segment(t)]
-    assert len(texts) > 5_000 and different == []
+    distinct = [t for t in dict.fromkeys(_corpus_texts(locomo_path, tau_bench_path)) if t.strip()]
+    different = [t for t in distinct if text._segment(t) != _PYSBD.segment(t)]  # 6,451 of 7,028 texts are distinct
+    assert len(distinct) > 5_000 and different == []
 
 
 def test_regex_whitespace_is_str_isspace() -> None:

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference_scorers import locomo_score, mem0_scores
+from replays import NO_FIGURES
 
 from memlab.dialogues.locomo import LOCOMO_CATEGORIES
 from memlab.metrics.answers import locomo_f1, mem0_bleu1, mem0_f1
@@ -32,6 +33,7 @@ def answered(tmp_path_factory: pytest.TempPathFactory, locomo_path: Path, compos
         "dataset.sample_ids=[conv-26,conv-30]",
         "eval.answers=true",
         "eval.judge=false",
+        NO_FIGURES,  # the tests read questions.csv only
     )
     run = run_experiment(cfg, tmp_path_factory.mktemp("answers")).run_dir
     frame = pd.read_csv(run / "questions.csv", keep_default_na=False, na_values=[""])

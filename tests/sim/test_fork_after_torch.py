@@ -1,9 +1,11 @@
 """A parallel replay forked from a process that has run torch finishes (memlab.sim.parallel._one_torch_thread).
 
-A sweep runs its jobs in one process: a job with one dialogue replays there, and `embedder=minilm` starts torch's
-OpenMP threads; the next job with several dialogues forks its workers, whose first parallel torch operation waited
-for threads the fork did not copy, forever. The sweep runs in a child process with its own session, so a hang is
-killed whole at the timeout and reported.
+A sweep runs its jobs in one process: a job replayed there (one dialogue, or `sim.workers=1`) with
+`embedder=minilm` starts torch's OpenMP threads; the next job with several workers forks them, and their first
+parallel torch operation waited for threads the fork did not copy, forever. The sweep runs in a child process with
+its own session, so a hang is killed whole at the timeout and reported. Its dialogues are two synthetic ones of three
+turns: the hang needs only an embedding in the parent and one in a worker (without `_one_torch_thread` this sweep
+hangs), and most of its cost is importing sentence-transformers.
 """
 
 from __future__ import annotations
@@ -18,25 +20,26 @@ from pathlib import Path
 import pytest
 from requires import needs_minilm
 
-TIMEOUT_S = 240  # the sweep takes about 25 CPU s; hung, it never ends
+TIMEOUT_S = 240  # the sweep takes about 13 CPU s; hung, it never ends
 
 SWEEP = """
 import json, sys
 import memlab
 
-path, out = sys.argv[1:3]
-base = ["dataset=locomo", f"dataset.path={path}", "sim.max_sessions=1", "context=none", "longterm=locomo",
-        "embedder=minilm", "embedder.threads=2", "sim.progress=false"]  # two threads: a pool whatever the cores
-memlab.run([*base, "dataset.max_dialogues=1"], f"{out}/one")  # replayed in this process: torch's threads start
-runs = {w: memlab.run([*base, "dataset.max_dialogues=2", f"sim.workers={w}"], f"{out}/w{w}") for w in (2, 1)}
+out = sys.argv[1]
+base = ["dataset=synthetic", "dataset.dialogues=2", "dataset.sessions=1", "dataset.turns_per_session=3",
+        "dataset.facts=2", "dataset.tool_call_rate=0", "context=none", "longterm=locomo", "embedder=minilm",
+        "embedder.threads=2", "sim.progress=false", "report.plots=false"]  # two threads: a pool whatever the cores
+# workers=1 replays in this process, so torch's threads start; workers=2 then forks from it
+runs = {w: memlab.run([*base, f"sim.workers={w}"], f"{out}/w{w}") for w in (1, 2)}
 print(json.dumps({w: (r.run_dir / "metrics.json").read_text() for w, r in runs.items()}))
 """
 
 
 @needs_minilm
-def test_workers_forked_after_torch_ran_finish(locomo_path: Path, tmp_path: Path) -> None:
+def test_workers_forked_after_torch_ran_finish(tmp_path: Path) -> None:
     child = subprocess.Popen(
-        [sys.executable, "-c", SWEEP, str(locomo_path), str(tmp_path)],
+        [sys.executable, "-c", SWEEP, str(tmp_path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

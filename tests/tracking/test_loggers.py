@@ -46,21 +46,17 @@ def leaves(node: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix[:-1]: node}
 
 
-def test_mlflow_client_lists_the_run_with_every_metric_and_the_resolved_config(tmp_path: Path) -> None:
+def test_mlflow_client_lists_the_run_with_every_metric_and_the_resolved_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memlab_run_err: Any
+) -> None:
+    """The run in this process (`memlab_run_err`): mlflow, imported here anyway, is not imported a second time."""
     mlflow = pytest.importorskip("mlflow", reason="mlflow is not installed: pip install 'memlab[mlflow]'")
+    monkeypatch.setenv("CI", "1")
     run_dir = tmp_path / "run"
-    out = memlab(
-        "run",
-        "logger=mlflow",
-        *TINY,
-        "longterm=chat",
-        f"system_prompt={LONG_PROMPT}",
-        f"output_dir={run_dir}",
-        "tags=[nightly]",
-        cwd=tmp_path,
-    )
-    assert out.returncode == 0, out.stderr
-    assert "WARNING" not in out.stderr
+    args = ("logger=mlflow", *TINY, "longterm=chat", f"system_prompt={LONG_PROMPT}", f"output_dir={run_dir}")
+    status, err = memlab_run_err(*args, "tags=[nightly]")
+    assert status == 0, err
+    assert "WARNING" not in err
     client = mlflow.tracking.MlflowClient(tracking_uri=f"sqlite:///{tmp_path}/reports/mlflow.db")  # the default store
     experiment = client.get_experiment_by_name("debug")  # the run's name (debug=default names it)
     [logged] = client.search_runs([experiment.experiment_id])
