@@ -20,9 +20,9 @@ from memlab.embed.base import CachedEmbedder
 DEFAULT_DIM = 768
 CHAR_NGRAMS = (3, 5)
 # Rows by (dim, text), shared by every instance of a process: each row depends on its text alone (hashed n-grams,
-# normalized per row), and the runs of a sweep or a test's variants embed the same texts. Cleared when full
-# (at 768 dimensions, 16,384 rows are 48 MiB).
-SHARED_ROWS = 1 << 14
+# normalized per row), and the runs of a sweep or a test's variants embed the same texts. Cleared when full: at 768
+# dimensions 8,192 rows are 24 MiB, kept beside each instance's own cache (docs/speed.md: a dev7 run's peak).
+SHARED_ROWS = 1 << 13
 _ROWS: dict[tuple[int, str], np.ndarray] = {}
 _ROWS_LOCK = threading.Lock()  # a background extraction thread may embed beside the replay's
 
