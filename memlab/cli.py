@@ -573,10 +573,11 @@ def _jobs_composed_once() -> Iterator[None]:
 
     Hydra's sweeper composes every job of a batch to check it (`Sweeper.validate_batch_is_legal`), drops the
     configs, and the basic launcher composes each job again (`load_sweep_config`): half of a sweep's compose
-    time, ~0.1-0.3 CPU s a job. Here the check keeps what it composed and the launcher's call with the same
-    master config and overrides takes it (once); the call is the same, on the same files and overrides, only
-    made before the earlier jobs ran instead of after. A launcher in other processes (joblib) composes there as
-    before; each check drops what the last one kept. Hydra's methods come back when the block ends.
+    time, ~0.14 CPU s a job of the tau-bench peers sweep (docs/speed.md). Here the check keeps what it composed
+    and the launcher's call with the same master config and overrides takes it (once): the same call on the
+    same files and overrides, only made before the earlier jobs ran instead of after. A launcher in other
+    processes (joblib, Ray) composes there as before; each check drops what the last one kept. Hydra's methods
+    come back when the block ends.
     """
     from hydra._internal.config_loader_impl import ConfigLoaderImpl
     from hydra.plugins.sweeper import Sweeper
