@@ -21,6 +21,8 @@ from memlab.dialogues.locomo import LOCOMO_CATEGORIES
 from memlab.metrics.answers import locomo_f1, mem0_bleu1, mem0_f1
 
 NUMBER = {name: int(n) for n, name in LOCOMO_CATEGORIES.items()}
+# One worker runs the module under `--dist loadgroup`, so the answered run below is replayed once, not once per worker.
+pytestmark = pytest.mark.xdist_group("answer_scorers")
 
 
 @pytest.fixture(scope="module")

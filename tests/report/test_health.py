@@ -11,11 +11,14 @@ from pathlib import Path
 
 import pytest
 from in_process import memlab_main
+from replays import NO_FIGURES
 
 from memlab.report import find_runs, load_run
 from memlab.report.comparison import inert_parameters
 
 SMALL = ("dataset.dialogues=1", "dataset.sessions=2", "context=summarize", "eval.answers=true")
+# No assert reads a figure: only the first run that measured nothing draws them (figures of a run whose every call
+# failed), the others leave them out (replays.NO_FIGURES).
 # No server listens on port 9 (discard) here: every call fails as with a provider that is down.
 SERVER_DOWN = (
     "llm=litellm",
@@ -65,13 +68,13 @@ def test_every_call_failed_warns_and_strict_fails(
     report = (tmp_path / "run" / "report.md").read_text()
     assert report.splitlines()[2].startswith("> **WARNING: this run measured nothing here: every one of the")
     assert 'class="banner">WARNING' in (tmp_path / "run" / "report.html").read_text()
-    status, stderr = memlab(*SMALL, *llm, "strict=true", f"hydra.run.dir={tmp_path / 'strict'}")
+    status, stderr = memlab(*SMALL, *llm, "strict=true", NO_FIGURES, f"hydra.run.dir={tmp_path / 'strict'}")
     assert status == 2
     assert "memlab: error: strict=true and the run measured nothing" in stderr
 
 
 def test_a_run_that_measured_something_has_no_warning(tmp_path: Path, memlab: Callable[..., tuple[int, str]]) -> None:
-    status, stderr = memlab(*SMALL, "strict=true", f"hydra.run.dir={tmp_path / 'run'}")
+    status, stderr = memlab(*SMALL, "strict=true", NO_FIGURES, f"hydra.run.dir={tmp_path / 'run'}")
     assert status == 0, stderr
     assert "WARNING" not in stderr and "WARNING" not in (tmp_path / "run" / "report.md").read_text()
 
@@ -88,6 +91,7 @@ def test_a_swept_parameter_that_changed_nothing_is_flagged(
         "dataset.seed=1,2",
         "context=sliding_window",
         "context.strategy.max_tokens=900000,1000000",
+        NO_FIGURES,
         f"hydra.sweep.dir={sweep}",
     )
     assert status == 0, stderr
@@ -109,8 +113,8 @@ def test_a_model_that_echoes_warns_that_most_summaries_fell_back(
             "llm=litellm", "llm.model=openai/test-model", f"llm.api_base={server.base_url}",
             "llm.api_key_env=MEMLAB_TEST_KEY", "llm.num_retries=0", f"llm.cache_dir={tmp_path / 'cache'}",
         )  # fmt: skip
-        status, stderr = memlab(*SMALL[:3], *echo, f"hydra.run.dir={tmp_path / 'first'}")
-        memlab(*SMALL[:3], *echo, f"hydra.run.dir={tmp_path / 'again'}")  # from the cache
+        status, stderr = memlab(*SMALL[:3], *echo, NO_FIGURES, f"hydra.run.dir={tmp_path / 'first'}")
+        memlab(*SMALL[:3], *echo, NO_FIGURES, f"hydra.run.dir={tmp_path / 'again'}")  # from the cache
     assert status == 0, stderr
     metrics = json.loads((tmp_path / "first" / "metrics.json").read_text())
     asked = metrics["summary.count"]
