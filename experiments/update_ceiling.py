@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,13 @@ class Case:
     speakers: list[str | None]
     when: list[tuple[int, int]]
     vectors: np.ndarray
-    questions: list[tuple[np.ndarray, set[str], set[str]]]  # vector, evidence, superseded (older) or decoys
+    questions: list[tuple[str, np.ndarray, set[str], set[str]]]  # kind, vector, evidence, superseded or decoys
+
+
+def kind(superseded: Sequence[str], decoys: Sequence[str]) -> str:
+    """``updated`` (the evidence revises older statements), ``misfire`` (a later decoy revises nothing) or
+    ``stable`` (a fact that never changed)."""
+    return "updated" if superseded else "misfire" if decoys else "stable"
 
 
 def load_model(name: str) -> Any:
@@ -70,23 +77,27 @@ def cases(model: Any, set_name: str) -> list[Case]:
                 when=[(s, i) for i, (_, s) in enumerate(turns)],
                 vectors=model.encode(texts, normalize_embeddings=True, batch_size=64),
                 questions=[
-                    (q, set(p.evidence), set(p.metadata.get(SUPERSEDED_KEY) or p.metadata.get(DECOYS_KEY) or ()))
+                    (kind(older, decoys), q, set(p.evidence), set(older or decoys))
                     for q, p in zip(questions, probes, strict=True)
+                    for older, decoys in [(p.metadata.get(SUPERSEDED_KEY) or (), p.metadata.get(DECOYS_KEY) or ())]
                 ],
             )
         )
     return out
 
 
-def score(data: list[Case], k: int, margin: float, same_speaker: bool) -> tuple[int, int, int]:
-    """(questions, answer first, superseded statement or decoy first) under the rule (k = 1: the dense ranking).
+def score(data: list[Case], k: int, margin: float, same_speaker: bool, only: str | None = None) -> tuple[int, int, int]:
+    """(questions, answer first, superseded statement or decoy first) under the rule (k = 1: the dense ranking), over
+    the questions of kind `only` (None: all).
 
     An update question's answer is the newer statement; a misfire question's (or a fact that never changed) is the
     one statement, and its decoy a later turn on the subject that revises nothing.
     """
     n = newer = older = 0
     for case in data:
-        for vector, evidence, superseded in case.questions:
+        for question_kind, vector, evidence, superseded in case.questions:
+            if only is not None and question_kind != only:
+                continue
             sims = case.vectors @ vector
             order = np.argsort(-sims, kind="stable")
             top = int(order[0])
@@ -126,7 +137,9 @@ def main() -> None:
         if args.rule:
             k, margin, same = int(args.rule[0]), float(args.rule[1]), args.rule[2] == "1"
             for name, d in data.items():
-                print(f"{label} {name}: dense {score(d, 1, 0.0, False)}, rule {score(d, k, margin, same)}")
+                for only in sorted({q[0] for case in d for q in case.questions}):
+                    dense, rule = score(d, 1, 0.0, False, only), score(d, k, margin, same, only)
+                    print(f"{label} {name} {only}: dense {dense}, rule {rule}")
 
 
 if __name__ == "__main__":
