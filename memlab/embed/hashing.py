@@ -10,8 +10,6 @@ a large hashed space at random (whose sparse projection drops most features at 3
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
 from memlab.embed.base import CachedEmbedder
@@ -19,12 +17,6 @@ from memlab.embed.base import CachedEmbedder
 # First design document, semantic retrieval: "将用户消息转为 768/1536 维向量".
 DEFAULT_DIM = 768
 CHAR_NGRAMS = (3, 5)
-# Rows by (dim, text), shared by every instance of a process: each row depends on its text alone (hashed n-grams,
-# normalized per row), and the runs of a sweep or a test's variants embed the same texts. Cleared when full: at 768
-# dimensions 8,192 rows are 24 MiB, kept beside each instance's own cache (docs/speed.md: a dev7 run's peak).
-SHARED_ROWS = 1 << 13
-_ROWS: dict[tuple[int, str], np.ndarray] = {}
-_ROWS_LOCK = threading.Lock()  # a background extraction thread may embed beside the replay's
 
 
 class HashingEmbedder(CachedEmbedder):
@@ -46,14 +38,9 @@ class HashingEmbedder(CachedEmbedder):
             n_features=dim, analyzer="char_wb", ngram_range=CHAR_NGRAMS, alternate_sign=True, norm="l2"
         )
 
+    def shared_scope(self) -> tuple[str, int]:
+        """A row depends on its text and `dim` alone (hashed n-grams, normalized per row): shared in the process."""
+        return self.name, self.dim
+
     def _embed(self, texts: list[str]) -> np.ndarray:
-        """The texts' rows, those no instance of this process has hashed yet hashed now (`_ROWS`)."""
-        with _ROWS_LOCK:
-            new = [t for t in dict.fromkeys(texts) if (self.dim, t) not in _ROWS]
-            if new and len(_ROWS) + len(new) > SHARED_ROWS:
-                _ROWS.clear()
-                new = list(dict.fromkeys(texts))
-            if new:
-                rows = self._vectorizer.transform(new).toarray().astype(np.float32)
-                _ROWS.update(((self.dim, t), row) for t, row in zip(new, rows, strict=True))
-            return np.stack([_ROWS[(self.dim, t)] for t in texts])
+        return self._vectorizer.transform(texts).toarray().astype(np.float32)

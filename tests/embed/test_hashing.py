@@ -43,15 +43,20 @@ def test_a_bad_dim_is_rejected() -> None:
 def test_rows_shared_between_instances_are_each_texts_own(monkeypatch: pytest.MonkeyPatch) -> None:
     """Rows hashed by another instance, in other batches, or after the shared rows were cleared are the ones the
     vectorizer gives each text alone; each instance still reports the texts it had not embedded itself."""
-    from memlab.embed import hashing
+    from memlab.embed import base
 
-    monkeypatch.setattr(hashing, "_ROWS", {})
-    monkeypatch.setattr(hashing, "SHARED_ROWS", 3)  # the second and third batches below clear them
+    monkeypatch.setattr(base, "_SHARED", {})
+    monkeypatch.setattr(base, "SHARED_ROWS", 3)  # the second and third batches below clear them
     texts = ["I moved to Oslo in 2021.", "我喜欢喝茶", "Caroline's dog", "the dog", "Oslo", "tea"]
     alone = np.concatenate([HashingEmbedder(dim=64)._vectorizer.transform([t]).toarray() for t in texts])
     first, second = HashingEmbedder(dim=64), HashingEmbedder(dim=64)
+    hashed: list[list[str]] = []
+    own = HashingEmbedder._embed
+    monkeypatch.setattr(HashingEmbedder, "_embed", lambda self, batch: hashed.append(batch) or own(self, batch))
     with recording() as events:
         first.embed(texts[:3])
         rows = np.concatenate([second.embed(texts[1:4]), second.embed(texts[3:]), second.embed(texts[:1])])
     np.testing.assert_array_equal(rows, l2_normalize(alone[[1, 2, 3, 3, 4, 5, 0]].astype(np.float32)))
     assert [e.data["texts"] for e in events if e.kind == EMBED_CALL] == [3, 3, 2, 1]
+    # the second instance took texts 1 and 2 from the first's rows; text 0 was hashed again after a clear
+    assert hashed == [texts[:3], texts[3:4], texts[4:], texts[:1]]
