@@ -27,7 +27,7 @@ from typing import Any
 
 from memlab.dialogues.model import Dialogue
 
-MANIFEST_PACKAGES = ("memlab", "hydra-core", "numpy", "pandas", "scikit-learn", "tiktoken", "litellm")
+MANIFEST_PACKAGES = ("memlab", "hydra-core", "numpy", "pandas", "mmh3", "tiktoken", "litellm")
 FLOAT_DIGITS = 6
 
 

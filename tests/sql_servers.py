@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from memlab.stores import SqlStore
 
 POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-MARIADB = "mysql+pymysql://root@127.0.0.1:3306/test"
+MARIADB = "mysql+pymysql://root@127.0.0.1:3306/test?ssl_disabled=true"  # no TLS attempt: tests/stores/conftest.py
 
 
 def _unreachable(service: str, error: Exception) -> None:
@@ -54,4 +54,5 @@ def mariadb_store(prefix: str = "memlab_lt") -> Iterator[SqlStore]:
     """A store in a new MariaDB database named `prefix` and a random suffix, dropped when the generator closes."""
     database = f"{prefix}_{uuid.uuid4().hex[:10]}"
     create, drop = f"CREATE DATABASE `{database}`", f"DROP DATABASE `{database}`"
-    return _scratch("MariaDB", MARIADB, create, drop, url=MARIADB.rsplit("/", 1)[0] + f"/{database}")
+    url = sa.engine.make_url(MARIADB).set(database=database).render_as_string()
+    return _scratch("MariaDB", MARIADB, create, drop, url=url)

@@ -108,7 +108,7 @@ def top_positions(scores: np.ndarray, k: int) -> np.ndarray:
 
 @functools.cache
 def _blas() -> object:
-    from threadpoolctl import ThreadpoolController  # scikit-learn's dependency; imported on first use
+    from threadpoolctl import ThreadpoolController  # imported on first use
 
     return ThreadpoolController().select(user_api="blas")
 

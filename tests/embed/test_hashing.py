@@ -1,12 +1,50 @@
-"""The offline default embedder: unit-length float32 rows, deterministic, cached (retrieval quality: tests/eval)."""
+"""The offline default embedder: scikit-learn's hashed character n-grams to the bit, unit-length float32 rows,
+deterministic, cached (retrieval quality: tests/eval)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.feature_extraction.text import HashingVectorizer
 
+from memlab.dialogues import load_locomo, load_tau_bench
 from memlab.embed import HashingEmbedder, l2_normalize
+from memlab.embed.hashing import CHAR_NGRAMS
 from memlab.trace import EMBED_CALL, recording
+
+
+def _scikit_learns(texts: list[str], dim: int) -> np.ndarray:
+    """The rows `HashingEmbedder` reproduces: scikit-learn's `HashingVectorizer` with the embedder's settings."""
+    vectorizer = HashingVectorizer(
+        n_features=dim, analyzer="char_wb", ngram_range=CHAR_NGRAMS, alternate_sign=True, norm="l2"
+    )
+    return vectorizer.transform(texts).toarray().astype(np.float32)
+
+
+def test_rows_are_scikit_learns_on_the_corpora(locomo_path, tau_bench_path) -> None:
+    """Every distinct message of both corpora (LoCoMo's chat, tau-bench's tool calls and JSON), bit for bit."""
+    texts = [m.text for d in load_locomo(locomo_path) for s in d.sessions for m in s.messages]
+    texts += [m.text for d in load_tau_bench(tau_bench_path) for s in d.sessions for m in s.messages]
+    texts = list(dict.fromkeys(texts))
+    assert len(texts) > 5000
+    assert HashingEmbedder()._embed(texts).tobytes() == _scikit_learns(texts, 768).tobytes()
+
+
+# Words, runs of white space of several kinds, case that lowercases to other lengths, scripts without spaces.
+_TEXT = st.lists(
+    st.sampled_from(["a", "ab", "abc", "Hello", "İstanbul", "STRASSE", "ß", "東京", "😀", "x.y", "3.5", "--"])
+    | st.sampled_from([" ", "  ", "\n", "\t\t", "\u00a0", "\u2003", "\u3000"])
+    | st.text(max_size=8),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_TEXT, min_size=1, max_size=4), st.sampled_from([1, 2, 7, 384, 768]))
+def test_rows_are_scikit_learns_on_any_text(texts: list[str], dim: int) -> None:
+    assert HashingEmbedder(dim)._embed(texts).tobytes() == _scikit_learns(texts, dim).tobytes()
 
 
 def test_rows_are_unit_float32_and_deterministic_across_instances() -> None:
@@ -42,13 +80,13 @@ def test_a_bad_dim_is_rejected() -> None:
 
 def test_rows_shared_between_instances_are_each_texts_own(monkeypatch: pytest.MonkeyPatch) -> None:
     """Rows hashed by another instance, in other batches, or after the shared rows were cleared are the ones the
-    vectorizer gives each text alone; each instance still reports the texts it had not embedded itself."""
+    scikit-learn's vectorizer gives each text alone; each instance still reports the texts it had not embedded itself."""
     from memlab.embed import base
 
     monkeypatch.setattr(base, "_SHARED", {})
     monkeypatch.setattr(base, "SHARED_ROWS", 3)  # the second and third batches below clear them
     texts = ["I moved to Oslo in 2021.", "我喜欢喝茶", "Caroline's dog", "the dog", "Oslo", "tea"]
-    alone = np.concatenate([HashingEmbedder(dim=64)._vectorizer.transform([t]).toarray() for t in texts])
+    alone = np.concatenate([_scikit_learns([t], 64) for t in texts])
     first, second = HashingEmbedder(dim=64), HashingEmbedder(dim=64)
     hashed: list[list[str]] = []
     own = HashingEmbedder._embed
