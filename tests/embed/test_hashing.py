@@ -79,8 +79,8 @@ def test_a_bad_dim_is_rejected() -> None:
 
 
 def test_rows_shared_between_instances_are_each_texts_own(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Rows hashed by another instance, in other batches, or after the shared rows were cleared are the ones the
-    scikit-learn's vectorizer gives each text alone; each instance still reports the texts it had not embedded itself."""
+    """Rows hashed by another instance, in other batches, or after the shared rows were cleared are the ones
+    scikit-learn's vectorizer gives each text alone; each instance still reports the texts it had not embedded."""
     from memlab.embed import base
 
     monkeypatch.setattr(base, "_SHARED", {})
