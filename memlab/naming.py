@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
+import io
 import re
 import secrets
 from collections.abc import Sequence
@@ -63,19 +64,18 @@ def folder_token() -> str:
 def sweep_settings(sweep_dir: Path) -> dict[str, Any] | None:
     """The ``hydra`` section of the sweep folder's multirun.yaml, unresolved (None without one).
 
-    Parsed once per version of the file (its size and modification time): every job's folder name reads it,
-    and the file holds the sweep's whole config. Each caller gets its own copy.
+    Each text of the file is parsed once (every job's folder name reads it, and it holds the sweep's whole
+    config); the file is read on every call, so a rewritten one is never served stale. Each caller gets its own copy.
     """
     path = Path(sweep_dir) / MULTIRUN_FILE
     if not path.is_file():
         return None
-    stat = path.stat()
-    return copy.deepcopy(_sweep_settings(str(path.resolve()), stat.st_mtime_ns, stat.st_size))
+    return copy.deepcopy(_sweep_settings(path.read_text(encoding="utf-8")))
 
 
 @functools.lru_cache(maxsize=8)
-def _sweep_settings(path: str, mtime_ns: int, size: int) -> dict[str, Any]:
-    loaded = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
+def _sweep_settings(text: str) -> dict[str, Any]:
+    loaded = OmegaConf.to_container(OmegaConf.load(io.StringIO(text)), resolve=False)
     hydra = loaded.get("hydra") if isinstance(loaded, dict) else None
     return hydra if isinstance(hydra, dict) else {}
 

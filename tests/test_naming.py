@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from memlab.naming import MULTIRUN_FILE, register_resolver
+from memlab.naming import MULTIRUN_FILE, register_resolver, sweep_settings
 from memlab.report.sweep import expected_jobs
 
 JOB = "${memlab_job:${num},${task},${sweep}}"
@@ -50,3 +51,15 @@ def test_without_the_sweep_config_a_job_folder_names_every_override(tmp_path: Pa
     """A remote launcher's worker may not see the sweep folder: the name falls back to the whole command line."""
     assert _job(tmp_path, 0, ["dataset.dialogues=1", "context=none"]) == "0_dialogues=1,context=none"
     assert _job(tmp_path, 1, ["hydra.launcher.n_jobs=2"]) == "1"
+
+
+def test_a_rewritten_sweep_config_is_read_again(tmp_path: Path) -> None:
+    """The parse is reused per text, not per file: a same-size rewrite within the clock's tick is seen."""
+    path = tmp_path / MULTIRUN_FILE
+    for value in (1, 2, 3):
+        path.write_text(f"hydra:\n  mode: {value}\n")
+        os.utime(path, ns=(1_000_000_000, 1_000_000_000))  # one tick: the size and times say nothing changed
+        settings = sweep_settings(tmp_path)
+        assert settings == {"mode": value}
+        settings["mode"] = "changed"  # the caller's own copy
+    assert sweep_settings(tmp_path) == {"mode": 3}
