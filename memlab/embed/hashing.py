@@ -27,7 +27,6 @@ from memlab.embed.base import CachedEmbedder
 DEFAULT_DIM = 768
 CHAR_NGRAMS = (3, 5)
 _WHITE_SPACES = re.compile(r"\s\s+")  # scikit-learn's `_VectorizerMixin._white_spaces`
-_INT32_MIN = -(2**31)
 
 
 def char_wb_ngrams(text: str, ngram_range: tuple[int, int] = CHAR_NGRAMS) -> list[str]:
@@ -78,8 +77,8 @@ class HashingEmbedder(CachedEmbedder):
         grams = [char_wb_ngrams(text) for text in texts]
         flat = list(itertools.chain.from_iterable(grams))
         hashes = np.fromiter(map(mmh3.hash, flat), dtype=np.int64, count=len(flat))
-        # FeatureHasher's bucket for h = -2**31, whose absolute value int32 cannot hold
-        buckets = np.where(hashes == _INT32_MIN, (2**31 - 1 - (self.dim - 1)) % self.dim, np.abs(hashes) % self.dim)
+        # in int64 |-2**31| is 2**31, whose bucket is FeatureHasher's for that hash: (2**31 - 1 - (dim - 1)) % dim
+        buckets = np.abs(hashes) % self.dim
         cells = np.repeat(np.arange(len(texts)) * self.dim, [len(g) for g in grams]) + buckets
         signs = np.where(hashes >= 0, 1.0, -1.0)
         counts = np.bincount(cells, weights=signs, minlength=len(texts) * self.dim)  # int64 when nothing was hashed

@@ -3,6 +3,9 @@ deterministic, cached (retrieval quality: tests/eval)."""
 
 from __future__ import annotations
 
+import itertools
+
+import mmh3
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -45,6 +48,66 @@ _TEXT = st.lists(
 @given(st.lists(_TEXT, min_size=1, max_size=4), st.sampled_from([1, 2, 7, 384, 768]))
 def test_rows_are_scikit_learns_on_any_text(texts: list[str], dim: int) -> None:
     assert HashingEmbedder(dim)._embed(texts).tobytes() == _scikit_learns(texts, dim).tobytes()
+
+
+_MASK, _C1, _C2, _C3 = 0xFFFFFFFF, 0xCC9E2D51, 0x1B873593, 0xE6546B64  # MurmurHash3_x86_32's constants
+
+
+def _rotl(x: int, r: int) -> int:
+    return ((x << r) | (x >> (32 - r))) & _MASK
+
+
+def _mix(k: int) -> int:
+    return (_rotl((k * _C1) & _MASK, 15) * _C2) & _MASK
+
+
+def _unmix(k: int) -> int:
+    return (_rotl((k * pow(_C2, -1, 2**32)) & _MASK, 17) * pow(_C1, -1, 2**32)) & _MASK
+
+
+def _block(h: int, k: int) -> int:
+    return (_rotl(h ^ _mix(k), 13) * 5 + _C3) & _MASK
+
+
+def _unshift(h: int, r: int) -> int:
+    x = h
+    for _ in range(32 // r + 1):
+        x = h ^ (x >> r)
+    return x & _MASK
+
+
+def _unfinalize(h: int) -> int:
+    h = (_unshift(h, 16) * pow(0xC2B2AE35, -1, 2**32)) & _MASK
+    h = (_unshift(h, 13) * pow(0x85EBCA6B, -1, 2**32)) & _MASK
+    return _unshift(h, 16)
+
+
+def _gram_hashing_to(target: int) -> str:
+    """Five CJK characters whose MurmurHash3 (seed 0) is `target`: their 15 UTF-8 bytes are three blocks and a
+    three-byte tail; the hash is run backwards from `target` to the third block, the rest chosen until it decodes."""
+    want = _unfinalize(target & _MASK) ^ 15  # the state before the length and the finalizer
+    chars = [chr(c) for c in range(0x4E00, 0x4E40)]
+    for a, b, second, e in itertools.product(chars, chars, range(0x80, 0xC0), chars):
+        head, tail = (a + b).encode() + bytes([0xE4, second]), e.encode()
+        h = _block(_block(0, int.from_bytes(head[:4], "little")), int.from_bytes(head[4:], "little"))
+        before = (want ^ _mix(int.from_bytes(tail, "little"))) - _C3
+        k = _unmix(_rotl((before * pow(5, -1, 2**32)) & _MASK, 19) ^ h)
+        try:
+            gram = (head + k.to_bytes(4, "little") + tail).decode()
+        except UnicodeDecodeError:
+            continue
+        if len(gram) == 5 and not any(c.isspace() for c in gram):
+            return gram
+    raise AssertionError("no gram found")
+
+
+def test_a_gram_hashing_to_the_least_int32_lands_in_scikit_learns_bucket() -> None:
+    """-2**31, the one hash whose absolute value int32 cannot hold, which FeatureHasher buckets on its own."""
+    gram = _gram_hashing_to(-(2**31))
+    assert mmh3.hash(gram) == -(2**31)
+    texts = [gram, f"it said {gram} twice: {gram}"]
+    for dim in (1, 2, 3, 7, 384, 768, 1000):
+        assert HashingEmbedder(dim)._embed(texts).tobytes() == _scikit_learns(texts, dim).tobytes(), dim
 
 
 def test_rows_are_unit_float32_and_deterministic_across_instances() -> None:
