@@ -26,6 +26,7 @@ from slow_first import slow_first
 from xdist_groups import name_groups
 
 from memlab import bpe_cache
+from memlab.dialogues import load_locomo, load_tau_bench
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MEMLAB_SHARED", ROOT.parent / "shared"))
@@ -86,6 +87,13 @@ def locomo_path() -> Path:
 @pytest.fixture(scope="session")
 def tau_bench_path() -> Path:
     return _require(TAU_BENCH)
+
+
+@pytest.fixture(scope="session")
+def corpus_texts(locomo_path: Path, tau_bench_path: Path) -> list[str]:
+    """Every distinct message text of the LoCoMo and tau-bench test corpora, as their loaders read them."""
+    dialogues = [*load_locomo(locomo_path), *load_tau_bench(tau_bench_path)]
+    return list(dict.fromkeys(m.text for d in dialogues for session in d.sessions for m in session.messages))
 
 
 @pytest.fixture(scope="session")

@@ -16,7 +16,9 @@ import sqlalchemy as sa
 from memlab.stores import SqlStore
 
 POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-MARIADB = "mysql+pymysql://root@127.0.0.1:3306/test?ssl_disabled=true"  # no TLS attempt: tests/stores/conftest.py
+# ssl_disabled: PyMySQL 1.2 otherwise builds a TLS context (the system's CA certificates, ~29 ms CPU) on every
+# connection to try TLS, which the local server here does not offer; the suite opens some hundreds of connections.
+MARIADB = "mysql+pymysql://root@127.0.0.1:3306/test?ssl_disabled=true"
 
 
 def _unreachable(service: str, error: Exception) -> None:

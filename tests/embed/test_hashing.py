@@ -12,7 +12,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.feature_extraction.text import HashingVectorizer
 
-from memlab.dialogues import load_locomo, load_tau_bench
 from memlab.embed import HashingEmbedder, l2_normalize
 from memlab.embed.hashing import CHAR_NGRAMS
 from memlab.trace import EMBED_CALL, recording
@@ -26,13 +25,10 @@ def _scikit_learns(texts: list[str], dim: int) -> np.ndarray:
     return vectorizer.transform(texts).toarray().astype(np.float32)
 
 
-def test_rows_are_scikit_learns_on_the_corpora(locomo_path, tau_bench_path) -> None:
+def test_rows_are_scikit_learns_on_the_corpora(corpus_texts: list[str]) -> None:
     """Every distinct message of both corpora (LoCoMo's chat, tau-bench's tool calls and JSON), bit for bit."""
-    texts = [m.text for d in load_locomo(locomo_path) for s in d.sessions for m in s.messages]
-    texts += [m.text for d in load_tau_bench(tau_bench_path) for s in d.sessions for m in s.messages]
-    texts = list(dict.fromkeys(texts))
-    assert len(texts) > 5000
-    assert HashingEmbedder()._embed(texts).tobytes() == _scikit_learns(texts, 768).tobytes()
+    assert len(corpus_texts) > 5000
+    assert HashingEmbedder()._embed(corpus_texts).tobytes() == _scikit_learns(corpus_texts, 768).tobytes()
 
 
 # Words, runs of white space of several kinds, case that lowercases to other lengths, scripts without spaces.

@@ -17,13 +17,12 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from sql_servers import MARIADB, POSTGRES
 
 from memlab.stores import InMemoryStore, RedisStore, SqlStore
 
-POSTGRES_URL = os.environ.get("MEMLAB_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
-# ssl_disabled: PyMySQL 1.2 otherwise builds a TLS context (the system's CA certificates, ~29 ms CPU) on every
-# connection to try TLS, which the local server here does not offer; the suite opens some hundreds of connections.
-MYSQL_URL = os.environ.get("MEMLAB_TEST_MYSQL_URL", "mysql+pymysql://root@127.0.0.1:3306/test?ssl_disabled=true")
+POSTGRES_URL = os.environ.get("MEMLAB_TEST_POSTGRES_URL", POSTGRES)
+MYSQL_URL = os.environ.get("MEMLAB_TEST_MYSQL_URL", MARIADB)
 REDIS_URL = os.environ.get("MEMLAB_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 ENTRY_BACKENDS = {"mysql": "mariadb"}  # conf/store entries whose backend has another name here
