@@ -256,9 +256,38 @@ def _answer_evaluation(cfg: DictConfig, rows: list[dict[str, Any]], contexts: It
     return metrics
 
 
+@dataclass(frozen=True)
+class Runtimes:
+    """A fresh `Runtime` per dialogue (call it with the dialogue) over components built once.
+
+    A context manager: leaving it closes the components (`Component.close`), however the replay ended.
+
+    Args:
+        make: Builds the runtime of one dialogue.
+        components: The components every runtime shares.
+    """
+
+    make: Callable[[Dialogue], Runtime]
+    components: Sequence[Component]
+
+    def __call__(self, dialogue: Dialogue) -> Runtime:
+        return self.make(dialogue)
+
+    def close(self) -> None:
+        """Close every component."""
+        for c in self.components:
+            c.close()
+
+    def __enter__(self) -> Runtimes:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def runtime_factory(
     cfg: DictConfig, components: Sequence[Component] | None = None, resumed: str | None = None
-) -> Callable[[Dialogue], Runtime]:
+) -> Runtimes:
     """A fresh `Runtime` per dialogue, over components built once from `cfg` (and the run's seed set).
 
     `components` reuses ones already built; the dialogue `resumed` keeps what its history holds.
@@ -282,7 +311,7 @@ def runtime_factory(
             max_tool_rounds=cfg.sim.max_tool_rounds,
         )
 
-    return make_runtime
+    return Runtimes(make_runtime, parts)
 
 
 def replay_workers(cfg: DictConfig, dialogues: int) -> int:
@@ -307,7 +336,9 @@ def replay(cfg: DictConfig, dialogues: list[Dialogue], beat: Heartbeat | None = 
     beat.replaying()
     if workers == 1:
         progress = _progress(dialogues, cfg.sim.progress, f"replay {cfg.name}")
-        return list(beat.count(simulate(progress, make_runtime, options)))
+        with make_runtime:
+            return list(beat.count(simulate(progress, make_runtime, options)))
+    make_runtime.close()  # each worker builds its own
     # Summaries the workers compute come back, so the next job of a sweep in this process reuses them.
     memo = Shared(SUMMARY_MEMO.take_new, SUMMARY_MEMO.add)
     per_dialogue = simulate_parallel(dialogues, runtime_factory, cfg, workers, options, memo, beat.done)
@@ -378,21 +409,21 @@ def replay_checkpointed(
         scoped(store, scope).restore(checkpoint.stored)
     run_cfg = scoped_config(cfg, scope)
     components = build_components(run_cfg)
-    if checkpoint is not None:
-        for component, state in zip(components, checkpoint.states, strict=True):
-            component.restore(state)
     resumed = dialogues[cursor.dialogue].id if cursor.resuming else None
-    make_runtime = runtime_factory(run_cfg, components, resumed)
-    options = ReplayOptions(call_roles=tuple(cfg.sim.call_roles), probe_context=cfg.sim.probe_context)
-    progress = _progress(dialogues, cfg.sim.progress, f"replay {cfg.name}")
-    beat = beat or Heartbeat(cfg.name, None)
-    beat.replaying()
-    records += beat.count(simulate(progress, make_runtime, options, cursor, cfg.sim.stop_after_session))
-    if cursor.stopped:
-        states = tuple(c.checkpoint() for c in components)  # first: it finishes background writes
-        save_checkpoint(
-            store, cfg.name, Checkpoint(tuple(records), cursor, states, scope, scoped(store, scope).snapshot())
-        )
+    with runtime_factory(run_cfg, components, resumed) as make_runtime:  # closes the components at the end
+        if checkpoint is not None:
+            for component, state in zip(components, checkpoint.states, strict=True):
+                component.restore(state)
+        options = ReplayOptions(call_roles=tuple(cfg.sim.call_roles), probe_context=cfg.sim.probe_context)
+        progress = _progress(dialogues, cfg.sim.progress, f"replay {cfg.name}")
+        beat = beat or Heartbeat(cfg.name, None)
+        beat.replaying()
+        records += beat.count(simulate(progress, make_runtime, options, cursor, cfg.sim.stop_after_session))
+        if cursor.stopped:
+            states = tuple(c.checkpoint() for c in components)  # first: it finishes background writes
+            save_checkpoint(
+                store, cfg.name, Checkpoint(tuple(records), cursor, states, scope, scoped(store, scope).snapshot())
+            )
     return records, cursor.stopped, scope
 
 

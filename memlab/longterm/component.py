@@ -187,6 +187,10 @@ class LongTermMemoryComponent(Component):
         self._pending, self._stage.block = list(state["pending"]), state["block"]
         self.service.restore_state(state["service"])
 
+    def close(self) -> None:
+        if self.worker is not None:
+            self.worker.close()
+
     def _flush(self, runtime: Runtime) -> None:
         if not self._pending:
             return

@@ -20,6 +20,7 @@ turn of its batch, so a node of 15 turns earns recall for all 15 (recall@K count
 from __future__ import annotations
 
 import asyncio
+import os
 import weakref
 from collections.abc import Sequence
 from typing import Any, Unpack
@@ -133,11 +134,11 @@ class LlamaIndexMemory(LongTermPeer):
         self.fact_llm = llamaindex_llm(llm, self.collector, TASK_MEMORY_SUMMARY, ENTRY) if facts and llm else None
         self.max_facts = max_facts
         self._loop = asyncio.new_event_loop()
-        # Closed with the peer, and each Memory's chat store at the next reset: an unclosed loop leaks its two
-        # self-pipe sockets and an undisposed store its aiosqlite connection, which surface as ResourceWarnings in
+        # Each Memory's chat store is disposed at the next reset and by `close`: an undisposed store leaks its
+        # aiosqlite connection and an unclosed loop its two self-pipe sockets, which surface as ResourceWarnings in
         # whatever code runs when the garbage collector frees them (test_plots, which turns warnings into errors).
         self._stores: list[Any] = []
-        weakref.finalize(self, _close, self._loop, self._stores)
+        weakref.finalize(self, _release, self._loop, os.getpid())
         self.store: Any = None
         self.memory: Any = None
         self.vector: Any = None
@@ -181,6 +182,12 @@ class LlamaIndexMemory(LongTermPeer):
         self._loop.run_until_complete(self.vector.aget([question]))
         return [PeerHit(n.text, tuple(n.metadata.get(EVIDENCE, ())), float(s), n.node_id) for n, s in self.store.last()]
 
+    def close(self) -> None:
+        """Dispose the chat stores still open and close the event loop (the replay calls it when it is done)."""
+        if not self._loop.is_closed():
+            _dispose(self._loop, self._stores)
+            self._loop.close()
+
     def _render(self, hits: Sequence[PeerHit]) -> str:
         """The retrieved nodes, then every extracted fact, as llama-index puts its fact block in the prompt."""
         facts = [PeerHit(f, (), 0.0) for f in (self.facts.facts if self.facts is not None else ())]
@@ -195,17 +202,17 @@ def _dispose(loop: asyncio.AbstractEventLoop, stores: list[Any]) -> None:
             loop.run_until_complete(engine.dispose())
 
 
-def _close(loop: asyncio.AbstractEventLoop, stores: list[Any]) -> None:
-    """The peer's finalizer: its last chat store disposed, then its loop closed.
+def _release(loop: asyncio.AbstractEventLoop, owner: int) -> None:
+    """The peer's finalizer: the loop closed in the process that made it; nothing here waits.
 
-    A finalizer may run while another event loop runs in this thread, where no loop can be run: the store is then
-    left to the garbage collector (and its ResourceWarning), but the loop is closed all the same.
+    Disposing a store runs the loop until the store's aiosqlite thread answers, and a finalizer runs wherever the
+    garbage collector does: in a worker forked from the process that made the peer, that thread does not exist and
+    a disposal waited for ever (a parallel replay hung so). A forked copy leaves the loop alone too: its epoll
+    instance is the parent's, and closing it unregisters the parent's wake-up socket. A peer dropped without `close`
+    leaves its last store to the collector (aiosqlite's ResourceWarning).
     """
-    try:
-        _dispose(loop, stores)
-    except RuntimeError:
-        stores.clear()
-    loop.close()
+    if os.getpid() == owner:
+        loop.close()
 
 
 def _role(m: Message) -> str:

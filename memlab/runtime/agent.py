@@ -138,6 +138,9 @@ class Component:
     def restore(self, state: dict[str, Any]) -> None:
         """Take back what `checkpoint` returned (in a new process, before the replay resumes)."""
 
+    def close(self) -> None:
+        """Release what the component holds open (an event loop, a thread): no runtime uses it after this."""
+
 
 @dataclass
 class Runtime:

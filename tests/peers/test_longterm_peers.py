@@ -13,6 +13,8 @@ from __future__ import annotations
 import gc
 import json
 import math
+import multiprocessing
+import threading
 import warnings
 from dataclasses import replace
 
@@ -150,8 +152,8 @@ def test_a_dropped_llamaindex_peer_closes_its_event_loop() -> None:
     assert loop.is_closed()
 
 
-def test_a_llamaindex_peer_disposes_each_chat_store_it_opened() -> None:
-    """Each Memory's SQLite chat store holds an aiosqlite connection: disposed at the next reset and with the peer.
+def test_a_closed_llamaindex_peer_has_disposed_each_chat_store_it_opened() -> None:
+    """Each Memory's SQLite chat store holds an aiosqlite connection: disposed at the next reset and by `close`.
 
     Left to the garbage collector, they surfaced as ResourceWarnings in an unrelated later test (test_plots).
     """
@@ -161,7 +163,49 @@ def test_a_llamaindex_peer_disposes_each_chat_store_it_opened() -> None:
         for user in ("ann", "bob"):
             peer.reset(user)
             peer.add([Message("user", "I moved to Denver last week.", id=f"{user}-1")])
+        peer.close()
+        peer.close()  # twice is harmless
         del peer
+        gc.collect()
+    assert [str(w.message) for w in seen if "aiosqlite" in str(w.message)] == []
+
+
+def _collect(peers: list[LlamaIndexMemory]) -> None:
+    """In a forked child: drop the parent's peer and run the garbage collector (its finalizer), then exit."""
+    peers.clear()
+    gc.collect()
+
+
+def test_a_llamaindex_peer_freed_in_a_forked_worker_does_not_wait_for_its_store() -> None:
+    """A replay's worker, forked from a process that used the peer, may collect it: the finalizer must not wait there.
+
+    The store's aiosqlite thread is not forked; a finalizer that disposed the store waited for it for ever, and a
+    parallel replay (tests/context/test_budget.py's) hung in its pool. 60 s is a liveness bound, not a timing.
+    """
+    peers = [LlamaIndexMemory(HashingEmbedder())]
+    peers[0].reset("ann")
+    peers[0].add([Message("user", "I moved to Denver last week.", id="ann-1")])
+    child = multiprocessing.get_context("fork").Process(target=_collect, args=(peers,))
+    child.start()
+    child.join(60)
+    if child.exitcode is None:
+        child.kill()
+        child.join()
+    assert child.exitcode == 0
+    # The child left the loop alone: closing it there unregistered this process's wake-up socket from the epoll
+    # instance both share, and the parent's own disposal then waited for ever.
+    closing = threading.Thread(target=peers[0].close, daemon=True)
+    closing.start()
+    closing.join(60)
+    assert not closing.is_alive()
+
+
+def test_a_lab_run_closes_its_llamaindex_peer(locomo_path, tmp_path) -> None:
+    """The replay closes the components it built, so no store is left to the collector (and its ResourceWarning)."""
+    cfg = compose(["longterm=llamaindex_memory", f"dataset.path={locomo_path}", *SLICE, "sim.max_sessions=1"])
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        run(cfg, tmp_path / "run")
         gc.collect()
     assert [str(w.message) for w in seen if "aiosqlite" in str(w.message)] == []
 
@@ -174,6 +218,7 @@ def test_llamaindex_nodes_cite_what_memory_flushed(conversation) -> None:
     from llama_index.core.storage.chat_store.sql import MessageStatus
 
     active = peer.memory.get_all(status=MessageStatus.ACTIVE)
+    peer.close()
     assert cited == [t.id for t in turns[: len(cited)]]  # the oldest turns, each in one node
     assert len(cited) + len(active) == len(turns) and len(cited) > len(turns) // 2
     assert all(h.content.count("<message role=") == len(h.evidence) for h in hits)
