@@ -27,7 +27,8 @@ from typing import Any
 
 from memlab.dialogues.model import Dialogue
 
-MANIFEST_PACKAGES = ("memlab", "hydra-core", "numpy", "pandas", "mmh3", "tiktoken", "litellm")
+# scipy: the summarizer's TF-IDF and TextRank floats come from its sparse routines, so summaries depend on its version.
+MANIFEST_PACKAGES = ("memlab", "hydra-core", "numpy", "scipy", "pandas", "mmh3", "tiktoken", "litellm")
 FLOAT_DIGITS = 6
 
 

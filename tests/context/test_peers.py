@@ -225,6 +225,7 @@ def test_a_peer_run_records_its_librarys_version_and_the_next_run_does_not(
     )
     assert peer["versions"][library] == importlib.metadata.version(library)
     assert library not in own["versions"] and set(own["versions"]) < set(peer["versions"])
+    assert own["versions"]["scipy"] == importlib.metadata.version("scipy")  # the summarizer's floats are scipy's
 
 
 @pytest.mark.parametrize(
