@@ -8,6 +8,7 @@ A `Shared` pair carries what workers learn that the parent may reuse (cached mod
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import signal
 import sys
@@ -51,6 +52,11 @@ def _start(
 ) -> None:
     global _worker
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops the workers
+    if forked:
+        # What the fork copied is the parent's: the collector never visits it here, so no finalizer of the parent's
+        # garbage runs in this worker (the llama-index peer's waited here for a thread only its parent has); and,
+        # as the gc module's docs say of fork, collections no longer write to the copied objects' pages.
+        gc.freeze()
     _worker = (build(spec), options, shared, tally)
     if forked:
         _one_torch_thread()  # after `build`: an embedder built there may set torch's threads
@@ -90,7 +96,7 @@ def simulate_parallel(
     function and a config). `tally` (`memlab.sim.progress.new_tally()`, inherited by the workers)
     counts the simulated calls and probes as they happen, for a heartbeat. Processes are
     forked where the platform allows it (no re-import); a forked worker runs torch, if the parent loaded it, on
-    one thread (`_one_torch_thread`).
+    one thread (`_one_torch_thread`), and leaves what it inherited to the parent's collector (`gc.freeze`).
     Interrupted (Ctrl-C) or abandoned, it stops the workers at once: the queued dialogues are
     dropped and the running ones terminated, where leaving the pool would wait for all of them.
 

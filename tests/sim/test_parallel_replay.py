@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import multiprocessing
+import os
 import signal
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -127,3 +130,42 @@ def test_an_abandoned_parallel_replay_stops_its_workers_and_drops_the_queue(make
     assert [w.exitcode for w in workers] == [-signal.SIGTERM] * 2  # terminated, not awaited (that exits 0)
     started = sorted(p.name for p in tmp_path.iterdir())
     assert 1 <= len(started) < len(dialogues), started  # the queued dialogues were never replayed
+
+
+class _Cycle:
+    """Garbage only the collector frees (it references itself); its finalizer leaves a file named after its process."""
+
+    def __init__(self, marks: Path) -> None:
+        self.me = self
+        weakref.finalize(self, lambda: (marks / str(os.getpid())).touch())
+
+
+def _collecting_factory(spec: tuple[DictConfig, Path]) -> Callable[[Dialogue], Runtime]:
+    """`runtime_factory` of the config, built after a full collection in the worker."""
+    cfg, _ = spec
+    gc.collect()
+    return runtime_factory(cfg)
+
+
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="workers are forked only on POSIX")
+def test_a_forked_worker_never_finalizes_the_parents_garbage(make_config, tmp_path: Path) -> None:
+    """The parent's garbage, copied by the fork, is the parent's to collect: a finalizer of it that ran in a worker
+    waited there for a thread only the parent has (the llama-index peer's event loop), and the replay hung.
+
+    The parent's collector is paused from the garbage's making to the fork, so the workers inherit it uncollected.
+    """
+    cfg = make_config("dataset.dialogues=2", "dataset.sessions=1", "sim.progress=false")
+    dialogues = generate_synthetic(seed=1, dialogues=2, sessions=1)
+    options = ReplayOptions(call_roles=tuple(cfg.sim.call_roles), probe_context=cfg.sim.probe_context)
+    marks = tmp_path / "finalized"
+    marks.mkdir()
+    gc.disable()
+    try:
+        _Cycle(marks)
+        replaying = simulate_parallel(dialogues, _collecting_factory, (cfg, tmp_path), 2, options)
+        assert len(next(replaying)) > 0  # the workers have started, and collected
+    finally:
+        gc.enable()
+    assert len(list(replaying)) == 1
+    gc.collect()
+    assert [p.name for p in marks.iterdir()] == [str(os.getpid())]  # finalized here, and only here
