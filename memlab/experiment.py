@@ -260,23 +260,29 @@ def _answer_evaluation(cfg: DictConfig, rows: list[dict[str, Any]], contexts: It
 class Runtimes:
     """A fresh `Runtime` per dialogue (call it with the dialogue) over components built once.
 
-    A context manager: leaving it closes the components (`Component.close`), however the replay ended.
+    A context manager: leaving it closes the components (`Component.close`) and the histories' store, however
+    the replay ended, so that a sweep's later runs in this process do not hold this one's pooled connections.
 
     Args:
         make: Builds the runtime of one dialogue.
         components: The components every runtime shares.
+        store: The store the histories live in (None: none to close).
     """
 
     make: Callable[[Dialogue], Runtime]
     components: Sequence[Component]
+    store: Any = None
 
     def __call__(self, dialogue: Dialogue) -> Runtime:
         return self.make(dialogue)
 
     def close(self) -> None:
-        """Close every component."""
+        """Close every component, then the histories' store."""
         for c in self.components:
             c.close()
+        close = getattr(self.store, "close", None)  # memlab's stores have one; the protocol does not ask for it
+        if close is not None:
+            close()
 
     def __enter__(self) -> Runtimes:
         return self
@@ -311,7 +317,8 @@ def runtime_factory(
             max_tool_rounds=cfg.sim.max_tool_rounds,
         )
 
-    return Runtimes(make_runtime, parts)
+    # `agent_memory` entries are partials of a history class over `store: ${store}`, built once here.
+    return Runtimes(make_runtime, parts, getattr(history_factory, "keywords", {}).get("store"))
 
 
 def replay_workers(cfg: DictConfig, dialogues: int) -> int:

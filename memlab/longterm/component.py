@@ -190,6 +190,7 @@ class LongTermMemoryComponent(Component):
     def close(self) -> None:
         if self.worker is not None:
             self.worker.close()
+        self.service.store.close()  # its pooled connections, which a sweep's later runs would otherwise hold
 
     def _flush(self, runtime: Runtime) -> None:
         if not self._pending:
