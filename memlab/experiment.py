@@ -44,7 +44,7 @@ from memlab.runtime import Component, History, Runtime, SecurityContext
 from memlab.sim import CallRecord, Cursor, ProbeRecord, Record, ReplayOptions, Shared, simulate, simulate_parallel
 from memlab.sim.checkpoint import Checkpoint, checkpoint_id, load_checkpoint, save_checkpoint
 from memlab.sim.progress import PROGRESS_LOGGER, Heartbeat
-from memlab.stores import InMemoryStore, SessionStore, new_scope, scoped
+from memlab.stores import InMemoryStore, SessionStore, close_store, new_scope, scoped
 from memlab.tokens import get_counter
 from memlab.tracking import FinishedRun, RunLogger, now, record_run
 
@@ -280,9 +280,7 @@ class Runtimes:
         """Close every component, then the histories' store."""
         for c in self.components:
             c.close()
-        close = getattr(self.store, "close", None)  # memlab's stores have one; the protocol does not ask for it
-        if close is not None:
-            close()
+        close_store(self.store)
 
     def __enter__(self) -> Runtimes:
         return self
@@ -399,6 +397,16 @@ def replay_checkpointed(
     Returns the records, whether the replay stopped (its checkpoint then replaces the old one) and the scope.
     """
     store: SessionStore = instantiate(cfg.store)
+    try:
+        return _replay_checkpointed(cfg, dialogues, beat, store)
+    finally:
+        close_store(store)
+
+
+def _replay_checkpointed(
+    cfg: DictConfig, dialogues: list[Dialogue], beat: Heartbeat | None, store: SessionStore
+) -> tuple[list[Record], bool, str | None]:
+    """`replay_checkpointed` on `store`, the one its checkpoints live in."""
     if isinstance(store, InMemoryStore):
         raise MemlabError("sim.stop_after_session and sim.resume need a store that outlives the process (store=sqlite)")
     if cfg.sim.reuse_store:

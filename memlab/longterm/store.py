@@ -19,7 +19,7 @@ from typing import Any
 
 from memlab.errors import MemlabError
 from memlab.longterm.model import Memory, MemoryType
-from memlab.stores import InMemoryStore, MemoryRow, MemoryRows, SaveBlock
+from memlab.stores import InMemoryStore, MemoryRow, MemoryRows, SaveBlock, close_store
 
 
 def to_row(m: Memory) -> MemoryRow:
@@ -105,6 +105,4 @@ class MemoryStore:
         return self.rows.exclusive(namespace)
 
     def close(self) -> None:
-        close = getattr(self.rows, "close", None)
-        if close is not None:
-            close()
+        close_store(self.rows)

@@ -8,7 +8,7 @@ is a run's own part of a shared store (`memlab.stores.scoped`).
 
 from typing import TYPE_CHECKING, Any
 
-from memlab.stores.base import Entry, SessionState, SessionStore, decode, encode, plan_rewrite
+from memlab.stores.base import Entry, SessionState, SessionStore, close_store, decode, encode, plan_rewrite
 from memlab.stores.memories import MAX_KEY_LENGTH, MemoryRow, MemoryRows, SaveBlock, ns_text
 from memlab.stores.memory import InMemoryStore
 from memlab.stores.redis_store import RedisStore
@@ -43,6 +43,7 @@ __all__ = [
     "SessionState",
     "SessionStore",
     "SqlStore",
+    "close_store",
     "decode",
     "encode",
     "new_scope",

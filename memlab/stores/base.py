@@ -77,6 +77,13 @@ class SessionStore(Protocol):
         ...
 
 
+def close_store(store: object) -> None:
+    """Close `store`'s connections if it can (memlab's stores can; the protocol does not ask it of others)."""
+    close = getattr(store, "close", None)
+    if close is not None:
+        close()
+
+
 def encode(entry: Entry) -> str:
     """The canonical JSON text of an entry (sorted keys), the same on every backend.
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, cast
 
-from memlab.stores.base import Entry, SessionState, SessionStore, Update
+from memlab.stores.base import Entry, SessionState, SessionStore, Update, close_store
 from memlab.stores.memories import MemoryRow, MemoryRows, Rescore, SaveBlock, check_key
 
 SCOPE_PREFIX = "run:"
@@ -89,9 +89,7 @@ class ScopedSessions:
         self.store.delete_session(self._key(session_id))
 
     def close(self) -> None:
-        close = getattr(self.store, "close", None)
-        if close is not None:
-            close()
+        close_store(self.store)
 
     def snapshot(self) -> ScopeState:
         """What the scope holds now (read while nothing else writes to it: a replay at a session boundary)."""

@@ -14,8 +14,10 @@ from sqlalchemy.pool import Pool
 from memlab.experiment import run_experiment
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_a_run_leaves_no_store_connection_open(make_config, tmp_path: Path, workers: int) -> None:
+@pytest.mark.parametrize(
+    "how", ["sim.workers=1", "sim.workers=2", "sim.stop_after_session=1"], ids=["one", "workers", "checkpointed"]
+)
+def test_a_run_leaves_no_store_connection_open(make_config, tmp_path: Path, how: str) -> None:
     """Counted by SQLAlchemy's pool events, with the collector off so that only an explicit close counts."""
     opened: list[object] = []
     closed: list[object] = []
@@ -28,14 +30,14 @@ def test_a_run_leaves_no_store_connection_open(make_config, tmp_path: Path, work
 
     cfg = make_config(
         "longterm=chat", "debug=default", "agent_memory=hybrid", "store=sqlite", f"store.path={tmp_path / 'db.sqlite'}",
-        f"sim.workers={workers}", "sim.progress=false", "report.plots=false",
+        how, "sim.progress=false", "report.plots=false",
     )  # fmt: skip
     event.listen(Pool, "connect", on_connect)
     event.listen(Pool, "close", on_close)
     gc.disable()
     try:
         run_experiment(cfg, tmp_path / "run")
-        assert opened and len(closed) == len(opened)  # in this process: the scope, the checks, the stores
+        assert opened and len(closed) == len(opened)  # in this process: the scope, the checkpoint, the stores
     finally:
         gc.enable()
         event.remove(Pool, "connect", on_connect)
