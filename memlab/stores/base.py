@@ -78,7 +78,11 @@ class SessionStore(Protocol):
 
 
 def close_store(store: object) -> None:
-    """Close `store`'s connections if it can (memlab's stores can; the protocol does not ask it of others)."""
+    """Close `store`'s connections if it can (memlab's stores can; the protocol does not ask it of others).
+
+    Args:
+        store: A store, or anything else (left alone when it has no ``close``).
+    """
     close = getattr(store, "close", None)
     if close is not None:
         close()
