@@ -16,6 +16,8 @@ import math
 import multiprocessing
 import threading
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 
 import numpy as np
@@ -152,13 +154,23 @@ def test_a_dropped_llamaindex_peer_closes_its_event_loop() -> None:
     assert loop.is_closed()
 
 
+@contextmanager
+def no_connection_left_to_the_collector() -> Iterator[None]:
+    """Fails when the block left an aiosqlite connection to the garbage collector (collected at the block's end),
+    which says so in a ResourceWarning."""
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        yield
+        gc.collect()
+    assert [str(w.message) for w in seen if "aiosqlite" in str(w.message)] == []
+
+
 def test_a_closed_llamaindex_peer_has_disposed_each_chat_store_it_opened() -> None:
     """Each Memory's SQLite chat store holds an aiosqlite connection: disposed at the next reset and by `close`.
 
     Left to the garbage collector, they surfaced as ResourceWarnings in an unrelated later test (test_plots).
     """
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
+    with no_connection_left_to_the_collector():
         peer = LlamaIndexMemory(HashingEmbedder())
         for user in ("ann", "bob"):
             peer.reset(user)
@@ -166,8 +178,6 @@ def test_a_closed_llamaindex_peer_has_disposed_each_chat_store_it_opened() -> No
         peer.close()
         peer.close()  # twice is harmless
         del peer
-        gc.collect()
-    assert [str(w.message) for w in seen if "aiosqlite" in str(w.message)] == []
 
 
 def _collect(peers: list[LlamaIndexMemory]) -> None:
@@ -203,11 +213,8 @@ def test_a_llamaindex_peer_freed_in_a_forked_worker_does_not_wait_for_its_store(
 def test_a_lab_run_closes_its_llamaindex_peer(locomo_path, tmp_path) -> None:
     """The replay closes the components it built, so no store is left to the collector (and its ResourceWarning)."""
     cfg = compose(["longterm=llamaindex_memory", f"dataset.path={locomo_path}", *SLICE, "sim.max_sessions=1"])
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
+    with no_connection_left_to_the_collector():
         run(cfg, tmp_path / "run")
-        gc.collect()
-    assert [str(w.message) for w in seen if "aiosqlite" in str(w.message)] == []
 
 
 def test_llamaindex_nodes_cite_what_memory_flushed(conversation) -> None:
