@@ -104,11 +104,11 @@ def fixed_layout(fig: Figure) -> None:
     gaps = [tights[i + 1].y1 - frames[i + 1].y1 + frames[i].y0 - tights[i].y0 + pad for i in range(len(axes) - 1)]
     gap = max(gaps, default=0.0)
     rows = height - top - bottom - gap * (len(axes) - 1)
-    fig.subplots_adjust(
+    fig.subplots_adjust(  # each margin is at least the pad: an axes' tight box holds its frame
         left=left / width,
-        right=1 - max(right, 0.0) / width,
-        top=1 - max(top, 0.0) / height,
-        bottom=max(bottom, 0.0) / height,
+        right=1 - right / width,
+        top=1 - top / height,
+        bottom=bottom / height,
         hspace=gap / (rows / len(axes)) if len(axes) > 1 else None,
     )
 
