@@ -34,6 +34,7 @@ from typing import Any
 
 import pytest
 from omegaconf import DictConfig
+from peak_memory import Measured, measured_run
 
 from memlab.dialogues import Dialogue, Session, load_locomo
 from memlab.experiment import run_experiment, runtime_factory
@@ -199,46 +200,24 @@ def test_summarize_beside_sliding_window_per_conversation(timing, locomo_path: P
     assert ratio <= RATIO_BOUND
 
 
-# Run in a fresh interpreter: `memlab run ARGS`, then this process's and its replay workers' peak RSS (KiB) and CPU s.
-_MEASURED_RUN = """
-import resource, sys
-from memlab import cli
-try:
-    cli.main(sys.argv[1:])
-except SystemExit as e:
-    assert not e.code, e.code
-own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-print(max(own.ru_maxrss, kids.ru_maxrss), own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime)
-"""
 PEAK_LIMIT_KIB = 1024 * 1024  # issue 29: a long-term run over dev7 within 1 GB
 CPU_LIMIT_S = 45.0  # issue 29: and within 45 CPU s (process and replay workers, user + sys)
 
 
 def test_longterm_locomo_dev7_peak_memory(timing, locomo_path: Path, tmp_path: Path) -> None:
     """``memlab run longterm=locomo`` over locomo_dev7.json in a fresh process: its peak memory (asserted
-    within 1 GB: the largest of the process and its replay workers, `ru_maxrss`) and its CPU seconds (user + sys
-    of both, asserted within 45 s; CPU time grows on a loaded machine too, so a failure says the load beside it).
+    within 1 GB: the larger of its process's and its replay workers', as `peak_memory` measures it) and its CPU
+    seconds (user + sys of both, asserted within 45 s; CPU time grows on a loaded machine too, so a failure says
+    the load beside it).
     """
     args = ["run", "longterm=locomo", "dataset=locomo", f"dataset.path={locomo_path}", "sim.progress=false"]
-    measured: dict[str, float] = {}
-
-    def run() -> None:
-        done = subprocess.run(
-            [sys.executable, "-c", _MEASURED_RUN, *args, f"hydra.run.dir={tmp_path / 'run'}"],
-            capture_output=True,
-            text=True,
-        )
-        assert done.returncode == 0, done.stderr[-3000:]
-        peak, cpu = done.stdout.split()[-2:]
-        measured.update(peak_mib=int(peak) / 1024, cpu_s=float(cpu))
-
-    timing.pedantic(run, rounds=1, iterations=1)
-    timing.extra_info.update({k: round(v, 1) for k, v in measured.items()} | {"load": _load()})
-    print(
-        f"\nlongterm=locomo over dev7: peak {measured['peak_mib']:.0f} MiB, {measured['cpu_s']:.1f} CPU s ({_load()})"
-    )
-    assert measured["peak_mib"] * 1024 <= PEAK_LIMIT_KIB
-    assert measured["cpu_s"] <= CPU_LIMIT_S, f"{measured['cpu_s']:.1f} CPU s ({_load()})"
+    measured: list[Measured] = []
+    timing.pedantic(lambda: measured.append(measured_run([*args, f"hydra.run.dir={tmp_path / 'run'}"])), rounds=1)
+    run = measured[0]
+    timing.extra_info.update({"peak_mib": round(run.peak_mib, 1), "cpu_s": round(run.cpu_s, 1), "load": _load()})
+    print(f"\nlongterm=locomo over dev7: peak {run.peak_mib:.0f} MiB, {run.cpu_s:.1f} CPU s ({_load()})")
+    assert run.peak_kib <= PEAK_LIMIT_KIB
+    assert run.cpu_s <= CPU_LIMIT_S, f"{run.cpu_s:.1f} CPU s ({_load()})"
 
 
 def _sweep(

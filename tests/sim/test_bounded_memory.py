@@ -2,7 +2,8 @@
 
 Each probe record kept the whole request's text, so 199 probes over a LoCoMo conversation holding a
 10 MB message peaked at 8.2 GB (a string holding one emoji takes 4 bytes a character); records now
-share the messages' own strings. Peak memory is the child process's max RSS (`os.wait4`).
+share the messages' own strings. Peak memory is the run's own, as `peak_memory` measures it: a child's
+`ru_maxrss` would report this pytest worker's peak whenever that is the larger (the last test checks it).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from peak_memory import measured_run
 
 ROOT = Path(__file__).resolve().parents[2]
 BIG_MESSAGE_CHARS = 10_000_000
@@ -45,15 +48,9 @@ def locomo_file(path: Path, big_message: bool) -> Path:
 
 
 def peak_rss_mb(cwd: Path, *args: str) -> float:
-    """`memlab run ARGS` in a child process; its max resident set size in MB."""
+    """`memlab run ARGS` in a child process; the peak resident set of the run (process and workers) in MiB."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CI": "1"}
-    child = subprocess.Popen(
-        [sys.executable, "-m", "memlab", "run", *args], cwd=cwd, env=env, stdout=subprocess.DEVNULL
-    )
-    _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
-    assert child.returncode == 0
-    return usage.ru_maxrss / 1024
+    return measured_run(["run", *args], cwd=cwd, env=env).peak_mib
 
 
 def test_a_10_mb_message_keeps_the_peak_within_twice_the_run_without_it(tmp_path: Path) -> None:
@@ -93,3 +90,26 @@ def test_a_file_too_big_for_the_memory_here_is_refused_in_one_line(tmp_path: Pat
         "split it into smaller files"
     ]
     assert not (tmp_path / "run").exists()
+
+
+HELD_MIB = 1536
+HOLDER = f"""
+import sys
+from peak_memory import measured_run
+held = bytearray({HELD_MIB} * 2**20)
+for page in range(0, len(held), 4096):  # every page resident
+    held[page] = 1
+print(measured_run(["run", "debug=default", "report.plots=false", "hydra.run.dir=" + sys.argv[1]]).peak_mib)
+"""
+
+
+def test_a_run_started_by_a_process_that_holds_much_memory_reports_its_own_peak(tmp_path: Path) -> None:
+    """Linux gives a child the peak resident set of the process that started it (`ru_maxrss` over fork and exec):
+    a tiny run started beside 1.5 GB must still report the tiny run's peak, not the 1.5 GB."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")]), "CI": "1"}
+    run = subprocess.run(
+        [sys.executable, "-c", HOLDER, str(tmp_path / "run")], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    peak = float(run.stdout.split()[-1])
+    assert 0 < peak < HELD_MIB / 3, peak
