@@ -140,9 +140,8 @@ class _Cycle:
         weakref.finalize(self, lambda: (marks / str(os.getpid())).touch())
 
 
-def _collecting_factory(spec: tuple[DictConfig, Path]) -> Callable[[Dialogue], Runtime]:
+def _collecting_factory(cfg: DictConfig) -> Callable[[Dialogue], Runtime]:
     """`runtime_factory` of the config, built after a full collection in the worker."""
-    cfg, _ = spec
     gc.collect()
     return runtime_factory(cfg)
 
@@ -162,7 +161,7 @@ def test_a_forked_worker_never_finalizes_the_parents_garbage(make_config, tmp_pa
     gc.disable()
     try:
         _Cycle(marks)
-        replaying = simulate_parallel(dialogues, _collecting_factory, (cfg, tmp_path), 2, options)
+        replaying = simulate_parallel(dialogues, _collecting_factory, cfg, 2, options)
         assert len(next(replaying)) > 0  # the workers have started, and collected
     finally:
         gc.enable()
