@@ -47,7 +47,7 @@ def locomo_file(path: Path, big_message: bool) -> Path:
     return path
 
 
-def peak_rss_mb(cwd: Path, *args: str) -> float:
+def peak_rss_mib(cwd: Path, *args: str) -> float:
     """`memlab run ARGS` in a child process; the peak resident set of the run (process and workers) in MiB."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CI": "1"}
     return measured_run(["run", *args], cwd=cwd, env=env).peak_mib
@@ -57,10 +57,10 @@ def test_a_10_mb_message_keeps_the_peak_within_twice_the_run_without_it(tmp_path
     peaks = {}
     for big in (False, True):
         data = locomo_file(tmp_path / f"big{big}.json", big)
-        peaks[big] = peak_rss_mb(
+        peaks[big] = peak_rss_mib(
             tmp_path, "dataset=locomo", f"dataset.path={data}", f"hydra.run.dir={tmp_path / str(big)}"
         )
-    print(f"peak RSS: {peaks[False]:.0f} MB without the message, {peaks[True]:.0f} MB with it")
+    print(f"peak RSS: {peaks[False]:.0f} MiB without the message, {peaks[True]:.0f} MiB with it")
     assert peaks[True] <= 2 * peaks[False], peaks
     metrics = json.loads((tmp_path / "True" / "metrics.json").read_text())
     assert metrics["tokens.prompt.max"] > BIG_MESSAGE_CHARS / 10  # the message was sent, not dropped
