@@ -11,6 +11,7 @@ import io
 import json
 import logging
 import math
+import operator
 import os
 import pstats
 import random
@@ -41,7 +42,17 @@ from memlab.metrics.answers import ANSWER_METRICS, answerable
 from memlab.ranges import check_config
 from memlab.rundir import data_hash, git_state, publish, versions
 from memlab.runtime import Component, History, Runtime, SecurityContext
-from memlab.sim import CallRecord, Cursor, ProbeRecord, Record, ReplayOptions, Shared, simulate, simulate_parallel
+from memlab.sim import (
+    CallRecord,
+    Cursor,
+    ProbeRecord,
+    Record,
+    ReplayOptions,
+    Shared,
+    chains,
+    simulate,
+    simulate_parallel,
+)
 from memlab.sim.checkpoint import Checkpoint, checkpoint_id, load_checkpoint, save_checkpoint
 from memlab.sim.progress import PROGRESS_LOGGER, Heartbeat
 from memlab.stores import InMemoryStore, SessionStore, close_store, new_scope, scoped
@@ -336,7 +347,9 @@ def replay(cfg: DictConfig, dialogues: list[Dialogue], beat: Heartbeat | None = 
     """Every dialogue's records in dialogue order, replayed in `replay_workers` processes (counted in `beat`)."""
     make_runtime = runtime_factory(cfg)  # built here too, so that a bad config fails before any worker starts
     options = ReplayOptions(call_roles=tuple(cfg.sim.call_roles), probe_context=cfg.sim.probe_context)
-    workers = replay_workers(cfg, len(dialogues))
+    # A user's dialogues see what the earlier ones left (long-term memory): one worker replays them in order.
+    by_user = operator.attrgetter("user_id") if any(c.keeps_user_state for c in make_runtime.components) else None
+    workers = replay_workers(cfg, len(chains(dialogues, by_user)))
     beat = beat or Heartbeat(cfg.name, None)
     beat.replaying()
     if workers == 1:
@@ -346,7 +359,7 @@ def replay(cfg: DictConfig, dialogues: list[Dialogue], beat: Heartbeat | None = 
     make_runtime.close()  # each worker builds its own
     # Summaries the workers compute come back, so the next job of a sweep in this process reuses them.
     memo = Shared(SUMMARY_MEMO.take_new, SUMMARY_MEMO.add)
-    per_dialogue = simulate_parallel(dialogues, runtime_factory, cfg, workers, options, memo, beat.done)
+    per_dialogue = simulate_parallel(dialogues, runtime_factory, cfg, workers, options, memo, beat.done, by_user)
     return list(
         beat.count(
             (

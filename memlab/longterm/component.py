@@ -74,6 +74,8 @@ class LongTermMemoryComponent(Component):
         config: The `longterm` entry (`LongTermConfig`, whose fields document each knob).
     """
 
+    keeps_user_state = True  # a user's memories outlive the dialogue that made them
+
     @classmethod
     def from_config(cls, **fields: Any) -> LongTermMemoryComponent:
         """The component of a `longterm` config entry (its `_target_`): `fields` are `LongTermConfig`'s."""

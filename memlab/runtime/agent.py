@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from memlab.messages import Message, ToolCall, system
 from memlab.tokens import Tallied, TalliedMessages, TokenCounter, request_tokens
@@ -98,11 +98,15 @@ class Component:
     Every hook is a no-op here, so the plain `Component` is the "none" choice of any group.
     """
 
+    # True for a component that carries what one dialogue of a user left to the user's next (long-term memory):
+    # a parallel replay then keeps each user's dialogues in one worker, in order (`memlab.sim.simulate_parallel`).
+    keeps_user_state: ClassVar[bool] = False
+
     def stages(self) -> Sequence[RequestStage]:
         return ()
 
     def on_dialogue_start(self, runtime: Runtime, dialogue: Dialogue) -> None:
-        """Reset per-dialogue state (each dialogue is a different user)."""
+        """Reset per-dialogue state (a user's later dialogue may follow: see `keeps_user_state`)."""
 
     def on_session_start(self, runtime: Runtime, session: Session) -> None: ...
 

@@ -1,6 +1,6 @@
 """The replay simulator: dialogues in, records out."""
 
-from memlab.sim.parallel import Shared, simulate_parallel
+from memlab.sim.parallel import Shared, chains, simulate_parallel
 from memlab.sim.records import CallRecord, LifecycleRecord, ProbeRecord, Record
 from memlab.sim.replay import CLOCK_TICK, Cursor, ReplayOptions, replay_dialogue, simulate
 
@@ -13,6 +13,7 @@ __all__ = [
     "Record",
     "ReplayOptions",
     "Shared",
+    "chains",
     "replay_dialogue",
     "simulate",
     "simulate_parallel",

@@ -1,8 +1,10 @@
 """Parallel replay: dialogues replayed in worker processes, records merged back in dialogue order.
 
 Every worker builds its own runtime factory from the same spec (a run's config), so a dialogue
-replays exactly as it would in one process: dialogues never share state, and the records of
-each come back whole and in input order, which keeps metrics.json byte-identical to one worker.
+replays exactly as it would in one process: dialogues that share state (one user's, when long-term
+memory carries it from one to the next) form a chain that one worker replays in input order, other
+chains share nothing, and the records of each dialogue come back whole and in input order, which keeps
+metrics.json byte-identical to one worker.
 A `Shared` pair carries what workers learn that the parent may reuse (cached model answers).
 """
 
@@ -12,7 +14,7 @@ import gc
 import multiprocessing
 import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -74,11 +76,30 @@ def _one_torch_thread() -> None:
         torch.set_num_threads(1)
 
 
-def _replay(dialogue: Dialogue) -> tuple[list[Record], Any]:
+def _replay(chain: list[Dialogue]) -> list[tuple[list[Record], Any]]:
+    """Each dialogue of `chain` replayed in turn: its records, and what `Shared.take` returned after it."""
     assert _worker is not None, "the worker was not started"
     make_runtime, options, shared, tally = _worker
-    records = list(tallied(replay_dialogue(dialogue, make_runtime(dialogue), options), tally))
-    return records, shared.take() if shared else None
+    out = []
+    for dialogue in chain:
+        records = list(tallied(replay_dialogue(dialogue, make_runtime(dialogue), options), tally))
+        out.append((records, shared.take() if shared else None))
+    return out
+
+
+def chains(dialogues: Sequence[Dialogue], key: Callable[[Dialogue], Hashable] | None) -> list[list[int]]:
+    """The dialogues' positions grouped by `key`, each group in input order, the groups by their first dialogue.
+
+    Args:
+        dialogues: The dialogues of a replay.
+        key: What ties dialogues together (a user's id); None: every dialogue alone.
+    """
+    if key is None:
+        return [[i] for i in range(len(dialogues))]
+    groups: dict[Hashable, list[int]] = {}
+    for i, dialogue in enumerate(dialogues):
+        groups.setdefault(key(dialogue), []).append(i)
+    return list(groups.values())
 
 
 def simulate_parallel(
@@ -89,8 +110,12 @@ def simulate_parallel(
     options: ReplayOptions,
     shared: Shared | None = None,
     tally: Any = None,
+    chain_key: Callable[[Dialogue], Hashable] | None = None,
 ) -> Iterator[list[Record]]:
     """Each dialogue's records, in dialogue order, replayed by `workers` processes.
+
+    Dialogues with the same `chain_key` (a user's, when a component keeps user state) replay one after another
+    in one worker, in input order, as one process would replay them; the others in any worker.
 
     `build(spec)` makes the runtime factory in each worker; both must be picklable (a module-level
     function and a config). `tally` (`memlab.sim.progress.new_tally()`, inherited by the workers)
@@ -108,6 +133,7 @@ def simulate_parallel(
         options: What the replay does besides replaying.
         shared: State handed back from the workers (None: none).
         tally: Counts calls and probes for the heartbeat (None: none).
+        chain_key: What ties dialogues to one worker (None: nothing; see `chains`).
     """
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
@@ -115,7 +141,17 @@ def simulate_parallel(
     pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start, initargs=initargs)
     finished = False
     try:
-        for records, taken in pool.map(_replay, dialogues):
+        groups = chains(dialogues, chain_key)
+        pending = {g: pool.submit(_replay, [dialogues[i] for i in group]) for g, group in enumerate(groups)}
+        where = {i: (g, k) for g, group in enumerate(groups) for k, i in enumerate(group)}
+        done: dict[int, list[tuple[list[Record], Any]]] = {}  # a chain's results until its last dialogue is yielded
+        for i in range(len(dialogues)):
+            g, k = where[i]
+            if g in pending:
+                done[g] = pending.pop(g).result()
+            records, taken = done[g][k]
+            if k == len(groups[g]) - 1:
+                del done[g]
             if shared is not None:
                 shared.give(taken)
             yield records

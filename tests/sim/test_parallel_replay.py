@@ -2,26 +2,29 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 import multiprocessing
 import os
 import signal
 import weakref
+from collections import Counter
 from collections.abc import Callable
+from operator import attrgetter
 from pathlib import Path
 
 import pytest
 from omegaconf import DictConfig
 from replays import NO_FIGURES
 
-from memlab.dialogues import Dialogue
+from memlab.dialogues import Dialogue, load_tau_bench
 from memlab.dialogues.synthetic import generate_synthetic
 from memlab.errors import MemlabError
 from memlab.experiment import replay_workers, run_experiment, runtime_factory
 from memlab.llm.extractive import SUMMARY_MEMO
 from memlab.runtime import Runtime
-from memlab.sim.parallel import simulate_parallel
+from memlab.sim.parallel import chains, simulate_parallel
 from memlab.sim.replay import ReplayOptions
 
 # What a run publishes that must not depend on how the replay was split (latency.json may).
@@ -76,6 +79,59 @@ def test_locomo_in_two_workers(make_config, locomo_path: Path, tmp_path: Path, s
     worked = "summary.count" if strategy == ["context=summarize"] else "longterm.memories"
     assert json.loads(one["metrics.json"])[worked] > 0  # ... and summaries or memories
     assert two == one
+
+
+@pytest.mark.parametrize("store", [[], ["store=sqlite", "store.path=STORE"]], ids=["memory", "sqlite"])
+def test_a_users_later_dialogue_finds_what_the_earlier_left_in_two_workers(
+    make_config, tau_bench_path: Path, tmp_path: Path, store: list[str]
+) -> None:
+    """tau-bench's trajectories 5 and 6 are one user's: with long-term memory the second reads what the first saved,
+    so two workers must replay them in one process, in order, to publish what one process does (they did not: the
+    later trajectory ran with an empty memory in the other worker, 86 injected tokens per call against 149)."""
+    base = ["dataset=tau_bench", f"dataset.path={tau_bench_path}", "dataset.max_dialogues=6", "longterm=chat"]
+    users = Counter(d.user_id for d in load_tau_bench(tau_bench_path)[:6])
+    assert sorted(users.values()) == [1, 1, 1, 1, 2]  # one user twice, among others
+    runs = {}
+    for workers in (1, 2):
+        given = [o.replace("STORE", str(tmp_path / f"store{workers}.db")) for o in store]
+        cfg = make_config(*base, *given, f"sim.workers={workers}", "sim.progress=false", NO_FIGURES)
+        runs[workers] = _published(cfg, tmp_path / f"w{workers}")
+    assert json.loads(runs[1]["metrics.json"])["longterm.injected_tokens.per_call"] > 0
+    assert runs[2] == runs[1]
+
+
+def _pid_factory(spec: tuple[DictConfig, Path]) -> Callable[[Dialogue], Runtime]:
+    """`runtime_factory` of the config, writing the worker's pid to a file named after each dialogue it starts."""
+    cfg, folder = spec
+    make_runtime = runtime_factory(cfg)
+
+    def make(dialogue: Dialogue) -> Runtime:
+        (folder / dialogue.id).write_text(str(os.getpid()))
+        return make_runtime(dialogue)
+
+    return make
+
+
+def test_a_chain_of_dialogues_replays_in_one_worker_in_order(make_config, tmp_path: Path) -> None:
+    """Dialogues with the same `chain_key` go to one worker, one after another; the records come back in input order."""
+    cfg = make_config("dataset.dialogues=8", "dataset.sessions=1")
+    users = ["ann", "ann", "bob", "bob", "ann", "ann", "bob", "bob"]
+    made = generate_synthetic(seed=1, dialogues=8, sessions=1)
+    dialogues = [dataclasses.replace(d, user_id=u) for d, u in zip(made, users, strict=True)]
+    options = ReplayOptions(call_roles=tuple(cfg.sim.call_roles), probe_context=cfg.sim.probe_context)
+    replayed = list(
+        simulate_parallel(dialogues, _pid_factory, (cfg, tmp_path), 2, options, chain_key=attrgetter("user_id"))
+    )
+    assert [records[0].dialogue_id for records in replayed] == [d.id for d in dialogues]
+    pids = {u: {(tmp_path / d.id).read_text() for d in dialogues if d.user_id == u} for u in ("ann", "bob")}
+    assert [len(p) for p in pids.values()] == [1, 1]  # each user's dialogues in one worker
+
+
+def test_chains_group_positions_by_key_in_input_order() -> None:
+    made = generate_synthetic(seed=1, dialogues=5)
+    dialogues = [dataclasses.replace(d, user_id=u) for d, u in zip(made, "abcab", strict=True)]
+    assert chains(dialogues, attrgetter("user_id")) == [[0, 3], [1, 4], [2]]
+    assert chains(dialogues, None) == [[0], [1], [2], [3], [4]]
 
 
 def test_workers_default_to_the_cores_and_never_exceed_the_dialogues(make_config, monkeypatch) -> None:
