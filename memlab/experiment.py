@@ -331,7 +331,8 @@ def runtime_factory(
 
 
 def replay_workers(cfg: DictConfig, dialogues: int) -> int:
-    """`sim.workers`, or the machine's cores when there are several dialogues; never more than dialogues."""
+    """`sim.workers`, or the machine's cores, never more than `dialogues`: what can replay apart (`replay` counts a
+    user's dialogues once when long-term memory ties them)."""
     workers = cfg.sim.get("workers")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise MemlabError(f"sim.workers={workers!r}; expected an integer >= 1, or null for the machine's cores")
