@@ -13,15 +13,17 @@ from collections import Counter
 from collections.abc import Callable
 from operator import attrgetter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from omegaconf import DictConfig
 from replays import NO_FIGURES
 
+import memlab.experiment
 from memlab.dialogues import Dialogue, load_tau_bench
 from memlab.dialogues.synthetic import generate_synthetic
 from memlab.errors import MemlabError
-from memlab.experiment import replay_workers, run_experiment, runtime_factory
+from memlab.experiment import replay, replay_workers, run_experiment, runtime_factory
 from memlab.llm.extractive import SUMMARY_MEMO
 from memlab.runtime import Runtime
 from memlab.sim.parallel import chains, simulate_parallel
@@ -125,6 +127,37 @@ def test_a_chain_of_dialogues_replays_in_one_worker_in_order(make_config, tmp_pa
     assert [records[0].dialogue_id for records in replayed] == [d.id for d in dialogues]
     pids = {u: {(tmp_path / d.id).read_text() for d in dialogues if d.user_id == u} for u in ("ann", "bob")}
     assert [len(p) for p in pids.values()] == [1, 1]  # each user's dialogues in one worker
+
+
+@pytest.mark.parametrize(
+    ("longterm", "users", "chained"),
+    [
+        ("chat", "abab", True),  # long-term memory: dialogues chained by user
+        ("none", "abab", False),  # nothing kept between dialogues: each goes alone
+        ("chat", "aaaa", None),  # one user's dialogues only: one chain, replayed in this process
+    ],
+)
+def test_a_replay_chains_dialogues_by_user_only_when_a_component_keeps_user_state(
+    make_config, monkeypatch: pytest.MonkeyPatch, longterm: str, users: str, chained: bool | None
+) -> None:
+    cfg = make_config(f"longterm={longterm}", "sim.workers=2", "sim.progress=false")
+    made = generate_synthetic(seed=1, dialogues=4, sessions=1)
+    dialogues = [dataclasses.replace(d, user_id=u) for d, u in zip(made, users, strict=True)]
+    keys: list[object] = []
+    parallel = memlab.experiment.simulate_parallel
+
+    def spy(*args: Any) -> Any:
+        keys.append(args[7])  # replay's chain key
+        return parallel(*args)
+
+    monkeypatch.setattr(memlab.experiment, "simulate_parallel", spy)
+    replay(cfg, dialogues)
+    if chained is None:
+        assert keys == []
+    else:
+        [key] = keys
+        assert (key is not None) == chained
+        assert key is None or [key(d) for d in dialogues] == list(users)
 
 
 def test_chains_group_positions_by_key_in_input_order() -> None:
