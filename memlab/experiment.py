@@ -330,9 +330,9 @@ def runtime_factory(
     return Runtimes(make_runtime, parts, getattr(history_factory, "keywords", {}).get("store"))
 
 
-def replay_workers(cfg: DictConfig, dialogues: int) -> int:
-    """`sim.workers`, or the machine's cores, never more than `dialogues`: what can replay apart (`replay` counts a
-    user's dialogues once when long-term memory ties them)."""
+def replay_workers(cfg: DictConfig, apart: int) -> int:
+    """`sim.workers`, or the machine's cores, never more than `apart`: the replay's groups of dialogues that can
+    replay apart (`memlab.sim.chains`: one per dialogue, or per user when long-term memory ties a user's)."""
     workers = cfg.sim.get("workers")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise MemlabError(f"sim.workers={workers!r}; expected an integer >= 1, or null for the machine's cores")
@@ -341,7 +341,7 @@ def replay_workers(cfg: DictConfig, dialogues: int) -> int:
         if workers not in (None, 1):
             raise MemlabError(f"sim.workers={workers}: llm={target} keeps state across dialogues; use sim.workers=1")
         return 1
-    return max(1, min(workers or os.cpu_count() or 1, dialogues))
+    return max(1, min(workers or os.cpu_count() or 1, apart))
 
 
 def replay(cfg: DictConfig, dialogues: list[Dialogue], beat: Heartbeat | None = None) -> list[Record]:
@@ -350,7 +350,8 @@ def replay(cfg: DictConfig, dialogues: list[Dialogue], beat: Heartbeat | None = 
     options = ReplayOptions(call_roles=tuple(cfg.sim.call_roles), probe_context=cfg.sim.probe_context)
     # A user's dialogues see what the earlier ones left (long-term memory): one worker replays them in order.
     by_user = operator.attrgetter("user_id") if any(c.keeps_user_state for c in make_runtime.components) else None
-    workers = replay_workers(cfg, len(chains(dialogues, by_user)))
+    groups = chains(dialogues, by_user)
+    workers = replay_workers(cfg, len(groups))
     beat = beat or Heartbeat(cfg.name, None)
     beat.replaying()
     if workers == 1:
@@ -360,7 +361,7 @@ def replay(cfg: DictConfig, dialogues: list[Dialogue], beat: Heartbeat | None = 
     make_runtime.close()  # each worker builds its own
     # Summaries the workers compute come back, so the next job of a sweep in this process reuses them.
     memo = Shared(SUMMARY_MEMO.take_new, SUMMARY_MEMO.add)
-    per_dialogue = simulate_parallel(dialogues, runtime_factory, cfg, workers, options, memo, beat.done, by_user)
+    per_dialogue = simulate_parallel(dialogues, runtime_factory, cfg, workers, options, memo, beat.done, groups=groups)
     return list(
         beat.count(
             (

@@ -110,12 +110,12 @@ def simulate_parallel(
     options: ReplayOptions,
     shared: Shared | None = None,
     tally: Any = None,
-    chain_key: Callable[[Dialogue], Hashable] | None = None,
+    groups: Sequence[Sequence[int]] | None = None,
 ) -> Iterator[list[Record]]:
     """Each dialogue's records, in dialogue order, replayed by `workers` processes.
 
-    Dialogues with the same `chain_key` (a user's, when a component keeps user state) replay one after another
-    in one worker, in input order, as one process would replay them; the others in any worker.
+    The dialogues of one of `groups` (`chains`: a user's, when a component keeps user state) replay one after
+    another in one worker, in input order, as one process would replay them; each group in any worker.
 
     `build(spec)` makes the runtime factory in each worker; both must be picklable (a module-level
     function and a config). `tally` (`memlab.sim.progress.new_tally()`, inherited by the workers)
@@ -133,7 +133,7 @@ def simulate_parallel(
         options: What the replay does besides replaying.
         shared: State handed back from the workers (None: none).
         tally: Counts calls and probes for the heartbeat (None: none).
-        chain_key: What ties dialogues to one worker (None: nothing; see `chains`).
+        groups: Positions of the dialogues each worker task replays in turn (None: every dialogue alone).
     """
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
@@ -141,17 +141,15 @@ def simulate_parallel(
     pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start, initargs=initargs)
     finished = False
     try:
-        groups = chains(dialogues, chain_key)
+        groups = chains(dialogues, None) if groups is None else groups
         pending = {g: pool.submit(_replay, [dialogues[i] for i in group]) for g, group in enumerate(groups)}
-        where = {i: (g, k) for g, group in enumerate(groups) for k, i in enumerate(group)}
-        done: dict[int, list[tuple[list[Record], Any]]] = {}  # a chain's results until its last dialogue is yielded
+        group_of = {i: g for g, group in enumerate(groups) for i in group}
+        ready: dict[int, tuple[list[Record], Any]] = {}  # replayed, not yet yielded (a group ahead of its turn)
         for i in range(len(dialogues)):
-            g, k = where[i]
-            if g in pending:
-                done[g] = pending.pop(g).result()
-            records, taken = done[g][k]
-            if k == len(groups[g]) - 1:
-                del done[g]
+            if i not in ready:
+                g = group_of[i]
+                ready.update(zip(groups[g], pending.pop(g).result(), strict=True))
+            records, taken = ready.pop(i)
             if shared is not None:
                 shared.give(taken)
             yield records

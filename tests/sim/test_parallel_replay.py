@@ -102,62 +102,56 @@ def test_a_users_later_dialogue_finds_what_the_earlier_left_in_two_workers(
     assert runs[2] == runs[1]
 
 
-def _pid_factory(spec: tuple[DictConfig, Path]) -> Callable[[Dialogue], Runtime]:
-    """`runtime_factory` of the config, writing the worker's pid to a file named after each dialogue it starts."""
-    cfg, folder = spec
+def _marking_factory(spec: tuple[DictConfig, Path]) -> Callable[[Dialogue], Runtime]:
+    """`runtime_factory` of the config, leaving a file named after each dialogue a worker starts, holding its pid."""
+    cfg, started = spec
     make_runtime = runtime_factory(cfg)
 
     def make(dialogue: Dialogue) -> Runtime:
-        (folder / dialogue.id).write_text(str(os.getpid()))
+        (started / dialogue.id).write_text(str(os.getpid()))
         return make_runtime(dialogue)
 
     return make
 
 
 def test_a_chain_of_dialogues_replays_in_one_worker_in_order(make_config, tmp_path: Path) -> None:
-    """Dialogues with the same `chain_key` go to one worker, one after another; the records come back in input order."""
+    """A group's dialogues go to one worker, one after another; the records come back in input order."""
     cfg = make_config("dataset.dialogues=8", "dataset.sessions=1")
     users = ["ann", "ann", "bob", "bob", "ann", "ann", "bob", "bob"]
     made = generate_synthetic(seed=1, dialogues=8, sessions=1)
     dialogues = [dataclasses.replace(d, user_id=u) for d, u in zip(made, users, strict=True)]
     options = ReplayOptions(call_roles=tuple(cfg.sim.call_roles), probe_context=cfg.sim.probe_context)
-    replayed = list(
-        simulate_parallel(dialogues, _pid_factory, (cfg, tmp_path), 2, options, chain_key=attrgetter("user_id"))
-    )
+    groups = chains(dialogues, attrgetter("user_id"))
+    replayed = list(simulate_parallel(dialogues, _marking_factory, (cfg, tmp_path), 2, options, groups=groups))
     assert [records[0].dialogue_id for records in replayed] == [d.id for d in dialogues]
     pids = {u: {(tmp_path / d.id).read_text() for d in dialogues if d.user_id == u} for u in ("ann", "bob")}
     assert [len(p) for p in pids.values()] == [1, 1]  # each user's dialogues in one worker
 
 
 @pytest.mark.parametrize(
-    ("longterm", "users", "chained"),
+    ("longterm", "users", "expected"),
     [
-        ("chat", "abab", True),  # long-term memory: dialogues chained by user
-        ("none", "abab", False),  # nothing kept between dialogues: each goes alone
-        ("chat", "aaaa", None),  # one user's dialogues only: one chain, replayed in this process
+        ("chat", "abab", [[[0, 2], [1, 3]]]),  # long-term memory: dialogues grouped by user
+        ("none", "abab", [[[0], [1], [2], [3]]]),  # nothing kept between dialogues: each goes alone
+        ("chat", "aaaa", []),  # one user's dialogues only: one group, replayed in this process
     ],
 )
-def test_a_replay_chains_dialogues_by_user_only_when_a_component_keeps_user_state(
-    make_config, monkeypatch: pytest.MonkeyPatch, longterm: str, users: str, chained: bool | None
+def test_a_replay_groups_dialogues_by_user_only_when_a_component_keeps_user_state(
+    make_config, monkeypatch: pytest.MonkeyPatch, longterm: str, users: str, expected: list[object]
 ) -> None:
     cfg = make_config(f"longterm={longterm}", "sim.workers=2", "sim.progress=false")
     made = generate_synthetic(seed=1, dialogues=4, sessions=1)
     dialogues = [dataclasses.replace(d, user_id=u) for d, u in zip(made, users, strict=True)]
-    keys: list[object] = []
+    seen: list[object] = []
     parallel = memlab.experiment.simulate_parallel
 
-    def spy(*args: Any) -> Any:
-        keys.append(args[7])  # replay's chain key
-        return parallel(*args)
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs["groups"])
+        return parallel(*args, **kwargs)
 
     monkeypatch.setattr(memlab.experiment, "simulate_parallel", spy)
     replay(cfg, dialogues)
-    if chained is None:
-        assert keys == []
-    else:
-        [key] = keys
-        assert (key is not None) == chained
-        assert key is None or [key(d) for d in dialogues] == list(users)
+    assert seen == expected
 
 
 def test_chains_group_positions_by_key_in_input_order() -> None:
@@ -191,18 +185,6 @@ def test_summaries_from_workers_serve_the_next_job_of_a_sweep(make_config, tmp_p
     latency = json.loads((second.run_dir / "latency.json").read_text())
     assert second.metrics["summary.count"] > 0
     assert latency["latency.cached_calls"] == second.metrics["summary.count"]
-
-
-def _marking_factory(spec: tuple[DictConfig, Path]) -> Callable[[Dialogue], Runtime]:
-    """`runtime_factory` of the config, leaving a file named after each dialogue a worker starts."""
-    cfg, started = spec
-    make_runtime = runtime_factory(cfg)
-
-    def make(dialogue: Dialogue) -> Runtime:
-        (started / dialogue.id).touch()
-        return make_runtime(dialogue)
-
-    return make
 
 
 def test_an_abandoned_parallel_replay_stops_its_workers_and_drops_the_queue(make_config, tmp_path: Path) -> None:
