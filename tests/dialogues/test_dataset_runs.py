@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from in_process import memlab_main
 
 from memlab.dialogues.source import PROJECT_ROOT
 from memlab.experiment import run_experiment
@@ -107,7 +108,11 @@ BAD_INPUTS = {
 
 
 @pytest.mark.parametrize("case", list(BAD_INPUTS))
-def test_bad_input_exits_2_with_one_message_and_writes_nothing(run_cli, tmp_path: Path, case: str) -> None:
+def test_bad_input_exits_2_with_one_message_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str], case: str
+) -> None:
+    """In this process (`memlab run` as the console script calls it): a process per case added ~1 s each, and
+    test_cli_runs_the_default_from_any_directory keeps one true process run."""
     dataset, content, message = BAD_INPUTS[case]
     data = tmp_path / "data"
     data.mkdir()
@@ -120,13 +125,16 @@ def test_bad_input_exits_2_with_one_message_and_writes_nothing(run_cli, tmp_path
         bad.write_text(json.dumps(content), encoding="utf-8")
     work = tmp_path / "work"
     work.mkdir()
-    done = run_cli(work, f"dataset={dataset}", f"dataset.path={bad}", f"output_dir={work / 'run'}")
-    assert done.returncode == 2, done.stderr
-    [line] = done.stderr.strip().splitlines()  # one message, no traceback
+    monkeypatch.chdir(work)
+    monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)  # as a user runs it
+    status = memlab_main("run", f"dataset={dataset}", f"dataset.path={bad}", f"output_dir={work / 'run'}")
+    out, err = capfd.readouterr()
+    assert status == 2, err
+    [line] = err.strip().splitlines()  # one message, no traceback
     assert line.startswith(f"memlab: error: {bad}")
     assert re.search(message, line), line
     assert list(work.iterdir()) == []  # no run folder, no metrics.json, nothing half-written
-    assert done.stdout == ""
+    assert out == ""
 
 
 @pytest.mark.parametrize(
