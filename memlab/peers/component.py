@@ -10,6 +10,11 @@ retrieves `probe_k` memories for the question, injects the first `load_max_items
 the injected tokens and the latencies are computed from the same records. A library is plugged in
 by a subclass's `reset` / `add` / `search`.
 
+As memlab's memory, a peer's memory is the user's: a user's later dialogue finds what the earlier
+ones stored (tau-bench repeats users across trials). `reset` builds one user's library memory into
+the attributes a subclass names in `user_state`; the component keeps each user's set and swaps it in
+when that user's dialogue starts, so users never see each other's memories, interleaved or not.
+
 The model and embedder calls a library makes (through memlab's adapters, possibly on its own
 worker threads, where trace recordings do not reach) are collected by a `Collector` and reported
 on the calling step, so aux tokens, cost and `llm.calls` count them as they count memlab's.
@@ -132,6 +137,8 @@ class LongTermPeer(Component):
 
     libraries: tuple[str, ...] = ()  # recorded with their versions in the run's manifest
     name = "peer"
+    keeps_user_state = True  # a user's memories outlive the dialogue that made them, as memlab's component's
+    user_state: tuple[str, ...] = ()  # the attributes `reset` sets: one user's library memory
 
     def __init__(
         self,
@@ -152,6 +159,8 @@ class LongTermPeer(Component):
         self._stage = InjectStage(ORDER_LONGTERM_INJECT)
         self._pending: list[Message] = []
         self._ids: dict[str, str] = {}
+        self.user: str | None = None  # whose library memory the `user_state` attributes hold
+        self._users: dict[str, dict[str, Any]] = {}  # every other user's: their `user_state` and ids
 
     def memory_id(self, library_id: str) -> str:
         """A stable id for a library's memory id (mem0 and LangMem draw uuid4s): its number, in order first seen.
@@ -163,7 +172,7 @@ class LongTermPeer(Component):
 
     # --- what a library implements
     def reset(self, user: str) -> None:
-        """Start an empty memory for `user` (each dialogue is a different user)."""
+        """Build an empty library memory for `user` into the attributes named in `user_state`."""
         raise NotImplementedError
 
     def add(self, turns: Sequence[Message]) -> int:
@@ -184,8 +193,8 @@ class LongTermPeer(Component):
         return (self._stage,)
 
     def on_dialogue_start(self, runtime: Runtime, dialogue: Dialogue) -> None:
-        self._pending, self._stage.block, self._ids = [], "", {}
-        self.reset(dialogue.id)
+        self._pending, self._stage.block = [], ""
+        self._switch(dialogue.user_id)
 
     def on_session_start(self, runtime: Runtime, session: Session) -> None:
         self._stage.block = ""
@@ -225,6 +234,21 @@ class LongTermPeer(Component):
         )
 
     # --- shared plumbing
+    def _switch(self, user: str) -> None:
+        """Make `user`'s library memory the current one: kept from their earlier dialogue, else a new one."""
+        if user == self.user:
+            return
+        if self.user is not None:
+            self._users[self.user] = {name: getattr(self, name) for name in ("_ids", *self.user_state)}
+        self.user = user
+        kept = self._users.pop(user, None)
+        if kept is None:
+            self._ids = {}
+            self.reset(user)
+        else:
+            for name, value in kept.items():
+                setattr(self, name, value)
+
     def _render(self, hits: Sequence[PeerHit]) -> str:
         return render_block([(MEMORY_KIND, h.content, h.score) for h in hits])
 

@@ -1,7 +1,7 @@
 """`longterm=langmem`: LangMem's memory tools over a LangGraph `InMemoryStore` indexed by memlab's embedder.
 
 The store is LangGraph's ``InMemoryStore(index={"embed": <memlab's embedder>, "dims": ...})``, one per
-user (dialogue), namespace ``("memories", <dialogue id>)``. Memories are written with LangMem's
+user, namespace ``("memories", <user id>)``. Memories are written with LangMem's
 `create_manage_memory_tool` (action ``create``) and read with its `create_search_memory_tool`, both
 bound to that store: every turn is saved as it is (one memory citing it), as an agent calling
 ``manage_memory`` on every message would; retrieval is the search tool's ranking (the store's
@@ -47,6 +47,7 @@ class LangMemMemory(LongTermPeer):
 
     libraries = ("langmem", "langgraph")
     name = "langmem"
+    user_state = ("store", "manage", "find", "manager", "_evidence")
 
     def __init__(
         self,

@@ -112,6 +112,7 @@ class LlamaIndexMemory(LongTermPeer):
 
     libraries = ("llama-index-core",)
     name = "llamaindex_memory"
+    user_state = ("store", "vector", "facts", "memory")
 
     def __init__(
         self,
@@ -134,9 +135,10 @@ class LlamaIndexMemory(LongTermPeer):
         self.fact_llm = llamaindex_llm(llm, self.collector, TASK_MEMORY_SUMMARY, ENTRY) if facts and llm else None
         self.max_facts = max_facts
         self._loop = asyncio.new_event_loop()
-        # Each Memory's chat store is disposed at the next reset and by `close`: an undisposed store leaks its
-        # aiosqlite connection and an unclosed loop its two self-pipe sockets, which surface as ResourceWarnings in
-        # whatever code runs when the garbage collector frees them (test_plots, which turns warnings into errors).
+        # Each Memory's chat store (one per user: the user's FIFO lives in it) is disposed by `close`: an undisposed
+        # store leaks its aiosqlite connection and an unclosed loop its two self-pipe sockets, which surface as
+        # ResourceWarnings in whatever code runs when the garbage collector frees them (test_plots, which turns
+        # warnings into errors).
         self._stores: list[Any] = []
         weakref.finalize(self, _release, self._loop, os.getpid())
         self.store: Any = None
@@ -145,7 +147,6 @@ class LlamaIndexMemory(LongTermPeer):
         self.facts: Any = None
 
     def reset(self, user: str) -> None:
-        _dispose(self._loop, self._stores)
         blocks = self._memory_module
         self.store = text_vector_store(ENTRY)
         self.vector = blocks.VectorMemoryBlock(
@@ -209,7 +210,7 @@ def _release(loop: asyncio.AbstractEventLoop, owner: int) -> None:
     garbage collector does: in a worker forked from the process that made the peer, that thread does not exist and
     a disposal waited for ever (a parallel replay hung so). A forked copy leaves the loop alone too: its epoll
     instance is the parent's, and closing it unregisters the parent's wake-up socket. A peer dropped without `close`
-    leaves its last store to the collector (aiosqlite's ResourceWarning).
+    leaves its stores to the collector (aiosqlite's ResourceWarning).
     """
     if os.getpid() == owner:
         loop.close()

@@ -1,6 +1,6 @@
 """`longterm=mem0`: mem0's `Memory` (mem0ai, open-source) over an in-process Qdrant, memlab's embedder and model.
 
-Each round's turns go to ``Memory.add(messages, user_id=<dialogue>, metadata={"evidence": ids},
+Each round's turns go to ``Memory.add(messages, user_id=<user>, metadata={"evidence": ids},
 infer=...)``; each question to ``Memory.search(question, top_k=K, filters={"user_id": ...},
 threshold=...)``. mem0 is built from its own config (Qdrant in memory, history in an in-memory
 SQLite) and then given memlab's embedder and model in place of the providers it builds, so its
@@ -75,6 +75,7 @@ class Mem0Memory(LongTermPeer):
 
     libraries = ("mem0ai", "qdrant-client")
     name = "mem0"
+    user_state = ("memory",)
 
     def __init__(
         self,
@@ -95,7 +96,6 @@ class Mem0Memory(LongTermPeer):
         self._qdrant = require("qdrant_client", ENTRY)
         self.embedder, self.llm, self.infer, self.threshold = embedder, llm, infer, threshold
         self.memory: Any = None
-        self._user = ""
 
     def reset(self, user: str) -> None:
         config = {
@@ -117,7 +117,6 @@ class Mem0Memory(LongTermPeer):
         )  # memlab's, in place of mem0's providers
         if self.llm is not None:
             self.memory.llm = _LLM(self.llm, self.collector)
-        self._user = user
 
     def add(self, turns: Sequence[Message]) -> int:
         if self.infer:
@@ -131,11 +130,11 @@ class Mem0Memory(LongTermPeer):
 
     def _add(self, turns: Sequence[Message], evidence: tuple[str, ...]) -> list[dict[str, Any]]:
         messages = [{"role": m.role if m.role in ("user", "assistant") else "user", "content": m.text} for m in turns]
-        out = self.memory.add(messages, user_id=self._user, metadata={EVIDENCE: list(evidence)}, infer=self.infer)
+        out = self.memory.add(messages, user_id=self.user, metadata={EVIDENCE: list(evidence)}, infer=self.infer)
         return list(out.get("results", ()))
 
     def search(self, query: str, k: int) -> list[PeerHit]:
-        found = self.memory.search(query, top_k=k, filters={"user_id": self._user}, threshold=self.threshold)
+        found = self.memory.search(query, top_k=k, filters={"user_id": self.user}, threshold=self.threshold)
         rows = found.get("results", ()) if isinstance(found, dict) else found
         return [
             PeerHit(

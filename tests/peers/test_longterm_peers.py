@@ -117,7 +117,7 @@ def conversation(locomo_path):
 
 
 def _fill(peer, conversation) -> list:
-    peer.reset(conversation.id)
+    peer.on_dialogue_start(None, conversation)
     turns = [m for s in conversation.sessions for m in s.messages if m.text.strip()]
     for i in range(0, len(turns), 2):  # rounds of two turns, as LoCoMo's speakers alternate
         peer.add(turns[i : i + 2])
@@ -145,6 +145,54 @@ def test_mem0_and_langmem_rank_as_brute_force_cosine(conversation) -> None:
             assert [hits[i].evidence for i in distinct] == [expected[i] for i in distinct]
 
 
+def _peer(entry: str) -> LlamaIndexMemory | Mem0Memory | LangMemMemory:
+    """A peer over the hashing embedder; llama-index's FIFO small enough to flush two sessions into nodes."""
+    if entry == "llamaindex_memory":
+        return LlamaIndexMemory(HashingEmbedder(), token_limit=300, token_flush_size=60)
+    return Mem0Memory(HashingEmbedder(), threshold=0.0) if entry == "mem0" else LangMemMemory(HashingEmbedder())
+
+
+def _start(peer, conversation, user: str, turns: tuple[Message, ...] = ()) -> None:
+    """A dialogue of `user` starts (as the runtime calls it), then its turns are added in rounds of two."""
+    peer.on_dialogue_start(None, replace(conversation, id=f"{user}-{len(turns)}", user_id=user))
+    for i in range(0, len(turns), 2):
+        peer.add(turns[i : i + 2])
+
+
+def _found(peer, question: str) -> list[tuple[str, tuple[str, ...], str, float]]:
+    """The peer's 10 best memories for `question`, scores to retrievals.jsonl's digits (Qdrant's float32 sums
+    differ in the eighth digit between two searches of one collection)."""
+    return [(h.content, h.evidence, h.id, round(h.score, 6)) for h in peer.search(question, 10)]
+
+
+@pytest.mark.parametrize("entry", PEERS)
+def test_a_peer_keeps_each_users_memory_and_only_theirs_across_dialogues(entry: str, conversation) -> None:
+    """As memlab's memory: ann's later dialogue finds what her first stored, bob's the same texts under his ids.
+
+    The peers started every dialogue empty (its id as the user), so on data that repeats users (tau-bench) they
+    answered a user's later dialogue from nothing while memlab's memory answered from the earlier ones.
+    """
+    turns = tuple(m for s in conversation.sessions for m in s.messages if m.text.strip())
+    bobs = tuple(replace(m, id=f"bob:{m.id}") for m in turns)  # the same texts: a leak between users would tie in
+    question = conversation.probes[0].question
+    peer = _peer(entry)
+    try:
+        _start(peer, conversation, "ann", turns)
+        first = _found(peer, question)
+        _start(peer, conversation, "bob", bobs)
+        bob_first = _found(peer, question)
+        _start(peer, conversation, "ann")  # her second dialogue: nothing added yet
+        again = _found(peer, question)
+        _start(peer, conversation, "bob")
+        bob_again = _found(peer, question)
+    finally:
+        if isinstance(peer, LlamaIndexMemory):
+            peer.close()
+    assert first and again == first
+    assert all(e in {m.id for m in turns} for _, evidence, _, _ in again for e in evidence)
+    assert bob_again == bob_first and all(e.startswith("bob:") for _, evidence, _, _ in bob_again for e in evidence)
+
+
 def test_a_dropped_llamaindex_peer_closes_its_event_loop() -> None:
     """An unclosed loop's self-pipe sockets surfaced as ResourceWarnings in an unrelated later test (test_plots)."""
     peer = LlamaIndexMemory(HashingEmbedder())
@@ -166,7 +214,7 @@ def no_connection_left_to_the_collector() -> Iterator[None]:
 
 
 def test_a_closed_llamaindex_peer_has_disposed_each_chat_store_it_opened() -> None:
-    """Each Memory's SQLite chat store holds an aiosqlite connection: disposed at the next reset and by `close`.
+    """Each Memory's SQLite chat store (one per user) holds an aiosqlite connection: disposed by `close`.
 
     Left to the garbage collector, they surfaced as ResourceWarnings in an unrelated later test (test_plots).
     """
@@ -238,3 +286,16 @@ def test_a_peer_run_is_byte_identical_when_repeated(entry: str, locomo_path, tmp
     first, second = (run(cfg, tmp_path / str(i)).run_dir for i in range(2))
     for name in ("metrics.json", "retrievals.jsonl", "retrievals.trec"):
         assert (first / name).read_bytes() == (second / name).read_bytes(), name
+
+
+def test_a_peers_run_publishes_the_same_bytes_in_two_workers_when_users_repeat(tau_bench_path, tmp_path) -> None:
+    """tau-bench's trajectories 5 and 6 are one user's: the second reads what the first stored, so a peer's run
+    groups them into one worker as memlab's memory's does, and two workers publish one process's bytes."""
+    base = ["dataset=tau_bench", f"dataset.path={tau_bench_path}", "dataset.max_dialogues=6", "longterm=mem0"]
+    published = {}
+    for workers in (1, 2):
+        cfg = compose([*base, f"sim.workers={workers}", "sim.progress=false", "report.plots=false"])
+        out = run(cfg, tmp_path / f"w{workers}").run_dir
+        published[workers] = {name: (out / name).read_bytes() for name in ("metrics.json", "calls.csv")}
+    assert json.loads(published[1]["metrics.json"])["longterm.injected_tokens.per_call"] > 0
+    assert published[2] == published[1]
