@@ -37,6 +37,7 @@ ALLOWED = {
     ("report/ablation.py", "columns"),
     ("report/ablation.py", "header"),
     ("cli.py", "_compare"),  # `memlab compare --format` choices
+    ("peers/llamaindex_memory.py", "user_state"),  # attribute names (LongTermPeer.user_state)
     ("completion.py", "COMMAND_WORDS"),  # the CLI's command names (tests/test_completion.py: equal to cli.COMMANDS)
     # chat roles and OpenAI's tool_choice values
     ("messages.py", "ROLES"),
