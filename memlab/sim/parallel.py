@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
+import multiprocessing.util
 import signal
 import sys
 from collections.abc import Callable, Hashable, Iterator, Sequence
@@ -59,9 +60,20 @@ def _start(
         # garbage runs in this worker (the llama-index peer's waited here for a thread only its parent has); and,
         # as the gc module's docs say of fork, collections no longer write to the copied objects' pages.
         gc.freeze()
-    _worker = (build(spec), options, shared, tally)
+    factory = build(spec)
+    _worker = (factory, options, shared, tally)
+    # Closed when the worker exits (multiprocessing runs its finalizers then), as one process closes its runtimes
+    # after the replay: a SQLite store left open kept the run's rows in the -wal file beside the database.
+    multiprocessing.util.Finalize(None, _close, args=(factory,), exitpriority=0)
     if forked:
         _one_torch_thread()  # after `build`: an embedder built there may set torch's threads
+
+
+def _close(factory: RuntimeFactory) -> None:
+    """Close what the worker's runtime factory built (`memlab.experiment.Runtimes.close`), if it can be closed."""
+    close = getattr(factory, "close", None)
+    if close is not None:
+        close()
 
 
 def _one_torch_thread() -> None:
@@ -121,7 +133,8 @@ def simulate_parallel(
     function and a config). `tally` (`memlab.sim.progress.new_tally()`, inherited by the workers)
     counts the simulated calls and probes as they happen, for a heartbeat. Processes are
     forked where the platform allows it (no re-import); a forked worker runs torch, if the parent loaded it, on
-    one thread (`_one_torch_thread`), and leaves what it inherited to the parent's collector (`gc.freeze`).
+    one thread (`_one_torch_thread`), leaves what it inherited to the parent's collector (`gc.freeze`), and
+    closes what its runtime factory built when it exits (stores, connections), as one process does.
     Interrupted (Ctrl-C) or abandoned, it stops the workers at once: the queued dialogues are
     dropped and the running ones terminated, where leaving the pool would wait for all of them.
 

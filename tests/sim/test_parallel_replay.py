@@ -7,10 +7,13 @@ import gc
 import json
 import multiprocessing
 import os
+import shutil
 import signal
+import sqlite3
 import weakref
 from collections import Counter
 from collections.abc import Callable
+from contextlib import closing
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
@@ -100,6 +103,18 @@ def test_a_users_later_dialogue_finds_what_the_earlier_left_in_two_workers(
         runs[workers] = _published(cfg, tmp_path / f"w{workers}")
     assert json.loads(runs[1]["metrics.json"])["longterm.injected_tokens.per_call"] > 0
     assert runs[2] == runs[1]
+
+
+def test_a_parallel_replay_leaves_a_sqlite_store_whole(make_config, tmp_path: Path) -> None:
+    """Each worker closes what it built when it exits: the run's rows are in the database file, none left in a
+    -wal file beside it (there were, and the database file alone held no rows: a copy of it lost the run)."""
+    db = tmp_path / "store.db"
+    store = ["agent_memory=hybrid", "store=sqlite", f"store.path={db}", "sim.progress=false", NO_FIGURES]
+    run_experiment(make_config(*store, "sim.workers=2", "dataset.dialogues=4", "dataset.sessions=1"), tmp_path / "run")
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("store.db")) == ["store.db"]
+    copy = shutil.copyfile(db, tmp_path / "copy.db")  # the database file alone, as a user would archive it
+    with closing(sqlite3.connect(copy)) as conn:
+        assert conn.execute("SELECT count(*) FROM memlab_sessions").fetchone()[0] == 4
 
 
 def _marking_factory(spec: tuple[DictConfig, Path]) -> Callable[[Dialogue], Runtime]:
