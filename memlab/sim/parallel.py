@@ -25,6 +25,7 @@ from memlab.runtime.agent import Runtime
 from memlab.sim.progress import tallied
 from memlab.sim.records import Record
 from memlab.sim.replay import ReplayOptions, replay_dialogue
+from memlab.stores import close_store
 
 RuntimeFactory = Callable[[Dialogue], Runtime]
 
@@ -64,16 +65,9 @@ def _start(
     _worker = (factory, options, shared, tally)
     # Closed when the worker exits (multiprocessing runs its finalizers then), as one process closes its runtimes
     # after the replay: a SQLite store left open kept the run's rows in the -wal file beside the database.
-    multiprocessing.util.Finalize(None, _close, args=(factory,), exitpriority=0)
+    multiprocessing.util.Finalize(None, close_store, args=(factory,), exitpriority=0)  # `Runtimes.close`, if any
     if forked:
         _one_torch_thread()  # after `build`: an embedder built there may set torch's threads
-
-
-def _close(factory: RuntimeFactory) -> None:
-    """Close what the worker's runtime factory built (`memlab.experiment.Runtimes.close`), if it can be closed."""
-    close = getattr(factory, "close", None)
-    if close is not None:
-        close()
 
 
 def _one_torch_thread() -> None:

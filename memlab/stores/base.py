@@ -80,6 +80,8 @@ class SessionStore(Protocol):
 def close_store(store: object) -> None:
     """Close `store`'s connections if it can (memlab's stores can; the protocol does not ask it of others).
 
+    Also what a replay worker calls on its runtime factory when it exits (`memlab.sim.parallel`).
+
     Args:
         store: A store, or anything else (left alone when it has no ``close``).
     """
