@@ -52,6 +52,7 @@ from memlab.sim import (
     chains,
     simulate,
     simulate_parallel,
+    user_ends,
 )
 from memlab.sim.checkpoint import Checkpoint, checkpoint_id, load_checkpoint, save_checkpoint
 from memlab.sim.progress import PROGRESS_LOGGER, Heartbeat
@@ -357,7 +358,7 @@ def replay(cfg: DictConfig, dialogues: list[Dialogue], beat: Heartbeat | None = 
     if workers == 1:
         progress = _progress(dialogues, cfg.sim.progress, f"replay {cfg.name}")
         with make_runtime:
-            return list(beat.count(simulate(progress, make_runtime, options)))
+            return list(beat.count(simulate(progress, make_runtime, options, ends=user_ends(dialogues))))
     make_runtime.close()  # each worker builds its own
     # Summaries the workers compute come back, so the next job of a sweep in this process reuses them.
     memo = Shared(SUMMARY_MEMO.take_new, SUMMARY_MEMO.add)
@@ -448,7 +449,8 @@ def _replay_checkpointed(
         progress = _progress(dialogues, cfg.sim.progress, f"replay {cfg.name}")
         beat = beat or Heartbeat(cfg.name, None)
         beat.replaying()
-        records += beat.count(simulate(progress, make_runtime, options, cursor, cfg.sim.stop_after_session))
+        ends = user_ends(dialogues)
+        records += beat.count(simulate(progress, make_runtime, options, cursor, cfg.sim.stop_after_session, ends))
         if cursor.stopped:
             states = tuple(c.checkpoint() for c in components)  # first: it finishes background writes
             save_checkpoint(

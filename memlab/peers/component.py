@@ -13,7 +13,9 @@ by a subclass's `reset` / `add` / `search`.
 As memlab's memory, a peer's memory is the user's: a user's later dialogue finds what the earlier
 ones stored (tau-bench repeats users across trials). `reset` builds one user's library memory into
 the attributes a subclass names in `user_state`; the component keeps each user's set and swaps it in
-when that user's dialogue starts, so users never see each other's memories, interleaved or not.
+when that user's dialogue starts, so users never see each other's memories, interleaved or not. After the
+user's last dialogue of the replay (`on_user_end`) their set is dropped and `release` frees what it holds, so a
+replay of many users (LongMemEval's 500) keeps only the memories of users still to come.
 
 The model and embedder calls a library makes (through memlab's adapters, possibly on its own
 worker threads, where trace recordings do not reach) are collected by a `Collector` and reported
@@ -227,6 +229,22 @@ class LongTermPeer(Component):
             RESULT_INJECTED_TOKENS: self.counter.count_text(self._stage.block) if self._stage.block else 0,
             RESULT_RETRIEVAL: retrieval_entry(hits),
         }
+
+    def on_user_end(self, runtime: Runtime, user_id: str) -> None:
+        """Drop the user's library memory (no dialogue of theirs is left), and let the library free it (`release`)."""
+        if user_id == self.user:
+            state = {name: getattr(self, name) for name in self.user_state}
+            for name in self.user_state:
+                setattr(self, name, None)
+            self.user, self._ids = None, {}
+        else:
+            state = self._users.pop(user_id, {})
+            state.pop("_ids", None)
+        if state:
+            self.release(state)
+
+    def release(self, state: dict[str, Any]) -> None:
+        """Free what a user's library memory holds beyond Python objects (`state`: their `user_state` values)."""
 
     def checkpoint(self) -> dict[str, Any]:
         raise MemlabError(

@@ -135,7 +135,8 @@ class LlamaIndexMemory(LongTermPeer):
         self.fact_llm = llamaindex_llm(llm, self.collector, TASK_MEMORY_SUMMARY, ENTRY) if facts and llm else None
         self.max_facts = max_facts
         self._loop = asyncio.new_event_loop()
-        # Each Memory's chat store (one per user: the user's FIFO lives in it) is disposed by `close`: an undisposed
+        # Each Memory's chat store (one per user: the user's FIFO lives in it) is disposed after the user's last
+        # dialogue (`release`), those still open by `close`: an undisposed
         # store leaks its aiosqlite connection and an unclosed loop its two self-pipe sockets, which surface as
         # ResourceWarnings in whatever code runs when the garbage collector frees them (test_plots, which turns
         # warnings into errors).
@@ -182,6 +183,12 @@ class LlamaIndexMemory(LongTermPeer):
         question = self._types.ChatMessage(role="user", content=query)
         self._loop.run_until_complete(self.vector.aget([question]))
         return [PeerHit(n.text, tuple(n.metadata.get(EVIDENCE, ())), float(s), n.node_id) for n, s in self.store.last()]
+
+    def release(self, state: dict[str, Any]) -> None:
+        """Dispose the user's chat store (its aiosqlite connection and thread)."""
+        store = state["memory"].sql_store
+        self._stores.remove(store)
+        _dispose(self._loop, [store])
 
     def close(self) -> None:
         """Dispose the chat stores still open and close the event loop (the replay calls it when it is done)."""

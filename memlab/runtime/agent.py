@@ -135,6 +135,12 @@ class Component:
         """Answer-time measurements for one probe question (e.g. long-term retrieval)."""
         return {}
 
+    def on_user_end(self, runtime: Runtime, user_id: str) -> None:
+        """After the user's last dialogue of the replay, its probes included: what was kept for them can go.
+
+        With `keeps_user_state`, every earlier dialogue of the user replayed before, in this process.
+        """
+
     def checkpoint(self) -> dict[str, Any]:
         """The in-process state a replay stopped at a session boundary must carry to another process."""
         return {}

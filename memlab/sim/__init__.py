@@ -2,7 +2,7 @@
 
 from memlab.sim.parallel import Shared, chains, simulate_parallel
 from memlab.sim.records import CallRecord, LifecycleRecord, ProbeRecord, Record
-from memlab.sim.replay import CLOCK_TICK, Cursor, ReplayOptions, replay_dialogue, simulate
+from memlab.sim.replay import CLOCK_TICK, Cursor, ReplayOptions, replay_dialogue, simulate, user_ends
 
 __all__ = [
     "CLOCK_TICK",
@@ -17,4 +17,5 @@ __all__ = [
     "replay_dialogue",
     "simulate",
     "simulate_parallel",
+    "user_ends",
 ]

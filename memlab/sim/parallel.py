@@ -24,7 +24,7 @@ from memlab.dialogues.model import Dialogue
 from memlab.runtime.agent import Runtime
 from memlab.sim.progress import tallied
 from memlab.sim.records import Record
-from memlab.sim.replay import ReplayOptions, replay_dialogue
+from memlab.sim.replay import ReplayOptions, end_user, replay_dialogue, user_ends
 from memlab.stores import close_store
 
 RuntimeFactory = Callable[[Dialogue], Runtime]
@@ -82,13 +82,19 @@ def _one_torch_thread() -> None:
         torch.set_num_threads(1)
 
 
-def _replay(chain: list[Dialogue]) -> list[tuple[list[Record], Any]]:
-    """Each dialogue of `chain` replayed in turn: its records, and what `Shared.take` returned after it."""
+def _replay(chain: list[Dialogue], last: list[bool]) -> list[tuple[list[Record], Any]]:
+    """Each dialogue of `chain` replayed in turn: its records, and what `Shared.take` returned after it.
+
+    After a dialogue whose `last` is true (its user's last of the replay), the components hear `on_user_end`.
+    """
     assert _worker is not None, "the worker was not started"
     make_runtime, options, shared, tally = _worker
     out = []
-    for dialogue in chain:
-        records = list(tallied(replay_dialogue(dialogue, make_runtime(dialogue), options), tally))
+    for dialogue, ends in zip(chain, last, strict=True):
+        runtime = make_runtime(dialogue)
+        records = list(tallied(replay_dialogue(dialogue, runtime, options), tally))
+        if ends:
+            end_user(runtime, dialogue.user_id)
         out.append((records, shared.take() if shared else None))
     return out
 
@@ -149,7 +155,11 @@ def simulate_parallel(
     finished = False
     try:
         groups = chains(dialogues, None) if groups is None else groups
-        pending = {g: pool.submit(_replay, [dialogues[i] for i in group]) for g, group in enumerate(groups)}
+        ends = user_ends(dialogues)
+        pending = {
+            g: pool.submit(_replay, [dialogues[i] for i in group], [i in ends for i in group])
+            for g, group in enumerate(groups)
+        }
         group_of = {i: g for g, group in enumerate(groups) for i in group}
         ready: dict[int, tuple[list[Record], Any]] = {}  # replayed, not yet yielded (a group ahead of its turn)
         for i in range(len(dialogues)):

@@ -9,7 +9,7 @@ timestamps, so months of decay simulate in milliseconds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -210,6 +210,7 @@ def simulate(
     options: ReplayOptions = ReplayOptions(),
     cursor: Cursor | None = None,
     stop_after_session: int | None = None,
+    ends: Collection[int] = (),
 ) -> Iterator[Record]:
     """Replay every dialogue, each through its own runtime (sessions never share state).
 
@@ -223,6 +224,8 @@ def simulate(
         options: Which roles call the model and whether to probe.
         cursor: Where a resumed run carries on (None: from the start); it follows the replay.
         stop_after_session: Stop after the run's this many completed sessions (None: never).
+        ends: Positions of the dialogues that are their user's last (`user_ends`): after each, the components
+            hear `on_user_end`.
 
     Yields:
         Every dialogue's records, in order.
@@ -231,7 +234,26 @@ def simulate(
     for index, dialogue in enumerate(dialogues):
         if index < cur.dialogue:
             continue
-        yield from replay_dialogue(dialogue, make_runtime(dialogue), options, cur, stop_after_session)
+        runtime = make_runtime(dialogue)
+        yield from replay_dialogue(dialogue, runtime, options, cur, stop_after_session)
         if cur.stopped:
             return
+        if index in ends:
+            end_user(runtime, dialogue.user_id)
         cur.dialogue, cur.session = index + 1, 0
+
+
+def user_ends(dialogues: Sequence[Dialogue]) -> frozenset[int]:
+    """The positions of the dialogues after which their user has none left in `dialogues`.
+
+    Args:
+        dialogues: The dialogues of a replay, in its order.
+    """
+    last = {dialogue.user_id: i for i, dialogue in enumerate(dialogues)}
+    return frozenset(last.values())
+
+
+def end_user(runtime: Runtime, user_id: str) -> None:
+    """Tell `runtime`'s components that `user_id` has no dialogue left in the replay (`Component.on_user_end`)."""
+    for c in runtime.components:
+        c.on_user_end(runtime, user_id)

@@ -31,9 +31,12 @@ from memlab.api import compose, run  # noqa: E402  (after the skip)
 from memlab.dialogues import load_locomo  # noqa: E402
 from memlab.embed import HashingEmbedder  # noqa: E402
 from memlab.longterm import RESULT_EVIDENCE  # noqa: E402
+from memlab.memory import InMemoryChatMemory  # noqa: E402
 from memlab.messages import Message  # noqa: E402
 from memlab.peers import LangMemMemory, LlamaIndexMemory, Mem0Memory  # noqa: E402
-from memlab.sim import ProbeRecord  # noqa: E402
+from memlab.runtime import Runtime, SecurityContext  # noqa: E402
+from memlab.sim import ProbeRecord, simulate, user_ends  # noqa: E402
+from memlab.tokens import get_counter  # noqa: E402
 
 SLICE = (
     "dataset=locomo",
@@ -191,6 +194,52 @@ def test_a_peer_keeps_each_users_memory_and_only_theirs_across_dialogues(entry: 
     assert first and again == first
     assert all(e in {m.id for m in turns} for _, evidence, _, _ in again for e in evidence)
     assert bob_again == bob_first and all(e.startswith("bob:") for _, evidence, _, _ in bob_again for e in evidence)
+
+
+@pytest.mark.parametrize("entry", PEERS)
+def test_a_peer_drops_a_users_memory_after_their_last_dialogue(entry: str, conversation) -> None:
+    """A replay of ann, bob, ann: bob's library memory goes once his only dialogue is over, ann's after her second.
+
+    The peers kept every user's memory until the replay's end (LongMemEval: 500 users, each in one dialogue).
+    """
+    first = conversation.head(1)  # a session each: enough to store and find
+    dialogues = [replace(first, id=f"{user}-{i}", user_id=user) for i, user in enumerate(("ann", "bob", "ann"))]
+    peer = _peer(entry)
+    seen: list[tuple[str, object]] = []
+
+    def start(runtime, dialogue, real=peer.on_dialogue_start) -> None:
+        seen.append(("start", dialogue.user_id))
+        real(runtime, dialogue)
+
+    def release(state, real=peer.release) -> None:
+        seen.append(("release, still kept", (peer.user, *peer._users)))  # the released user is out of the peer
+        real(state)
+
+    peer.on_dialogue_start, peer.release = start, release
+    counter = get_counter("cl100k_base")
+    try:
+        with no_connection_left_to_the_collector():
+            records = list(
+                simulate(
+                    dialogues,
+                    lambda d: Runtime(InMemoryChatMemory(d.id), counter, SecurityContext(d.user_id, "chat"), [peer]),
+                    ends=user_ends(dialogues),
+                )
+            )
+            held = (peer.user, dict(peer._users), list(getattr(peer, "_stores", [])))
+    finally:
+        if isinstance(peer, LlamaIndexMemory):
+            peer.close()
+    assert seen == [
+        ("start", "ann"),
+        ("start", "bob"),
+        ("release, still kept", (None, "ann")),  # bob's, after his only dialogue; ann's set aside for her second
+        ("start", "ann"),
+        ("release, still kept", (None,)),
+    ]
+    assert held == (None, {}, [])  # llama-index: each user's chat store disposed at their end, none left for `close`
+    probes = [r for r in records if isinstance(r, ProbeRecord)]
+    assert probes and all(r.results[RESULT_EVIDENCE] for r in probes)  # each dialogue's questions found memories
 
 
 def test_a_dropped_llamaindex_peer_closes_its_event_loop() -> None:

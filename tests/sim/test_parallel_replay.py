@@ -26,11 +26,11 @@ import memlab.experiment
 from memlab.dialogues import Dialogue, load_tau_bench
 from memlab.dialogues.synthetic import generate_synthetic
 from memlab.errors import MemlabError
-from memlab.experiment import replay, replay_workers, run_experiment, runtime_factory
+from memlab.experiment import build_components, replay, replay_workers, run_experiment, runtime_factory
 from memlab.llm.extractive import SUMMARY_MEMO
-from memlab.runtime import Runtime
+from memlab.runtime import Component, Runtime
 from memlab.sim.parallel import chains, simulate_parallel
-from memlab.sim.replay import ReplayOptions
+from memlab.sim.replay import ReplayOptions, simulate, user_ends
 
 # What a run publishes that must not depend on how the replay was split (latency.json may).
 DETERMINISTIC = ("metrics.json", "calls.csv", "questions.csv")
@@ -141,6 +141,47 @@ def test_a_chain_of_dialogues_replays_in_one_worker_in_order(make_config, tmp_pa
     assert [records[0].dialogue_id for records in replayed] == [d.id for d in dialogues]
     pids = {u: {(tmp_path / d.id).read_text() for d in dialogues if d.user_id == u} for u in ("ann", "bob")}
     assert [len(p) for p in pids.values()] == [1, 1]  # each user's dialogues in one worker
+
+
+class _UserEnds(Component):
+    """At each user's end, appends the user's dialogues this process replayed to a file named after the user."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder, self.seen = folder, {}
+
+    def on_dialogue_start(self, runtime: Runtime, dialogue: Dialogue) -> None:
+        self.seen.setdefault(dialogue.user_id, []).append(dialogue.id)
+
+    def on_user_end(self, runtime: Runtime, user_id: str) -> None:
+        with open(self.folder / user_id, "a") as f:
+            f.write(" ".join(self.seen[user_id]) + "\n")
+
+
+def _ends_factory(spec: tuple[DictConfig, Path]) -> Callable[[Dialogue], Runtime]:
+    """`runtime_factory` of the config with a `_UserEnds` writing to the folder."""
+    cfg, folder = spec
+    return runtime_factory(cfg, [*build_components(cfg), _UserEnds(folder)])
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_each_user_ends_once_after_their_last_dialogue(make_config, tmp_path: Path, workers: int) -> None:
+    """`on_user_end` follows the user's last dialogue, in the process that replayed all of theirs (peers free it)."""
+    cfg = make_config("dataset.dialogues=6", "dataset.sessions=1")
+    made = generate_synthetic(seed=1, dialogues=6, sessions=1)
+    users = ["ann", "bob", "cat", "ann", "bob", "ann"]
+    dialogues = [dataclasses.replace(d, user_id=u) for d, u in zip(made, users, strict=True)]
+    options = ReplayOptions(call_roles=tuple(cfg.sim.call_roles), probe_context=cfg.sim.probe_context)
+    if workers == 1:
+        list(simulate(dialogues, _ends_factory((cfg, tmp_path)), options, ends=user_ends(dialogues)))
+    else:
+        groups = chains(dialogues, attrgetter("user_id"))
+        list(simulate_parallel(dialogues, _ends_factory, (cfg, tmp_path), workers, options, groups=groups))
+    ids = [d.id for d in dialogues]
+    assert {p.name: p.read_text() for p in tmp_path.iterdir()} == {
+        "ann": f"{ids[0]} {ids[3]} {ids[5]}\n",
+        "bob": f"{ids[1]} {ids[4]}\n",
+        "cat": f"{ids[2]}\n",
+    }
 
 
 @pytest.mark.parametrize(
