@@ -62,6 +62,29 @@ class _LLM:
         return self.collector.call(lambda: self.llm.complete(request, task=TASK_EXTRACT_MEMORIES, **params)).text
 
 
+class _Once(logging.Filter):
+    """Lets each distinct message through once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if message in self.seen:
+            return False
+        self.seen.add(message)
+        return True
+
+
+def _once_per_run(logger: logging.Logger) -> None:
+    """Each of `logger`'s messages once from now on: mem0 warns that fastembed is missing (its BM25 side off) each time
+    it builds a vector store, once a user here (LongMemEval: 500 lines). The filter of an earlier peer is replaced."""
+    for old in [f for f in logger.filters if isinstance(f, _Once)]:
+        logger.removeFilter(old)
+    logger.addFilter(_Once())
+
+
 class Mem0Memory(LongTermPeer):
     """mem0's `Memory` (module docstring).
 
@@ -93,6 +116,7 @@ class Mem0Memory(LongTermPeer):
         for module in ("mem0.memory.telemetry", "mem0.memory.main"):  # ... and switched off if it was imported before
             vars(require(module, ENTRY))["MEM0_TELEMETRY"] = False
         logging.getLogger("mem0").setLevel(logging.WARNING)  # mem0 logs every vector insert at INFO
+        _once_per_run(logging.getLogger("mem0.vector_stores.qdrant"))
         self._qdrant = require("qdrant_client", ENTRY)
         self.embedder, self.llm, self.infer, self.threshold = embedder, llm, infer, threshold
         self.memory: Any = None
