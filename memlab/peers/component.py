@@ -233,18 +233,19 @@ class LongTermPeer(Component):
     def on_user_end(self, runtime: Runtime, user_id: str) -> None:
         """Drop the user's library memory (no dialogue of theirs is left), and let the library free it (`release`)."""
         if user_id == self.user:
-            state = {name: getattr(self, name) for name in self.user_state}
-            for name in self.user_state:
-                setattr(self, name, None)
-            self.user, self._ids = None, {}
-        else:
-            state = self._users.pop(user_id, {})
-            state.pop("_ids", None)
-        if state:
+            self._park()
+        state = self._users.pop(user_id, None)
+        if state is not None:
             self.release(state)
 
     def release(self, state: dict[str, Any]) -> None:
-        """Free what a user's library memory holds beyond Python objects (`state`: their `user_state` values)."""
+        """Free what one user's library memory holds beyond Python objects (`state`: its `user_state` values, ids)."""
+
+    def close(self) -> None:
+        """Release every user's library memory still held (the replay calls it when it is done)."""
+        self._park()
+        while self._users:
+            self.release(self._users.popitem()[1])
 
     def checkpoint(self) -> dict[str, Any]:
         raise MemlabError(
@@ -256,8 +257,7 @@ class LongTermPeer(Component):
         """Make `user`'s library memory the current one: kept from their earlier dialogue, else a new one."""
         if user == self.user:
             return
-        if self.user is not None:
-            self._users[self.user] = {name: getattr(self, name) for name in ("_ids", *self.user_state)}
+        self._park()
         self.user = user
         kept = self._users.pop(user, None)
         if kept is None:
@@ -266,6 +266,14 @@ class LongTermPeer(Component):
         else:
             for name, value in kept.items():
                 setattr(self, name, value)
+
+    def _park(self) -> None:
+        """Set the current user's library memory aside (in `_users`, with its ids); no user is current after."""
+        if self.user is not None:
+            self._users[self.user] = {name: getattr(self, name) for name in ("_ids", *self.user_state)}
+            for name in self.user_state:
+                setattr(self, name, None)
+            self.user, self._ids = None, {}
 
     def _render(self, hits: Sequence[PeerHit]) -> str:
         return render_block([(MEMORY_KIND, h.content, h.score) for h in hits])

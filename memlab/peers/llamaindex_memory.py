@@ -135,12 +135,10 @@ class LlamaIndexMemory(LongTermPeer):
         self.fact_llm = llamaindex_llm(llm, self.collector, TASK_MEMORY_SUMMARY, ENTRY) if facts and llm else None
         self.max_facts = max_facts
         self._loop = asyncio.new_event_loop()
-        # Each Memory's chat store (one per user: the user's FIFO lives in it) is disposed after the user's last
-        # dialogue (`release`), those still open by `close`: an undisposed
-        # store leaks its aiosqlite connection and an unclosed loop its two self-pipe sockets, which surface as
-        # ResourceWarnings in whatever code runs when the garbage collector frees them (test_plots, which turns
-        # warnings into errors).
-        self._stores: list[Any] = []
+        # Each Memory's chat store (one per user: the user's FIFO lives in it) is disposed by `release`, after the
+        # user's last dialogue or at `close`: an undisposed store leaks its aiosqlite connection and an unclosed loop
+        # its two self-pipe sockets, which surface as ResourceWarnings in whatever code runs when the garbage
+        # collector frees them (test_plots, which turns warnings into errors).
         weakref.finalize(self, _release, self._loop, os.getpid())
         self.store: Any = None
         self.memory: Any = None
@@ -166,7 +164,6 @@ class LlamaIndexMemory(LongTermPeer):
             memory_blocks=[b for b in (self.vector, self.facts) if b is not None],
             tokenizer_fn=lambda text: range(self.counter.count_text(text)),
         )
-        self._stores.append(self.memory.sql_store)
 
     def add(self, turns: Sequence[Message]) -> int:
         before = self._stored()
@@ -186,28 +183,20 @@ class LlamaIndexMemory(LongTermPeer):
 
     def release(self, state: dict[str, Any]) -> None:
         """Dispose the user's chat store (its aiosqlite connection and thread)."""
-        store = state["memory"].sql_store
-        self._stores.remove(store)
-        _dispose(self._loop, [store])
+        engine = getattr(state["memory"].sql_store, "_async_engine", None)
+        if engine is not None:
+            self._loop.run_until_complete(engine.dispose())
 
     def close(self) -> None:
-        """Dispose the chat stores still open and close the event loop (the replay calls it when it is done)."""
+        """Dispose the chat stores still open (`LongTermPeer.close`) and close the event loop."""
         if not self._loop.is_closed():
-            _dispose(self._loop, self._stores)
+            super().close()
             self._loop.close()
 
     def _render(self, hits: Sequence[PeerHit]) -> str:
         """The retrieved nodes, then every extracted fact, as llama-index puts its fact block in the prompt."""
         facts = [PeerHit(f, (), 0.0) for f in (self.facts.facts if self.facts is not None else ())]
         return super()._render([*hits, *facts])
-
-
-def _dispose(loop: asyncio.AbstractEventLoop, stores: list[Any]) -> None:
-    """Dispose the async engine of each chat store in `stores` (llama-index's SQLite store opens one per Memory)."""
-    while stores:
-        engine = getattr(stores.pop(), "_async_engine", None)
-        if engine is not None:
-            loop.run_until_complete(engine.dispose())
 
 
 def _release(loop: asyncio.AbstractEventLoop, owner: int) -> None:
