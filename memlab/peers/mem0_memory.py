@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import os
+import warnings
 from collections.abc import Sequence
 from typing import Any, Unpack
 
@@ -35,6 +36,7 @@ from memlab.peers.component import Collector, LongTermPeer, PeerHit, PeerSetting
 ENTRY = "longterm=mem0"
 EVIDENCE = "evidence"  # the metadata key holding the turn ids a memory cites
 DEFAULT_THRESHOLD = 0.1  # mem0's `search` default: memories scoring lower are dropped
+_PAYLOAD_INDEX_WARNING = "Payload indexes have no effect in the local Qdrant"  # qdrant-client's words
 
 
 class _Embedding:
@@ -117,6 +119,9 @@ class Mem0Memory(LongTermPeer):
             vars(require(module, ENTRY))["MEM0_TELEMETRY"] = False
         logging.getLogger("mem0").setLevel(logging.WARNING)  # mem0 logs every vector insert at INFO
         _once_per_run(logging.getLogger("mem0.vector_stores.qdrant"))
+        # mem0 asks Qdrant for payload indexes, which the in-process Qdrant memlab gives it (offline) ignores and
+        # warns of in every run: nothing a user of this entry can act on. Only that message is ignored.
+        warnings.filterwarnings("ignore", message=_PAYLOAD_INDEX_WARNING, category=UserWarning)
         self._qdrant = require("qdrant_client", ENTRY)
         self.embedder, self.llm, self.infer, self.threshold = embedder, llm, infer, threshold
         self.memory: Any = None

@@ -328,6 +328,19 @@ def test_llamaindex_nodes_cite_what_memory_flushed(conversation) -> None:
     assert all(h.content.count("<message role=") == len(h.evidence) for h in hits)
 
 
+def test_mem0_over_its_in_process_qdrant_does_not_warn_of_payload_indexes(conversation) -> None:
+    """qdrant-client warns that payload indexes do nothing in its local mode each time mem0 asks for them: a
+    warning about memlab's own choice of store, which the peer keeps from the user's terminal."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        peer = Mem0Memory(HashingEmbedder(), threshold=0.0)
+        turns = _fill(peer, conversation)
+        hits = peer.search(turns[0].text, 3)  # the store was built, filled and searched
+        peer.close()
+    assert hits
+    assert not [w for w in caught if "Payload indexes" in str(w.message)]
+
+
 @pytest.mark.parametrize("entry", PEERS)
 def test_a_peer_run_is_byte_identical_when_repeated(entry: str, locomo_path, tmp_path) -> None:
     """Libraries' own ids (uuid4) and clocks never reach metrics.json or retrievals.jsonl: same config, same bytes."""
