@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+import tiktoken
 
 from memlab.metrics import event_metrics, latency_metrics, latency_samples, reference_latency_us, summary_metrics
+from memlab.sim.reference import REFERENCE_TEXTS, reference_us
 from memlab.trace import (
     CONTEXT_APPLY,
     FALLBACK,
@@ -110,6 +114,25 @@ def test_latency_percentiles_per_stage() -> None:
 
 def test_reference_latency_is_a_positive_time() -> None:
     assert reference_latency_us() > 0
+
+
+def test_every_reference_sample_tokenizes_its_texts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process samples the workload many times: each sample tokenizes all 50 texts again (memlab's counters
+    keep short texts' counts, and samples answered from them timed lookups: `compare --latency` read a summarizing
+    run's steps as 57x slower than they were)."""
+    encoded: list[str] = []
+    encode = tiktoken.Encoding.encode
+
+    def counted(self: tiktoken.Encoding, text: str, *args: Any, **kwargs: Any) -> list[int]:
+        encoded.append(text)
+        return encode(self, text, *args, **kwargs)
+
+    monkeypatch.setattr(tiktoken.Encoding, "encode", counted)
+    reference_us()  # a process's first sample
+    encoded.clear()
+    reference_us()
+    reference_us()
+    assert len(encoded) == 2 * (REFERENCE_TEXTS + 1)  # each with its untimed first call
 
 
 def test_reference_latency_is_the_median_of_the_samples_a_replay_took() -> None:
