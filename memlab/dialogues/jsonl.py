@@ -42,7 +42,8 @@ def load_jsonl(path: str | Path, max_dialogues: int | None = None) -> list[Dialo
         records = parse_json(text, str(file))
         check_format(file, records[0] if isinstance(records, list) and records else None, "jsonl")
     dialogues: list[Dialogue] = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    # Lines end at "\n" only: `splitlines` also ends them at U+2028, U+0085..., which JSON strings may hold raw.
+    for lineno, line in enumerate(text.split("\n"), start=1):
         if max_dialogues is not None and len(dialogues) >= max_dialogues:
             break
         if line.strip():

@@ -26,6 +26,7 @@ is held once, as the same tuple of messages (docs/datasets.md gives the memory m
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -86,7 +87,7 @@ def _questions(file: Path, max_dialogues: int | None, question_types: Sequence[s
                 raw = next(items)
             except StopIteration:
                 break
-            except ijson.JSONError as e:
+            except (ijson.JSONError, UnicodeDecodeError) as e:
                 raise reader.error(f"[{index}]", _json_problem(e)) from None
             dialogue = _dialogue(reader, raw, f"[{index}]", sessions)
             index += 1
@@ -99,8 +100,11 @@ def _questions(file: Path, max_dialogues: int | None, question_types: Sequence[s
 
 
 def _expect_list(f: Any, reader: JsonReader) -> None:
-    head = f.read(_READ_CHUNK).lstrip()
-    f.seek(0)
+    """Checks that the file holds a list, and leaves it at its start, after a UTF-8 BOM if it has one."""
+    head = f.read(_READ_CHUNK)
+    bom = len(codecs.BOM_UTF8) if head.startswith(codecs.BOM_UTF8) else 0
+    head = head[bom:].lstrip()
+    f.seek(bom)
     if not head:
         raise reader.error("", "the file is empty; expected a JSON list of LongMemEval questions")
     if not head.startswith(b"["):
@@ -108,6 +112,8 @@ def _expect_list(f: Any, reader: JsonReader) -> None:
 
 
 def _json_problem(error: Exception) -> str:
+    if isinstance(error, UnicodeDecodeError):  # from a string's escapes: "\\udcff" alone is no character
+        return f"a string is not valid Unicode ({error.reason}): an escape of half a surrogate pair (\\udXXX)?"
     first = str(error).strip().splitlines()[0].removeprefix("b'")
     if "premature EOF" in first:
         return "the JSON ends early (is the file truncated?)"

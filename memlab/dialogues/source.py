@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -109,12 +110,47 @@ def parse_json(text: str, source: str, first_line: int = 1) -> Any:
     """
     if not text.strip():
         raise DatasetError(f"{source}: the file is empty; expected JSON")
+    where = source if "\n" in text.strip() else f"{source}:{first_line}"  # one line: name it
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as e:
         truncated = e.pos >= len(text.rstrip())
         why = "the JSON ends early (is the file truncated?)" if truncated else f"not valid JSON: {e.msg}"
         raise DatasetError(f"{source}:{first_line - 1 + e.lineno}:{e.colno}: {why}") from None
+    except RecursionError:
+        raise DatasetError(f"{where}: the JSON is nested too deeply to read") from None
+    except ValueError as e:  # valid JSON Python refuses: an integer of more than 4,300 digits
+        raise DatasetError(f"{where}: cannot read the JSON: {e}") from None
+    if _SURROGATE_ESCAPE.search(text):
+        lone = _lone_surrogate(data, "")
+        if lone is not None:
+            raise DatasetError(
+                f"{where}: {lone or 'the top level'}: holds an escape of half a surrogate pair (\\udXXX), which is no "
+                "character and cannot be written out; expected UTF-8 text"
+            )
+    return data
+
+
+# A JSON escape of a UTF-16 surrogate: legal JSON, but alone (not as a pair) it is no character.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _lone_surrogate(value: Any, where: str) -> str | None:
+    """The JSON path of the first string (or key) of `value` that holds a lone surrogate, None if none does."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return where
+        return None
+    items: Any = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = _lone_surrogate(key, where) if isinstance(key, str) else None
+        if found is None:
+            found = _lone_surrogate(item, child(where, key))
+        if found is not None:
+            return found
+    return None
 
 
 def read_json(path: Path) -> Any:

@@ -104,6 +104,15 @@ BAD_INPUTS = {
         _locomo({"session_1": [GOOD_TURN], "session_1_date_time": "soon"}),
         r"session_1_date_time: cannot read the date 'soon'",
     ),
+    # JSON Python reads but cannot use: a lone surrogate (legal as an escape, no character, fails at publish).
+    "lone surrogate": (
+        "locomo",
+        _locomo({"session_1": [{**GOOD_TURN, "text": "hi \udcff"}]}),
+        r"\[0\]\.conversation\.session_1\[0\]\.text: holds an escape of half a surrogate pair",
+    ),
+    # JSON Python refuses to read: too deep for its recursion, an integer of more than 4,300 digits.
+    "nested too deeply": ("tau_bench", "[" * 100_000 + "]" * 100_000, r"bad:1: the JSON is nested too deeply"),
+    "huge integer": ("locomo", '[{"sample_id": ' + "9" * 5000 + "}]", r"bad:1: cannot read the JSON: Exceeds"),
 }
 
 

@@ -55,6 +55,15 @@ def test_sessions_ids_and_times(tmp_path: Path) -> None:
     assert d.sessions[1].messages[0].timestamp == datetime(2024, 5, 8, 10)
 
 
+def test_a_line_separator_inside_a_string_does_not_end_the_line(tmp_path: Path) -> None:
+    """JSON strings may hold U+2028, U+0085 and U+001C raw (``ensure_ascii=False`` writes them): "\\n" ends a line."""
+    text = "a\u2028b\u0085c\x1cd"
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps({"messages": [{"role": "user", "content": text}]}, ensure_ascii=False) + "\n")
+    [d] = load_jsonl(path)
+    assert [m.text for m in d.messages()] == [text]
+
+
 def test_max_dialogues(tmp_path: Path) -> None:
     row = {"messages": [{"role": "user", "content": "hi"}]}
     assert [d.id for d in load_jsonl(lines(tmp_path / "c.jsonl", row, row, row), max_dialogues=2)] == [

@@ -118,6 +118,20 @@ def test_a_bad_file_names_the_question_and_key(tmp_path: Path, data: Any, messag
     assert str(e.value).startswith(f"{path}: ")
 
 
+def test_a_file_that_begins_with_a_bom_reads_as_without(tmp_path: Path) -> None:
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + SAMPLE.read_bytes())
+    assert [d.id for d in load_longmemeval(path)] == [d.id for d in load_longmemeval(SAMPLE)]
+
+
+def test_a_lone_surrogate_names_the_question(tmp_path: Path) -> None:
+    """Legal JSON escape, no character: refused while reading, not when the run writes it out."""
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps([RAW[0], {**RAW[1], "question": "when \udcff"}]), encoding="utf-8")
+    with pytest.raises(DatasetError, match=r": \[1\]: a string is not valid Unicode"):
+        list(load_longmemeval(path))
+
+
 def test_a_missing_file_says_where_to_get_it(tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match=r"no such file .*; get longmemeval_s\.json from https://huggingface\.co"):
         load_longmemeval(tmp_path / "longmemeval_s.json")  # at once, before anything is read
