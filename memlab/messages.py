@@ -15,10 +15,22 @@ import functools
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar, overload
 
 ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
+
+
+def naive(moment: datetime) -> datetime:
+    """`moment` as naive UTC, the lab's one convention for times (naive times are taken as UTC already).
+
+    Args:
+        moment: A time, with or without an offset.
+
+    >>> naive(datetime.fromisoformat("2024-05-01T09:30:00+02:00"))
+    datetime.datetime(2024, 5, 1, 7, 30)
+    """
+    return moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,7 +43,7 @@ from typing import Any, TypedDict
 
 from memlab.dialogues.model import DECOYS_KEY, SUPERSEDED_KEY, Dialogue, Probe, Session
 from memlab.dialogues.source import JsonReader, child, read_records
-from memlab.messages import Message
+from memlab.messages import Message, naive
 
 LOCOMO_SOURCE = "get locomo10.json from https://github.com/snap-research/locomo (data/locomo10.json)"
 # The source has session times only; turns within a session are this far apart.
@@ -133,7 +133,7 @@ def parse_session_time(text: str) -> datetime | None:
         except ValueError:
             continue
     try:
-        return datetime.fromisoformat(text.strip())
+        return naive(datetime.fromisoformat(text.strip()))  # an offset is converted: times of one file compare
     except ValueError:
         return None
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 from memlab.errors import MemlabError
+from memlab.messages import naive
 from memlab.runtime.agent import SecurityContext
 
 SOURCE_AUTO_EXTRACT = "auto_extract"  # channel A: extracted after each turn, not deduplicated
@@ -64,7 +65,7 @@ def naive_utc(moment: datetime | None) -> datetime:
     """Timestamps as naive UTC (what every SQL dialect stores alike); None is the `EPOCH`."""
     if moment is None:
         return EPOCH
-    return moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment
+    return naive(moment)
 
 
 def namespace_of(agent_namespace: str, user_id: str) -> tuple[str, str, str]:

@@ -29,7 +29,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 # Keys, ids and namespaces are VARCHAR(255) columns (the design document's MySQL lesson: no TEXT keys).
@@ -185,11 +185,6 @@ def check_key(key: str) -> str:
             f"a key or session id is a non-empty string of at most {MAX_KEY_LENGTH} characters, not {key!r}"
         )
     return key
-
-
-def naive(moment: datetime) -> datetime:
-    """`moment` as naive UTC (naive times are taken as UTC already)."""
-    return moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment
 
 
 def encode_value(value: Mapping[str, Any]) -> str:

@@ -17,8 +17,9 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from memlab.messages import naive
 from memlab.stores.base import Entry, SessionState, Update, decode, encode, plan_update
-from memlab.stores.memories import HeldBlocks, MemoryRow, Rescore, SaveBlock, check_key, encode_value, naive, ns_text
+from memlab.stores.memories import HeldBlocks, MemoryRow, Rescore, SaveBlock, check_key, encode_value, ns_text
 
 
 class InMemoryStore:

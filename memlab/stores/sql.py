@@ -34,6 +34,7 @@ from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 
 from memlab.errors import MemlabError
+from memlab.messages import naive
 from memlab.stores.base import Entry, SessionState, Update, decode, encode, plan_update
 from memlab.stores.memories import (
     MAX_KEY_LENGTH,
@@ -43,7 +44,6 @@ from memlab.stores.memories import (
     SaveBlock,
     check_key,
     encode_value,
-    naive,
     ns_text,
 )
 

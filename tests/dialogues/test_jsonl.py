@@ -64,6 +64,20 @@ def test_a_line_separator_inside_a_string_does_not_end_the_line(tmp_path: Path) 
     assert [m.text for m in d.messages()] == [text]
 
 
+def test_times_with_and_without_an_offset_are_read_as_utc(tmp_path: Path) -> None:
+    """One file may mix them (naive times are UTC): each is naive UTC, so the replay's clock can compare them."""
+    row = {
+        "sessions": [
+            {"started_at": "2024-05-06T09:00:00Z", "messages": [{"role": "user", "content": "hi"}]},
+            {"started_at": "2024-05-07T09:00:00", "messages": [{"role": "user", "content": "back"}]},
+        ],
+        "probes": [{"question": "hi?", "asked_at": "2024-05-07T12:00:00+05:00"}],
+    }
+    [d] = load_jsonl(lines(tmp_path / "c.jsonl", row))
+    assert [s.started_at for s in d.sessions] == [datetime(2024, 5, 6, 9), datetime(2024, 5, 7, 9)]
+    assert d.probes[0].asked_at == datetime(2024, 5, 7, 7)
+
+
 def test_max_dialogues(tmp_path: Path) -> None:
     row = {"messages": [{"role": "user", "content": "hi"}]}
     assert [d.id for d in load_jsonl(lines(tmp_path / "c.jsonl", row, row, row), max_dialogues=2)] == [
