@@ -24,7 +24,7 @@ from typing import Any
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
-from hydra.errors import ConfigCompositionException, InstantiationException
+from hydra.errors import ConfigCompositionException, InstantiationException, OverrideParseException
 from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
@@ -326,6 +326,17 @@ def _compare(argv: list[str]) -> int:
     return 1 if failed(rows) else 0
 
 
+def _budget(text: str) -> float:
+    """A budget of tokens: a finite number above zero (argparse says which value it refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of tokens above 0")
+    return value
+
+
 def _recommend(argv: list[str]) -> int:
     from memlab.report import find_runs, load_run
     from memlab.report.comparison import comparison_table
@@ -335,7 +346,7 @@ def _recommend(argv: list[str]) -> int:
         prog="memlab recommend", description="The best configuration under a token budget."
     )
     parser.add_argument("dirs", nargs="+", type=Path, help="sweep directories or run directories")
-    parser.add_argument("--budget", type=float, required=True, help="token budget per call")
+    parser.add_argument("--budget", type=_budget, required=True, help="token budget per call (above 0)")
     parser.add_argument(
         "--budget-metric", default="tokens.prompt.mean", help="tokens.prompt.mean (default) or tokens.prompt.p95"
     )
@@ -654,7 +665,7 @@ def main(argv: list[str] | None = None) -> None:
                 _jobs_composed_once(),
             ):
                 _run()
-        except (ConfigCompositionException, OmegaConfBaseException, ConfigKeyProblem) as e:
+        except (ConfigCompositionException, OverrideParseException, OmegaConfBaseException, ConfigKeyProblem) as e:
             _discard_sweep_stub()
             print(f"memlab: error: {explain_error(e)}", file=sys.stderr)
             sys.exit(2)

@@ -194,6 +194,10 @@ def explain_error(error: BaseException) -> str:
             f"hydra/{kind}={name} is not installed (Hydra's {name} {kind} plugin, {_users_of(plugin[1])}): "
             f"pip install 'memlab[{PLUGIN_EXTRAS[plugin[1]]}]'"
         )
+    from hydra.errors import OverrideParseException  # hydra is loaded already when a composition fails
+
+    if isinstance(error, OverrideParseException) and not text.isascii():
+        text += " (a value with characters outside ASCII is quoted: key='value')"
     options = [ln.strip() for ln in text.splitlines() if ln.startswith("\t") and "provider=" not in ln]
     lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("\t")]
     lines = [ln for ln in lines if not ln.startswith(("full_key:", "object_type=", "Config search path"))]

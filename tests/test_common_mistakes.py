@@ -53,6 +53,20 @@ def test_a_key_under_a_context_without_strategy_lists_the_keys_and_the_entries_t
     assert memlab.compose(["context=sliding_window", "context.strategy.max_tokens=2000"]).context.strategy.max_tokens
 
 
+@pytest.mark.parametrize(
+    ("override", "said"),
+    [
+        ("context.max_tokens=[1,", "no viable alternative at input '[1,'"),
+        ("name=h\u00e9llo", "a value with characters outside ASCII is quoted: key='value'"),
+    ],
+)
+def test_an_override_hydra_cannot_parse_is_one_line(memlab_cli, capsys, tmp_path: Path, override, said) -> None:
+    line = _error(memlab_cli, capsys, "run", override, "debug=default", f"output_dir={tmp_path / 'r'}")
+    assert said in line and "override_grammar" in line
+    assert not (tmp_path / "r").exists()
+    assert memlab.compose(["name='h\u00e9llo'"]).name == "h\u00e9llo"  # quoted, as the line says
+
+
 def test_the_python_api_explains_a_wrong_key_as_the_command_line_does(memlab_cli, capsys) -> None:
     with pytest.raises(MemlabError) as raised:
         memlab.compose(["context.max_token=2000"])

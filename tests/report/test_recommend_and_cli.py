@@ -87,6 +87,14 @@ def test_recommend_rejects_an_unknown_metric_naming_the_valid_ones(sweep_dir: Pa
     assert "--by 'context.evidence_retension' is not a metric" in err and "context.evidence_retention," in err
 
 
+@pytest.mark.parametrize("budget", ["-5", "0", "nan", "-inf", "inf", "abc"])
+def test_recommend_refuses_a_budget_that_is_no_number_of_tokens(sweep_dir: Path, capsys, budget: str) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["recommend", str(sweep_dir), f"--budget={budget}"])
+    assert exit_info.value.code == 2
+    assert f"argument --budget: '{budget}' is not a number of tokens above 0" in capsys.readouterr().err
+
+
 # One worker runs this module under `--dist loadgroup`: `strategy_sweep` is built once, not once per worker.
 pytestmark = pytest.mark.xdist_group("recommend_and_cli")
 
