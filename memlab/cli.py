@@ -134,7 +134,8 @@ def _run(cfg: DictConfig) -> float | None:
     finally:
         if hydra_dir != run_dir:  # Hydra made its own run folder, unused when output_dir is set
             _discard_if_empty(hydra_dir)
-    if result.stopped:
+    if result.stopped:  # nothing published: the folder Hydra made for the run is not left behind
+        _discard_if_empty(run_dir)
         print(f"memlab: stopped after session {cfg.sim.stop_after_session}; checkpoint saved (resume: sim.resume=true)")
         return math.nan
     print(f"memlab: {result.metrics['calls']} calls; results in {result.run_dir}")

@@ -89,6 +89,17 @@ def test_a_resumed_replay_gives_the_uninterrupted_metrics(
     assert (whole / "calls.csv").read_bytes() == (tmp_path / "resumed" / "calls.csv").read_bytes()
 
 
+def test_a_stopped_run_leaves_no_folder_where_hydra_would_have_put_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without output_dir the run's folder is Hydra's, made before the run: a stop publishes nothing, so none stays."""
+    monkeypatch.chdir(tmp_path)
+    store = ("store=sqlite", f"store.path={tmp_path / 'db.sqlite'}")
+    assert memlab_main("run", *RUN, *store, "sim.stop_after_session=1") == 0
+    assert "stopped after session 1" in capsys.readouterr().out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["db.sqlite"]
+
+
 def test_resume_without_a_checkpoint_names_the_key(
     tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]]
 ) -> None:
