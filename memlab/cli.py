@@ -50,6 +50,7 @@ commands:
 """
 # The config groups a user picks from, one line each in `memlab run --help` (tests check every
 # folder of conf/ is here or in INTERNAL_GROUPS).
+_ABSENT = object()  # `OmegaConf.select`'s answer for a key the config does not have
 GROUP_HELP = {
     "dataset": "the dialogues to replay",
     "context": "how each request is cropped (context.max_tokens, keep_first, keep_last, threshold, counter)",
@@ -422,6 +423,11 @@ def topic_help(topic: str) -> str:
     config.register()
     with initialize_config_module(CONFIG_MODULE, version_base=None):
         cfg = compose("config", overrides=overrides)
+    if not sep and OmegaConf.select(cfg, path, default=_ABSENT) is _ABSENT:  # GROUP=ENTRY composed already
+        raise MemlabError(
+            f"--help {topic}: {path} is neither a config group nor a key; try a group ({', '.join(GROUP_HELP)}), "
+            "GROUP=ENTRY, or a section such as sim (memlab run --help lists the groups and their entries)"
+        )
     return config_help.node_help(cfg, path, topic)
 
 
@@ -649,6 +655,9 @@ def main(argv: list[str] | None = None) -> None:
             print(run_help() if len(rest) == 1 else topic_help(rest[1]), end="")
         except (ConfigCompositionException, OmegaConfBaseException) as e:
             print(f"memlab: error: {explain_error(e)}", file=sys.stderr)
+            sys.exit(2)
+        except MemlabError as e:
+            print(f"memlab: error: {e}", file=sys.stderr)
             sys.exit(2)
         return
     if command == "run":

@@ -90,7 +90,10 @@ def node_help(cfg: DictConfig, path: str, title: str) -> str:
     if not isinstance(node, DictConfig):
         return f"{title}: {path} is {_value(cfg._get_node(path)) if node is not None else 'not set'}\n"
     about = _summary(OmegaConf.get_type(node))
-    head = f"{title}" + (f": {about}" if about else "")
+    if about.startswith(f"`{title}`"):  # a schema that names its entry ("`context=trim` reads ..."): once
+        head = title + about[len(title) + 2 :]
+    else:
+        head = f"{title}" + (f": {about}" if about else "")
     return "\n".join([head, *describe(node, path)]) + "\n"
 
 

@@ -53,7 +53,8 @@ def test_run_help_of_an_entry_lists_its_keys_as_composed_with_their_docstrings(
     """`memlab run --help context=trim`: each key's type, default (the YAML's wiring included), range and docstring."""
     out = _help(capsys, memlab_cli, "context=trim")
     lines = out.splitlines()
-    assert lines[0].startswith("context=trim: ")
+    # the schema's first line, its entry named once (the docstring begins "`context=trim` reads ...")
+    assert lines[0] == "context=trim reads the knobs `context.keep_first` and `context.keep_last`."
     keep_last = lines.index("  context.keep_last: int | None = 3  (>= 0)")
     assert lines[keep_last + 1].strip() == field_docs(ContextKnobs)["keep_last"]
     assert "  context.strategy.keep_first: int = ${..keep_first}  (>= 0)" in lines  # nested by the defaults entry
@@ -67,6 +68,16 @@ def test_run_help_of_a_section_and_of_a_wrong_entry(
     assert "  sim.workers: int | None = null  (>= 1 and <= 1024)" in sim and field_docs(SimConfig)["workers"] in sim
     wrong = subprocess.run([BIN / "memlab", "run", "--help", "context=trimm"], capture_output=True, text=True)
     assert wrong.returncode == 2 and "Could not find 'context/trimm'" in wrong.stderr
+
+
+def test_run_help_of_a_topic_the_config_does_not_have_is_an_error(
+    capsys: pytest.CaptureFixture[str], memlab_cli: Callable[..., int]
+) -> None:
+    capsys.readouterr()
+    assert memlab_cli("run", "--help", "bogus") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("memlab: error: --help bogus: bogus is neither a config group nor a key; try a group (")
+    assert _help(capsys, memlab_cli, "context.max_tokens") == "context.max_tokens: context.max_tokens is not set\n"
 
 
 def test_field_docs_read_attribute_docstrings_of_a_class_and_its_bases() -> None:

@@ -155,7 +155,7 @@ class NoneContextConfig(ContextKnobs):
 
 @dataclass
 class TrimContextConfig(ContextKnobs):
-    """`context=trim`: `context.keep_first`, `context.keep_last`."""
+    """`context=trim` reads the knobs `context.keep_first` and `context.keep_last`."""
 
     keep_first: int | None = ranges.count(trim.DEFAULT_KEEP_FIRST)
     keep_last: int | None = ranges.count(trim.DEFAULT_KEEP_LAST)
@@ -163,7 +163,7 @@ class TrimContextConfig(ContextKnobs):
 
 @dataclass
 class SummarizeContextConfig(ContextKnobs):
-    """`context=summarize`: `context.threshold`, `context.keep_last`, `context.counter` (its summary check)."""
+    """`context=summarize` reads `context.threshold`, `context.keep_last` and `context.counter` (its summary check)."""
 
     threshold: int | None = ranges.positive(summarize.DEFAULT_THRESHOLD)
     keep_last: int | None = ranges.count(summarize.DEFAULT_KEEP_LAST)
@@ -172,7 +172,7 @@ class SummarizeContextConfig(ContextKnobs):
 
 @dataclass
 class SlidingWindowContextConfig(ContextKnobs):
-    """`context=sliding_window`, and the peers with a token budget: `context.max_tokens`, `context.counter`."""
+    """`context=sliding_window` (and the peers with a token budget) reads `context.max_tokens` and `context.counter`."""
 
     max_tokens: int | None = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
     counter: str | None = BUDGET_COUNTER
@@ -180,8 +180,10 @@ class SlidingWindowContextConfig(ContextKnobs):
 
 @dataclass
 class CompositeContextConfig(SummarizeContextConfig):
-    """`context=composite`: SUMMARIZE's `context.threshold`, `context.keep_last`; the window's `context.max_tokens`;
-    both steps' `context.counter`."""
+    """`context=composite` reads `context.threshold`, `context.keep_last`, `context.max_tokens` and `context.counter`.
+
+    SUMMARIZE's threshold and kept tail, the window's budget, and the counter of both steps.
+    """
 
     max_tokens: int | None = ranges.positive(sliding_window.DEFAULT_MAX_TOKENS)
 
