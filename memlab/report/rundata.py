@@ -251,8 +251,20 @@ def _read_json(path: Path) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
         raise MemlabError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
+    except (UnicodeDecodeError, RecursionError, ValueError) as e:  # a byte, a depth, a number Python refuses
+        raise MemlabError(f"{path}: cannot be read ({type(e).__name__}: {e})") from None
     if not isinstance(data, dict):
         raise MemlabError(f"{path}: expected a JSON object")
+    return data
+
+
+def _read_numbers(path: Path) -> dict[str, float | int | None]:
+    """metrics.json or latency.json: a JSON object of numbers and nulls, as a run writes them (an edited or damaged
+    file is refused here, naming the key, not compared or ranked as text)."""
+    data = _read_json(path)
+    for key, value in data.items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise MemlabError(f"{path}: {key}: expected a number or null, got {json.dumps(value)[:60]}")
     return data
 
 
@@ -267,6 +279,8 @@ def _read_csv(path: Path, columns: Sequence[str] = (), text: Sequence[str] = ())
         frame = pd.read_csv(path, dtype=dict.fromkeys(text, str), keep_default_na=False, na_values=[""])
     except pd.errors.EmptyDataError:
         return Table(tuple(columns))
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as e:
+        raise MemlabError(f"{path}: not a readable CSV file ({_first_line(e)})") from None
     return Table.from_frame(frame)
 
 
@@ -279,27 +293,49 @@ def load_run(path: Path | str) -> RunData:
     path = Path(path)
     if not is_run_dir(path):
         raise MemlabError(f"{path}: not a run directory (no {METRICS_FILE} or {ERROR_FILE})")
-    config_file = path / "config.yaml"
-    config = yaml.safe_load(config_file.read_text(encoding="utf-8")) if config_file.is_file() else {}
     return RunData(
         path=path,
-        metrics=_read_json(path / METRICS_FILE),
-        latency=_read_json(path / LATENCY_FILE),
+        metrics=_read_numbers(path / METRICS_FILE),
+        latency=_read_numbers(path / LATENCY_FILE),
         calls=_read_csv(path / "calls.csv", CALL_COLUMNS, CALL_TEXT),
         questions=_read_csv(path / "questions.csv", text=QUESTION_TEXT),
         latency_samples=_read_csv(path / "latency.csv", LATENCY_COLUMNS, LATENCY_TEXT),
-        config=config or {},
+        config=_read_yaml(path / "config.yaml"),
         manifest=_read_json(path / "manifest.json"),
         error=_read_json(path / ERROR_FILE) if (path / ERROR_FILE).is_file() else None,
         retrievals=_read_jsonl(path / RETRIEVALS_FILE),
     )
 
 
+def _read_yaml(path: Path) -> dict[str, Any]:
+    """A run's config.yaml (none: {}); a damaged one is refused naming the file."""
+    if not path.is_file():
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        raise MemlabError(f"{path}: not a readable YAML file ({_first_line(e)})") from None
+    if data is not None and not isinstance(data, dict):
+        raise MemlabError(f"{path}: expected a mapping of config keys")
+    return data or {}
+
+
+def _first_line(error: Exception) -> str:
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+
+
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         return []
-    with path.open(encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+    rows: list[dict[str, Any]] = []
+    try:
+        with path.open(encoding="utf-8") as f:
+            for line in f:
+                if line.strip():
+                    rows.append(json.loads(line))
+    except (ValueError, RecursionError) as e:  # not JSON (a ValueError), not UTF-8, too deep
+        raise MemlabError(f"{path}: cannot be read after {len(rows)} rows ({_first_line(e)})") from None
+    return rows
 
 
 def _natural_key(path: Path) -> list[Any]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -93,6 +95,40 @@ def test_recommend_refuses_a_budget_that_is_no_number_of_tokens(sweep_dir: Path,
         main(["recommend", str(sweep_dir), f"--budget={budget}"])
     assert exit_info.value.code == 2
     assert f"argument --budget: '{budget}' is not a number of tokens above 0" in capsys.readouterr().err
+
+
+def _metrics_with(run: Path, key: str, value: object) -> None:
+    metrics = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
+    (run / "metrics.json").write_text(json.dumps({**metrics, key: value}), encoding="utf-8")
+
+
+DAMAGES = {
+    "a byte that is not UTF-8": ("metrics.json", lambda run: (run / "metrics.json").write_bytes(b'{"calls": "\xff"}')),
+    "text for a number": ("metrics.json", lambda run: _metrics_with(run, "tokens.prompt.mean", "abc")),
+    "true for a number": ("metrics.json", lambda run: _metrics_with(run, "tokens.prompt.mean", True)),
+    "nested too deeply": ("metrics.json", lambda run: (run / "metrics.json").write_text("[" * 100_000 + "]" * 100_000)),
+    "unclosed YAML": ("config.yaml", lambda run: (run / "config.yaml").write_text("a: [\n")),
+    "a YAML list": ("config.yaml", lambda run: (run / "config.yaml").write_text("- a\n- b\n")),
+    "a ragged CSV": ("questions.csv", lambda run: (run / "questions.csv").write_text('a,b\n1,2,3,4\n"x\n')),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGES))
+def test_a_damaged_run_directory_is_one_line_naming_the_file(sweep_dir: Path, tmp_path: Path, capsys, damage) -> None:
+    """report, compare and recommend read runs back through `load_run`: a file edited or damaged by hand ends in
+    one `memlab: error:` line naming it (status 2), never a traceback, a comparison of text or a pick of `true`."""
+    name, damaged = DAMAGES[damage]
+    good = find_runs([sweep_dir])[1]
+    run = shutil.copytree(good, tmp_path / "run")
+    damaged(run)
+    for args in (["report", run, "-o", tmp_path / "out"], ["compare", good, run], ["recommend", run, "--budget", 1e9]):
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as exit_info:
+            main([str(a) for a in args])
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2, (args, err)
+        assert err.startswith(f"memlab: error: {run / name}: ") and err.count("\n") == 1, (args, err)
+    assert not (tmp_path / "out").exists()
 
 
 # One worker runs this module under `--dist loadgroup`: `strategy_sweep` is built once, not once per worker.
