@@ -161,6 +161,8 @@ def load_dialogues(cfg: DictConfig) -> list[Dialogue]:
             own = cfg.dataset[key]
             early[key] = limit if own is None else min(own, limit)
     dialogues = list(instantiate(cfg.dataset, **early))[:limit]
+    if not dialogues:  # a selection that keeps none (dataset.sample_ids=[]): a run of 0 calls measures nothing
+        raise MemlabError(f"the dataset ({cfg.dataset._target_}) gives no dialogue to replay with these settings")
     if cfg.sim.max_sessions is not None:
         dialogues = [d.head(cfg.sim.max_sessions) for d in dialogues]
     return dialogues

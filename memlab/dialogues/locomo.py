@@ -188,7 +188,14 @@ def load_locomo(
         indexed = [(present[s], samples[present[s]]) for s in dict.fromkeys(sample_ids)]
     if max_dialogues is not None:
         indexed = indexed[:max_dialogues]
-    return [_dialogue(reader, raw, child("", i), wanted) for i, raw in indexed]
+    dialogues = [_dialogue(reader, raw, child("", i), wanted) for i, raw in indexed]
+    if wanted is not None and not any(d.probes for d in dialogues):
+        given, known = (
+            ", ".join(map(str, categories or [])),
+            ", ".join(f"{k} {v}" for k, v in LOCOMO_CATEGORIES.items()),
+        )
+        raise reader.error("", f"no question is of dataset.categories [{given}] (LoCoMo's: {known})")
+    return dialogues
 
 
 def _dialogue(reader: JsonReader, raw: dict[str, Any], where: str, categories: set[str] | None) -> Dialogue:

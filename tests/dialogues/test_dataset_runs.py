@@ -146,6 +146,18 @@ def test_bad_input_exits_2_with_one_message_and_writes_nothing(
     assert out == ""
 
 
+def test_a_selection_that_keeps_no_dialogue_exits_2_and_writes_nothing(
+    locomo_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    status = memlab_main("run", "dataset=locomo", f"dataset.path={locomo_path}", "dataset.sample_ids=[]")
+    err = capfd.readouterr().err
+    assert status == 2 and err.strip() == (
+        "memlab: error: the dataset (memlab.dialogues.load_locomo) gives no dialogue to replay with these settings"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize(
     ("dataset", "target", "key"),
     [

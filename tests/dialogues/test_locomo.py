@@ -134,6 +134,11 @@ def test_options_select_dialogues_and_probes(locomo_path: Path) -> None:
     assert by_name.probes == d.probes
     with pytest.raises(DatasetError, match=r"no sample_id 'conv-99'; the file has conv-26, conv-30"):
         load_locomo(locomo_path, sample_ids=["conv-99"])
+    # a selection that keeps no question would run without asking any: refused, naming LoCoMo's categories
+    with pytest.raises(
+        DatasetError, match=r": no question is of dataset.categories \[9, tempral\] \(LoCoMo's: 1 multi"
+    ):
+        load_locomo(locomo_path, sample_ids=["conv-26"], categories=[9, "tempral"])
 
 
 @pytest.mark.parametrize(
