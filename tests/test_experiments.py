@@ -9,6 +9,8 @@ and must leave its comparison; every other job of the sweep is composed and vali
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -73,3 +75,25 @@ def test_experiment_runs_on_a_tiny_slice(
     for job in sweep_jobs(cfg.hydra.sweeper)[1:]:  # the first one ran
         job_cfg = api.compose([f"experiment={name}", *TINY, *job])  # validated: an unknown key raises
         OmegaConf.resolve(job_cfg)  # every interpolation resolves
+
+
+_ALEMBIC_PLUGINS = """
+import logging.config
+from hydra import compose, initialize_config_module
+from omegaconf import OmegaConf
+from memlab import config
+config.register()
+with initialize_config_module("memlab.conf", version_base=None):
+    cfg = compose("config", overrides=["experiment=optuna_window"], return_hydra_config=True)
+logging.config.dictConfig(OmegaConf.to_container(cfg.hydra.hydra_logging, resolve=True))
+import alembic.autogenerate  # what the optuna sweeper imports; it logs each plugin it sets up at INFO
+"""
+
+
+def test_a_sweep_s_hydra_log_leaves_out_alembic_s_plugin_setup() -> None:
+    """Hydra's own log (`hydra.hydra_logging`) is on while the optuna sweeper loads, which imports alembic: seven
+    "setup plugin alembic..." lines a sweep's user cannot use. In a fresh process, where alembic is imported first."""
+    pytest.importorskip("alembic")
+    done = subprocess.run([sys.executable, "-c", _ALEMBIC_PLUGINS], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "setup plugin" not in done.stdout + done.stderr
