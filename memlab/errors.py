@@ -13,5 +13,9 @@ class MissingFileError(DatasetError):
     """A corpus file that is not there: names the places looked at and where to get it."""
 
 
+class KeyTooLongError(MemlabError, ValueError):
+    """An id a store cannot keep (empty, or longer than its 255 characters): a dataset's id or user id, as stored."""
+
+
 class MissingExtraError(MemlabError):
     """An optional extra the entry needs is not installed: names the `pip install 'memlab[...]'` that brings it."""

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
+from memlab.errors import KeyTooLongError
+
 # Keys, ids and namespaces are VARCHAR(255) columns (the design document's MySQL lesson: no TEXT keys).
 MAX_KEY_LENGTH = 255
 
@@ -181,8 +183,10 @@ def ns_text(namespace: Sequence[str]) -> str:
 def check_key(key: str) -> str:
     """A memory id or session id: non-empty, at most 255 characters (the same limit on every backend)."""
     if not isinstance(key, str) or not key or len(key) > MAX_KEY_LENGTH:
-        raise ValueError(
-            f"a key or session id is a non-empty string of at most {MAX_KEY_LENGTH} characters, not {key!r}"
+        shown = repr(key) if not isinstance(key, str) or len(key) <= 80 else f"{key[:60]!r}... ({len(key)} characters)"
+        raise KeyTooLongError(
+            f"a key or session id is a non-empty string of at most {MAX_KEY_LENGTH} characters, not {shown} "
+            "(a dataset's dialogue id, as the store keeps it)"
         )
     return key
 

@@ -146,6 +146,24 @@ def test_bad_input_exits_2_with_one_message_and_writes_nothing(
     assert out == ""
 
 
+@pytest.mark.parametrize("sample_id", ["", "x" * 300])
+def test_a_dialogue_id_no_store_can_keep_exits_2_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str], sample_id: str
+) -> None:
+    """An id is a session's key in the histories' store (at most 255 characters on every backend): found where the
+    store is first given it, mid-run, and told in one line, not a ValueError traceback."""
+    data = tmp_path / "c.json"
+    data.write_text(json.dumps([{**_locomo({"session_1": [GOOD_TURN]})[0], "sample_id": sample_id}]))
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    status = memlab_main("run", "dataset=locomo", f"dataset.path={data}", "sim.workers=1")
+    err = capfd.readouterr().err
+    [line] = err.strip().splitlines()
+    assert status == 2 and line.startswith("memlab: error: a key or session id is a non-empty string of at most 255")
+    assert list(work.iterdir()) == []
+
+
 def test_a_selection_that_keeps_no_dialogue_exits_2_and_writes_nothing(
     locomo_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
