@@ -235,11 +235,14 @@ def failed(rows: Sequence[Row]) -> bool:
 def format_rows(rows: Sequence[Row], *, show_all: bool = False) -> str:
     """A table of the compared metrics (only those not ok, unless `show_all`), and a one-line verdict.
 
+    A metric only the candidate has is left out unless `show_all`; a configuration only the candidate has is
+    listed, since it tells why a baseline's configuration may be missing (a sweep's labels that differ).
+
     Args:
         rows: The compared rows (`compare_sides`).
-        show_all: Also list the metrics that are ok.
+        show_all: Also list the metrics that are ok and those only the candidate has.
     """
-    shown = [r for r in rows if show_all or r.status not in ("ok", "new")]
+    shown = [r for r in rows if show_all or not (r.status == "ok" or (r.status == "new" and r.metric != "*"))]
     counts = {
         s: sum(r.status == s for r in rows)
         for s in ("ok", "improved", "slower", "new", "regression", "changed", "missing")

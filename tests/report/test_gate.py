@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -43,6 +44,18 @@ def test_planted_regression_fails_and_is_named(make_run, tmp_path: Path, capsys)
     code, out = compare(capsys, base, cand)
     assert code == 1
     assert "context.evidence_retention" in out and "REGRESSION" in out and "FAIL" in out
+
+
+def test_a_configuration_only_the_candidate_has_is_listed_beside_the_missing_one(
+    make_run, sweep_dir: Path, tmp_path: Path, capsys
+) -> None:
+    """The verdict counts them: a summary that says "4 new" lists those four, so the mismatch can be read."""
+    code, out = compare(capsys, make_run(tmp_path / "one", keep=6), sweep_dir)
+    summary = out.strip().splitlines()[-1]
+    assert code == 1 and summary.startswith("FAIL: ") and "configuration not in candidate" in out
+    new = [line for line in out.splitlines() if "configuration not in baseline" in line]
+    counted = re.search(r"(\d+) new", summary)
+    assert counted is not None and len(new) == int(counted[1]) > 0, out
 
 
 def test_improvement_passes_and_an_unexplained_change_fails(make_run, tmp_path: Path, capsys) -> None:
