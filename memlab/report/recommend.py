@@ -67,6 +67,12 @@ def _describe(row: dict[str, Any], names: Sequence[str]) -> str:
     return ", ".join(f"{n} {fmt_value(n, row.get(n))}" for n in names if not is_missing(row.get(n)))
 
 
+def _effective(row: dict[str, Any]) -> str:
+    """The row's label without the settings its strategy ignored (`context=trim context.max_tokens=1000` is trim)."""
+    ignored = set(str(row.get("ignored") or "").split())
+    return " ".join(part for part in str(row["label"]).split() if part.split("=", 1)[0] not in ignored)
+
+
 def recommend(
     frame: pd.DataFrame,
     budget: float,
@@ -125,7 +131,14 @@ def recommend(
         if resizable:
             line += f"; {', '.join(resizable)} may fit at context.max_tokens={budget:.0f} context.counter=exact"
         reasons.append(line)
-    reasons += [f"  then {r['label']}: {by} {fmt_value(by, r.get(by))} at {_describe(r, shown)}" for r in ranked[1:3]]
+    # The runners-up, each configuration once: runs that differ only in settings their strategy ignored are one.
+    seen = {_effective(best)}
+    runners_up: list[dict[str, Any]] = []
+    for r in ranked[1:]:
+        if len(runners_up) < 2 and _effective(r) not in seen:
+            seen.add(_effective(r))
+            runners_up.append(r)
+    reasons += [f"  then {r['label']}: {by} {fmt_value(by, r.get(by))} at {_describe(r, shown)}" for r in runners_up]
     if costly and pool is not within:
         reasons.append(
             "set aside, costing more than sending the full history: "

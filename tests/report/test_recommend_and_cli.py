@@ -153,6 +153,31 @@ def strategy_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+def test_runs_that_differ_only_in_what_their_strategy_ignored_are_one_runner_up(tmp_path: Path) -> None:
+    """trim ignores context.max_tokens: trim at 1000 and at 4000 are the same configuration, named once."""
+    from hydra import compose, initialize_config_module
+
+    from memlab import config
+    from memlab.experiment import run_experiment
+
+    config.register()
+    runs = [
+        ["context=sliding_window", "context.max_tokens=50"],
+        ["context=trim", "context.max_tokens=1000"],
+        ["context=trim", "context.max_tokens=4000"],
+        ["context=none"],
+    ]
+    for i, overrides in enumerate(runs):
+        with initialize_config_module(config_module="memlab.conf", version_base=None):
+            cfg = compose(config_name="config", overrides=["dataset.dialogues=1", "dataset.sessions=3", *overrides])
+        run_experiment(cfg, tmp_path / str(i), overrides=overrides)
+    frame = comparison_table([load_run(p) for p in find_runs([tmp_path])])
+    rec = recommend(frame, 1e9, by="tokens.prompt.mean")  # the fewest tokens first: the tight window, then trim
+    assert rec.best is not None and rec.best["label"] == "context=sliding_window context.max_tokens=50"
+    then = [line for line in rec.reasons if line.startswith("  then ")]
+    assert len(then) == 2 and sum("context=trim" in line for line in then) == 1, rec.reasons
+
+
 def test_recommend_never_picks_a_configuration_that_costs_more_than_the_full_history(strategy_sweep: Path) -> None:
     frame = comparison_table([load_run(p) for p in find_runs([strategy_sweep])])
     rows = frame.set_index("label")
