@@ -274,6 +274,8 @@ def _report(argv: list[str]) -> int:
     out = args.out or (args.dirs[0] if len(args.dirs) == 1 else None)
     if out is None:
         raise MemlabError("memlab report with several directories needs -o OUT (where to write comparison.*)")
+    if out.exists() and not out.is_dir():
+        raise MemlabError(f"-o {out}: is a file; expected a folder to write comparison.* in")
     paths = write_comparison(out, runs)
     print(f"memlab: compared {len(runs)} runs; report in {paths['comparison.html']}")
     return 0

@@ -13,7 +13,10 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from memlab.naming import sweep_overrides, sweep_settings
+import yaml
+
+from memlab.errors import MemlabError
+from memlab.naming import MULTIRUN_FILE, sweep_overrides, sweep_settings
 from memlab.report.rundata import ERROR_FILE, METRICS_FILE
 
 
@@ -29,7 +32,11 @@ class SweepJobs:
 
 def expected_jobs(sweep_dir: Path) -> int | None:
     """How many jobs the sweep launches, from its multirun.yaml (None when it cannot be told)."""
-    hydra = sweep_settings(sweep_dir)
+    try:
+        hydra = sweep_settings(sweep_dir)
+    except (yaml.YAMLError, UnicodeDecodeError) as e:  # a file Hydra wrote, edited or damaged since
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise MemlabError(f"{sweep_dir / MULTIRUN_FILE}: not a readable multirun.yaml ({first})") from None
     if hydra is None:
         return None
     sweeper = hydra.get("sweeper") or {}

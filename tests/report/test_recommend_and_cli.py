@@ -131,6 +131,24 @@ def test_a_damaged_run_directory_is_one_line_naming_the_file(sweep_dir: Path, tm
     assert not (tmp_path / "out").exists()
 
 
+def test_report_refuses_a_broken_multirun_yaml_and_an_out_that_is_a_file(
+    sweep_dir: Path, tmp_path: Path, capsys
+) -> None:
+    sweep = shutil.copytree(sweep_dir, tmp_path / "sweep")
+    (sweep / "multirun.yaml").write_text("hydra: {{{\n")
+    taken = tmp_path / "taken"
+    taken.write_text("")
+    for args, said in (
+        ([sweep], f"{sweep / 'multirun.yaml'}: not a readable multirun.yaml"),
+        ([sweep_dir, sweep_dir, "-o", taken], f"-o {taken}: is a file"),
+    ):
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as exit_info:
+            main(["report", *map(str, args)])
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2 and err.startswith(f"memlab: error: {said}") and err.count("\n") == 1, err
+
+
 # One worker runs this module under `--dist loadgroup`: `strategy_sweep` is built once, not once per worker.
 pytestmark = pytest.mark.xdist_group("recommend_and_cli")
 
