@@ -66,9 +66,10 @@ T = TypeVar("T")
 COMPONENT_GROUPS = ("context", "memory", "longterm")
 PROFILE_LINES = 40  # functions listed in profile.txt (`debug=profile`)
 LABEL_CHARS = 100  # a sweep job's name in heartbeat lines: its number and the start of its overrides
-# Libraries that log every request at INFO (litellm: ~6 lines per call): warnings only, unless `verbose=true`.
+# Libraries that log every request at INFO (litellm: ~6 lines per call), and matplotlib, which tells of building
+# its font cache on its first use on a machine: warnings only, unless `verbose=true`.
 log = logging.getLogger(__name__)
-QUIET_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx", "httpcore", "openai")
+QUIET_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx", "httpcore", "openai", "matplotlib")
 
 # The checkout whose commit (and local changes) a run records in its manifest.
 SOURCE = Path(__file__).parent

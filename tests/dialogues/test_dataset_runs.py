@@ -65,6 +65,15 @@ def test_cli_runs_the_default_from_any_directory(run_cli, tmp_path: Path) -> Non
     }
 
 
+def test_a_first_run_on_a_machine_does_not_print_matplotlib_building_its_font_cache(
+    run_cli, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MPLCONFIGDIR", str(tmp_path_factory.mktemp("mpl")))  # no cache yet: as on a new machine
+    done = run_cli(tmp_path, f"output_dir={tmp_path / 'run'}")  # the default run draws figures
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "run" / "report.html").is_file() and "fontManager" not in done.stderr, done.stderr
+
+
 GOOD_TURN = {"speaker": "Ann", "dia_id": "D1:1", "text": "hi"}
 
 
