@@ -48,9 +48,9 @@ commands:
 `memlab COMMAND --help` describes each command's options. Shell completion (bash, zsh, fish):
   eval "$(memlab run -sc install=bash)"
 """
+_ABSENT = object()  # `OmegaConf.select`'s answer for a key the config does not have
 # The config groups a user picks from, one line each in `memlab run --help` (tests check every
 # folder of conf/ is here or in INTERNAL_GROUPS).
-_ABSENT = object()  # `OmegaConf.select`'s answer for a key the config does not have
 GROUP_HELP = {
     "dataset": "the dialogues to replay",
     "context": "how each request is cropped (context.max_tokens, keep_first, keep_last, threshold, counter)",

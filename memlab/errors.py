@@ -1,6 +1,16 @@
 """Errors meant for users: each says which file, key or value is wrong and what would be right."""
 
 
+def first_line(error: BaseException) -> str:
+    """The first line of `error`'s message (its type's name when it has none), for a one-line error about it.
+
+    Args:
+        error: An exception raised by a library while reading a file.
+    """
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
 class MemlabError(Exception):
     """A problem with the user's input or configuration; the CLI prints it and exits with status 2."""
 
@@ -13,8 +23,8 @@ class MissingFileError(DatasetError):
     """A corpus file that is not there: names the places looked at and where to get it."""
 
 
-class KeyTooLongError(MemlabError, ValueError):
-    """An id a store cannot keep (empty, or longer than its 255 characters): a dataset's id or user id, as stored."""
+class StoreKeyError(MemlabError, ValueError):
+    """An id a store cannot keep (empty, or longer than its 255 characters), such as a dataset's dialogue id."""
 
 
 class MissingExtraError(MemlabError):

@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from memlab.errors import MemlabError
+from memlab.errors import MemlabError, first_line
 from memlab.metrics import (
     DEFAULT_PRICING_MODEL,
     EXCLUDED_CATEGORIES,
@@ -280,7 +280,7 @@ def _read_csv(path: Path, columns: Sequence[str] = (), text: Sequence[str] = ())
     except pd.errors.EmptyDataError:
         return Table(tuple(columns))
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as e:
-        raise MemlabError(f"{path}: not a readable CSV file ({_first_line(e)})") from None
+        raise MemlabError(f"{path}: not a readable CSV file ({first_line(e)})") from None
     return Table.from_frame(frame)
 
 
@@ -314,14 +314,10 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError) as e:
-        raise MemlabError(f"{path}: not a readable YAML file ({_first_line(e)})") from None
+        raise MemlabError(f"{path}: not a readable YAML file ({first_line(e)})") from None
     if data is not None and not isinstance(data, dict):
         raise MemlabError(f"{path}: expected a mapping of config keys")
     return data or {}
-
-
-def _first_line(error: Exception) -> str:
-    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -334,7 +330,7 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
                 if line.strip():
                     rows.append(json.loads(line))
     except (ValueError, RecursionError) as e:  # not JSON (a ValueError), not UTF-8, too deep
-        raise MemlabError(f"{path}: cannot be read after {len(rows)} rows ({_first_line(e)})") from None
+        raise MemlabError(f"{path}: cannot be read after {len(rows)} rows ({first_line(e)})") from None
     return rows
 
 

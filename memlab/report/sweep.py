@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from memlab.errors import MemlabError
+from memlab.errors import MemlabError, first_line
 from memlab.naming import MULTIRUN_FILE, sweep_overrides, sweep_settings
 from memlab.report.rundata import ERROR_FILE, METRICS_FILE
 
@@ -35,8 +35,7 @@ def expected_jobs(sweep_dir: Path) -> int | None:
     try:
         hydra = sweep_settings(sweep_dir)
     except (yaml.YAMLError, UnicodeDecodeError) as e:  # a file Hydra wrote, edited or damaged since
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise MemlabError(f"{sweep_dir / MULTIRUN_FILE}: not a readable multirun.yaml ({first})") from None
+        raise MemlabError(f"{sweep_dir / MULTIRUN_FILE}: not a readable multirun.yaml ({first_line(e)})") from None
     if hydra is None:
         return None
     sweeper = hydra.get("sweeper") or {}

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
-from memlab.errors import KeyTooLongError
+from memlab.errors import StoreKeyError
 
 # Keys, ids and namespaces are VARCHAR(255) columns (the design document's MySQL lesson: no TEXT keys).
 MAX_KEY_LENGTH = 255
@@ -184,7 +184,7 @@ def check_key(key: str) -> str:
     """A memory id or session id: non-empty, at most 255 characters (the same limit on every backend)."""
     if not isinstance(key, str) or not key or len(key) > MAX_KEY_LENGTH:
         shown = repr(key) if not isinstance(key, str) or len(key) <= 80 else f"{key[:60]!r}... ({len(key)} characters)"
-        raise KeyTooLongError(
+        raise StoreKeyError(
             f"a key or session id is a non-empty string of at most {MAX_KEY_LENGTH} characters, not {shown} "
             "(a dataset's dialogue id, as the store keeps it)"
         )
