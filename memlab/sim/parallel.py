@@ -28,6 +28,7 @@ from memlab.sim.replay import ReplayOptions, end_user, replay_dialogue, user_end
 from memlab.stores import close_store
 
 RuntimeFactory = Callable[[Dialogue], Runtime]
+STOP_GRACE_S = 10.0  # a terminated worker has this long to exit before it is killed
 
 
 @dataclass(frozen=True)
@@ -172,8 +173,33 @@ def simulate_parallel(
             yield records
         finished = True
     finally:
-        if not finished:
-            # ProcessPoolExecutor has no public way to stop running work before Python 3.14 (terminate_workers)
-            for process in list(getattr(pool, "_processes", {}).values()):
-                process.terminate()
-        pool.shutdown(wait=True, cancel_futures=True)
+        if finished:
+            pool.shutdown(wait=True, cancel_futures=True)
+        else:
+            stop_now(pool)
+
+
+def stop_now(pool: ProcessPoolExecutor) -> None:
+    """Terminate the pool's workers, drop its queued work and shut it down, without waiting for either.
+
+    ProcessPoolExecutor has no public way to stop running work before Python 3.14 (`terminate_workers`).
+    A worker terminated while it sends a result leaves part of a message in the pool's result pipe, and the
+    pool's manager thread would wait for the rest for ever, and `shutdown` with it (seen: a test that abandons
+    a replay hung for an hour on a loaded machine). Once the workers are gone the parent's end of that pipe is
+    closed too: the thread then reads the pipe's end, finds the pool broken and stops.
+
+    Args:
+        pool: A pool whose workers may be running.
+    """
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join(STOP_GRACE_S)
+        if process.is_alive():
+            process.kill()
+            process.join()
+    results = getattr(pool, "_result_queue", None)
+    if results is not None:
+        results._writer.close()
+    pool.shutdown(wait=True, cancel_futures=True)

@@ -10,9 +10,12 @@ import os
 import shutil
 import signal
 import sqlite3
+import struct
+import threading
 import weakref
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import closing
 from operator import attrgetter
 from pathlib import Path
@@ -29,7 +32,7 @@ from memlab.errors import MemlabError
 from memlab.experiment import build_components, replay, replay_workers, run_experiment, runtime_factory
 from memlab.llm.extractive import SUMMARY_MEMO
 from memlab.runtime import Component, Runtime
-from memlab.sim.parallel import chains, simulate_parallel
+from memlab.sim.parallel import chains, simulate_parallel, stop_now
 from memlab.sim.replay import ReplayOptions, simulate, user_ends
 
 # What a run publishes that must not depend on how the replay was split (latency.json may).
@@ -257,6 +260,19 @@ def test_an_abandoned_parallel_replay_stops_its_workers_and_drops_the_queue(make
     assert [w.exitcode for w in workers] == [-signal.SIGTERM] * 2  # terminated, not awaited (that exits 0)
     started = sorted(p.name for p in tmp_path.iterdir())
     assert 1 <= len(started) < len(dialogues), started  # the queued dialogues were never replayed
+
+
+def test_stopping_a_pool_whose_result_pipe_holds_part_of_a_message_does_not_hang() -> None:
+    """A worker terminated while it sends a result leaves part of a message in the result pipe: the pool's manager
+    thread then waits for the rest, and a plain shutdown with it, for ever (an abandoned replay hung a test for an
+    hour). The part is written here, as the terminated worker would have left it."""
+    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+    assert pool.submit(int, "7").result() == 7  # the manager thread is up, waiting on the result pipe
+    os.write(pool._result_queue._writer.fileno(), struct.pack("!i", 1 << 20) + b"part of a result")
+    stopping = threading.Thread(target=stop_now, args=(pool,), daemon=True)
+    stopping.start()
+    stopping.join(60)
+    assert not stopping.is_alive()
 
 
 class _Cycle:
