@@ -30,7 +30,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 from omegaconf.errors import InterpolationResolutionError, OmegaConfBaseException
 
-from memlab import completion, config
+from memlab import __version__, completion, config
 from memlab.config_keys import ConfigKeyProblem, check_keys, explain_error
 from memlab.errors import MemlabError
 
@@ -45,7 +45,8 @@ commands:
   recommend DIR --budget N           the best configuration of a sweep under a token budget, and why
   ablate [overrides...]              long-term retrieval, full pipeline vs each part off, with 95% CIs
 
-`memlab COMMAND --help` describes each command's options. Shell completion (bash, zsh, fish):
+`memlab COMMAND --help` describes each command's options; `memlab --version` prints the version. Shell
+completion (bash, zsh, fish):
   eval "$(memlab run -sc install=bash)"
 """
 _ABSENT = object()  # `OmegaConf.select`'s answer for a key the config does not have
@@ -647,6 +648,9 @@ def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help"):
         print(USAGE, end="")
+        return
+    if args[0] in ("-V", "--version"):
+        print(f"memlab {__version__}")
         return
     command, rest = args[0], args[1:]
     if command in ("-sc", "--shell-completion"):

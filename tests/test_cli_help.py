@@ -165,3 +165,13 @@ def test_hydra_help_copies_the_config_repository_once_and_leaves_hydra_as_it_was
     assert "hydra/launcher: basic" in out and "hydra/sweeper: basic" in out
     assert len(copies) == len(set(copies)) == 1  # one copy, not one a listed group
     assert ConfigLoaderImpl._parse_overrides_and_create_caching_repo is counted  # the patch did not leak
+
+
+def test_version_is_the_installed_distribution_s(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    from memlab.cli import main
+
+    for flag in ("--version", "-V"):
+        main([flag])
+        assert capsys.readouterr().out == f"memlab {version('memlab')}\n"
