@@ -366,7 +366,7 @@ def replay(cfg: DictConfig, dialogues: list[Dialogue], beat: Heartbeat | None = 
     # Summaries the workers compute come back, so the next job of a sweep in this process reuses them.
     memo = Shared(SUMMARY_MEMO.take_new, SUMMARY_MEMO.add)
     per_dialogue = simulate_parallel(dialogues, runtime_factory, cfg, workers, options, memo, beat.done, groups=groups)
-    return list(
+    replayed = list(
         beat.count(
             (
                 r
@@ -376,6 +376,10 @@ def replay(cfg: DictConfig, dialogues: list[Dialogue], beat: Heartbeat | None = 
             tally=False,  # the workers tallied them
         )
     )
+    settle = getattr(make_runtime.store, "settle", None)  # the workers are gone: the store's files made whole
+    if settle is not None:
+        settle()
+    return replayed
 
 
 def run_scope(cfg: DictConfig) -> str | None:

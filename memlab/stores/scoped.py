@@ -91,6 +91,14 @@ class ScopedSessions:
     def close(self) -> None:
         close_store(self.store)
 
+    def settle(self) -> None:
+        """The wrapped store's `settle` (SQLite's files made whole once other processes are done), else its close."""
+        settle = getattr(self.store, "settle", None)
+        if settle is not None:
+            settle()
+        else:
+            close_store(self.store)
+
     def snapshot(self) -> ScopeState:
         """What the scope holds now (read while nothing else writes to it: a replay at a session boundary)."""
         return ScopeState(tuple((s, self.load(s)) for s in self.sessions()))

@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import random
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -436,6 +437,21 @@ class SqlStore:
         if self._engine is not None:
             self._engine.dispose()
             self._engine = None
+
+    def settle(self) -> None:
+        """Once other processes are done with the database: fold SQLite's -wal file into it, then close.
+
+        Replay workers close their connections together when their pool shuts down, and each may see another
+        still open, so none checkpoints: the -wal and -shm files (the run's last rows in the -wal) stayed beside
+        the database about one parallel run in eight. The parent, then the only process, closes its pool and
+        checkpoints on a connection of its own (outside the engine's transactions), which closes last: SQLite
+        removes both files. Other databases only close.
+        """
+        self.close()
+        database = self.url.database
+        if self.url.get_backend_name() == "sqlite" and database and database != ":memory:":
+            with contextlib.closing(sqlite3.connect(database)) as conn:  # outside any transaction
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def _insert(self, table: sa.Table) -> Any:
         name = self.dialect
