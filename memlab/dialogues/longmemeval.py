@@ -34,7 +34,7 @@ from typing import Any
 
 from memlab.dialogues.model import EVIDENCE_SESSIONS_KEY, Dialogue, Probe, Session
 from memlab.dialogues.source import JsonReader, child, resolve_path
-from memlab.errors import DatasetError
+from memlab.errors import DatasetError, first_line
 from memlab.messages import Message
 
 LONGMEMEVAL_SOURCE = (
@@ -114,7 +114,7 @@ def _expect_list(f: Any, reader: JsonReader) -> None:
 def _json_problem(error: Exception) -> str:
     if isinstance(error, UnicodeDecodeError):  # from a string's escapes: "\\udcff" alone is no character
         return f"a string is not valid Unicode ({error.reason}): an escape of half a surrogate pair (\\udXXX)?"
-    first = str(error).strip().splitlines()[0].removeprefix("b'")
+    first = first_line(error).removeprefix("b'")
     if "premature EOF" in first:
         return "the JSON ends early (is the file truncated?)"
     if "UTF8" in first:
