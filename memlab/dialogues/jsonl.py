@@ -24,7 +24,7 @@ from typing import Any
 from memlab.dialogues.model import SUPERSEDED_KEY, Dialogue, Probe, Session
 from memlab.dialogues.openai_format import check_tool_results, parse_message
 from memlab.dialogues.source import JsonReader, check_format, child, parse_json, read_text, resolve_path
-from memlab.messages import Message, naive
+from memlab.messages import Message
 
 DEFAULT_CATEGORY = "question"  # a probe's category when the line gives none
 PROBE_KEYS = ("question", "answer", "evidence", "category", "superseded", "id", "asked_at")
@@ -160,8 +160,9 @@ def _time(reader: JsonReader, obj: dict[str, Any], key: str, where: str) -> date
     if written is None:
         return None
     try:
-        return naive(datetime.fromisoformat(written))  # an offset is converted: times of one file compare
+        moment = datetime.fromisoformat(written)
     except ValueError:
         raise reader.error(
             child(where, key), f"cannot read {written!r}; expected ISO 8601, e.g. 2024-05-01T09:30:00"
         ) from None
+    return reader.time(moment, written, child(where, key))  # an offset is converted: times of one file compare

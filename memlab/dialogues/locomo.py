@@ -43,7 +43,7 @@ from typing import Any, TypedDict
 
 from memlab.dialogues.model import DECOYS_KEY, SUPERSEDED_KEY, Dialogue, Probe, Session
 from memlab.dialogues.source import JsonReader, child, read_records
-from memlab.messages import Message, naive
+from memlab.messages import Message
 
 LOCOMO_SOURCE = "get locomo10.json from https://github.com/snap-research/locomo (data/locomo10.json)"
 # The source has session times only; turns within a session are this far apart.
@@ -121,7 +121,7 @@ class LocomoMetadata(TypedDict):
 
 
 def parse_session_time(text: str) -> datetime | None:
-    """A LoCoMo session time such as ``1:56 pm on 8 May, 2023``; None if no known format fits.
+    """A LoCoMo session time such as ``1:56 pm on 8 May, 2023`` (an ISO 8601 offset kept); None if no format fits.
 
     >>> parse_session_time("1:56 pm on 8 May, 2023")
     datetime.datetime(2023, 5, 8, 13, 56)
@@ -133,7 +133,7 @@ def parse_session_time(text: str) -> datetime | None:
         except ValueError:
             continue
     try:
-        return naive(datetime.fromisoformat(text.strip()))  # an offset is converted: times of one file compare
+        return datetime.fromisoformat(text.strip())  # an offset is kept: the loader converts it (`JsonReader.time`)
     except ValueError:
         return None
 
@@ -255,6 +255,7 @@ def _session(
         raise reader.error(
             child(at, date_key), f"cannot read the date {written!r}; expected e.g. '1:56 pm on 8 May, 2023'"
         )
+    started_at = reader.time(started_at, written, child(at, date_key))  # times of one file compare
     messages = []
     images = 0
     for i, turn in enumerate(turns):

@@ -129,9 +129,10 @@ def parse_date(reader: JsonReader, written: str, where: str) -> datetime:
     datetime.datetime(2023, 5, 20, 2, 21)
     """
     try:
-        return datetime.strptime(written, DATE_FORMAT)
+        moment = datetime.strptime(written, DATE_FORMAT)
     except ValueError:
         raise reader.error(where, f"cannot read {written!r}; expected a date like 2023/05/20 (Sat) 02:21") from None
+    return reader.time(moment, written, where)
 
 
 def _dialogue(reader: JsonReader, raw: Any, at: str, known: dict[str, tuple[Message, ...]]) -> Dialogue:

@@ -16,10 +16,12 @@ import json
 import os
 import re
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from memlab.errors import DatasetError, MissingFileError
+from memlab.messages import naive
 
 # The checkout (or editable install) that holds `datasets/` next to the `memlab` package.
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -34,6 +36,9 @@ _KIND_NAMES: dict[type, str] = {
     type(None): "null",
 }
 
+
+# A dataset's times end before this: the replay's clock runs on from the last one (30 s a call, decay, sessions).
+LATEST_TIME = datetime(9000, 1, 1)
 
 # Keys that mark a record of each loader's format, so that a file given to the wrong `dataset=` names the right one.
 RECORD_KEYS = {
@@ -211,6 +216,26 @@ class JsonReader:
 
     def error(self, where: str, what: str) -> DatasetError:
         return DatasetError(f"{self.source}: {where}: {what}" if where else f"{self.source}: {what}")
+
+    def time(self, moment: datetime, written: str, where: str) -> datetime:
+        """`moment` as naive UTC (`naive`), or a `DatasetError` at `where` if the replay's clock cannot run on from it.
+
+        Args:
+            moment: The time `written` was read as, with or without an offset.
+            written: The time as the file gives it, for the message.
+            where: Its JSON path.
+        """
+        try:
+            moment = naive(moment)
+        except OverflowError:  # 9999-12-31T23:59:00-05:00 is in year 10000 in UTC
+            raise self.error(where, f"{written!r} is out of range once converted to UTC") from None
+        if moment >= LATEST_TIME:
+            raise self.error(
+                where,
+                f"{written!r} is too late: the replay's clock runs on from a dataset's times, "
+                f"which must be before {LATEST_TIME.year}",
+            )
+        return moment
 
     def expect(self, value: Any, kind: type | tuple[type, ...], where: str) -> Any:
         """`value` itself if it has JSON type `kind`, else a `DatasetError` at `where`."""

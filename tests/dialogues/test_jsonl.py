@@ -78,6 +78,25 @@ def test_times_with_and_without_an_offset_are_read_as_utc(tmp_path: Path) -> Non
     assert d.probes[0].asked_at == datetime(2024, 5, 7, 7)
 
 
+@pytest.mark.parametrize(
+    ("written", "why"),
+    [
+        ("9999-12-31T23:00:00-05:00", "is out of range once converted to UTC"),
+        ("0001-01-01T00:00:00+05:00", "is out of range once converted to UTC"),
+        ("9999-12-31T23:59:59", "is too late: the replay's clock runs on from a dataset's times, which must be before"),
+    ],
+)
+def test_a_time_the_replay_cannot_run_on_from_is_named(tmp_path: Path, written: str, why: str) -> None:
+    """The replay's clock and the stores compute after a dataset's last time: one that leaves no room is refused."""
+    row = {
+        "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo", "timestamp": written}]
+    }
+    path = lines(tmp_path / "c.jsonl", row)
+    with pytest.raises(DatasetError) as e:
+        load_jsonl(path)
+    assert str(e.value).startswith(f"{path}:1: messages[1].timestamp: {written!r} {why}")
+
+
 def test_max_dialogues(tmp_path: Path) -> None:
     row = {"messages": [{"role": "user", "content": "hi"}]}
     assert [d.id for d in load_jsonl(lines(tmp_path / "c.jsonl", row, row, row), max_dialogues=2)] == [

@@ -218,6 +218,14 @@ def test_superseded_and_decoy_turns_are_kept_in_probe_metadata(tmp_path: Path, w
             lambda s: s["conversation"].update(session_1_date_time="the day after"),
             r"\[0\]\.conversation\.session_1_date_time: cannot read the date 'the day after'; expected e\.g\.",
         ),
+        (
+            lambda s: s["conversation"].update(session_1_date_time="9999-12-31T23:00:00-05:00"),
+            r"\.session_1_date_time: '9999-12-31T23:00:00-05:00' is out of range once converted to UTC$",
+        ),
+        (
+            lambda s: s["conversation"].update(session_1_date_time="11:59 pm on 31 December, 9999"),
+            r"\.session_1_date_time: '11:59 pm on 31 December, 9999' is too late: the replay's clock runs on",
+        ),
         (lambda s: s["conversation"].pop("session_1_date_time"), r'missing key "session_1_date_time"'),
         (
             lambda s: s["conversation"]["session_1"][0].update(speaker="Cy"),

@@ -96,6 +96,10 @@ def _one(**changes: Any) -> list[dict[str, Any]]:
             r": \[1\]\.question_date: cannot read 'Aug 10'; expected a date like 2023/05/20",
         ),
         (
+            _one(question_date="9999/12/31 (Fri) 23:59"),
+            r": \[1\]\.question_date: '9999/12/31 \(Fri\) 23:59' is too late: the replay's clock runs on from",
+        ),
+        (
             _one(haystack_dates=RAW[1]["haystack_dates"][:2]),
             r": \[1\]: haystack_session_ids, haystack_dates and haystack_sessions differ in length \(3, 2, 3\)",
         ),
