@@ -4,9 +4,14 @@
 def first_line(error: BaseException) -> str:
     """The first line of `error`'s message (its type's name when it has none), for a one-line error about it.
 
+    A YAML error's first line only names what was being parsed; its problem and mark are given instead.
+
     Args:
         error: An exception raised by a library while reading a file.
     """
+    mark, problem = getattr(error, "problem_mark", None), getattr(error, "problem", None)
+    if mark is not None and problem:  # a YAML error: its first line is context; say what and where
+        return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__
 

@@ -133,5 +133,11 @@ def test_bad_tolerances_name_the_file_and_key(tmp_path: Path) -> None:
     bad.write_text("rules:\n  - {pattern: 'x', beter: higher}\n")
     with pytest.raises(MemlabError, match=r"tol\.yaml: rules\[0\] has unknown key\(s\) \['beter'\]"):
         load_rules(bad)
+    unclosed = tmp_path / "unclosed.yaml"
+    unclosed.write_text("rules: [\n")
+    with pytest.raises(MemlabError) as error:  # one line that says what and where, not PyYAML's five
+        load_rules(unclosed)
+    said = "expected the node content, but found '<stream end>' at line 2, column 1"
+    assert str(error.value) == f"{unclosed}: cannot read tolerances ({said})"
     with pytest.raises(MemlabError, match="no such directory"):
         load_side(tmp_path / "nowhere")
