@@ -26,10 +26,10 @@ from typing import Any, Literal
 import yaml
 from tabulate import tabulate
 
-from memlab.errors import MemlabError
+from memlab.errors import MemlabError, first_line
 from memlab.metrics import registry
 from memlab.report.comparison import run_labels
-from memlab.report.fmt import fmt_value, is_missing
+from memlab.report.fmt import fmt_delta, fmt_value, is_missing
 from memlab.report.rundata import find_runs, load_run
 from memlab.rundir import canonical_json
 
@@ -84,7 +84,7 @@ def load_rules(path: Path | str | None = None) -> list[Rule]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as e:
-        raise MemlabError(f"{path}: cannot read tolerances ({e})") from None
+        raise MemlabError(f"{path}: cannot read tolerances ({first_line(e)})") from None
     if not isinstance(data, dict) or not isinstance(data.get("rules"), list):
         raise MemlabError(f"{path}: expected a mapping with a list under 'rules'")
     rules = []
@@ -176,7 +176,7 @@ def compare_metric(rule: Rule, name: str, base: Mapping[str, Any], cand: Mapping
         return ("ok", "") if b == c else ("changed", "")
     if within(rule, float(b), float(c)):
         return "ok", ""
-    delta = f"{c - b:+.6g}"
+    delta = fmt_delta(name, c - b)
     if rule.better == "none":
         return "changed", delta
     worse = c < b if rule.better == "higher" else c > b

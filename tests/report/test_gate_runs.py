@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -84,7 +85,8 @@ def test_a_recall_drop_of_one_hundredth_fails(runs: dict[str, Path], tmp_path: P
     recall = json.loads((runs["0"] / "metrics.json").read_text())["longterm.recall@10"]
     dropped = edited_copy(runs["1"], tmp_path / "dropped", "metrics.json", **{"longterm.recall@10": recall - 0.01})
     code, out = compare(capsys, runs["0"], dropped)
-    assert code == 1 and "| longterm.recall@10 " in out and "REGRESSION" in out
+    row = next(line for line in out.splitlines() if "| longterm.recall@10 " in line)
+    assert code == 1 and "REGRESSION" in row and re.search(r"\| -1 pp +\|$", row), row  # in the values' unit
 
 
 def test_a_run_whose_every_call_is_one_token_longer_fails(runs: dict[str, Path], capsys) -> None:
