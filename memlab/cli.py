@@ -110,6 +110,7 @@ def _run(cfg: DictConfig) -> float | None:
             )
             return _worst(hc.sweeper)
         print(f"memlab: {result.metrics['calls']} calls; results in {result.run_dir}", file=sys.stderr)
+        _note_warm_store(cfg)
         value = objective_value(result.metrics, cfg.objective)
         return _worst(hc.sweeper) if math.isnan(value) else value
     try:
@@ -142,7 +143,18 @@ def _run(cfg: DictConfig) -> float | None:
         return math.nan
     print(f"memlab: {result.metrics['calls']} calls; results in {result.run_dir}")
     print(f"memlab: report in {result.run_dir / 'report.html'}")
+    _note_warm_store(cfg)
     return objective_value(result.metrics, cfg.objective)
+
+
+def _note_warm_store(cfg: DictConfig) -> None:
+    """Say on screen what only manifest.json says otherwise: a warm store's metrics depend on the runs before."""
+    if cfg.sim.reuse_store:
+        print(
+            "memlab: note: sim.reuse_store=true: the run read and wrote what earlier runs left in the store, "
+            "so its metrics depend on them (manifest.json: store.earlier_state)",
+            file=sys.stderr,
+        )
 
 
 def _worst(sweeper: DictConfig) -> float:
@@ -530,6 +542,14 @@ def _hydra(args: list[str]) -> None:
 _MODE_SETTERS = ("experiment", "hparams_search", "hydra", "local")
 
 
+def _about_hydras_flags(error: ValueError) -> bool:
+    """Whether `error` is Hydra's refusal of its command line's flags (``-m --cfg job``: one mode at a time).
+
+    Hydra raises those from its entry point before composing anything; a ValueError from anywhere else is a bug.
+    """
+    return error.__traceback__ is not None and traceback.extract_tb(error.__traceback__)[-1].name == "_run_hydra"
+
+
 def _known_single_run(args: list[str]) -> bool:
     """Whether `memlab run ARGS` is a single run whatever its config says: no -m and nothing that sets hydra.mode.
 
@@ -684,6 +704,11 @@ def main(argv: list[str] | None = None) -> None:
         except (ConfigCompositionException, OverrideParseException, OmegaConfBaseException, ConfigKeyProblem) as e:
             _discard_sweep_stub()
             print(f"memlab: error: {explain_error(e)}", file=sys.stderr)
+            sys.exit(2)
+        except ValueError as e:
+            if not _about_hydras_flags(e):
+                raise
+            print(f"memlab: error: {e}", file=sys.stderr)
             sys.exit(2)
         except KeyboardInterrupt:
             _discard_interrupted()

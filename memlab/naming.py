@@ -26,7 +26,7 @@ from omegaconf import OmegaConf
 if TYPE_CHECKING:
     from hydra.core.override_parser.types import Override
 
-MAX_CHARS = 64  # longer names end in a hash of the whole
+MAX_CHARS = 64  # longer names keep the whole overrides that fit and end in a hash of the whole
 NOISE = ("output_dir", "hydra.", "debug", "sim.progress")  # overrides that say nothing about the configuration
 UNSAFE = re.compile(r"[^\w.=,+@-]+")
 TOKEN_BYTES = 4  # 8 hex digits: two sweeps of the same second share a folder once in 4.3 billion
@@ -51,9 +51,13 @@ def job_name(overrides: Sequence[str]) -> str:
         f"{leaf if leaves.count(leaf) == 1 else key}={value}" for (key, value), leaf in zip(pairs, leaves, strict=True)
     ]
     name = UNSAFE.sub("_", ",".join(parts)).strip("_")
-    if len(name) > MAX_CHARS:
-        name = f"{name[: MAX_CHARS - 9]}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
-    return name
+    if len(name) <= MAX_CHARS:
+        return name
+    kept = name[: MAX_CHARS - 9]
+    comma = kept.rfind(",")
+    if name[len(kept)] != "," and comma >= len(kept) // 2:  # end after the last whole override, not in a value
+        kept = kept[:comma]
+    return f"{kept}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 
 def folder_token() -> str:

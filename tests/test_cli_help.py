@@ -80,6 +80,22 @@ def test_run_help_of_a_topic_the_config_does_not_have_is_an_error(
     assert _help(capsys, memlab_cli, "context.max_tokens") == "context.max_tokens: context.max_tokens is not set\n"
 
 
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (("-m", "--cfg", "hydra"), "Only one of --run, --multirun, --cfg, --info and --shell_completion can be"),
+        (("--resolve",), "The --resolve flag can only be used in conjunction with --cfg or --help"),
+    ],
+)
+def test_flags_hydra_refuses_together_are_one_line(
+    capsys: pytest.CaptureFixture[str], memlab_cli: Callable[..., int], flags: tuple[str, ...], said: str
+) -> None:
+    capsys.readouterr()
+    assert memlab_cli("run", *flags) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"memlab: error: {said}") and err.count("\n") == 1, err
+
+
 def test_field_docs_read_attribute_docstrings_of_a_class_and_its_bases() -> None:
     assert field_docs(SimConfig)["max_tool_rounds"] == "Tool rounds a ReAct iteration may run before the reply."
     assert set(field_docs(TrimContextConfig)) >= {"max_tokens", "keep_first", "keep_last", "threshold", "strategy"}

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from memlab.naming import MULTIRUN_FILE, register_resolver, sweep_settings
+from memlab.naming import MAX_CHARS, MULTIRUN_FILE, job_name, register_resolver, sweep_settings
 from memlab.report.sweep import expected_jobs
 
 JOB = "${memlab_job:${num},${task},${sweep}}"
@@ -51,6 +52,29 @@ def test_without_the_sweep_config_a_job_folder_names_every_override(tmp_path: Pa
     """A remote launcher's worker may not see the sweep folder: the name falls back to the whole command line."""
     assert _job(tmp_path, 0, ["dataset.dialogues=1", "context=none"]) == "0_dialogues=1,context=none"
     assert _job(tmp_path, 1, ["hydra.launcher.n_jobs=2"]) == "1"
+
+
+def test_a_long_name_keeps_whole_overrides_and_ends_in_a_hash_of_the_whole() -> None:
+    overrides = [
+        "context=summarize",
+        "context.max_tokens=1000",
+        "context.keep_last=4",
+        "dataset.path=/d/long_name.json",
+    ]
+    whole = "context=summarize,max_tokens=1000,keep_last=4,path=long_name.json"
+    digest = hashlib.sha256(whole.encode()).hexdigest()[:8]
+    assert job_name(overrides) == f"context=summarize,max_tokens=1000,keep_last=4-{digest}"
+    assert (
+        job_name(["seed=" + "9" * 70])
+        == f"seed={'9' * 50}-{hashlib.sha256(('seed=' + '9' * 70).encode()).hexdigest()[:8]}"
+    )
+    assert (
+        job_name(["a=1", "b=" + "x" * 60])
+        == f"a=1,b={'x' * 49}-{hashlib.sha256(('a=1,b=' + 'x' * 60).encode()).hexdigest()[:8]}"
+    )
+    exact = "a=1,b=" + "x" * 49  # the cut falls on a comma: the override before it is whole
+    assert job_name(["a=1", "b=" + "x" * 49, "c=" + "y" * 20]).startswith(exact + "-")
+    assert all(len(job_name([f"k{i}=" + "v" * i, "z=1"])) <= MAX_CHARS for i in range(100))
 
 
 def test_a_rewritten_sweep_config_is_read_again(tmp_path: Path) -> None:

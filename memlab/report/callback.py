@@ -45,7 +45,8 @@ class ComparisonCallback(Callback):
         if jobs.missing:
             note += f", missing job(s) {', '.join(map(str, jobs.missing))} (never finished)"
         print(
-            f"memlab: compared {len(runs)} configurations{note}; report in {paths['comparison.html']}", file=sys.stderr
+            f"memlab: compared {len(runs)} configurations{note}; report in {paths['comparison.html'].absolute()}",
+            file=sys.stderr,
         )
         inert = inert_parameters(runs)
         if inert:

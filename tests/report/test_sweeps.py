@@ -82,7 +82,9 @@ def test_two_sweeps_started_together_keep_their_own_jobs(tmp_path: Path) -> None
         _, err = process.communicate(timeout=600)
         assert process.returncode == 0, err
         (report,) = [line for line in err.splitlines() if "compared 2 configurations" in line]
-        sweeps[grid] = tmp_path / Path(report.rsplit(" ", 1)[-1]).parent
+        page = Path(report.rsplit(" ", 1)[-1])
+        assert page.is_absolute(), report  # as each job's "results in" line, whatever the current directory
+        sweeps[grid] = page.parent
     assert sorted(sweeps.values()) == sorted((tmp_path / "reports" / "sweeps" / "default").iterdir())
     for grid, sweep in sweeps.items():  # reports/sweeps/default/<time>-<token>/<job>_<what it varies>
         assert re.fullmatch(r"\d{8}-\d{6}-[0-9a-f]{8}", sweep.name), sweep

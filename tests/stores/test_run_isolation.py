@@ -91,3 +91,14 @@ def test_only_reuse_store_reads_what_earlier_runs_left(make_config: Any, tmp_pat
     assert _files(isolated) == alone(make_config, tmp_path)  # a run of its own does not see the warm rows
     with pytest.raises(MemlabError, match=r"sim\.reuse_store=true cannot be combined with sim\.stop_after_session"):
         run_experiment(make_config(*warm, "sim.stop_after_session=1"), tmp_path / "stopped")
+
+
+def test_a_warm_run_says_on_screen_that_earlier_runs_shaped_it(memlab_cli: Any, tmp_path: Path, capsys) -> None:
+    """Only the manifest said why a warm run's recall fell (it meets its earlier memories as duplicates)."""
+    db, runs = tmp_path / "warm.sqlite", tmp_path / "runs"
+    for i, warm in enumerate(("sim.reuse_store=false", "sim.reuse_store=true")):
+        capsys.readouterr()
+        args = (*RUN, "store=sqlite", f"store.path={db}", warm, f"hydra.run.dir={runs / str(i)}", "report.plots=false")
+        assert memlab_cli("run", *args) == 0
+        noted = "memlab: note: sim.reuse_store=true: the run read and wrote what earlier runs left in the store"
+        assert (noted in capsys.readouterr().err) == warm.endswith("true")
