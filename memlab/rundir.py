@@ -18,14 +18,15 @@ import hashlib
 import importlib.metadata
 import json
 import os
+import secrets
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from memlab.dialogues.model import Dialogue
+from memlab.errors import MemlabError
 
 # scipy: the summarizer's TF-IDF and TextRank floats come from its sparse routines, so summaries depend on its version.
 MANIFEST_PACKAGES = ("memlab", "hydra-core", "numpy", "scipy", "pandas", "mmh3", "tiktoken", "litellm")
@@ -113,20 +114,45 @@ def versions(libraries: Iterable[str] = ()) -> dict[str, str | None]:
 
 
 STAGING_PREFIX = ".staging-"
+STAGE_TOKEN_BYTES = 8  # a staging folder's name after the pid: one publisher's two stages never meet
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
+
+
+def run_folder(run_dir: Path | str) -> Path:
+    """`run_dir` as a run publishes into it: a link followed to the folder it names, its parent made.
+
+    Called before a run replays anything, so that a long run never ends in a place it cannot publish;
+    a file there (which publishing would move aside) or a parent that cannot be made is a `MemlabError`.
+
+    Args:
+        run_dir: The run's folder, as the config or the caller gives it.
+    """
+    run_dir = Path(run_dir)
+    if run_dir.is_symlink():  # publishing renames into place: it would replace the link, not fill its folder
+        run_dir = run_dir.resolve()
+    if run_dir.exists() and not run_dir.is_dir():
+        raise MemlabError(f"{run_dir}: exists and is not a folder; give the run a folder of its own")
+    try:
+        run_dir.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise MemlabError(f"{run_dir}: cannot make the folder it goes in ({e.strerror or e})") from None
+    if not os.access(run_dir.parent, os.W_OK | os.X_OK):
+        raise MemlabError(f"{run_dir}: cannot write in {run_dir.parent}")
+    return run_dir
 
 
 def publish(run_dir: Path, files: Mapping[str, str | bytes], *, replace: Iterable[str] = ()) -> Path:
     """Make `run_dir` hold exactly `files` plus what it held before that is not a result, in one rename.
 
     `replace` names further entries of an old `run_dir` that belong to a previous run and must not
-    be carried over (e.g. a failed run's error marker).
+    be carried over (e.g. a failed run's error marker). The folder gets the modes the umask gives.
     """
+    run_dir = run_folder(run_dir)
     parent = run_dir.parent
-    parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_stages(parent)
-    stage = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=parent))
+    stage = parent / f"{STAGING_PREFIX}{os.getpid()}-{secrets.token_hex(STAGE_TOKEN_BYTES)}"
+    stage.mkdir()  # not `mkdtemp`, whose 0700 the rename would give every run folder
     try:
         for name, content in files.items():
             _write_synced(stage / name, content.encode("utf-8") if isinstance(content, str) else content)

@@ -4,12 +4,18 @@ the next publish removes what the killed one left behind."""
 
 from __future__ import annotations
 
+import os
+import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from replays import NO_FIGURES
 
+from memlab.experiment import run_experiment
 from memlab.rundir import STAGING_PREFIX, publish
 
 NAMES = ("metrics.json", "calls.csv", "report.html", "config.yaml")
@@ -112,3 +118,38 @@ def test_a_failed_publish_leaves_the_old_directory_and_no_staging_folder(tmp_pat
         publish(target, {"metrics.json": "new", "calls.csv": 42})  # type: ignore[dict-item]
     assert _snapshot(target) == old
     assert [p.name for p in tmp_path.iterdir()] == ["r1"]
+
+
+def test_a_file_where_the_run_would_go_is_refused_before_anything_is_read(
+    tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]]
+) -> None:
+    """Publishing renames into place: a file there was moved aside (and hidden) for the run folder."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine")
+    missing = "dataset=jsonl", f"dataset.path={tmp_path / 'missing.jsonl'}"  # the place is checked before the data
+    for where, said in (
+        ("notes.txt", "notes.txt: exists and is not a folder; give the run a folder of its own"),
+        ("notes.txt/run", "notes.txt/run: cannot make the folder it goes in (File exists)"),
+    ):
+        status, err = memlab_run_err("debug=default", *missing, f"output_dir={where}")
+        assert status == 2 and err == f"memlab: error: {said}\n", err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"] and notes.read_text() == "mine"
+
+
+def test_a_run_into_a_link_fills_the_folder_it_names(tmp_path: Path, make_config: Callable[..., Any]) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "latest").symlink_to("real")
+    result = run_experiment(make_config("debug=default", NO_FIGURES), tmp_path / "latest")
+    assert result.run_dir == tmp_path / "real" and (tmp_path / "real" / "metrics.json").is_file()
+    assert (tmp_path / "latest").is_symlink() and sorted(p.name for p in tmp_path.iterdir()) == ["latest", "real"]
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_a_run_folder_gets_the_modes_the_umask_gives(tmp_path: Path, umask: int) -> None:
+    """Not the 0700 of a temporary folder: a shared server's or a CI artifact's readers can read reports."""
+    before = os.umask(umask)
+    try:
+        publish(tmp_path / "run", {"metrics.json": "{}"})
+    finally:
+        os.umask(before)
+    assert stat.S_IMODE((tmp_path / "run").stat().st_mode) == 0o777 & ~umask
