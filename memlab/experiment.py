@@ -40,7 +40,7 @@ from memlab.llm.extractive import SUMMARY_MEMO
 from memlab.metrics import check_tokenizer, mean_by_category, probe_rows, registry
 from memlab.metrics.answers import ANSWER_METRICS, answerable
 from memlab.ranges import check_config
-from memlab.rundir import data_hash, git_state, publish, versions
+from memlab.rundir import data_hash, git_state, publish, run_folder, versions
 from memlab.runtime import Component, History, Runtime, SecurityContext
 from memlab.sim import (
     CallRecord,
@@ -161,7 +161,15 @@ def load_dialogues(cfg: DictConfig) -> list[Dialogue]:
         if key is not None:
             own = cfg.dataset[key]
             early[key] = limit if own is None else min(own, limit)
-    dialogues = list(instantiate(cfg.dataset, **early))[:limit]
+    built = instantiate(cfg.dataset, **early)
+    if not isinstance(built, Iterable) or isinstance(built, str | bytes | dict):
+        raise MemlabError(f"the dataset ({cfg.dataset._target_}) gave {type(built).__name__}; expected Dialogues")
+    dialogues = list(built)[:limit]
+    wrong = next((d for d in dialogues if not isinstance(d, Dialogue)), None)
+    if wrong is not None:
+        raise MemlabError(
+            f"the dataset ({cfg.dataset._target_}) gave {type(wrong).__name__}; expected memlab.dialogues.Dialogue"
+        )
     if not dialogues:  # a selection that keeps none (dataset.sample_ids=[]): a run of 0 calls measures nothing
         raise MemlabError(f"the dataset ({cfg.dataset._target_}) gives no dialogue to replay with these settings")
     if cfg.sim.max_sessions is not None:
@@ -474,11 +482,12 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
     """
     check_keys(cfg)
     check_config(cfg)  # before anything is read or written
+    run_dir = run_folder(run_dir)  # a place the run cannot publish in fails now, not after the replay
     get_counter(cfg.tokenizer)  # an unknown tokenizer fails before the dataset is read
     beat = Heartbeat(_run_label(cfg, overrides), cfg.sim.heartbeat_seconds)
     on_stderr = cfg.sim.progress is None and not _shows_bar(None)  # where no bar is drawn, unless told to be quiet
     with _run_log(cfg.verbose, heartbeat_on_stderr=on_stderr) as log_text, beat:
-        return _replay_and_publish(cfg, Path(run_dir), overrides, log_text, beat)
+        return _replay_and_publish(cfg, run_dir, overrides, log_text, beat)
 
 
 def _run_label(cfg: DictConfig, overrides: Sequence[str]) -> str:

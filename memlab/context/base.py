@@ -25,7 +25,30 @@ class ContextStrategy(Protocol):
 
 
 # What a strategy node must build, for errors about one that does not.
-STRATEGY_TARGETS = "expected a node whose _target_ is memlab.context.Trim, Summarize, SlidingWindow or Composite"
+STRATEGY_TARGETS = (
+    "expected a class with a `name` and `apply(messages) -> list[Message]` (memlab.context.Trim, Summarize, "
+    "SlidingWindow, Composite, or one of your own: docs/extending.md)"
+)
+
+
+def checked_output(out: object, who: str) -> list[Message]:
+    """`out` if it is what a strategy's `apply` returns, a list of `Message`s; else a `MemlabError` naming `who`.
+
+    Only its ends are looked at (constant time a call): a strategy of one's own that returns None, text,
+    OpenAI dicts or a tuple fails here with its name, not later inside token counting.
+
+    Args:
+        out: What `apply` returned.
+        who: The strategy, as the error names it (``context strategy 'mine' (Mine)``).
+    """
+    if isinstance(out, list) and (not out or (isinstance(out[0], Message) and isinstance(out[-1], Message))):
+        return out
+    if isinstance(out, list):
+        wrong = out[-1] if isinstance(out[0], Message) else out[0]
+        got = f"a list holding {type(wrong).__name__}"
+    else:
+        got = "None" if out is None else f"{type(out).__name__}"
+    raise MemlabError(f"{who} returned {got}; apply(messages) must return a new list of memlab.messages.Message")
 
 
 def leading_system(messages: Sequence[Message]) -> int:

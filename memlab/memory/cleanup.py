@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from memlab.context.base import checked_output
 from memlab.errors import MemlabError
 from memlab.llm.prompts import MEMORY_SUMMARY_PREFIX
 from memlab.memory.strategies import MemoryStrategy
@@ -85,7 +86,8 @@ class MemoryCleanupService(Component):
 
         def edit(messages: list[Message]) -> list[Message]:
             before.append(len(messages))
-            return self.strategy.apply(messages)
+            who = f"memory strategy {self.strategy.name!r} ({type(self.strategy).__name__})"
+            return checked_output(self.strategy.apply(messages), who)
 
         with timed() as t:
             after = self._rewrite(history, edit)

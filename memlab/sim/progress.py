@@ -24,8 +24,8 @@ from types import TracebackType
 from typing import Any
 
 from memlab.sim.records import CallRecord, LifecycleRecord, ProbeRecord, Record
+from memlab.trace import PROGRESS_LOGGER
 
-PROGRESS_LOGGER = "memlab.progress"
 DEFAULT_HEARTBEAT_S = 30.0
 CALLS, PROBES = 0, 1  # the places in a tally
 log = logging.getLogger(PROGRESS_LOGGER)

@@ -1,0 +1,123 @@
+"""Components of one's own that return the wrong thing end the run in one line naming them, never a traceback
+from deep inside (token counting, the history codec); a context strategy that sends nothing is warned about."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+MODULE = """
+from memlab.messages import Message
+
+
+class Mine:
+    name = "mine"
+
+    def __init__(self, **settings):
+        pass
+
+
+class ReturnsNone(Mine):
+    def apply(self, messages):
+        return None
+
+
+class ReturnsText(Mine):
+    def apply(self, messages):
+        return "hello"
+
+
+class ReturnsDicts(Mine):
+    def apply(self, messages):
+        return [{"role": "user", "content": "x"}]
+
+
+class ReturnsMixed(Mine):
+    def apply(self, messages):
+        return [Message(role="user", content="x"), "y"]
+
+
+class ReturnsNothing(Mine):
+    def apply(self, messages):
+        return []
+
+
+class NoApply:
+    name = "mine"
+
+    def __init__(self, **settings):
+        pass
+
+
+def no_dataset(**settings):
+    return None
+
+
+def dict_dataset(**settings):
+    return [{"messages": []}]
+"""
+
+OUT = "a new list of memlab.messages.Message"
+
+
+@pytest.fixture
+def user_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    (tmp_path / "user_components.py").write_text(MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return "user_components"
+
+
+@pytest.mark.parametrize(
+    ("group", "target", "said"),
+    [
+        ("context=trim", "ReturnsNone", "context strategy 'mine' (ReturnsNone) returned None;"),
+        ("context=trim", "ReturnsText", "context strategy 'mine' (ReturnsText) returned str;"),
+        ("context=trim", "ReturnsDicts", "context strategy 'mine' (ReturnsDicts) returned a list holding dict;"),
+        ("context=trim", "ReturnsMixed", "context strategy 'mine' (ReturnsMixed) returned a list holding str;"),
+        ("context=trim", "NoApply", "context.strategy built 'NoApply', which is not a context strategy;"),
+        ("memory=trim", "ReturnsNone", "memory strategy 'mine' (ReturnsNone) returned None;"),
+        ("memory=trim", "ReturnsDicts", "memory strategy 'mine' (ReturnsDicts) returned a list holding dict;"),
+    ],
+)  # fmt: skip
+def test_a_strategy_that_returns_no_messages_is_one_line_naming_it(
+    memlab_run_err: Callable[..., tuple[int, str]], user_module: str, tmp_path: Path, group: str, target: str, said: str
+) -> None:
+    key = f"{group.split('=')[0]}.strategy._target_={user_module}.{target}"
+    status, err = memlab_run_err("debug=default", group, key, f"output_dir={tmp_path / 'run'}")
+    assert status == 2 and err.startswith(f"memlab: error: {said}") and err.count("\n") == 1, err
+    how = f"apply(messages) must return {OUT}" if target != "NoApply" else "`apply(messages) -> list[Message]`"
+    assert how in err and not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(
+    ("target", "said"),
+    [
+        ("no_dataset", "the dataset (user_components.no_dataset) gave NoneType; expected Dialogues"),
+        ("dict_dataset", "the dataset (user_components.dict_dataset) gave dict; expected memlab.dialogues.Dialogue"),
+    ],
+)
+def test_a_dataset_that_gives_no_dialogues_is_one_line_naming_it(
+    memlab_run_err: Callable[..., tuple[int, str]], user_module: str, tmp_path: Path, target: str, said: str
+) -> None:
+    args = (
+        "debug=default",
+        "dataset=jsonl",
+        f"dataset._target_={user_module}.{target}",
+        f"output_dir={tmp_path / 'r'}",
+    )
+    status, err = memlab_run_err(*args)
+    assert status == 2 and err == f"memlab: error: {said}\n", err
+
+
+def test_a_context_strategy_that_sends_nothing_is_warned_about_once(
+    memlab_run_err: Callable[..., tuple[int, str]], user_module: str, tmp_path: Path
+) -> None:
+    """A peer may cut a whole request at a tiny budget, so the run goes on; its token figures say 0 sent."""
+    run = tmp_path / "run"
+    target = f"context.strategy._target_={user_module}.ReturnsNothing"
+    status, err = memlab_run_err("debug=default", "context=trim", target, f"output_dir={run}")
+    warning = "memlab: WARNING: context strategy 'mine' (ReturnsNothing) sent an empty request for a history of"
+    assert status == 0 and err.count(warning) == 1, err
+    assert (run / "run.log").read_text().count("sent an empty request") == 1
