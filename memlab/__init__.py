@@ -20,4 +20,9 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    """The module's names with `compose` and `run`, which a notebook's completion offers before their first use."""
+    return sorted({*globals(), *__all__})
+
+
 __all__ = ["compose", "run"]

@@ -10,6 +10,7 @@ import pytest
 
 import memlab
 from memlab.config_keys import ConfigKeyProblem
+from memlab.errors import MemlabError
 
 OVERRIDES = ["context=sliding_window", "context.max_tokens=1500", "debug=default"]
 
@@ -19,6 +20,56 @@ def test_compose_validates_and_applies_overrides() -> None:
     assert cfg.context.strategy.max_tokens == 1500 and cfg.sim.max_dialogues == 1
     with pytest.raises(ConfigKeyProblem, match="foo: no such key"):
         memlab.compose(["+foo=1"])
+
+
+@pytest.mark.parametrize(
+    ("overrides", "said"),
+    [
+        ("context=trim", "overrides: expected a list of strings such as ['context=trim'], got 'context=trim'"),
+        (None, "overrides: expected a list of strings such as ['context=trim'], got None"),
+        ([1], "overrides: expected strings such as 'context=trim', got 1"),
+        (["context"], "Error parsing override 'context' missing EQUAL at '<EOF>'"),
+        (["context=sliding_window", "context.max_tokens=-1"], "context.max_tokens=-1 is out of range; valid: > 0"),
+        (["hydra.run.dir=x"], "hydra.run.dir=x: memlab.run puts a run in its run_dir argument"),
+    ],
+)
+def test_compose_refuses_in_one_line_what_the_command_line_would(overrides: object, said: str) -> None:
+    with pytest.raises(MemlabError) as raised:
+        memlab.compose(overrides)  # type: ignore[arg-type]
+    assert str(raised.value).startswith(said) and "\n" not in str(raised.value), raised.value
+
+
+def test_the_api_is_listed_before_its_first_use() -> None:
+    """A notebook's completion reads `dir(memlab)`: `compose` and `run` load on first use, and are offered before."""
+    assert {"compose", "run", "__version__"} <= set(dir(memlab))
+
+
+def test_compose_inside_another_hydra_application_leaves_its_hydra(tmp_path: Path) -> None:
+    import hydra
+
+    (tmp_path / "app.yaml").write_text("x: 1\n")
+    with hydra.initialize_config_dir(config_dir=str(tmp_path), version_base=None):
+        assert memlab.compose(OVERRIDES).context.strategy.max_tokens == 1500
+        assert hydra.compose(config_name="app").x == 1  # the application's Hydra, as it was
+
+
+def test_run_leaves_the_callers_random_state_and_explains_a_config_it_cannot_resolve(tmp_path: Path) -> None:
+    import random
+
+    import numpy as np
+
+    random.seed(7)
+    np.random.seed(7)
+    expected = random.random(), np.random.rand()
+    random.seed(7)
+    np.random.seed(7)
+    memlab.run(OVERRIDES, tmp_path / "run")
+    assert (random.random(), np.random.rand()) == expected  # not the run's seed 0 draws
+    cfg = memlab.compose(OVERRIDES)
+    cfg.name = "${oc.env:MEMLAB_NO_SUCH_VARIABLE}"
+    with pytest.raises(MemlabError, match="Environment variable 'MEMLAB_NO_SUCH_VARIABLE' not found"):
+        memlab.run(cfg, tmp_path / "unresolved")
+    assert not (tmp_path / "unresolved").exists()
 
 
 def test_run_matches_the_command_line(tmp_path: Path) -> None:

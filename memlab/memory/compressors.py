@@ -17,6 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memlab.errors import MemlabError
 from memlab.llm.base import ChatModel
 from memlab.llm.prompts import check_language, render_transcript
 from memlab.memory.agent import MemorySnapshot
@@ -132,6 +133,10 @@ class WindowedMemoryCompressor:
     """
 
     max_items: int = DEFAULT_WINDOW_ITEMS
+
+    def __post_init__(self) -> None:  # built from Python, not the config whose schema checks the range
+        if isinstance(self.max_items, bool) or not isinstance(self.max_items, int) or self.max_items < 1:
+            raise MemlabError(f"WindowedMemoryCompressor: max_items={self.max_items!r}; expected an integer >= 1")
 
     def compress(self, snapshot: MemorySnapshot) -> MemorySnapshot:
         if len(snapshot.items) <= self.max_items:

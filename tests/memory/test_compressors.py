@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memlab.errors import MemlabError
 from memlab.llm import TASK_CONTEXT_SUMMARY, ExtractiveChatModel
 from memlab.memory import (
     HybridMemoryCompressor,
@@ -33,6 +34,13 @@ def test_windowed_keeps_the_newest_items() -> None:
     out = WindowedMemoryCompressor(20).compress(snap)
     assert out == MemorySnapshot.of(users(20, start=6), "kept as is")
     assert WindowedMemoryCompressor(30).compress(snap) is snap
+
+
+@pytest.mark.parametrize("max_items", [0, -1, True, "3", None])
+def test_windowed_refuses_a_window_it_cannot_keep(max_items: Any) -> None:
+    """Built from Python, where no config schema checks the range first."""
+    with pytest.raises(MemlabError, match=r"WindowedMemoryCompressor: max_items=.*; expected an integer >= 1"):
+        WindowedMemoryCompressor(max_items)
 
 
 def test_hybrid_without_a_model_is_the_documents_sample() -> None:
