@@ -170,6 +170,15 @@ def load_dialogues(cfg: DictConfig) -> list[Dialogue]:
         raise MemlabError(
             f"the dataset ({cfg.dataset._target_}) gave {type(wrong).__name__}; expected memlab.dialogues.Dialogue"
         )
+    seen: dict[str, int] = {}
+    for i, dialogue in enumerate(dialogues):  # each names its own histories in the store: two would share them
+        if dialogue.id in seen:
+            raise MemlabError(
+                f"the dataset ({cfg.dataset._target_}) gives the dialogue id {dialogue.id!r} twice (dialogues "
+                f"{seen[dialogue.id] + 1} and {i + 1}); dialogue ids are unique: each names its own history in the "
+                "store"
+            )
+        seen[dialogue.id] = i
     if not dialogues:  # a selection that keeps none (dataset.sample_ids=[]): a run of 0 calls measures nothing
         raise MemlabError(f"the dataset ({cfg.dataset._target_}) gives no dialogue to replay with these settings")
     if cfg.sim.max_sessions is not None:

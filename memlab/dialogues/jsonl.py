@@ -67,6 +67,7 @@ def _dialogue(reader: JsonReader, raw: Any, lineno: int) -> Dialogue:
     sessions: list[Session] = []
     flat: list[Message] = []
     wheres: list[str] = []
+    first_at: dict[str, str] = {}  # message id -> where it was first given
     for k, (block, at) in enumerate(blocks, start=1):
         messages_at = child(at, "messages")
         messages: list[Message] = []
@@ -74,6 +75,13 @@ def _dialogue(reader: JsonReader, raw: Any, lineno: int) -> Dialogue:
             where = child(messages_at, i)
             reader.expect(m, dict, where)
             message_id = reader.optional(m, "id", str, where) or f"L{lineno}:{len(flat) + len(messages)}"
+            if message_id in first_at:
+                raise reader.error(
+                    child(where, "id"),
+                    f"{message_id!r} is also the id of {first_at[message_id]}; a conversation's message ids are "
+                    "unique (evidence names messages by id)",
+                )
+            first_at[message_id] = where
             messages.append(
                 parse_message(reader, m, where, id=message_id, timestamp=_time(reader, m, "timestamp", where))
             )

@@ -176,7 +176,10 @@ def ns_text(namespace: Sequence[str]) -> str:
         raise TypeError(f"a namespace is a list of strings such as ['agent:chat', 'user:42'], not {namespace!r}")
     text = json.dumps([str(part) for part in namespace], ensure_ascii=False, separators=(",", ":"))
     if len(text) > MAX_KEY_LENGTH:
-        raise ValueError(f"namespace {text[:60]}... is {len(text)} characters stored; at most {MAX_KEY_LENGTH}")
+        raise StoreKeyError(
+            f"namespace {text[:60]}... is {len(text)} characters stored; at most {MAX_KEY_LENGTH} "
+            "(a user or agent id too long for a store; a run's own scope adds its prefix)"
+        )
     return text
 
 

@@ -173,6 +173,44 @@ def test_a_dialogue_id_no_store_can_keep_exits_2_and_writes_nothing(
     assert list(work.iterdir()) == []
 
 
+def test_a_user_id_too_long_for_a_run_scoped_store_exits_2_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Long-term memory checks the namespace's 255 characters; on a shared store the run's scope adds its prefix,
+    and the store's own check was a ValueError traceback mid-run."""
+    line = {"id": "d1", "user_id": "u" * 215, "messages": [{"role": "user", "content": "I work as a nurse."}]}
+    data = tmp_path / "c.jsonl"
+    data.write_text(json.dumps(line) + "\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    args = ("dataset=jsonl", f"dataset.path={data}", "longterm=chat", "store=sqlite", f"store.path={tmp_path / 'db'}")
+    status = memlab_main("run", *args)
+    err = capfd.readouterr().err
+    [said] = err.strip().splitlines()
+    assert status == 2 and said.startswith('memlab: error: namespace ["run:'), said
+    assert "characters stored; at most 255 (a user or agent id too long for a store" in said
+    assert list(work.iterdir()) == []
+
+
+def test_two_dialogues_with_one_id_exit_2_before_the_replay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Each dialogue's id names its history in the store: two users' histories were mixed (with two workers,
+    written at once) and the metrics changed from run to run."""
+    lines = [{"id": "same", "user_id": user, "messages": [{"role": "user", "content": "hi"}]} for user in ("a", "b")]
+    data = tmp_path / "c.jsonl"
+    data.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    monkeypatch.chdir(tmp_path)
+    status = memlab_main("run", "dataset=jsonl", f"dataset.path={data}", "output_dir=run")
+    err = capfd.readouterr().err
+    assert status == 2 and err == (
+        "memlab: error: the dataset (memlab.dialogues.load_jsonl) gives the dialogue id 'same' twice (dialogues 1 "
+        "and 2); dialogue ids are unique: each names its own history in the store\n"
+    )
+    assert not (tmp_path / "run").exists()
+
+
 def test_a_selection_that_keeps_no_dialogue_exits_2_and_writes_nothing(
     locomo_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:

@@ -97,6 +97,19 @@ def test_a_time_the_replay_cannot_run_on_from_is_named(tmp_path: Path, written: 
     assert str(e.value).startswith(f"{path}:1: messages[1].timestamp: {written!r} {why}")
 
 
+def test_a_message_id_given_twice_in_a_conversation_is_named(tmp_path: Path) -> None:
+    """Evidence names messages by id: with two messages of one id, recall would credit either."""
+    said = [{"role": "user", "id": "m", "content": "I am a nurse."}, {"role": "assistant", "content": "Noted."}]
+    row = {"sessions": [{"messages": said}, {"messages": [{"role": "user", "id": "m", "content": "I moved."}]}]}
+    path = lines(tmp_path / "c.jsonl", row)
+    with pytest.raises(DatasetError) as e:
+        load_jsonl(path)
+    assert str(e.value) == (
+        f"{path}:1: sessions[1].messages[0].id: 'm' is also the id of sessions[0].messages[0]; a conversation's "
+        "message ids are unique (evidence names messages by id)"
+    )
+
+
 def test_max_dialogues(tmp_path: Path) -> None:
     row = {"messages": [{"role": "user", "content": "hi"}]}
     assert [d.id for d in load_jsonl(lines(tmp_path / "c.jsonl", row, row, row), max_dialogues=2)] == [
