@@ -52,3 +52,31 @@ def test_a_sweep_with_a_wrong_key_stops_and_leaves_no_folder(
     assert status == 2, stderr
     assert stderr.rstrip().splitlines()[-1].startswith("memlab: error: ")
     assert not (tmp_path / "reports").exists() or not any((tmp_path / "reports").rglob("*"))
+
+
+@pytest.mark.parametrize(
+    ("overrides", "said"),
+    [
+        # each weight is in its range; together they leave the fused relevance 0/0 (NaN scores, an arbitrary ranking)
+        (
+            ["longterm.index.bm25_weight=0", "longterm.index.dense_weight=0"],
+            "longterm.index: bm25_weight and dense_weight are both 0; the hybrid index needs a weight above 0",
+        ),
+        (["longterm.index.kind=foo"], "longterm.index.kind: 'foo'; expected one of exact, hnsw, hybrid"),
+        (["longterm.language=fr"], "longterm.language: 'fr'; expected one of en, zh"),
+        (["store=redis"], "longterm.store: RedisStore keeps sessions only (store=redis, say); long-term memory needs"),
+        (["store=postgres", "store.schema=''"], "store.schema: '' is not a schema name memlab creates;"),
+        (["store=postgres", "store.schema=pg_mine"], "store.schema: 'pg_mine' is not a schema name memlab creates;"),
+        (
+            ["store=postgres", "store.url=postgresql+asyncpg://postgres@127.0.0.1:5432/test"],
+            "store.url: the driver of postgresql+asyncpg is not installed (No module named 'asyncpg')",
+        ),
+    ],
+)
+def test_a_setting_the_run_cannot_use_fails_before_the_replay_in_one_line(
+    tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]], overrides: list[str], said: str
+) -> None:
+    """Each was a traceback, status 1, at the first memory rendered, saved or searched (NaN scores for the weights)."""
+    status, stderr = memlab_run_err("debug=default", "longterm=chat", *overrides, f"output_dir={tmp_path / 'run'}")
+    assert status == 2 and stderr.startswith(f"memlab: error: {said}") and stderr.count("\n") == 1, stderr
+    assert not (tmp_path / "run").exists()

@@ -38,6 +38,7 @@ from typing import Protocol
 import numpy as np
 
 from memlab import ranges
+from memlab.errors import MemlabError
 from memlab.text import search_terms
 
 INDEX_KINDS = ("exact", "hnsw", "hybrid")
@@ -75,6 +76,14 @@ class IndexSpec:
     """BM25 length normalization (Anserini's short-passage default)."""
     context_weight: float = ranges.ranged(1.0, ge=0)
     """hybrid: the weight of a memory's context (the turn said before it) as a BM25 field (1: as its own text)."""
+
+    def __post_init__(self) -> None:
+        if self.kind not in INDEX_KINDS:
+            raise MemlabError(f"longterm.index.kind: {self.kind!r}; expected one of {', '.join(INDEX_KINDS)}")
+        if self.kind == "hybrid" and self.bm25_weight + self.dense_weight <= 0:  # the fused relevance divides by it
+            raise MemlabError(
+                "longterm.index: bm25_weight and dense_weight are both 0; the hybrid index needs a weight above 0"
+            )
 
 
 Hit = tuple[int, float, float]  # (position, relevance, similarity)

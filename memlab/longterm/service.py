@@ -434,7 +434,12 @@ class LongTermMemoryService:
         evidence: Sequence[str] = (),
         dedup: bool | None = None,
     ) -> SaveResult:
-        """Save one memory; tool saves (and `dedup=True`) keep the existing one when they repeat it."""
+        """Save one memory; tool saves (and `dedup=True`) keep the existing one when they repeat it.
+
+        Content that is not text, or only whitespace, is a `MemlabError` (the memory tools refuse it as well).
+        """
+        if not isinstance(content, str) or not content.strip():
+            raise MemlabError(f"save: content must be a non-empty string, not {content!r:.80}")
         if dedup is None:
             dedup = source == SOURCE_AGENT_TOOL or self.rules.dedup_auto_extract
         with self._lock:

@@ -14,6 +14,7 @@ from typing import Any
 
 from memlab import ranges
 from memlab.errors import MemlabError
+from memlab.llm.prompts import LANGUAGES
 
 
 @dataclass
@@ -67,3 +68,7 @@ class ServiceRules:
     """... and that was retrieved fewer times than this."""
     supersede_similarity: float | None = ranges.ranged(0.9, ge=-1, le=1)
     """A new PREFERENCE this close (cosine) to an older one supersedes (archives) it (null: never)."""
+
+    def __post_init__(self) -> None:  # built at start: a language no prompt is written in fails before the replay
+        if self.language not in LANGUAGES:
+            raise MemlabError(f"longterm.language: {self.language!r}; expected one of {', '.join(LANGUAGES)}")

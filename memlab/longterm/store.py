@@ -67,9 +67,10 @@ class MemoryStore:
         if rows is None:
             rows = InMemoryStore()
         if not isinstance(rows, MemoryRows):
+            backend = getattr(rows, "store", rows)  # a run's scope wraps the configured store
             raise MemlabError(
-                f"longterm.store: {type(rows).__name__} keeps sessions only; long-term memory needs "
-                "store=memory, sqlite, postgres or mysql"
+                f"longterm.store: {type(backend).__name__} keeps sessions only (store=redis, say); long-term memory "
+                "needs store=memory, sqlite, postgres or mysql"
             )
         self.rows = rows
 

@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import sqlite3
 import threading
 import time
@@ -249,6 +250,9 @@ def _hydra_run_dir() -> Path | None:
     return Path(HydraConfig.get().runtime.output_dir) if HydraConfig.initialized() else None
 
 
+_SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")  # a PostgreSQL identifier that needs no quoting
+
+
 class SqlStore:
     """Sessions and long-term memory rows in a SQL database (`store=sqlite|postgres|mysql`).
 
@@ -288,6 +292,11 @@ class SqlStore:
             )
         if schema is not None and backend != "postgresql":
             raise MemlabError(f"store.schema is for PostgreSQL only; for {backend} put the database in store.url")
+        if schema is not None and (not _SCHEMA_NAME.fullmatch(schema) or schema.lower().startswith("pg_")):
+            raise MemlabError(
+                f"store.schema: {schema!r} is not a schema name memlab creates; expected letters, digits and _ "
+                "(not first), at most 63, not starting with pg_"
+            )
         self.schema = schema
         self.pool_size = pool_size
         self._engine: Engine | None = None
@@ -351,7 +360,13 @@ class SqlStore:
             options.update(pool_size=self.pool_size, max_overflow=self.pool_size, isolation_level="READ COMMITTED")
             if backend in _MYSQL:
                 options["connect_args"] = {"charset": "utf8mb4"}
-        engine = sa.create_engine(self.url, **options)
+        try:
+            engine = sa.create_engine(self.url, **options)
+        except ImportError as e:  # the URL names a driver that is not installed (postgresql+asyncpg, mysql+mysqldb)
+            raise MemlabError(
+                f"store.url: the driver of {self.url.drivername} is not installed ({e}); memlab installs "
+                "postgresql+psycopg and mysql+pymysql"
+            ) from None
         if backend == "sqlite":
             event.listen(engine, "connect", _sqlite_connect)
             event.listen(engine, "begin", _sqlite_begin)

@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 
+from memlab.errors import MemlabError
 from memlab.longterm import DEFAULT_TYPES, MemoryType, decayed_score
 from memlab.longterm.model import SOURCE_AUTO_EXTRACT
 
@@ -156,3 +157,11 @@ def test_a_session_start_sees_what_another_service_archived_and_a_cleanup_leaves
     mine.store.list = lambda *a, **k: listed.append(a) or []  # type: ignore[method-assign]
     mine.load_memories(context(now=later), "Ann lighthouse")
     assert listed == []  # its own archive did not make its copy stale
+
+
+@pytest.mark.parametrize("content", ["", "   \n", None, 42])
+def test_a_save_of_no_text_is_refused_as_the_tools_refuse_it(make_service, content) -> None:
+    service = make_service()
+    with pytest.raises(MemlabError, match="save: content must be a non-empty string"):
+        service.save(context(), content, MemoryType.FACT)
+    assert service.search(context(), "anything", 5, touch=False) == []
