@@ -14,6 +14,7 @@ import contextlib
 import json
 import math
 import os
+import shlex
 import sys
 import textwrap
 import traceback
@@ -139,7 +140,8 @@ def _run(cfg: DictConfig) -> float | None:
             _discard_if_empty(hydra_dir)
     if result.stopped:  # nothing published: the folder Hydra made for the run is not left behind
         _discard_if_empty(run_dir)
-        print(f"memlab: stopped after session {cfg.sim.stop_after_session}; checkpoint saved (resume: sim.resume=true)")
+        where = _how_to_resume(cfg, hydra_dir)
+        print(f"memlab: stopped after session {cfg.sim.stop_after_session}; checkpoint saved ({where})")
         return math.nan
     print(f"memlab: {result.metrics['calls']} calls; results in {result.run_dir}")
     print(f"memlab: report in {result.run_dir / 'report.html'}")
@@ -155,6 +157,16 @@ def _note_warm_store(cfg: DictConfig) -> None:
             "so its metrics depend on them (manifest.json: store.earlier_state)",
             file=sys.stderr,
         )
+
+
+def _how_to_resume(cfg: DictConfig, hydra_dir: Path) -> str:
+    """The resume's overrides: a SQLite file by its absolute path (a relative one lands in each run's new folder)."""
+    path = OmegaConf.select(cfg, "store.path")
+    if path is None or Path(path).is_absolute():
+        return "resume: sim.resume=true"
+    file = (Path(OmegaConf.select(cfg, "store.run_dir") or hydra_dir) / path).absolute()
+    override = shlex.quote(f'store.path="{file}"')  # quoted for Hydra, then for the shell
+    return f"in {file}; resume: sim.resume=true {override}"
 
 
 def _worst(sweeper: DictConfig) -> float:

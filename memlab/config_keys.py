@@ -201,9 +201,9 @@ def explain_error(error: BaseException) -> str:
         if override and override not in text:  # Hydra names the override in some of its messages only
             text = f"{override}: {text}"
         if not text.isascii():
-            text += " (a value with characters outside ASCII is quoted: key='value')"
+            text += " (a value with characters outside ASCII is quoted, inside the shell's quotes: \"key='value'\")"
         elif "=" in override.partition("=")[2]:  # a run folder's name, say
-            text += " (a value holding '=' is quoted: key='value')"
+            text += " (a value holding '=' is quoted, inside the shell's quotes: \"key='value'\")"
     options = [ln.strip() for ln in text.splitlines() if ln.startswith("\t") and "provider=" not in ln]
     lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("\t")]
     lines = [ln for ln in lines if not ln.startswith(("full_key:", "object_type=", "Config search path"))]

@@ -57,9 +57,12 @@ def test_a_key_under_a_context_without_strategy_lists_the_keys_and_the_entries_t
     ("override", "said"),
     [
         ("context.max_tokens=[1,", "no viable alternative at input '[1,'"),
-        ("name=h\u00e9llo", "a value with characters outside ASCII is quoted: key='value'"),
+        (
+            "name=h\u00e9llo",
+            "a value with characters outside ASCII is quoted, inside the shell's quotes: \"key='value'\"",
+        ),
         ("name=runs/x_context=trim", "memlab: error: name=runs/x_context=trim: mismatched input '=' expecting <EOF>"),
-        ("name=runs/x_context=trim", "(a value holding '=' is quoted: key='value')"),
+        ("name=runs/x_context=trim", "(a value holding '=' is quoted, inside the shell's quotes: \"key='value'\")"),
     ],
 )
 def test_an_override_hydra_cannot_parse_is_one_line(memlab_cli, capsys, tmp_path: Path, override, said) -> None:

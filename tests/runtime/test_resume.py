@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shlex
 import subprocess
 import sys
 from collections.abc import Callable
@@ -98,6 +99,21 @@ def test_a_stopped_run_leaves_no_folder_where_hydra_would_have_put_it(
     assert memlab_main("run", *RUN, *store, "sim.stop_after_session=1") == 0
     assert "stopped after session 1" in capsys.readouterr().out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["db.sqlite"]
+
+
+def test_a_stop_on_a_relative_sqlite_path_says_which_file_to_resume_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A relative store.path lands in each run's own new folder: `sim.resume=true` alone found no checkpoint."""
+    monkeypatch.chdir(tmp_path)
+    tiny = ("debug=default", "longterm=chat", "store=sqlite")
+    assert memlab_main("run", *tiny, "sim.stop_after_session=1") == 0
+    said = capsys.readouterr().out.strip()
+    (file,) = (tmp_path / "reports" / "runs" / "debug").glob("*/memlab.sqlite")
+    override = shlex.quote('store.path="' + str(file) + '"')  # Hydra's quotes (the folder's name has '='), the shell's
+    assert said.endswith(f"checkpoint saved (in {file}; resume: sim.resume=true {override})"), said
+    resume = shlex.split(said.rsplit("resume: ", 1)[1].removesuffix(")"))  # as a shell reads the pasted words
+    assert memlab_main("run", *tiny, *resume) == 0, capsys.readouterr().err
 
 
 def test_resume_without_a_checkpoint_names_the_key(
