@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -80,3 +81,41 @@ def test_a_setting_the_run_cannot_use_fails_before_the_replay_in_one_line(
     status, stderr = memlab_run_err("debug=default", "longterm=chat", *overrides, f"output_dir={tmp_path / 'run'}")
     assert status == 2 and stderr.startswith(f"memlab: error: {said}") and stderr.count("\n") == 1, stderr
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        "+longterm.agents.bot.max_items=5",
+        "+longterm.agents.bot={max_items:5}",
+        "longterm.agents={bot:{enabled:true}}",
+        "longterm.agents.bot.max_items=5",
+    ],
+)
+def test_a_new_agent_id_on_the_command_line_says_where_it_goes(
+    tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]], override: str
+) -> None:
+    """OmegaConf builds no typed `agents.<id>` entry from an override; the line said "dict is not a subclass of
+    AgentOverrides" or listed LongTermConfig's keys."""
+    status, stderr = memlab_run_err("longterm=default", "agent_id=bot", override, f"output_dir={tmp_path / 'run'}")
+    assert status == 2 and stderr.startswith("memlab: error: longterm.agents: a new agent id cannot be added on the ")
+    assert "--config-dir conf longterm=mine agent_id=bot" in stderr and not (tmp_path / "run").exists()
+
+
+def test_a_new_agent_id_in_a_config_file_of_ones_own_is_used(
+    tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]]
+) -> None:
+    """The way the error and docs/longterm.md give, as written there."""
+    (tmp_path / "conf" / "longterm").mkdir(parents=True)
+    (tmp_path / "conf" / "longterm" / "mine.yaml").write_text(
+        "defaults: [default, _self_]\nagents: {bot: {enabled: true, max_items: 5}}\n"
+    )
+    run = tmp_path / "run"
+    args = ("--config-dir", "conf", "longterm=mine", "agent_id=bot", "debug=default", f"output_dir={run}")
+    status, stderr = memlab_run_err(*args)
+    assert status == 0, stderr
+    config = (run / "config.yaml").read_text()
+    assert "    bot:\n      enabled: true\n      namespace: null\n      max_items: 5\n" in config
+    metrics = json.loads((run / "metrics.json").read_text())
+    kept = metrics["longterm.memories"] - metrics["longterm.archived.max_items"]
+    assert metrics["longterm.archived.max_items"] > 0 and kept == 5  # bot's cap of 5, not the default 100
