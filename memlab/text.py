@@ -87,18 +87,22 @@ def _segment(text: str) -> list[str]:
         sentences = _SEGMENTER.processor(text).process()
     pieces: list[str] = []
     prior_end = 0
+    # Where a repeated sentence's search goes on: the end of its last accepted occurrence. A search from 0 would
+    # walk the same occurrences up to that one and reject each (none ends past `prior_end`, which only grows),
+    # so starting there finds the same piece without the walk (quadratic in a text that repeats one sentence).
+    resume: dict[str, int] = {}
     for sentence in sentences:
         if not sentence:  # an empty pattern matches everywhere: pysbd's own search
             with _SEGMENTER_LOCK:
                 return list(_SEGMENTER.segment(text))
-        position = 0
+        position = resume.get(sentence, 0)
         while (start := text.find(sentence, position)) >= 0:
             end = start + len(sentence)
             while end < len(text) and text[end].isspace():  # r"\s" is str.isspace for str patterns
                 end += 1
             if end > prior_end:
                 pieces.append(text[start:end])
-                prior_end = end
+                prior_end = resume[sentence] = end
                 break
             position = end
     return pieces

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pysbd
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -116,6 +117,15 @@ _PROSE = st.lists(
 def test_sentences_are_pysbds(s: str) -> None:
     """`memlab.text` locates pysbd's sentences without its per-sentence regexes: the same pieces."""
     assert text._segment(s) == _PYSBD.segment(s)
+
+
+@pytest.mark.parametrize(
+    "repeated",
+    ["I like long text. " * 300, "Hi! Hi!  Hi!\nHi! " * 80 + "Hi!", ("Ok. " * 50 + "Dr. Smith came. ") * 20],
+)
+def test_a_repeated_sentence_is_located_as_pysbd_locates_it(repeated: str) -> None:
+    """Its search goes on from its last piece (`_segment`'s resume), not from the text's start each time."""
+    assert text._segment(repeated) == _PYSBD.segment(repeated)
 
 
 def test_sentences_are_pysbds_on_the_corpora(corpus_texts: list[str]) -> None:
