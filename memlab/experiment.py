@@ -383,20 +383,22 @@ def replay(cfg: DictConfig, dialogues: list[Dialogue], beat: Heartbeat | None = 
     # Summaries the workers compute come back, so the next job of a sweep in this process reuses them.
     memo = Shared(SUMMARY_MEMO.take_new, SUMMARY_MEMO.add)
     per_dialogue = simulate_parallel(dialogues, runtime_factory, cfg, workers, options, memo, beat.done, groups=groups)
-    replayed = list(
-        beat.count(
-            (
-                r
-                for records in _progress(per_dialogue, cfg.sim.progress, f"replay {cfg.name}", len(dialogues))
-                for r in records
-            ),
-            tally=False,  # the workers tallied them
+    try:
+        return list(
+            beat.count(
+                (
+                    r
+                    for records in _progress(per_dialogue, cfg.sim.progress, f"replay {cfg.name}", len(dialogues))
+                    for r in records
+                ),
+                tally=False,  # the workers tallied them
+            )
         )
-    )
-    settle = getattr(make_runtime.store, "settle", None)  # the workers are gone: the store's files made whole
-    if settle is not None:
-        settle()
-    return replayed
+    finally:  # done or interrupted (Ctrl-C): the workers stopped first (the generator's own `finally`), then
+        per_dialogue.close()  # the store's files made whole, none of the workers' connections left to keep them
+        settle = getattr(make_runtime.store, "settle", None)
+        if settle is not None:
+            settle()
 
 
 def run_scope(cfg: DictConfig) -> str | None:

@@ -15,7 +15,7 @@ import multiprocessing
 import multiprocessing.util
 import signal
 import sys
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Generator, Hashable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -124,7 +124,7 @@ def simulate_parallel(
     shared: Shared | None = None,
     tally: Any = None,
     groups: Sequence[Sequence[int]] | None = None,
-) -> Iterator[list[Record]]:
+) -> Generator[list[Record], None, None]:
     """Each dialogue's records, in dialogue order, replayed by `workers` processes.
 
     The dialogues of one of `groups` (`chains`: a user's, when a component keeps user state) replay one after

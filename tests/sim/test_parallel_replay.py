@@ -120,6 +120,31 @@ def test_a_parallel_replay_leaves_a_sqlite_store_whole(make_config, tmp_path: Pa
         assert conn.execute("SELECT count(*) FROM memlab_sessions").fetchone()[0] == 4
 
 
+def test_an_interrupted_parallel_replay_leaves_a_sqlite_store_whole(
+    make_config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C after the first dialogue: the workers are stopped, then the store settled (its -wal and -shm were
+    left beside the database: the workers were terminated with their connections open, and nothing settled)."""
+    import memlab.experiment
+
+    def interrupted(items, *args, **kwargs):  # the replay's progress loop, interrupted at the second dialogue
+        for i, item in enumerate(items):
+            if i == 1:
+                raise KeyboardInterrupt
+            yield item
+
+    monkeypatch.setattr(memlab.experiment, "_progress", interrupted)
+    db = tmp_path / "store.db"
+    store = ["agent_memory=hybrid", "store=sqlite", f"store.path={db}", "sim.progress=false", NO_FIGURES]
+    with pytest.raises(KeyboardInterrupt):
+        run_experiment(
+            make_config(*store, "sim.workers=2", "dataset.dialogues=4", "dataset.sessions=2"), tmp_path / "r"
+        )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["store.db"]  # no -wal, no -shm, no run folder
+    with closing(sqlite3.connect(db)) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
 def _marking_factory(spec: tuple[DictConfig, Path]) -> Callable[[Dialogue], Runtime]:
     """`runtime_factory` of the config, leaving a file named after each dialogue a worker starts, holding its pid."""
     cfg, started = spec
