@@ -208,6 +208,9 @@ def compare_sides(
         if "error" in cand and "error" not in base:
             rows.append(Row(label, "*", "ok", "failed", "regression", str(cand["error"])))
             continue
+        if "error" in base and "error" not in cand:  # a configuration that failed runs now: fixed, not missing
+            rows.append(Row(label, "*", "failed", "ok", "improved", f"failed in the baseline ({base['error']})"))
+            continue
         for name in sorted(base):
             rule = rule_for(name, rules)
             if rule.skip:

@@ -106,6 +106,13 @@ def test_sweeps_compare_by_label_and_a_failed_config_fails(sweep_dir: Path, tmp_
     )
     code, out = compare(capsys, sweep_dir, cand)
     assert code == 1 and "context.keep=6 context.summarize=False" in out and "boom" in out
+    # the other way round, the configuration that failed runs now: an improvement, not a missing run
+    baseline = tmp_path / "baseline.json"
+    assert compare(capsys, baseline, cand, "--update")[0] == 0  # the failure recorded as the candidate had it
+    for base in (cand, baseline):
+        code, out = compare(capsys, base, sweep_dir)
+        row = next(line for line in out.splitlines() if "context.keep=6 context.summarize=False" in line)
+        assert code == 0 and "| improved " in row and "failed in the baseline (KeyError: boom)" in row, out
 
 
 def test_committed_baseline_round_trip(sweep_dir: Path, tmp_path: Path, capsys) -> None:
