@@ -12,6 +12,7 @@ per-question scores with the full pipeline's and goes to ``<output>/ablation.{md
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -29,7 +30,15 @@ from memlab.errors import MemlabError
 from memlab.experiment import load_dialogues, run_experiment
 from memlab.metrics.bootstrap import CONFIDENCE, RESAMPLES
 from memlab.naming import folder_token
-from memlab.report.ablation import METRICS, AblationVariant, ablation_files, ablation_table, question_scores
+from memlab.report.ablation import (
+    METRICS,
+    AblationVariant,
+    ablation_files,
+    ablation_table,
+    check_metrics,
+    question_scores,
+)
+from memlab.rundir import run_folder
 
 CONFIG_NAME = "ablate"  # conf/ablate.yaml
 PREFIX = "ablate."  # command-line overrides of the ablation's own settings; the rest go to every run
@@ -135,6 +144,8 @@ def compose_runs(cfg: DictConfig, extra: Sequence[str] = ()) -> dict[str, tuple[
     """Every run's overrides and composed config, all checked before the first run starts."""
     base = [*cfg.run, *extra]
     full = _run_config(cfg, BASELINE, base, base)
+    if full.sim.stop_after_session or full.sim.resume:
+        raise MemlabError("ablate compares whole runs: sim.stop_after_session and sim.resume are for memlab run")
     _check_longterm(full)  # before the variants: their overrides may not apply without long-term memory
     stages: list[str] = []
     if cfg.stages is not None:
@@ -190,9 +201,27 @@ def run_ablation(overrides: Sequence[str] = (), progress: Callable[[str], None] 
     """
     own, extra = split_overrides(overrides)
     cfg = ablate_config(own)
-    runs = compose_runs(cfg, extra)
-    out = Path(cfg.output_dir) if cfg.output_dir else default_out_dir(cfg)
     metrics = list(cfg.metrics)
+    check_metrics(metrics)  # before any run
+    runs = compose_runs(cfg, extra)
+    out = run_folder(Path(cfg.output_dir) if cfg.output_dir else default_out_dir(cfg))
+    made = not out.exists()
+    try:
+        return _run_all(cfg, runs, out, metrics, progress)
+    except BaseException:  # a failed or interrupted ablation leaves no folder of runs without their table
+        if made:
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+def _run_all(
+    cfg: DictConfig,
+    runs: dict[str, tuple[list[str], DictConfig]],
+    out: Path,
+    metrics: list[str],
+    progress: Callable[[str], None],
+) -> Ablation:
+    """`run_ablation`'s runs and table into `out`."""
     scored: dict[str, AblationVariant] = {}
     for i, (variant, (given, run)) in enumerate(runs.items(), 1):
         changed = given[len(runs[BASELINE][0]) :]

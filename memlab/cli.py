@@ -410,7 +410,11 @@ def _ablate(argv: list[str]) -> int:
     if argv and argv[0] in ("-h", "--help"):
         print(ABLATE_USAGE, end="")
         return 0
-    ablation = run_ablation(argv, progress=lambda line: print(f"memlab: {line}", file=sys.stderr, flush=True))
+    try:
+        ablation = run_ablation(argv, progress=lambda line: print(f"memlab: {line}", file=sys.stderr, flush=True))
+    except KeyboardInterrupt:
+        print("memlab: interrupted; the ablation was not written", file=sys.stderr)
+        return 130
     print(ablation.markdown, end="")
     print(f"memlab: ablation in {ablation.out_dir} (ablation.md, ablation.csv, ablation.json; runs/)", file=sys.stderr)
     return 0

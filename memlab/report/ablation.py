@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from memlab.errors import MemlabError
 from memlab.metrics.bootstrap import CONFIDENCE, RESAMPLES, paired_bootstrap
 from memlab.metrics.longterm import NDCG_K, retrieval_scores
 from memlab.report.rundata import RETRIEVALS_FILE
@@ -26,15 +27,21 @@ METRICS = ("recall@1", "recall@5", "recall@10", f"ndcg@{NDCG_K}")
 QUESTION_KEYS = ["dialogue", "qid"]
 
 
-def _k_values(metrics: Sequence[str]) -> tuple[int, ...]:
-    """The recall cut-offs `metrics` names; an unknown name fails here, before any run."""
+def check_metrics(metrics: Sequence[str]) -> tuple[int, ...]:
+    """The recall cut-offs `metrics` names; none, or an unknown name, is a `MemlabError` (called before any run).
+
+    Args:
+        metrics: The ablation's metrics (``ablate.metrics``).
+    """
+    if not metrics:
+        raise MemlabError(f"ablate.metrics is empty; expected some of recall@K (K >= 1) and ndcg@{NDCG_K}")
     ks = []
     for name in metrics:
         kind, _, k = name.partition("@")
         if name == f"ndcg@{NDCG_K}":
             continue
         if kind != "recall" or not k.isdigit() or int(k) < 1:
-            raise ValueError(f"ablation metric {name!r}: expected recall@K (K >= 1) or ndcg@{NDCG_K}")
+            raise MemlabError(f"ablate.metrics: {name!r}; expected recall@K (K >= 1) or ndcg@{NDCG_K}")
         ks.append(int(k))
     return tuple(sorted(set(ks))) or (1,)
 
@@ -52,7 +59,7 @@ def question_scores(run_dir: Path, metrics: Sequence[str] = METRICS) -> pd.DataF
     Returns:
         The frame; empty (with the columns) when the run retrieved nothing for a scored question.
     """
-    ks = _k_values(metrics)
+    ks = check_metrics(metrics)
     path = run_dir / RETRIEVALS_FILE
     lines = [json.loads(text) for text in path.read_text(encoding="utf-8").splitlines()] if path.is_file() else []
     rows = []
@@ -109,8 +116,8 @@ def ablation_table(
         scores = variant.scores[list(metrics)]
         if not scores.index.equals(base.index):
             missing = base.index.difference(scores.index).size + scores.index.difference(base.index).size
-            raise ValueError(
-                f"variant {variant.name!r} answered other questions than {baseline.name!r} "
+            raise MemlabError(
+                f"ablate: variant {variant.name!r} answered other questions than {baseline.name!r} "
                 f"({missing} differ; {len(scores)} vs {len(base)}): an override changed the data"
             )
         row = _row(variant, scores, metrics)

@@ -106,7 +106,7 @@ def test_table_from_hand_made_scores_matches_a_direct_bootstrap() -> None:
     assert row["recall@10.diff"] == 0.0
     md = ablation_markdown(table, ["recall@1", "recall@10"])
     assert "**" in md.splitlines()[3].split("|")[5]  # recall@1's loss leaves out zero: in bold
-    with pytest.raises(ValueError, match="other questions"):
+    with pytest.raises(MemlabError, match="other questions"):
         ablation_table(AblationVariant("full", (), full), [AblationVariant("cut", (), off.iloc[1:])], ["recall@1"])
 
 
@@ -167,9 +167,45 @@ def test_no_longterm_or_no_questions_is_a_clear_error(shared_corpora: Path) -> N
 
 
 def test_unknown_metric_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="recall@K"):
+    with pytest.raises(MemlabError, match="recall@K"):
         question_scores(tmp_path, ["precision@3"])
     assert question_scores(tmp_path).empty  # a folder without retrievals.jsonl scores nothing
+
+
+@pytest.mark.parametrize(
+    ("setting", "said"),
+    [
+        ("ablate.metrics=[precision@3]", "ablate.metrics: 'precision@3'; expected recall@K (K >= 1) or ndcg@10"),
+        ("ablate.metrics=[]", "ablate.metrics is empty; expected some of recall@K (K >= 1) and ndcg@10"),
+        ("sim.stop_after_session=1", "ablate compares whole runs: sim.stop_after_session and sim.resume are for"),
+    ],
+)
+def test_a_setting_no_ablation_can_use_fails_before_any_run(
+    tmp_path: Path, locomo_path: Path, capsys: pytest.CaptureFixture[str], memlab_cli: Callable[..., int], setting, said
+) -> None:
+    """A metric it cannot score was a ValueError traceback after every run; no metric, or a stopped run, claimed
+    "the full run scored no long-term question"."""
+    out = tmp_path / "out"
+    capsys.readouterr()
+    assert memlab_cli("ablate", *SLICE, f"dataset.path={locomo_path}", setting, f"ablate.output_dir={out}") == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"memlab: error: {said}") and err.count("\n") == 1, err
+    assert not out.exists()
+
+
+def test_a_failed_ablation_leaves_no_folder_of_runs_without_their_table(
+    tmp_path: Path, locomo_path: Path, capsys: pytest.CaptureFixture[str], memlab_cli: Callable[..., int]
+) -> None:
+    """A variant whose override changes the data fails after both runs: one line (was a ValueError traceback), and
+    the runs it made are removed with the folder (half-written ablation folders were left, runs/ and no table)."""
+    out = tmp_path / "out"
+    variant = ["ablate.select=[fewer]", '+ablate.variants.fewer=["sim.max_sessions=1"]']
+    args = ("ablate", "dataset.sample_ids=[conv-26]", "sim.max_sessions=2", f"dataset.path={locomo_path}", *variant)
+    capsys.readouterr()
+    assert memlab_cli(*args, f"ablate.output_dir={out}") == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1].startswith("memlab: error: ablate: variant 'fewer' answered other questions than 'full'"), err
+    assert not out.exists()
 
 
 def test_cli_help(capsys: pytest.CaptureFixture[str], memlab_cli: Callable[..., int]) -> None:
