@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -100,12 +101,18 @@ class MlflowLogger(RunLogger):
         experiment: str = "memlab",
         artifact_root: str = DEFAULT_ARTIFACT_ROOT,
         artifacts: bool = True,
+        http_retries: int = 2,
+        http_timeout_s: int = 10,
     ) -> None:
         self.mlflow = _mlflow()  # at start: a missing extra stops the run before it replays anything
         self.tracking_uri = tracking_uri
         self.experiment = experiment
         self.artifact_root = artifact_root
         self.artifacts = artifacts
+        self.http = {
+            "MLFLOW_HTTP_REQUEST_MAX_RETRIES": str(http_retries),
+            "MLFLOW_HTTP_REQUEST_TIMEOUT": str(http_timeout_s),
+        }
 
     def log_run(self, run: FinishedRun) -> None:
         from mlflow.entities import Metric, Param, RunTag
@@ -149,10 +156,13 @@ class MlflowLogger(RunLogger):
             client.set_terminated(run_id, end_time=stamp)
 
     def _turn(self) -> Any:
-        """The SQLite store's lock (its tables are made by the first writer), else nothing."""
+        """The SQLite store's lock (its tables are made by the first writer), else a server's retries and timeout.
+
+        MLflow reads them from its environment variables at each request: set for the block, then restored.
+        """
         if self.tracking_uri.startswith(_SQLITE):
             return file_lock(Path(self.tracking_uri.removeprefix(_SQLITE)))
-        return nullcontext()
+        return _environment(self.http)
 
     def _experiment_id(self, client: Any) -> str:
         found = client.get_experiment_by_name(self.experiment)
@@ -179,3 +189,16 @@ def mlflow_metrics(metrics: Mapping[str, Any]) -> dict[str, float]:
 def _chunks(items: Sequence[Any], size: int) -> Iterator[list[Any]]:
     for start in range(0, len(items), size):
         yield list(items[start : start + size])
+
+
+@contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    """`values` set in `os.environ` for the block (a variable the user set is kept), then as they were."""
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update({name: value for name, value in values.items() if before[name] is None})
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from memlab import ranges
 from memlab.tracking.csv_log import DEFAULT_PATH
 from memlab.tracking.mlflow_log import DEFAULT_ARTIFACT_ROOT, DEFAULT_TRACKING_URI
 
@@ -37,6 +38,11 @@ class MlflowLoggerConfig:
     """Where a new experiment keeps its artifacts (relative: from the working directory)."""
     artifacts: bool = True
     """Log the run folder's files (reports, metrics, config, manifest) as artifacts."""
+    http_retries: int = ranges.count(2)
+    """A tracking server's request retries (MLflow's own default, 7 with backoff, waits about 4 minutes on a server
+    that is down, for every run of a sweep)."""
+    http_timeout_s: int = ranges.ranged(10, ge=1, le=3_600)
+    """Seconds a tracking server's request may take."""
 
 
 SCHEMAS: dict[tuple[str, str], type] = {

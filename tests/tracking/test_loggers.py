@@ -204,3 +204,37 @@ def test_csv_writers_in_many_processes_lose_and_mix_no_row(tmp_path: Path) -> No
         assert float(row["tokens.prompt.mean"]) == index / 3
         extras = {k for k, v in row.items() if k.startswith("extra.") and v}
         assert extras == ({f"extra.{index}"} if index % 5 == 0 else set())
+
+
+def test_a_tracking_server_that_fails_is_retried_as_configured_and_the_run_goes_on(
+    tmp_path: Path, memlab_run_err: Any
+) -> None:
+    """MLflow's own retries (7, with backoff) held each run about 4 minutes on a server that was down; a real HTTP
+    server that answers 503 counts the requests `logger.http_retries=1` lets through: the first and one retry."""
+    pytest.importorskip("mlflow", reason="mlflow is not installed: pip install 'memlab[mlflow]'")
+    import http.server
+    import threading
+
+    hits: list[str] = []
+
+    class Down(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            hits.append(self.path)
+            self.send_error(503)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Down)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        uri = f"logger.tracking_uri=http://127.0.0.1:{server.server_address[1]}"
+        status, err = memlab_run_err(
+            "logger=mlflow", uri, "logger.http_retries=1", *TINY, f"output_dir={tmp_path / 'r'}"
+        )
+    finally:
+        server.shutdown()
+    assert status == 0 and "memlab: WARNING: logger MlflowLogger did not record" in err, err
+    assert len(hits) == 2 and all("experiments/get-by-name" in h for h in hits), hits
+    assert "MLFLOW_HTTP_REQUEST_MAX_RETRIES" not in os.environ  # set for the logger's requests only
+    assert (tmp_path / "r" / "metrics.json").is_file()  # the run was published all the same
