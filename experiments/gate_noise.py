@@ -5,7 +5,8 @@ python experiments/gate_noise.py OUT [--runs 4] [--load] [OVERRIDES...]
 Each run is its own `memlab run` process; `--load` keeps a busy loop on one core while they run
 (the other core of a 2-core machine, as a CI runner shares it). Prints, for the default gate and
 for `--latency`, how many of the N x (N - 1) comparisons failed, and the largest latency ratio seen
-(docs/evaluation.md). The default config: LoCoMo conv-26 with long-term memory and a sliding window.
+(docs/evaluation.md). The default config: LoCoMo conv-26 with long-term memory and a sliding window;
+OVERRIDES, given anywhere on the line, replace it (your own config, as `memlab run OVERRIDES` runs it).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--runs", type=int, default=4)
     parser.add_argument("--load", action="store_true", help="a busy loop on one core while the runs replay")
     parser.add_argument("overrides", nargs="*", default=DEFAULT)
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)  # OVERRIDES before or after the flags
     load = multiprocessing.Process(target=busy, daemon=True) if args.load else None
     if load:
         load.start()
