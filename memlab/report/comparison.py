@@ -80,6 +80,9 @@ def _config_labels(runs: Sequence[RunData]) -> list[list[str]]:
     return labels
 
 
+NOT_SET = "(not set)"  # a swept key a run left as its config had it, where the config does not say
+
+
 def _overrides(run: RunData) -> dict[str, str]:
     return dict(_parse_override(o) for o in (run.manifest.get("overrides") or (run.error or {}).get("overrides") or []))
 
@@ -87,12 +90,13 @@ def _overrides(run: RunData) -> dict[str, str]:
 def swept_parameters(runs: Sequence[RunData]) -> dict[str, list[str]]:
     """Each override key whose value differs between the runs, with every run's value.
 
-    A run that did not set the key shows the value its config had (or "default").
+    A run that did not set the key shows the value its config had, or NOT_SET (a group's entry is no config key:
+    "default" read as the entry of that name, `debug=default`, which the run had not chosen).
     """
     overrides = [_overrides(r) for r in runs]
     flat = [_flatten(r.config) for r in runs]
     return {
-        key: [o.get(key, str(f.get(key, "default"))) for o, f in zip(overrides, flat, strict=True)]
+        key: [o.get(key, str(f.get(key, NOT_SET))) for o, f in zip(overrides, flat, strict=True)]
         for key in _differing(overrides)
     }
 

@@ -11,7 +11,13 @@ from hypothesis import strategies as st
 from simulated_runs import make_dialogues
 
 from memlab.report import RunData, find_runs, load_run
-from memlab.report.comparison import comparison_table, pareto_front, run_labels, write_comparison
+from memlab.report.comparison import (
+    comparison_table,
+    pareto_front,
+    run_labels,
+    swept_parameters,
+    write_comparison,
+)
 
 
 def brute_force_front(cost: list[float], quality: list[float]) -> list[bool]:
@@ -42,6 +48,15 @@ def test_labels_keep_only_what_differs() -> None:
         for i, c in enumerate(["none", "trim"])
     ]
     assert run_labels(runs) == ["context=none", "context=trim"]
+
+
+def test_a_group_a_run_did_not_choose_is_not_named_default() -> None:
+    """ "default" read as the entry of that name: `debug=default` for both runs, though one had not set debug."""
+    runs = [
+        RunData(Path("a"), manifest={"overrides": ["debug=default"]}, config={"seed": 0}),
+        RunData(Path("b"), manifest={"overrides": ["seed=1"]}, config={"seed": 1}),
+    ]
+    assert swept_parameters(runs) == {"debug": ["default", "(not set)"], "seed": ["0", "1"]}
 
 
 def test_labels_fall_back_to_the_config_when_there_are_no_overrides() -> None:
