@@ -277,7 +277,7 @@ def _discard_sweep_stub() -> None:
 def _report(argv: list[str]) -> int:
     from memlab.naming import MULTIRUN_FILE
     from memlab.report import find_runs, load_run, run_files
-    from memlab.report.comparison import write_comparison
+    from memlab.report.comparison import cautions, write_comparison
     from memlab.report.sweep import sweep_jobs
 
     parser = argparse.ArgumentParser(prog="memlab report", description="Rebuild reports from run directories.")
@@ -303,6 +303,8 @@ def _report(argv: list[str]) -> int:
         raise MemlabError(f"-o {out}: is a file; expected a folder to write comparison.* in")
     paths = write_comparison(out, runs)
     print(f"memlab: compared {len(runs)} runs; report in {paths['comparison.html']}")
+    for note in cautions(runs):
+        print(f"memlab: WARNING: {note}", file=sys.stderr)
     return 0
 
 
@@ -368,7 +370,7 @@ def _budget(text: str) -> float:
 
 def _recommend(argv: list[str]) -> int:
     from memlab.report import find_runs, load_run
-    from memlab.report.comparison import comparison_table
+    from memlab.report.comparison import comparison_table, data_note
     from memlab.report.recommend import recommend
 
     parser = argparse.ArgumentParser(
@@ -385,8 +387,11 @@ def _recommend(argv: list[str]) -> int:
         help="the metric to maximize (default: context.evidence_retention)",
     )
     args = parser.parse_args(argv)
-    frame = comparison_table([load_run(p) for p in find_runs(args.dirs)])
-    rec = recommend(frame, args.budget, budget_metric=args.budget_metric, by=args.by)
+    runs = [load_run(p) for p in find_runs(args.dirs)]
+    note = data_note(runs)
+    if note:  # a pick among runs of different data (a seed sweep) may pick the data, not the configuration
+        print(f"memlab: WARNING: {note}", file=sys.stderr)
+    rec = recommend(comparison_table(runs), args.budget, budget_metric=args.budget_metric, by=args.by)
     print(("recommended: " if rec.best else "no recommendation: ") + rec.reasons[0])
     for line in rec.reasons[1:]:
         print(line)

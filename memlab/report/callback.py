@@ -26,7 +26,7 @@ class ComparisonCallback(Callback):
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         # Here, not at import: Hydra builds this callback when any run starts, and the report code loads
         # pandas and matplotlib (a single run would pay ~1 s for a comparison it never writes).
-        from memlab.report.comparison import inert_note, inert_parameters, write_comparison
+        from memlab.report.comparison import cautions, write_comparison
         from memlab.report.rundata import find_runs, load_run
         from memlab.report.sweep import SweepJobs, sweep_jobs
 
@@ -48,6 +48,5 @@ class ComparisonCallback(Callback):
             f"memlab: compared {len(runs)} configurations{note}; report in {paths['comparison.html'].absolute()}",
             file=sys.stderr,
         )
-        inert = inert_parameters(runs)
-        if inert:
-            print(f"memlab: WARNING: {inert_note(inert)}", file=sys.stderr)
+        for note in cautions(runs):
+            print(f"memlab: WARNING: {note}", file=sys.stderr)

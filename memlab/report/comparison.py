@@ -281,10 +281,38 @@ def inert_note(keys: Sequence[str]) -> str:
     )
 
 
-def comparison_md(frame: pd.DataFrame, title: str, inert: Sequence[str] = ()) -> str:
+def data_note(runs: Sequence[RunData]) -> str:
+    """The comparison's flag for finished runs that replayed different data ("" when they replayed the same).
+
+    Read from each manifest's `data_sha256`: a seed sweep of synthetic data, or runs of other datasets or
+    selections, differ by their data as well as by their configuration.
+
+    Args:
+        runs: Runs read back (`load_run`).
+    """
+    hashes = {r.manifest.get("data_sha256") for r in runs if not r.failed and r.manifest.get("data_sha256")}
+    if len(hashes) < 2:
+        return ""
+    return (
+        f"The runs replayed {len(hashes)} different datasets (manifest.json's data_sha256: a seed, a dataset or its "
+        "selection differs), so their metrics differ by their data as well as their configuration; compare "
+        "configurations on the same data"
+    )
+
+
+def cautions(runs: Sequence[RunData]) -> list[str]:
+    """What a reader of the comparison must know before the table: keys that changed nothing, different data.
+
+    Args:
+        runs: Runs read back (`load_run`).
+    """
+    return [note for note in (inert_note(inert_parameters(runs)), data_note(runs)) if note]
+
+
+def comparison_md(frame: pd.DataFrame, title: str, notes: Sequence[str] = ()) -> str:
     out = [f"# {title}", "", f"{len(frame)} configurations, {int((frame['status'] == 'failed').sum())} failed.", ""]
-    if inert:
-        out += [f"> **{inert_note(inert)}.**", ""]
+    for note in notes:
+        out += [f"> **{note}.**", ""]
     shown = _display(frame)
     metrics = [c for c in shown.columns if c in SHORT_NAMES]
     # Two tables a terminal can show: what configures each row and its primary metrics, then the rest.
@@ -338,9 +366,8 @@ def comparison_html(frame: pd.DataFrame, runs: Sequence[RunData], title: str, su
     ok = [(key, run) for key, run in zip(plot_keys(frame), runs, strict=True) if not run.failed]
     shows = findings(frame)
     text_columns = ("label", *[param_title(c.removeprefix("param.")) for c in frame.columns if c.startswith("param.")])
-    inert = inert_parameters(runs)
     body = [
-        *([f'<div class="banner">{html.esc(inert_note(inert))}.</div>'] if inert else []),
+        *[f'<div class="banner">{html.esc(note)}.</div>' for note in cautions(runs)],
         html.cards(
             [
                 ("configurations", str(len(frame)), "rows below"),
@@ -430,7 +457,7 @@ def write_comparison(out_dir: Path, runs: Sequence[RunData], title: str | None =
     out_dir.mkdir(parents=True, exist_ok=True)
     files = {
         "comparison.csv": csv.getvalue(),
-        "comparison.md": comparison_md(frame, title, inert_parameters(runs)),
+        "comparison.md": comparison_md(frame, title, cautions(runs)),
         "comparison.html": comparison_html(frame, runs, title, subtitle),
     }
     paths = {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import random
 from pathlib import Path
 
@@ -112,3 +113,27 @@ def test_find_runs_orders_jobs_numerically(tmp_path: Path, make_run) -> None:
         make_run(tmp_path / "s" / str(i), keep=i, dialogues=make_dialogues(1, 6))
     found = [int(p.name) for p in find_runs([tmp_path / "s"])]
     assert found == sorted(order[:3])
+
+
+def test_runs_of_different_data_are_flagged_where_they_are_compared(
+    tmp_path: Path, capsys, memlab_cli, make_config
+) -> None:
+    """A seed sweep of synthetic data replays other dialogues per seed: the comparison picked a seed as if it were a
+    setting ("What to pick: ... seed=1"), and recommend recommended it."""
+    from memlab.experiment import run_experiment
+
+    runs = [
+        run_experiment(make_config("debug=default", f"seed={seed}", "report.plots=false"), tmp_path / str(seed)).run_dir
+        for seed in (0, 1)
+    ]
+    said = "The runs replayed 2 different datasets (manifest.json's data_sha256: a seed, a dataset or its selection"
+    capsys.readouterr()
+    assert memlab_cli("report", *map(str, runs), "-o", str(tmp_path / "cmp")) == 0
+    assert f"memlab: WARNING: {said}" in capsys.readouterr().err
+    assert f"> **{said}" in (tmp_path / "cmp" / "comparison.md").read_text()
+    assert html.escape(said) in (tmp_path / "cmp" / "comparison.html").read_text()
+    memlab_cli("recommend", *map(str, runs), "--budget", "1e9")
+    assert f"memlab: WARNING: {said}" in capsys.readouterr().err
+    capsys.readouterr()
+    assert memlab_cli("report", str(runs[0]), str(runs[0]), "-o", str(tmp_path / "same")) == 0
+    assert "different datasets" not in capsys.readouterr().err  # one run twice: the same data
