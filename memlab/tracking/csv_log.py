@@ -85,10 +85,14 @@ def _rewrite(path: Path, header: Sequence[str], row: Mapping[str, str]) -> None:
         with open(path, newline="", encoding="utf-8") as f:
             old = list(csv.DictReader(f))
     fd, staged = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(_line(header))
-        for previous in [*old, row]:
-            f.write(_line([previous.get(column) or "" for column in header]))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(staged, path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(_line(header))
+            for previous in [*old, row]:
+                f.write(_line([previous.get(column) or "" for column in header]))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(staged, path)
+    except BaseException:  # the table not replaced (a folder there, a full disk): no staged copy left beside it
+        Path(staged).unlink(missing_ok=True)
+        raise

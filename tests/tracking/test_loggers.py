@@ -160,6 +160,20 @@ def test_csv_appends_one_row_per_run_with_its_metrics(
         assert row["name"] == "debug" and datetime.fromisoformat(row["time"]).tzinfo is not None
 
 
+def test_a_csv_table_that_cannot_be_written_leaves_no_staged_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memlab_run_err: Any
+) -> None:
+    """`logger.path` naming a folder: the run warns and is published; a hidden staged copy of the table, holding a
+    whole CSV, was left beside it on every run."""
+    monkeypatch.setenv("CI", "1")
+    (tmp_path / "table").mkdir()
+    status, err = memlab_run_err(
+        "logger=csv", f"logger.path={tmp_path / 'table'}", *TINY, f"output_dir={tmp_path / 'r'}"
+    )
+    assert status == 0 and "memlab: WARNING: logger CsvLogger did not record" in err, err
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".table.")] == []  # (table.lock is filelock's)
+
+
 def test_csv_gets_one_row_per_job_of_a_parallel_sweep(tmp_path: Path) -> None:
     table = tmp_path / "all_runs.csv"
     out = memlab(
