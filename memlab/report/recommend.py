@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from memlab.errors import MemlabError
-from memlab.metrics.registry import LOWER, NONE, V_RECOMMEND_TIE_BREAKERS, V_RECOMMEND_WASTE, direction, view
+from memlab.metrics.registry import HIGHER, LOWER, NONE, V_RECOMMEND_TIE_BREAKERS, V_RECOMMEND_WASTE, direction, view
 from memlab.report.budget import UNUSED_BELOW, budget_from_row, unused_hint, used_line
 from memlab.report.fmt import fmt_value, is_missing
 
@@ -48,6 +48,9 @@ def _num(value: Any) -> float:
 def metric_columns(frame: pd.DataFrame) -> list[str]:
     """The comparison table's metrics that have a better direction (what `by` and `budget_metric` may name)."""
     return sorted(str(c) for c in frame.columns if direction(str(c)) != NONE)
+
+
+MEASURED_SHOWN = 12  # metrics a recommendation without its --by metric lists as the choices
 
 
 def check_metric(frame: pd.DataFrame, option: str, name: str) -> None:
@@ -103,6 +106,20 @@ def recommend(
             [
                 f"no configuration keeps {budget_metric} <= {budget:g}",
                 f"the cheapest is {cheapest['label']} at {fmt_value(budget_metric, cheapest[budget_metric])}",
+            ],
+        )
+    if all(is_missing(r.get(by)) for r in within):  # a pick by a metric no run measured is a pick by tie-breakers
+        measured = [  # what a pick maximizes: shares and scores, not counts of failures or latencies
+            m
+            for m in metric_columns(frame)
+            if direction(m) == HIGHER and not m.startswith("latency.") and any(not is_missing(r.get(m)) for r in within)
+        ]
+        shown = ", ".join(measured[:MEASURED_SHOWN]) + (", ..." if len(measured) > MEASURED_SHOWN else "")
+        return Recommendation(
+            None,
+            [
+                f"no configuration within the budget measured {by} (a dataset without evidence turns, say "
+                f"tau-bench, measures no retention); choose --by among what they measured: {shown}"
             ],
         )
     costly = [r for r in within if wasteful(r)]

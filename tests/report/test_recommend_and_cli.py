@@ -218,3 +218,19 @@ def test_recommend_never_picks_a_configuration_that_costs_more_than_the_full_his
         ]
         if cheaper:
             assert rec.best is not None and rec.best["label"] not in costly, (budget, rec.reasons)
+
+
+def test_a_pick_by_a_metric_no_run_measured_is_no_pick(
+    tmp_path: Path, tau_bench_path: Path, make_config, memlab_cli, capsys
+) -> None:
+    """tau-bench has no evidence turns: recommend picked by the default --by (undefined for every run), exit 0."""
+    from memlab.experiment import run_experiment
+
+    tau = ("dataset=tau_bench", f"dataset.path={tau_bench_path}", "debug=default", "report.plots=false")
+    runs = [str(run_experiment(make_config(*tau, f"context={c}"), tmp_path / c).run_dir) for c in ("none", "trim")]
+    capsys.readouterr()
+    assert memlab_cli("recommend", *runs, "--budget", "1e9") == 1
+    out = capsys.readouterr().out
+    assert out.startswith("no recommendation: no configuration within the budget measured context.evidence_retention")
+    assert "choose --by among what they measured: " in out and "tokens.net_saved_ratio" in out and "latency" not in out
+    assert memlab_cli("recommend", *runs, "--budget", "1e9", "--by", "tokens.net_saved_ratio") == 0
