@@ -114,12 +114,12 @@ def recommend(
             for m in metric_columns(frame)
             if direction(m) == HIGHER and not m.startswith("latency.") and any(not is_missing(r.get(m)) for r in within)
         ]
-        shown = ", ".join(measured[:MEASURED_SHOWN]) + (", ..." if len(measured) > MEASURED_SHOWN else "")
+        choices = ", ".join(measured[:MEASURED_SHOWN]) + (", ..." if len(measured) > MEASURED_SHOWN else "")
         return Recommendation(
             None,
             [
                 f"no configuration within the budget measured {by} (a dataset without evidence turns, say "
-                f"tau-bench, measures no retention); choose --by among what they measured: {shown}"
+                f"tau-bench, measures no retention); choose --by among what they measured: {choices}"
             ],
         )
     costly = [r for r in within if wasteful(r)]
