@@ -10,8 +10,8 @@ interpreters, alternating, for a before/after at the same load: equal digests, e
 
 from __future__ import annotations
 
+import argparse
 import hashlib
-import sys
 import time
 
 from hydra import compose, initialize_config_module
@@ -48,5 +48,13 @@ def main(n: int) -> None:
     print(f"{n} composes: {spent:.2f} CPU s, {1000 * spent / n:.1f} ms each; configs sha256 {digest.hexdigest()[:16]}")
 
 
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a count above 0")
+    return int(text)
+
+
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 45)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("n", nargs="?", type=_positive, default=45, help="composes timed (default 45)")
+    main(parser.parse_args().n)

@@ -8,6 +8,7 @@ shared POOL of filler sessions (as longmemeval_s/m do), then loads it in a fresh
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import subprocess
@@ -85,8 +86,19 @@ def measure(path: Path, how: str) -> tuple[float, float]:
     return float(out[0]), float(out[1])
 
 
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a count above 0")
+    return int(text)
+
+
 if __name__ == "__main__":
-    questions, sessions, pool = (int(a) for a in [*sys.argv[1:], "100", "50", "800"][:3])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("questions", nargs="?", type=_positive, default=100)
+    parser.add_argument("sessions", nargs="?", type=_positive, default=50, help="sessions per question's haystack")
+    parser.add_argument("pool", nargs="?", type=_positive, default=800, help="filler sessions they are drawn from")
+    args = parser.parse_args()
+    questions, sessions, pool = args.questions, args.sessions, args.pool
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "longmemeval_like.json"
         write_file(path, questions, sessions, pool)

@@ -114,9 +114,14 @@ def _others(run: list, left_out: int) -> float:
 
 def main() -> None:
     args = sys.argv[1:]
+    if {"-h", "--help"} & set(args):
+        print(__doc__)
+        return
     path = args.pop(0) if args and not args[0].count("=") and args[0] != "--diagnose" else str(lb.DEFAULT)
     out = None
     if args[:1] == ["--diagnose"]:
+        if len(args) < 2 or "=" in args[1]:
+            sys.exit("longterm_precision.py: --diagnose needs the table's path: --diagnose out.tsv")
         out, args = args[1], args[2:]
     config.register()
     dialogues = load_locomo(path)
