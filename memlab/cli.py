@@ -290,8 +290,11 @@ def _report(argv: list[str]) -> int:
             missing = sweep_jobs(folder).missing
             if missing:
                 print(f"memlab: {folder}: job(s) {', '.join(map(str, missing))} never finished", file=sys.stderr)
-    if len(args.dirs) == 1 and len(runs) == 1 and runs[0].path == args.dirs[0] and not runs[0].failed:
+    if len(args.dirs) == 1 and len(runs) == 1 and runs[0].path == args.dirs[0]:
         run = runs[0]
+        if run.failed:  # no metrics, no report: a comparison of it would be one failed row
+            error = run.error or {}
+            raise MemlabError(f"{run.path}: the run failed ({error.get('type')}: {error.get('message')}); no report")
         for name in ("report.md", "report.html"):
             (run.path / name).write_text(run_files(run)[name], encoding="utf-8")
         print(f"memlab: report in {run.path / 'report.html'}")
@@ -301,7 +304,10 @@ def _report(argv: list[str]) -> int:
         raise MemlabError("memlab report with several directories needs -o OUT (where to write comparison.*)")
     if out.exists() and not out.is_dir():
         raise MemlabError(f"-o {out}: is a file; expected a folder to write comparison.* in")
-    paths = write_comparison(out, runs)
+    names = list(dict.fromkeys(r.name for r in runs if not r.failed)) or [r.name for r in runs]
+    sweep = len(args.dirs) == 1 and (args.dirs[0] / MULTIRUN_FILE).is_file()  # titled as the sweep titled it
+    title = f"memlab sweep: {names[0]}" if sweep else "memlab comparison: " + ", ".join(names)
+    paths = write_comparison(out, runs, title=title)
     print(f"memlab: compared {len(runs)} runs; report in {paths['comparison.html']}")
     for note in cautions(runs):
         print(f"memlab: WARNING: {note}", file=sys.stderr)

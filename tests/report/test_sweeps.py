@@ -59,6 +59,14 @@ def test_a_broken_configuration_does_not_stop_the_sweep(tmp_path: Path) -> None:
     again = memlab("report", str(sweep), "-o", str(tmp_path / "again"), cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert pd.read_csv(tmp_path / "again" / "comparison.csv")["label"].tolist() == table["label"].tolist()
+    title = (sweep / "comparison.md").read_text().splitlines()[0]
+    assert (tmp_path / "again" / "comparison.md").read_text().splitlines()[0] == title == "# memlab sweep: default"
+    # a failed job's own folder has no report to rebuild (a comparison of one failed row was written into it)
+    failed = memlab("report", str(job_dir(sweep, 1)), cwd=tmp_path)
+    assert failed.returncode == 2 and f"memlab: error: {job_dir(sweep, 1)}: the run failed (MissingFileError: " in (
+        failed.stderr
+    )
+    assert not (job_dir(sweep, 1) / "comparison.md").exists()
     # a job killed before it finished leaves no run directory: the report says which is missing
     for name in ("metrics.json", "calls.csv"):
         (job_dir(sweep, 2) / name).unlink()
