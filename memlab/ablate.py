@@ -21,7 +21,6 @@ from typing import Any
 
 import pandas as pd
 from hydra.core.config_store import ConfigStore
-from hydra.errors import OverrideParseException
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from memlab import ranges
@@ -95,21 +94,26 @@ def split_overrides(args: Sequence[str]) -> tuple[list[str], list[str]]:
 
 
 def _composed(overrides: Sequence[str], config_name: str = "config") -> DictConfig:
-    """`memlab.api.compose`, with an override Hydra cannot parse as a `MemlabError` too."""
+    """`memlab.api.compose`; its error names the ablation's own overrides as written (``ablate.`` put back) and,
+    for one Hydra cannot parse, how an override inside a variant's list is quoted."""
     try:
         return compose(overrides, config_name=config_name)
-    except OverrideParseException as e:
-        raise MemlabError(
-            f"{' '.join(str(e).split())} (an override inside a list is quoted: "
-            """'+ablate.variants.NAME=["KEY=VALUE"]')"""
-        ) from None
+    except MemlabError as e:
+        text = str(e)
+        if config_name == CONFIG_NAME:
+            for given in overrides:
+                body = given.lstrip("+~")
+                text = text.replace(given, f"{given[: len(given) - len(body)]}{PREFIX}{body}")
+        if "override_grammar" in text:
+            text += """ (an override inside a list is quoted: '+ablate.variants.NAME=["KEY=VALUE"]')"""
+        raise MemlabError(text) from None
 
 
 def ablate_config(overrides: Sequence[str] = ()) -> DictConfig:
     """conf/ablate.yaml with `overrides` (its own keys: ``resamples=2000``), validated."""
     ConfigStore.instance().store(name="ablate_schema", node=AblateConfig)
     cfg = _composed(overrides, CONFIG_NAME)
-    ranges.check_config(cfg)
+    ranges.check_config(cfg, prefix="ablate")
     return cfg
 
 

@@ -178,6 +178,8 @@ def test_unknown_metric_is_refused(tmp_path: Path) -> None:
         ("ablate.metrics=[precision@3]", "ablate.metrics: 'precision@3'; expected recall@K (K >= 1) or ndcg@10"),
         ("ablate.metrics=[]", "ablate.metrics is empty; expected some of recall@K (K >= 1) and ndcg@10"),
         ("sim.stop_after_session=1", "ablate compares whole runs: sim.stop_after_session and sim.resume are for"),
+        ("ablate.seed=-1", "ablate.seed=-1 is out of range"),  # its own keys named as written, not seed=-1
+        ("+ablate.variants.x=1", "Error merging override +ablate.variants.x=1: Invalid value assigned"),
     ],
 )
 def test_a_setting_no_ablation_can_use_fails_before_any_run(
