@@ -102,7 +102,7 @@ def _overrides(overrides: object) -> list[str]:
     """`overrides` as a list of strings, or a `MemlabError` (a lone string would be read a character at a time)."""
     from memlab.errors import MemlabError
 
-    if isinstance(overrides, str | bytes) or not isinstance(overrides, Sequence | set | frozenset):
+    if isinstance(overrides, str | bytes) or not isinstance(overrides, Sequence):  # in order: a later one wins
         raise MemlabError(f"overrides: expected a list of strings such as ['context=trim'], got {overrides!r:.80}")
     wrong = [o for o in overrides if not isinstance(o, str)]
     if wrong:
