@@ -58,6 +58,8 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--compare", type=Path, help="fingerprints written by another version")
     args = parser.parse_args()
+    if args.compare is not None and not args.compare.is_file():  # before the summaries, not after them
+        parser.error(f"--compare {args.compare}: no such file")
     start = time.process_time()
     found = fingerprints()
     args.out.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n", encoding="utf-8")

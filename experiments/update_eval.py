@@ -113,6 +113,8 @@ def table(columns: Sequence[str], rows: list[list[str]]) -> str:
 
 def _seeds(text: str) -> range:
     first, _, last = text.partition("-")
+    if not first.isdigit() or not (last or first).isdigit() or int(last or first) < int(first):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected FIRST-LAST with FIRST <= LAST, e.g. 21-40")
     return range(int(first), int(last or first) + 1)
 
 

@@ -252,6 +252,9 @@ def _run_all(
     out.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         (out / name).write_text(text, encoding="utf-8")
+    for stale in sorted((out / "runs").iterdir()):  # a reused ablate.output_dir: runs no row of this table is from
+        if stale.is_dir() and stale.name not in runs:
+            shutil.rmtree(stale)
     return Ablation(out, table, files["ablation.md"])
 
 

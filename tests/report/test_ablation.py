@@ -210,6 +210,19 @@ def test_a_failed_ablation_leaves_no_folder_of_runs_without_their_table(
     assert not out.exists()
 
 
+def test_a_reused_output_folder_holds_only_the_runs_of_its_table(
+    tmp_path: Path, locomo_path: Path, memlab_cli: Callable[..., int]
+) -> None:
+    """A variant of an earlier ablation into the same ablate.output_dir was left in runs/, beside the new table."""
+    out = tmp_path / "out"
+    (out / "runs" / "no_decay").mkdir(parents=True)
+    (out / "runs" / "no_decay" / "metrics.json").write_text("{}")
+    args = ("dataset.sample_ids=[conv-26]", "sim.max_sessions=2", f"dataset.path={locomo_path}")
+    assert memlab_cli("ablate", *args, "ablate.select=[no_dense]", f"ablate.output_dir={out}") == 0
+    assert sorted(p.name for p in (out / "runs").iterdir()) == ["full", "no_dense"]
+    assert list(_rows(out)) == ["full", "no_dense"]
+
+
 def test_cli_help(capsys: pytest.CaptureFixture[str], memlab_cli: Callable[..., int]) -> None:
     assert memlab_cli("ablate", "--help") == 0
     assert "paired bootstrap" in capsys.readouterr().out
