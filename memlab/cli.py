@@ -33,7 +33,7 @@ from omegaconf.errors import InterpolationResolutionError, OmegaConfBaseExceptio
 
 from memlab import __version__, completion, config
 from memlab.config_keys import ConfigKeyProblem, check_keys, explain_error
-from memlab.errors import MemlabError
+from memlab.errors import MemlabError, MissingExtraError
 
 CONFIG_MODULE = "memlab.conf"  # the top-level conf/, shipped in the wheel as this package
 CONFIG_PATH = f"pkg://{CONFIG_MODULE}"
@@ -99,6 +99,7 @@ def _run(cfg: DictConfig) -> float | None:
     overrides = list(hc.overrides.task)
     if hc.mode == RunMode.MULTIRUN:
         check_keys(cfg)  # outside the job's error handling: a key no schema declares stops the sweep
+        _check_logger(cfg)  # and so does a logger whose library is missing, as it stops a single run at its start
         # One failing configuration must not stop the sweep: mark its job and carry on.
         try:
             result = run_experiment(cfg, run_dir, overrides=overrides)
@@ -167,6 +168,18 @@ def _how_to_resume(cfg: DictConfig, hydra_dir: Path) -> str:
     file = (Path(OmegaConf.select(cfg, "store.run_dir") or hydra_dir) / path).absolute()
     override = shlex.quote(f'store.path="{file}"')  # quoted for Hydra, then for the shell
     return f"in {file}; resume: sim.resume=true {override}"
+
+
+def _check_logger(cfg: DictConfig) -> None:
+    """`MissingExtraError` when the run's logger writes through a library that is not installed (`logger=mlflow`)."""
+    from hydra.utils import get_class
+
+    from memlab.tracking import RunLogger
+
+    target = OmegaConf.select(cfg, "logger._target_")
+    found = get_class(target) if target else None
+    if isinstance(found, type) and issubclass(found, RunLogger):
+        found.check_installed()
 
 
 def _worst(sweeper: DictConfig) -> float:
@@ -728,9 +741,18 @@ def main(argv: list[str] | None = None) -> None:
                 _jobs_composed_once(),
             ):
                 _run()
-        except (ConfigCompositionException, OverrideParseException, OmegaConfBaseException, ConfigKeyProblem) as e:
+        except (
+            ConfigCompositionException,
+            OverrideParseException,
+            OmegaConfBaseException,
+            ConfigKeyProblem,
+        ) as e:
             _discard_sweep_stub()
             print(f"memlab: error: {explain_error(e)}", file=sys.stderr)
+            sys.exit(2)
+        except MissingExtraError as e:  # a sweep's logger (`_check_logger`); a single run's is its own error
+            _discard_sweep_stub()
+            print(f"memlab: error: {e}", file=sys.stderr)
             sys.exit(2)
         except ValueError as e:
             if not _about_hydras_flags(e):

@@ -43,6 +43,10 @@ class RunLogger:
     def log_run(self, run: FinishedRun) -> None:
         """Record one finished run (called once per run, and per job of a sweep)."""
 
+    @classmethod
+    def check_installed(cls) -> None:
+        """`MissingExtraError` if the library the logger writes through is missing (a sweep asks before its jobs)."""
+
 
 def now() -> datetime:
     """The local time with its UTC offset (a run's `finished_at`)."""

@@ -114,6 +114,10 @@ class MlflowLogger(RunLogger):
             "MLFLOW_HTTP_REQUEST_TIMEOUT": str(http_timeout_s),
         }
 
+    @classmethod
+    def check_installed(cls) -> None:
+        _mlflow()
+
     def log_run(self, run: FinishedRun) -> None:
         from mlflow.entities import Metric, Param, RunTag
         from mlflow.utils.validation import (

@@ -86,12 +86,13 @@ def test_without_mlflow_the_run_stops_at_start_with_the_install_command(tmp_path
     blocked = tmp_path / "blocked"  # an `mlflow` that cannot be imported, first on the path
     (blocked / "mlflow").mkdir(parents=True)
     (blocked / "mlflow" / "__init__.py").write_text("raise ImportError('no mlflow here')\n")
-    out = memlab("run", "logger=mlflow", *TINY, cwd=tmp_path, PYTHONPATH=f"{blocked}{os.pathsep}{ROOT}")
-    assert out.returncode == 2
-    assert out.stderr.strip().splitlines()[-1] == (
-        "memlab: error: logger=mlflow needs MLflow, which is not installed: pip install 'memlab[mlflow]'"
-    )
-    assert not (tmp_path / "reports").exists()  # nothing replayed, nothing written
+    for sweep in ((), ("-m", "context=none,trim")):  # a sweep stops at its first job, not a failed job each
+        out = memlab("run", *sweep, "logger=mlflow", *TINY, cwd=tmp_path, PYTHONPATH=f"{blocked}{os.pathsep}{ROOT}")
+        assert out.returncode == 2, out.stderr
+        assert out.stderr.strip().splitlines()[-1] == (
+            "memlab: error: logger=mlflow needs MLflow, which is not installed: pip install 'memlab[mlflow]'"
+        )
+        assert not (tmp_path / "reports").exists()  # nothing replayed, nothing written
 
 
 @pytest.mark.parametrize("name", options("logger"))
