@@ -16,6 +16,7 @@ import time
 
 from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
+from script_args import positive
 
 from memlab import config
 
@@ -48,13 +49,7 @@ def main(n: int) -> None:
     print(f"{n} composes: {spent:.2f} CPU s, {1000 * spent / n:.1f} ms each; configs sha256 {digest.hexdigest()[:16]}")
 
 
-def _positive(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a count above 0")
-    return int(text)
-
-
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("n", nargs="?", type=_positive, default=45, help="composes timed (default 45)")
+    parser.add_argument("n", nargs="?", type=positive, default=45, help="composes timed (default 45)")
     main(parser.parse_args().n)

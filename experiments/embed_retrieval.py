@@ -7,22 +7,16 @@ MiniLM is included when `memlab[minilm]` is installed; BM25 (rank-bm25) is a lex
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
-import os
 import re
-from pathlib import Path
 
 import numpy as np
 from rank_bm25 import BM25Okapi
+from script_args import locomo_argument
 
-from memlab.dialogues import Dialogue, load_locomo
+from memlab.dialogues import Dialogue
 from memlab.embed import HashingEmbedder, MiniLMEmbedder
-from memlab.errors import MemlabError
 from memlab.eval import evaluate_retrieval, hit_rates, retrieval_cases
-
-SHARED = Path(os.environ.get("MEMLAB_SHARED", Path(__file__).resolve().parents[2] / "shared"))
-DEFAULT = SHARED / "datasets" / "locomo" / "locomo_dev7.json"
 
 
 def bm25_reference(dialogues: list[Dialogue]) -> dict[str, float]:
@@ -38,19 +32,8 @@ def bm25_reference(dialogues: list[Dialogue]) -> dict[str, float]:
     return hit_rates(ranks)
 
 
-def corpus() -> list[Dialogue]:
-    """The LoCoMo file the command line names (default: dev7), or a usage error naming what is wrong with it."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("path", nargs="?", type=Path, default=DEFAULT, help=f"a LoCoMo JSON file (default {DEFAULT})")
-    path = parser.parse_args().path
-    try:
-        return load_locomo(path)
-    except MemlabError as e:
-        parser.error(str(e))
-
-
 if __name__ == "__main__":
-    dialogues = corpus()
+    dialogues = locomo_argument(__doc__.splitlines()[0])
     rows = {
         "hashing (768, default)": evaluate_retrieval(dialogues, HashingEmbedder),
         "hashing (1536)": evaluate_retrieval(dialogues, lambda: HashingEmbedder(dim=1536)),

@@ -16,6 +16,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from script_args import positive
+
 TURNS, TURN_CHARS = 10, 600
 WORDS = [
     "the",
@@ -86,17 +88,11 @@ def measure(path: Path, how: str) -> tuple[float, float]:
     return float(out[0]), float(out[1])
 
 
-def _positive(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a count above 0")
-    return int(text)
-
-
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("questions", nargs="?", type=_positive, default=100)
-    parser.add_argument("sessions", nargs="?", type=_positive, default=50, help="sessions per question's haystack")
-    parser.add_argument("pool", nargs="?", type=_positive, default=800, help="filler sessions they are drawn from")
+    parser.add_argument("questions", nargs="?", type=positive, default=100)
+    parser.add_argument("sessions", nargs="?", type=positive, default=50, help="sessions per question's haystack")
+    parser.add_argument("pool", nargs="?", type=positive, default=800, help="filler sessions they are drawn from")
     args = parser.parse_args()
     questions, sessions, pool = args.questions, args.sessions, args.pool
     with tempfile.TemporaryDirectory() as folder:
