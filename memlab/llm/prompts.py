@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memlab.errors import MemlabError
 from memlab.llm.base import (
     TASK_ANSWER,
     TASK_CONTEXT_SUMMARY,
@@ -88,9 +89,10 @@ class TranscriptLine:
     text: str
 
 
-def check_language(language: str) -> str:
+def check_language(language: str, key: str = "language") -> str:
+    """`language` if a prompt is written in it, else a `MemlabError` naming the setting `key` (at build time)."""
     if language not in LANGUAGES:
-        raise ValueError(f"unknown prompt language {language!r}; expected one of {', '.join(LANGUAGES)}")
+        raise MemlabError(f"{key}: {language!r}; expected one of {', '.join(LANGUAGES)}")
     return language
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from memlab import ranges
 from memlab.errors import MemlabError
-from memlab.llm.prompts import LANGUAGES
+from memlab.llm.prompts import check_language
 
 
 @dataclass
@@ -70,5 +70,4 @@ class ServiceRules:
     """A new PREFERENCE this close (cosine) to an older one supersedes (archives) it (null: never)."""
 
     def __post_init__(self) -> None:  # built at start: a language no prompt is written in fails before the replay
-        if self.language not in LANGUAGES:
-            raise MemlabError(f"longterm.language: {self.language!r}; expected one of {', '.join(LANGUAGES)}")
+        check_language(self.language, "longterm.language")

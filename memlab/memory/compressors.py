@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memlab.errors import MemlabError
+from memlab import ranges
 from memlab.llm.base import ChatModel
 from memlab.llm.prompts import check_language, render_transcript
 from memlab.memory.agent import MemorySnapshot
@@ -134,9 +134,10 @@ class WindowedMemoryCompressor:
 
     max_items: int = DEFAULT_WINDOW_ITEMS
 
-    def __post_init__(self) -> None:  # built from Python, not the config whose schema checks the range
-        if isinstance(self.max_items, bool) or not isinstance(self.max_items, int) or self.max_items < 1:
-            raise MemlabError(f"WindowedMemoryCompressor: max_items={self.max_items!r}; expected an integer >= 1")
+    def __post_init__(self) -> None:  # built from Python too, where the config's schema checks no range
+        from memlab.memory.schemas import WindowedConfig  # (it imports this module's defaults)
+
+        ranges.check_values(WindowedConfig, "WindowedMemoryCompressor", max_items=self.max_items)
 
     def compress(self, snapshot: MemorySnapshot) -> MemorySnapshot:
         if len(snapshot.items) <= self.max_items:

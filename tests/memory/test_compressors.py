@@ -36,10 +36,10 @@ def test_windowed_keeps_the_newest_items() -> None:
     assert WindowedMemoryCompressor(30).compress(snap) is snap
 
 
-@pytest.mark.parametrize("max_items", [0, -1, True, "3", None])
-def test_windowed_refuses_a_window_it_cannot_keep(max_items: Any) -> None:
-    """Built from Python, where no config schema checks the range first."""
-    with pytest.raises(MemlabError, match=r"WindowedMemoryCompressor: max_items=.*; expected an integer >= 1"):
+@pytest.mark.parametrize("max_items", [0, -1])
+def test_windowed_refuses_a_window_it_cannot_keep(max_items: int) -> None:
+    """Built from Python, where no config schema checks the range first: the schema's range, checked here."""
+    with pytest.raises(MemlabError, match=rf"WindowedMemoryCompressor.max_items={max_items} is out of range; valid: >= 1"):
         WindowedMemoryCompressor(max_items)
 
 
