@@ -290,7 +290,7 @@ def _discard_sweep_stub() -> None:
 def _report(argv: list[str]) -> int:
     from memlab.naming import MULTIRUN_FILE
     from memlab.report import find_runs, load_run, run_files
-    from memlab.report.comparison import cautions, write_comparison
+    from memlab.report.comparison import cautions, sweep_title, write_comparison
     from memlab.report.sweep import sweep_jobs
 
     parser = argparse.ArgumentParser(prog="memlab report", description="Rebuild reports from run directories.")
@@ -317,12 +317,12 @@ def _report(argv: list[str]) -> int:
         raise MemlabError("memlab report with several directories needs -o OUT (where to write comparison.*)")
     if out.exists() and not out.is_dir():
         raise MemlabError(f"-o {out}: is a file; expected a folder to write comparison.* in")
-    names = list(dict.fromkeys(r.name for r in runs if not r.failed)) or [r.name for r in runs]
     sweep = len(args.dirs) == 1 and (args.dirs[0] / MULTIRUN_FILE).is_file()  # titled as the sweep titled it
-    title = f"memlab sweep: {names[0]}" if sweep else "memlab comparison: " + ", ".join(names)
-    paths = write_comparison(out, runs, title=title)
+    finished = [r.name for r in runs if not r.failed] or [r.name for r in runs]
+    notes = cautions(runs)
+    paths = write_comparison(out, runs, title=sweep_title(finished[0]) if sweep else None, notes=notes)
     print(f"memlab: compared {len(runs)} runs; report in {paths['comparison.html']}")
-    for note in cautions(runs):
+    for note in notes:
         print(f"memlab: WARNING: {note}", file=sys.stderr)
     return 0
 
@@ -741,12 +741,7 @@ def main(argv: list[str] | None = None) -> None:
                 _jobs_composed_once(),
             ):
                 _run()
-        except (
-            ConfigCompositionException,
-            OverrideParseException,
-            OmegaConfBaseException,
-            ConfigKeyProblem,
-        ) as e:
+        except (ConfigCompositionException, OverrideParseException, OmegaConfBaseException, ConfigKeyProblem) as e:
             _discard_sweep_stub()
             print(f"memlab: error: {explain_error(e)}", file=sys.stderr)
             sys.exit(2)

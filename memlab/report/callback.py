@@ -26,7 +26,7 @@ class ComparisonCallback(Callback):
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         # Here, not at import: Hydra builds this callback when any run starts, and the report code loads
         # pandas and matplotlib (a single run would pay ~1 s for a comparison it never writes).
-        from memlab.report.comparison import cautions, write_comparison
+        from memlab.report.comparison import cautions, sweep_title, write_comparison
         from memlab.report.rundata import find_runs, load_run
         from memlab.report.sweep import SweepJobs, sweep_jobs
 
@@ -39,7 +39,8 @@ class ComparisonCallback(Callback):
         except MemlabError as e:
             print(f"memlab: no comparison written: {e}", file=sys.stderr)
             return
-        paths = write_comparison(sweep_dir, runs, title=f"memlab sweep: {config.get('name', '')}")
+        notes = cautions(runs)
+        paths = write_comparison(sweep_dir, runs, title=sweep_title(config.get("name", "")), notes=notes)
         failed = sum(r.failed for r in runs)
         note = f", {failed} failed" if failed else ""
         if jobs.missing:
@@ -48,5 +49,5 @@ class ComparisonCallback(Callback):
             f"memlab: compared {len(runs)} configurations{note}; report in {paths['comparison.html'].absolute()}",
             file=sys.stderr,
         )
-        for note in cautions(runs):
-            print(f"memlab: WARNING: {note}", file=sys.stderr)
+        for caution in notes:
+            print(f"memlab: WARNING: {caution}", file=sys.stderr)

@@ -37,6 +37,7 @@ QUALITY = view(V_COMPARISON_QUALITY)
 IGNORED_CONFIG_KEYS = ("output_dir", "hydra")
 MD_WIDTH = 110  # comparison.md's prose lines, so a terminal or a diff shows them whole
 KEY_CHARS = 28  # the longest label a figure shows; the table's row number identifies the rest
+NOT_SET = "(not set)"  # a swept key a run left as its config had it, where the config does not say
 
 
 def _parse_override(text: str) -> tuple[str, str]:
@@ -78,9 +79,6 @@ def _config_labels(runs: Sequence[RunData]) -> list[list[str]]:
                     parts.append(f"{k}={f[k]}")
         labels.append(parts)
     return labels
-
-
-NOT_SET = "(not set)"  # a swept key a run left as its config had it, where the config does not say
 
 
 def _overrides(run: RunData) -> dict[str, str]:
@@ -362,12 +360,14 @@ def pareto_figures(frame: pd.DataFrame) -> list[tuple[Figure, str]]:
     return out
 
 
-def comparison_html(frame: pd.DataFrame, runs: Sequence[RunData], title: str, subtitle: Sequence[str] = ()) -> str:
+def comparison_html(
+    frame: pd.DataFrame, runs: Sequence[RunData], title: str, subtitle: Sequence[str] = (), notes: Sequence[str] = ()
+) -> str:
     ok = [(key, run) for key, run in zip(plot_keys(frame), runs, strict=True) if not run.failed]
     shows = findings(frame)
     text_columns = ("label", *[param_title(c.removeprefix("param.")) for c in frame.columns if c.startswith("param.")])
     body = [
-        *[f'<div class="banner">{html.esc(note)}.</div>' for note in cautions(runs)],
+        *[f'<div class="banner">{html.esc(note)}.</div>' for note in notes],
         html.cards(
             [
                 ("configurations", str(len(frame)), "rows below"),
@@ -441,24 +441,38 @@ def _best_cards(frame: pd.DataFrame) -> list[tuple[str, str, str]]:
     return out
 
 
-def write_comparison(out_dir: Path, runs: Sequence[RunData], title: str | None = None) -> dict[str, Path]:
+def sweep_title(name: str) -> str:
+    """A sweep's comparison title, as the sweep writes it and `memlab report` rebuilds it.
+
+    Args:
+        name: The sweep's `name`.
+    """
+    return f"memlab sweep: {name}"
+
+
+def write_comparison(
+    out_dir: Path, runs: Sequence[RunData], title: str | None = None, notes: Sequence[str] | None = None
+) -> dict[str, Path]:
     """Write comparison.csv, comparison.md and comparison.html into `out_dir`; returns their paths.
 
     Args:
         out_dir: The folder the files go to.
         runs: Runs read back (`load_run`).
-        title: The report's title (None: derived from the runs).
+        title: The report's title (None: the finished runs' names; a failed job's folder names no run).
+        notes: The `cautions` the caller also prints (None: computed here).
     """
     frame = comparison_table(runs)
-    title = title or "memlab comparison: " + ", ".join(dict.fromkeys(r.name for r in runs))
+    names = dict.fromkeys(r.name for r in runs if not r.failed) or dict.fromkeys(r.name for r in runs)
+    title = title or "memlab comparison: " + ", ".join(names)
+    notes = cautions(runs) if notes is None else notes
     subtitle = [html.esc(f"{len(runs)} run directories under {out_dir}")]
     csv = io.StringIO()
     frame.to_csv(csv, index=False)
     out_dir.mkdir(parents=True, exist_ok=True)
     files = {
         "comparison.csv": csv.getvalue(),
-        "comparison.md": comparison_md(frame, title, cautions(runs)),
-        "comparison.html": comparison_html(frame, runs, title, subtitle),
+        "comparison.md": comparison_md(frame, title, notes),
+        "comparison.html": comparison_html(frame, runs, title, subtitle, notes),
     }
     paths = {}
     for name, text in files.items():

@@ -25,6 +25,7 @@ from memlab.report.budget import UNUSED_BELOW, budget_from_row, unused_hint, use
 from memlab.report.fmt import fmt_value, is_missing
 
 TIE_BREAKERS = view(V_RECOMMEND_TIE_BREAKERS)
+MEASURED_SHOWN = 12  # metrics a recommendation without its --by metric lists as the choices
 NET, COST, FULL_COST = view(V_RECOMMEND_WASTE)
 
 
@@ -48,9 +49,6 @@ def _num(value: Any) -> float:
 def metric_columns(frame: pd.DataFrame) -> list[str]:
     """The comparison table's metrics that have a better direction (what `by` and `budget_metric` may name)."""
     return sorted(str(c) for c in frame.columns if direction(str(c)) != NONE)
-
-
-MEASURED_SHOWN = 12  # metrics a recommendation without its --by metric lists as the choices
 
 
 def check_metric(frame: pd.DataFrame, option: str, name: str) -> None:
