@@ -26,13 +26,14 @@ GROUPS = tuple(f.name for f in dataclasses.fields(RunConfig) if f.type in ("Any"
 # Hydra plugins an extra brings, by the config Hydra could not find without them.
 PLUGIN_EXTRAS = {"hydra/sweeper/optuna": "optuna", "hydra/launcher/ray": "ray"}
 _MISSING_PLUGIN = re.compile(r"Could not find '(hydra/\w+/\w+)'")
-# `hooks=summarization`: hooks is a dict of named hooks, not a group with one choice.
+# `longterm.agents.<new id>` from an override: OmegaConf builds no typed entry there.
 _NEW_AGENT = (
     "longterm.agents: a new agent id cannot be added on the command line (OmegaConf builds no typed agents.<id> "
     "entry from an override; an agent the entry lists, such as chat, can be set); add it in a config file of your "
     "own: conf/longterm/mine.yaml holding `defaults: [default, _self_]` and `agents: {bot: {enabled: true}}`, then "
     "memlab run --config-dir conf longterm=mine agent_id=bot"
 )
+# `hooks=summarization`: hooks is a dict of named hooks, not a group with one choice.
 _NOT_IN_DEFAULTS = re.compile(r"Could not override '(\w+)'\. No match in the defaults list\..*use \+\1=(\S+)", re.S)
 
 
@@ -182,12 +183,12 @@ def explain_error(error: BaseException) -> str:
     cause = error.__cause__ if error.__cause__ is not None else error
     full_key = str(getattr(cause, "full_key", "") or "")
     said = f"{error} {cause}"
-    new_agent = (
-        isinstance(cause, ConfigKeyError) and full_key.startswith("longterm.agents.") and full_key.count(".") == 2
-    )
-    new_agent = new_agent or "dict is not a subclass of AgentOverrides" in said  # ``+longterm.agents.bot...``
-    if new_agent or ("is not in struct" in said and "Dict[str, AgentOverrides]" in said):
-        return _NEW_AGENT  # `longterm.agents.<new id>` from an override: OmegaConf cannot build the entry
+    if (
+        (isinstance(cause, ConfigKeyError) and full_key.startswith("longterm.agents.") and full_key.count(".") == 2)
+        or "dict is not a subclass of AgentOverrides" in said  # ``+longterm.agents.bot...``
+        or ("is not in struct" in said and "Dict[str, AgentOverrides]" in said)  # ``longterm.agents={bot: ...}``
+    ):
+        return _NEW_AGENT
     if isinstance(cause, ConfigKeyError | ConfigAttributeError) and getattr(cause, "full_key", None):
         untyped = None
         if not dataclasses.is_dataclass(cause.object_type):

@@ -19,9 +19,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field, fields
 from typing import Any, Protocol, overload
 
-# Event kinds used across memlab; metrics count them by these names.
 # The logger of a run's own progress and warnings: run.log and stderr, one line each (memlab.experiment attaches them).
 PROGRESS_LOGGER = "memlab.progress"
+# Event kinds used across memlab; metrics count them by these names.
 LLM_CALL = "llm.call"
 EMBED_CALL = "embed.call"
 CONTEXT_APPLY = "context.apply"
