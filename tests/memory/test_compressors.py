@@ -39,7 +39,8 @@ def test_windowed_keeps_the_newest_items() -> None:
 @pytest.mark.parametrize("max_items", [0, -1])
 def test_windowed_refuses_a_window_it_cannot_keep(max_items: int) -> None:
     """Built from Python, where no config schema checks the range first: the schema's range, checked here."""
-    with pytest.raises(MemlabError, match=rf"WindowedMemoryCompressor.max_items={max_items} is out of range; valid: >= 1"):
+    said = rf"WindowedMemoryCompressor.max_items={max_items} is out of range; valid: >= 1"
+    with pytest.raises(MemlabError, match=said):
         WindowedMemoryCompressor(max_items)
 
 
