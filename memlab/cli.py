@@ -86,6 +86,12 @@ it came from. Hydra's other flags: `--hydra-help`.
 """
 
 
+CHDIR_REFUSED = (
+    "hydra.job.chdir=true is not supported: memlab reads relative paths (dataset.path, store.path, logger.path) "
+    "from the folder it starts in and writes each run's files into its run folder itself"
+)
+
+
 @hydra.main(version_base=None, config_path=CONFIG_PATH, config_name="config")
 def _run(cfg: DictConfig) -> float | None:
     """One run (or one job of a sweep); returns the objective value for sweepers such as optuna."""
@@ -95,6 +101,12 @@ def _run(cfg: DictConfig) -> float | None:
 
     hc = HydraConfig.get()
     hydra_dir = Path(hc.runtime.output_dir)
+    if hc.job.chdir:  # here, not raised: Hydra would log a job error of its own above the line
+        os.chdir(hc.runtime.cwd)  # where the folders' relative names start
+        _discard_if_empty(hydra_dir)
+        _discard_sweep_stub()
+        print(f"memlab: error: {CHDIR_REFUSED}", file=sys.stderr)
+        sys.exit(2)
     run_dir = Path(cfg.output_dir) if cfg.output_dir else hydra_dir
     overrides = list(hc.overrides.task)
     if hc.mode == RunMode.MULTIRUN:

@@ -11,9 +11,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
+from memlab.cli import CHDIR_REFUSED
 from memlab.runtime import Component
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,3 +104,15 @@ def test_ctrl_c_in_hydras_setup_leaves_no_run_folder(tmp_path: Path) -> None:
     assert done.returncode == 130, done.stderr
     assert done.stderr.strip().splitlines() == ["memlab: interrupted; the run directory was not published"]
     assert list(tmp_path.iterdir()) == []  # reports/runs/<time>, made by Hydra, is gone
+
+
+@pytest.mark.parametrize("mode", [(), ("-m", "context=trim,none")], ids=["run", "sweep"])
+def test_hydras_chdir_is_refused_in_one_line_and_no_folder(tmp_path: Path, mode: tuple[str, ...]) -> None:
+    """The defect: with hydra.job.chdir=true, `logger=csv` (its path relative to where memlab started) wrote nothing."""
+    done = subprocess.run(
+        _memlab(*mode, "hydra.job.chdir=true", "logger=csv"), cwd=tmp_path, env=_env(), capture_output=True, text=True
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == f"memlab: error: {CHDIR_REFUSED}"
+    assert "Error executing job" not in done.stderr
+    assert list(tmp_path.iterdir()) == []  # neither the run folder nor the sweep's, nor their parents
