@@ -37,7 +37,7 @@ from memlab.dialogues.model import Dialogue
 from memlab.errors import MemlabError
 from memlab.eval import answer_rows
 from memlab.llm.extractive import SUMMARY_MEMO
-from memlab.metrics import check_tokenizer, mean_by_category, probe_rows, registry
+from memlab.metrics import all_events, check_tokenizer, mean_by_category, probe_rows, registry
 from memlab.metrics.answers import ANSWER_METRICS, answerable
 from memlab.ranges import check_config
 from memlab.rundir import data_hash, git_state, publish, run_folder, versions
@@ -532,7 +532,7 @@ def _replay_and_publish(
     # Here, not at import: the report code loads pandas and matplotlib (~0.5 s): after the replay,
     # when the run is measured and written (`import memlab.experiment` no longer loads them).
     from memlab.report import RunData, questions_table, run_files
-    from memlab.report.health import fallback_warnings, measurement_warnings
+    from memlab.report.health import empty_request_warnings, fallback_warnings, measurement_warnings
     from memlab.report.rundata import ERROR_FILE, METRICS_FILE
 
     manifest = {
@@ -564,7 +564,7 @@ def _replay_and_publish(
         run.questions = questions_table(rows)
     # metrics.json consumers read each metric's unit and direction here (memlab.metrics.registry).
     run.manifest["metric_definitions"] = registry.describe(run.all_metrics())
-    for warning in fallback_warnings(run.metrics):
+    for warning in [*fallback_warnings(run.metrics), *empty_request_warnings(all_events(records))]:
         logging.getLogger(PROGRESS_LOGGER).warning(warning)  # on stderr and in run.log
     beat.phase = "writing reports"
     files = {**run_files(run), "config.yaml": OmegaConf.to_yaml(cfg, resolve=True)}

@@ -118,6 +118,18 @@ def test_a_context_strategy_that_sends_nothing_is_warned_about_once(
     run = tmp_path / "run"
     target = f"context.strategy._target_={user_module}.ReturnsNothing"
     status, err = memlab_run_err("debug=default", "context=trim", target, f"output_dir={run}")
-    warning = "memlab: WARNING: context strategy 'mine' (ReturnsNothing) sent an empty request for a history of"
+    warning = "memlab: WARNING: context strategy 'mine' sent 26 empty requests (the first for a history of"
     assert status == 0 and err.count(warning) == 1, err
-    assert (run / "run.log").read_text().count("sent an empty request") == 1
+    assert (run / "run.log").read_text().count("sent 26 empty requests") == 1
+
+
+def test_empty_requests_of_a_parallel_replay_are_warned_about_once_in_run_log(
+    memlab_run_err: Callable[..., tuple[int, str]], user_module: str, tmp_path: Path
+) -> None:
+    """The defect: each worker warned on stderr about its own first empty request, and run.log said nothing."""
+    run = tmp_path / "run"
+    target = f"context.strategy._target_={user_module}.ReturnsNothing"
+    args = ("debug=default", "sim.max_dialogues=3", "sim.workers=2", "context=trim", target, f"output_dir={run}")
+    status, err = memlab_run_err(*args)
+    assert status == 0 and err.count("empty request") == 1, err  # "request" also finds the old wording
+    assert (run / "run.log").read_text().count("empty request") == 1

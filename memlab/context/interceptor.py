@@ -15,7 +15,6 @@ and so is the token budget the strategy was given (`configured_budget`), for the
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,10 +25,8 @@ from memlab.errors import MemlabError
 from memlab.messages import Message
 from memlab.runtime import ORDER_CONTEXT_EDITING, CallContext, Component, RequestStage
 from memlab.tokens import TokenCounter, get_counter, request_tokens
-from memlab.trace import CONTEXT_APPLY, PROGRESS_LOGGER, emit, timed
+from memlab.trace import CONTEXT_APPLY, emit, timed
 from memlab.units import orphans
-
-log = logging.getLogger(PROGRESS_LOGGER)  # a warning about the run: on stderr and in run.log
 
 STAGE = "context_editing"
 # The sweep knobs every context entry has (`context.max_tokens`, ...; memlab.context.schemas.ContextKnobs).
@@ -71,7 +68,6 @@ class ContextEditingInterceptor(Component):
             )
         self.strategy = strategy
         self._who = f"context strategy {strategy.name!r} ({type(strategy).__name__})"
-        self._warned_empty = False
 
     def stages(self) -> Sequence[RequestStage]:
         return [self]
@@ -79,14 +75,6 @@ class ContextEditingInterceptor(Component):
     def process(self, messages: Sequence[Message], ctx: CallContext) -> list[Message]:
         with timed() as t:
             out = checked_output(self.strategy.apply(messages), self._who)
-        if messages and not out and not self._warned_empty:  # a run goes on: a peer may cut all at a tiny budget
-            self._warned_empty = True
-            log.warning(
-                "%s sent an empty request for a history of %d messages (the first such call; the model would "
-                "refuse it): its token figures count requests that could not be sent",
-                self._who,
-                len(messages),
-            )
         counter = request_counter(ctx)
         emit(
             CONTEXT_APPLY,

@@ -6,7 +6,9 @@ not the configuration. `measurement_warnings` names each such case; the run prin
 stderr, the report puts them in a banner at the top, and `strict=true` turns them into an error.
 `fallback_warnings` names the milder case, where most (not all) calls failed, or the model
 answered but most summaries were not used (a model that echoes writes none shorter than its
-source); the run logs them on stderr and in run.log.
+source); the run logs them on stderr and in run.log, and so `empty_request_warnings`: requests a context
+strategy left empty (a peer may cut all at a tiny budget), read from the run's records, so that a parallel
+replay's are counted once for the whole run.
 
 >>> measurement_warnings({"llm.calls": 4, "llm.failures": 4})[0][:40]
 'every one of the 4 model calls the strat'
@@ -16,8 +18,10 @@ source); the run logs them on stderr and in run.log.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
+
+from memlab.trace import CONTEXT_APPLY, Event
 
 
 def _count(metrics: Mapping[str, Any], name: str) -> int:
@@ -59,3 +63,21 @@ def fallback_warnings(metrics: Mapping[str, Any]) -> list[str]:
     if failures * 2 > calls:
         out.append(f"{failures:,} of {calls:,} model calls the strategies made failed (llm.failures)")
     return out
+
+
+def empty_request_warnings(events: Iterable[Event]) -> list[str]:
+    """One sentence when a context strategy sent empty requests for histories that held messages.
+
+    Args:
+        events: Events of a run's records (`memlab.metrics.all_events`).
+    """
+    empty = [
+        e.data for e in events if e.kind == CONTEXT_APPLY and e.data.get("messages_in") and not e.data["messages_out"]
+    ]
+    if not empty:
+        return []
+    return [
+        f"context strategy {empty[0]['strategy']!r} sent {len(empty):,} empty requests (the first for a history of "
+        f"{empty[0]['messages_in']:,} messages; a model would refuse them): its token figures count requests that "
+        "could not be sent"
+    ]
