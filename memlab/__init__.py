@@ -7,12 +7,18 @@ if TYPE_CHECKING:
     from typing import Any
 
     from memlab.api import compose, run
+    from memlab.experiment import RunResult
 
 __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:
-    """`compose` and `run`, imported on first use: the `memlab` command's completion imports no config code."""
+    """`compose`, `run` and what `run` returns, imported on first use: the `memlab` command's completion imports
+    no config code."""
+    if name == "RunResult":
+        from memlab import experiment
+
+        return experiment.RunResult
     if name in __all__:
         from memlab import api
 
@@ -21,8 +27,8 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    """The module's names with `compose` and `run`, which a notebook's completion offers before their first use."""
+    """The module's names with the lazy ones (`compose`, ...), which a notebook's completion offers before first use."""
     return sorted({*globals(), *__all__})
 
 
-__all__ = ["compose", "run"]
+__all__ = ["RunResult", "compose", "run"]

@@ -77,12 +77,19 @@ SOURCE = Path(__file__).parent
 
 @dataclass(frozen=True)
 class RunResult:
-    """A finished run: where it was published and its metrics."""
+    """A finished run: where it was published and its metrics (what `memlab.run` returns).
+
+    Args:
+        run_dir: The run directory, with its reports.
+        metrics: Every metric, unrounded (metrics.json holds them rounded).
+        records: What the replay recorded, call by call (memlab.sim).
+        stopped: Stopped at `sim.stop_after_session`: a checkpoint was saved, no run directory published.
+    """
 
     run_dir: Path
     metrics: dict[str, Any]
     records: list[Record]
-    stopped: bool = False  # stopped at `sim.stop_after_session`: a checkpoint was saved, no run directory
+    stopped: bool = False
 
 
 def instantiate(node: Any, **kwargs: Any) -> Any:

@@ -41,7 +41,7 @@ def test_compose_refuses_in_one_line_what_the_command_line_would(overrides: obje
 
 def test_the_api_is_listed_before_its_first_use() -> None:
     """A notebook's completion reads `dir(memlab)`: `compose` and `run` load on first use, and are offered before."""
-    assert {"compose", "run", "__version__"} <= set(dir(memlab))
+    assert {"compose", "run", "RunResult", "__version__"} <= set(dir(memlab))
 
 
 def test_compose_inside_another_hydra_application_leaves_its_hydra(tmp_path: Path) -> None:
@@ -74,7 +74,7 @@ def test_run_leaves_the_callers_random_state_and_explains_a_config_it_cannot_res
 
 def test_run_matches_the_command_line(tmp_path: Path) -> None:
     result = memlab.run(OVERRIDES, tmp_path / "api")
-    assert result.metrics["calls"] > 0
+    assert isinstance(result, memlab.RunResult) and result.metrics["calls"] > 0
     assert not (result.run_dir / "questions.jsonl").exists()  # no answers generated, no hypotheses file
     cli = tmp_path / "cli"
     done = subprocess.run(
