@@ -64,6 +64,8 @@ def run(overrides: Sequence[str] | DictConfig = (), run_dir: Path | str | None =
     Without `run_dir` the run goes where `memlab run` would put it:
     ``reports/runs/<name>/<time>-<token>_<overrides>/`` (or `output_dir` when the config sets it).
     The caller's `random` and `numpy.random` states are as they were after the run (it seeds them for itself).
+    What the command line ends with one `memlab: error:` line (a wrong value, a `_target_` that cannot be
+    imported or built, a missing file) raises `MemlabError` with that line; nothing is left of the run.
 
     Args:
         overrides: Hydra overrides to compose (see `compose`), or a config already composed.
@@ -75,9 +77,10 @@ def run(overrides: Sequence[str] | DictConfig = (), run_dir: Path | str | None =
     import random
 
     import numpy as np
+    from hydra.errors import InstantiationException
     from omegaconf.errors import OmegaConfBaseException
 
-    from memlab.config_keys import explain_error
+    from memlab.config_keys import explain_error, one_line, root_cause
     from memlab.errors import MemlabError
     from memlab.experiment import run_experiment
     from memlab.naming import folder_token, job_name
@@ -91,6 +94,8 @@ def run(overrides: Sequence[str] | DictConfig = (), run_dir: Path | str | None =
             suffix = job_name(given)
             run_dir = cfg.output_dir or Path("reports/runs") / cfg.name / (f"{stamp}_{suffix}" if suffix else stamp)
         return run_experiment(cfg, Path(run_dir), overrides=given)
+    except InstantiationException as e:  # a `_target_` that cannot be imported or built: the command line's line
+        raise MemlabError(one_line(root_cause(e))) from e
     except OmegaConfBaseException as e:  # a key the config lacks, a value that cannot be resolved
         raise MemlabError(explain_error(e)) from e
     finally:

@@ -32,7 +32,7 @@ from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 from omegaconf.errors import InterpolationResolutionError, OmegaConfBaseException
 
 from memlab import __version__, completion, config
-from memlab.config_keys import ConfigKeyProblem, check_keys, explain_error
+from memlab.config_keys import ConfigKeyProblem, check_keys, explain_error, one_line, root_cause
 from memlab.errors import MemlabError, MissingExtraError
 
 CONFIG_MODULE = "memlab.conf"  # the top-level conf/, shipped in the wheel as this package
@@ -116,7 +116,7 @@ def _run(cfg: DictConfig) -> float | None:
         try:
             result = run_experiment(cfg, run_dir, overrides=overrides)
         except Exception as e:
-            cause = _root_cause(e)
+            cause = root_cause(e)
             write_error(run_dir, cause, overrides, traceback.format_exc())
             print(
                 f"memlab: job {hc.job.num} failed ({type(cause).__name__}: {cause}); marked in {run_dir}",
@@ -131,11 +131,11 @@ def _run(cfg: DictConfig) -> float | None:
         result = run_experiment(cfg, run_dir, overrides=overrides)
     except (MemlabError, InstantiationException, InterpolationResolutionError) as e:
         _discard_if_empty(run_dir)
-        print(f"memlab: error: {_one_line(_root_cause(e))}", file=sys.stderr)
+        print(f"memlab: error: {one_line(root_cause(e))}", file=sys.stderr)
         sys.exit(2)
     except LLMError as e:  # a model call no strategy falls back from (the tool policy's): the run cannot go on
         _discard_if_empty(run_dir)
-        print(f"memlab: error: a model call failed mid-run; nothing was published: {_one_line(e)}", file=sys.stderr)
+        print(f"memlab: error: a model call failed mid-run; nothing was published: {one_line(e)}", file=sys.stderr)
         sys.exit(1)
     except MemoryError:  # the replay outgrew the machine (the loaders refuse a file too big to load at all)
         _discard_if_empty(run_dir)
@@ -202,14 +202,6 @@ def _worst(sweeper: DictConfig) -> float:
     return -math.inf if "max" in str(direction).lower() else math.inf
 
 
-def _one_line(error: BaseException) -> str:
-    """A user error's message on one line (an instantiation error names the target that failed)."""
-    text = " ".join(str(error).split())
-    if isinstance(error, ImportError) and text.startswith("Error loading"):  # a `_target_` Hydra could not import
-        text += " (a module of your own: run from its folder with PYTHONPATH=., or pip install its package)"
-    return text if isinstance(error, MemlabError) else f"{type(error).__name__}: {text}"
-
-
 def _forget_last_sweep() -> None:
     """Clear the previous sweep's outcome: a single run after a failed sweep in one process must not inherit it."""
     from memlab.report.callback import LAST_SWEEP
@@ -233,17 +225,6 @@ def _sweep_status() -> int:
         return 0
     print(f"memlab: error: {'; '.join(parts)} in {where}; sweep.allow_failures=true to accept", file=sys.stderr)
     return 1
-
-
-def _root_cause(error: BaseException) -> BaseException:
-    """The error a Hydra instantiation or a config resolver wrapped (the user's real problem), else the error itself."""
-    while isinstance(error, InstantiationException | InterpolationResolutionError):
-        # OmegaConf raises a resolver's error anew while handling it: the user's error is its context.
-        inner = error.__cause__ or (error.__context__ if isinstance(error, InterpolationResolutionError) else None)
-        if inner is None:
-            break
-        error = inner
-    return error
 
 
 def _discard_if_empty(run_dir: Path) -> None:

@@ -16,8 +16,9 @@ from collections.abc import Iterator
 from importlib import resources
 from typing import Any
 
+from hydra.errors import InstantiationException
 from omegaconf import DictConfig, ListConfig, OmegaConf
-from omegaconf.errors import ConfigAttributeError, ConfigKeyError
+from omegaconf.errors import ConfigAttributeError, ConfigKeyError, InterpolationResolutionError
 
 from memlab.config import RunConfig, schemas
 from memlab.errors import MemlabError
@@ -264,3 +265,22 @@ def check_keys(cfg: DictConfig) -> None:
     problems = [explain(path, schema, node) for path, schema, node in _unknown(cfg, "")]
     if problems:
         raise ConfigKeyProblem("; ".join(problems) if len(problems) == 1 else "\n  ".join(["", *problems]).lstrip())
+
+
+def root_cause(error: BaseException) -> BaseException:
+    """The error a Hydra instantiation or a config resolver wrapped (the user's real problem), else the error itself."""
+    while isinstance(error, InstantiationException | InterpolationResolutionError):
+        # OmegaConf raises a resolver's error anew while handling it: the user's error is its context.
+        inner = error.__cause__ or (error.__context__ if isinstance(error, InterpolationResolutionError) else None)
+        if inner is None:
+            break
+        error = inner
+    return error
+
+
+def one_line(error: BaseException) -> str:
+    """A user error's message on one line (an instantiation error names the target that failed)."""
+    text = " ".join(str(error).split())
+    if isinstance(error, ImportError) and text.startswith("Error loading"):  # a `_target_` Hydra could not import
+        text += " (a module of your own: run from its folder with PYTHONPATH=., or pip install its package)"
+    return text if isinstance(error, MemlabError) else f"{type(error).__name__}: {text}"

@@ -40,7 +40,7 @@ from memlab.llm.extractive import SUMMARY_MEMO
 from memlab.metrics import all_events, check_tokenizer, mean_by_category, probe_rows, registry
 from memlab.metrics.answers import ANSWER_METRICS, answerable
 from memlab.ranges import check_config
-from memlab.rundir import data_hash, git_state, publish, run_folder, versions
+from memlab.rundir import data_hash, discard_empty, git_state, outermost_missing, publish, run_folder, versions
 from memlab.runtime import Component, History, Runtime, SecurityContext
 from memlab.sim import (
     CallRecord,
@@ -500,12 +500,18 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
     """
     check_keys(cfg)
     check_config(cfg)  # before anything is read or written
+    made = outermost_missing(Path(run_dir).parent)
     run_dir = run_folder(run_dir)  # a place the run cannot publish in fails now, not after the replay
-    get_counter(cfg.tokenizer)  # an unknown tokenizer fails before the dataset is read
-    beat = Heartbeat(_run_label(cfg, overrides), cfg.sim.heartbeat_seconds)
-    on_stderr = cfg.sim.progress is None and not _shows_bar(None)  # where no bar is drawn, unless told to be quiet
-    with _run_log(cfg.verbose, heartbeat_on_stderr=on_stderr) as log_text, beat:
-        return _replay_and_publish(cfg, run_dir, overrides, log_text, beat)
+    try:
+        get_counter(cfg.tokenizer)  # an unknown tokenizer fails before the dataset is read
+        beat = Heartbeat(_run_label(cfg, overrides), cfg.sim.heartbeat_seconds)
+        on_stderr = cfg.sim.progress is None and not _shows_bar(None)  # where no bar is drawn, unless told to be quiet
+        with _run_log(cfg.verbose, heartbeat_on_stderr=on_stderr) as log_text, beat:
+            return _replay_and_publish(cfg, run_dir, overrides, log_text, beat)
+    except BaseException:  # nothing published: the folders `run_folder` made for it go too, if still empty
+        if made is not None:
+            discard_empty(run_dir.parent, made)
+        raise
 
 
 def _run_label(cfg: DictConfig, overrides: Sequence[str]) -> str:

@@ -142,6 +142,27 @@ def run_folder(run_dir: Path | str) -> Path:
     return run_dir
 
 
+def outermost_missing(folder: Path) -> Path | None:
+    """The outermost of `folder` and its parents that does not exist yet (None: `folder` exists)."""
+    missing = None
+    for path in (folder, *folder.parents):
+        if path.exists():
+            return missing
+        missing = path
+    return missing
+
+
+def discard_empty(folder: Path, top: Path) -> None:
+    """Remove `folder` and its parents up to `top` (a parent of it, or itself) while each is empty."""
+    for path in (folder, *folder.parents):
+        try:
+            path.rmdir()
+        except OSError:
+            return
+        if path == top:
+            return
+
+
 def publish(run_dir: Path, files: Mapping[str, str | bytes], *, replace: Iterable[str] = ()) -> Path:
     """Make `run_dir` hold exactly `files` plus what it held before that is not a result, in one rename.
 

@@ -164,3 +164,14 @@ def test_a_rebuilt_run_keeps_text_of_digits_as_text(
         assert text == (run / name).read_text(encoding="utf-8"), name
     for table, text_columns in ((back.questions, QUESTION_TEXT), (back.calls, CALL_TEXT)):  # a new text column is named
         assert {c for c in table.columns if any(isinstance(v, str) for v in table[c])} <= set(text_columns)
+
+
+def test_a_run_that_fails_at_start_is_one_line_and_leaves_none_of_the_folders_made_for_it(tmp_path: Path) -> None:
+    """The defects: Hydra's two-line error naming HYDRA_FULL_ERROR, which the API cannot set; the folders above the
+    run's (made to know it can publish there) left empty."""
+    (tmp_path / "kept").mkdir()
+    with pytest.raises(MemlabError) as raised:
+        memlab.run([*OVERRIDES, "dataset._target_=nonexistent.Loader"], tmp_path / "kept" / "a" / "b" / "run")
+    assert str(raised.value).startswith("ImportError: Error loading 'nonexistent.Loader'"), raised.value
+    assert "\n" not in str(raised.value) and "HYDRA_FULL_ERROR" not in str(raised.value)
+    assert [p.name for p in tmp_path.rglob("*")] == ["kept"]  # the user's own folder stays, even empty
