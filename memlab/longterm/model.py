@@ -21,7 +21,7 @@ from memlab.messages import naive
 from memlab.runtime.agent import SecurityContext
 
 SOURCE_AUTO_EXTRACT = "auto_extract"  # channel A: extracted after each turn, not deduplicated
-SOURCE_AGENT_TOOL = "agent_tool"  # channel B: memory_save, deduplicated by whole words
+SOURCE_AGENT_TOOL = "agent_tool"  # channel B: memory_save, deduplicated by substring (case-folded words)
 NAMESPACE_SUFFIX = "memories"
 NAMESPACE_MAX_CHARS = 255  # the store's VARCHAR(255) key
 # Data without timestamps runs on this clock, so nothing decays and runs stay reproducible.

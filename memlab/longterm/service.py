@@ -2,7 +2,7 @@
 
 The first design document's LongTermMemoryService and its two channels: automatic extraction
 (source ``auto_extract``, one new entry per memory, no dedup unless `dedup_auto_extract`) and
-the agent's own saves (source ``agent_tool``, deduplicated by whole words). Both count the
+the agent's own saves (source ``agent_tool``, deduplicated by substring, `find_duplicate`). Both count the
 duplicates they see. The store is the source of truth; the service keeps each namespace's rows in a
 `memlab.longterm.terms.NamespaceBook` (by id, speaker, word and term), updated in place by its own
 writes and read again only when the store's namespace version or count says another writer changed
@@ -56,7 +56,7 @@ from memlab.longterm.revision_meaning import MEANING, MeaningLinks
 from memlab.longterm.settings import LongTermSettings, ServiceRules
 from memlab.longterm.statement_vectors import RuleVectors
 from memlab.longterm.store import MemoryStore
-from memlab.longterm.terms import NamespaceBook, contains_words, normalized
+from memlab.longterm.terms import NamespaceBook, normalized
 from memlab.messages import Message
 from memlab.runtime.agent import CallContext
 from memlab.text import search_terms
@@ -84,7 +84,7 @@ class SaveResult:
     Attributes:
         memory: The memory saved, or the stored one the new content duplicates.
         saved: A new memory was stored.
-        duplicate: The content repeated a stored memory (whole words), so nothing new was stored.
+        duplicate: The content is inside a stored memory or holds one (`find_duplicate`), so nothing new was stored.
     """
 
     memory: Memory
@@ -99,24 +99,26 @@ def with_context(draft: MemoryDraft, before: Mapping[str, str]) -> MemoryDraft:
 
 
 def find_duplicate(content: str, memories: Sequence[Memory]) -> Memory | None:
-    """The first memory whose words contain `content`'s or are contained in them (whole words, case-folded).
+    """The first memory whose text contains `content` or is contained in it: the design document's substring dedup.
 
-    A run of whole words, not a substring: "cat" is in "the cat sat", not in "category".
-    `NamespaceBook.duplicate` answers the same over a namespace by lookups.
+    Compared as `normalized` texts (case-folded words joined by one space), beyond the document's plain
+    substring test: a model that saves a fact again rarely repeats its case and punctuation. A substring
+    still, as the document says: "cat" is in "the category" too. `NamespaceBook.duplicate` answers the same
+    over a namespace by lookups.
 
     >>> from memlab.longterm.model import Memory, MemoryType
     >>> from datetime import datetime
     >>> def m(text): return Memory("m", ("ns",), text, MemoryType.FACT, "agent_tool", "", datetime(2024, 1, 1),
     ...                            datetime(2024, 1, 1))
-    >>> find_duplicate("Cat", [m("The category is open.")]) is None, find_duplicate("cat", [m("The cat sat.")]) is None
-    (True, False)
+    >>> find_duplicate("the CAT", [m("The category is open.")]) is not None, find_duplicate("dog", [m("A cat.")])
+    (True, None)
     """
     key = normalized(content)
     if not key:
         return None
     for m in memories:
         other = normalized(m.content)
-        if other and (contains_words(other, key) or contains_words(key, other)):
+        if other and (key in other or other in key):
             return m
     return None
 

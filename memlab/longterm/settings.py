@@ -61,7 +61,7 @@ class ServiceRules:
     language: str = "en"
     """The extraction prompt's language: en or zh."""
     dedup_auto_extract: bool = False
-    """Deduplicate extracted memories as the agent's own saves are (by whole words)."""
+    """Deduplicate extracted memories as the agent's own saves are (by substring, `find_duplicate`)."""
     archive_threshold: float = ranges.ranged(0.05, ge=0)
     """Cleanup archives a memory whose decayed score fell below this ..."""
     archive_min_access: int = ranges.count(3)

@@ -6,10 +6,12 @@ issue 29 "service bookkeeping in O(change)"):
 
 - rows by id, in store order, each with its position (the order the duplicate check and the
   revision links follow);
-- *duplicates*: the normalized texts (case-folded words joined by one space) by text, and by word,
-  so that "the first memory whose words contain the new one's, or are contained in them" is a
-  lookup of the new text's word runs (only those as long as a stored text that starts with the run's
-  first word) plus a walk of the postings of its rarest word;
+- *duplicates*: the normalized texts (case-folded words joined by one space) by word, so that "the first
+  memory whose text contains the new one's, or is contained in it" (the design document's substring match)
+  is a walk of a few postings: a text of three or more words that is inside another has its inner words
+  (all but the first and last, which may be cut) as whole words of the other, so a new text looks inside
+  the rows holding its rarest inner word, and each stored text is filed under its longest inner word for
+  the new texts holding that word to find it; texts of one or two words are compared one by one;
 - *revisions*: the statements (`memlab.longterm.revision.statements`) of each memory, by speaker and
   term, under a prefix filter (the set-similarity-join kind): a rule that lets an older statement
   miss at most ``M`` of its ``P`` non-value terms shares ``k`` of any ``M + k`` of them with the newer
@@ -47,19 +49,14 @@ def normalized(text: str) -> str:
     """`text`'s words, case-folded, joined by one space: what the duplicate check compares.
 
     "" for a memory that has no word beyond its ``speaker:`` prefix ("Alex: ;)"): it says nothing, so it
-    neither repeats nor contains another (beyond the design document, which compares whole texts: such a
-    memory held every later memory of its speaker as its duplicate).
+    neither repeats nor contains another (beyond the design document: its words would be the speaker's name
+    alone, inside every later memory of that speaker).
 
     >>> normalized("Alex: I moved to LISBON."), normalized("Alex: ;)")
     ('alex i moved to lisbon', '')
     """
     key = word_key(text)
     return key if len(key.split()) > len(words(speaker(text))) else ""
-
-
-def contains_words(outer: str, inner: str) -> bool:
-    """Whether normalized `inner` is a run of whole words of normalized `outer` ("cat" is not in "category")."""
-    return f" {inner} " in f" {outer} "
 
 
 class NamespaceBook:
@@ -71,9 +68,9 @@ class NamespaceBook:
         self.position: dict[str, int] = {}
         self.changed: dict[str, None] = {}  # ids the search index has not read since they changed (ordered)
         self._next = 0
-        self._texts: dict[str, dict[str, None]] = {}  # normalized text -> ids
         self._words: dict[str, dict[str, None]] = {}  # word -> ids whose normalized text has it
-        self._lengths: dict[str, Counter[int]] = {}  # first word -> the word counts of the texts it starts
+        self._inner: dict[str, dict[str, None]] = {}  # longest inner word -> ids of texts of three words or more
+        self._short: dict[str, dict[str, None]] = {}  # normalized text of one or two words -> ids
         self._speakers: Counter[str] = Counter()  # case-folded speaker -> live rows
         self._filed: dict[str, list[_Key]] = {}  # id -> its revision keys
         self._revision: dict[_Key, dict[str, None]] = {}
@@ -99,11 +96,10 @@ class NamespaceBook:
         self.changed[m.id] = None
         text = normalized(m.content)
         if text:
-            self._texts.setdefault(text, {})[m.id] = None
             split = text.split()
-            self._lengths.setdefault(split[0], Counter())[len(split)] += 1
             for w in dict.fromkeys(split):
                 self._words.setdefault(w, {})[m.id] = None
+            self._duplicate_index(split).setdefault(_filing(split), {})[m.id] = None
         self._speakers[speaker(m.content).casefold()] += 1
         self._file(m)
         ttl = self.ttl_days.get(str(m.type))
@@ -131,16 +127,10 @@ class NamespaceBook:
             self.changed[mid] = None
             text = normalized(m.content)
             if text:
-                _discard(self._texts, text, mid)
                 split = text.split()
-                lengths = self._lengths[split[0]]
-                lengths[len(split)] -= 1
-                if not lengths[len(split)]:
-                    del lengths[len(split)]
-                    if not lengths:
-                        del self._lengths[split[0]]
                 for w in set(split):
                     _discard(self._words, w, mid)
+                _discard(self._duplicate_index(split), _filing(split), mid)
             if self._expired.pop(mid, None) is None:
                 self._speakers[speaker(m.content).casefold()] -= 1
             for key in self._filed.pop(mid, ()):
@@ -181,25 +171,30 @@ class NamespaceBook:
         return frozenset(s for s, n in self._speakers.items() if n > 0 and s)
 
     def duplicate(self, content: str) -> Memory | None:
-        """The first live row whose words contain `content`'s or are contained in them (`find_duplicate`)."""
+        """The first live row whose text contains `content`'s or is contained in it (`find_duplicate`)."""
         key = normalized(content)
         if not key:
             return None
         split = key.split()
         found: list[str] = []
-        rarest = min(dict.fromkeys(split), key=lambda w: len(self._words.get(w, ())))
-        for mid in self._words.get(rarest, ()):  # rows containing the key: the first in store order
-            if self.live(mid) and contains_words(normalized(self.rows[mid].content), key):
-                found.append(mid)
-                break
-        for i, first in enumerate(split):  # rows contained in the key: the runs of its words a stored text can be
-            for length in self._lengths.get(first, ()):  # the lengths of the stored texts that start with the word
-                if i + length <= len(split):
-                    run = self._texts.get(" ".join(split[i : i + length]), ())
-                    within = next((x for x in run if self.live(x)), None)
-                    if within is not None:
-                        found.append(within)
+        if len(split) >= 3:  # rows containing the key hold its inner words whole: those of its rarest
+            rarest = min(dict.fromkeys(split[1:-1]), key=lambda w: len(self._words.get(w, ())))
+            candidates: Iterable[str] = self._words.get(rarest, ())
+        else:
+            candidates = self.rows
+        found += itertools.islice((c for c in candidates if self.live(c) and key in self._text(c)), 1)
+        for w in dict.fromkeys(split):  # rows inside the key, filed under a word it holds whole
+            found += itertools.islice((c for c in self._inner.get(w, ()) if self.live(c) and self._text(c) in key), 1)
+        for text, ids in self._short.items():
+            if text in key:
+                found += itertools.islice(filter(self.live, ids), 1)
         return self.rows[min(found, key=self.position.__getitem__)] if found else None
+
+    def _text(self, mid: str) -> str:
+        return normalized(self.rows[mid].content)
+
+    def _duplicate_index(self, split: list[str]) -> dict[str, dict[str, None]]:
+        return self._inner if len(split) >= 3 else self._short
 
     def revision_candidates(self, new: Memory) -> list[Memory]:
         """The live rows `new` may revise under `rule` (a superset, in store order; see the module docstring)."""
@@ -249,6 +244,11 @@ class NamespaceBook:
 def _groups(terms: Iterable[str], k: int) -> list[str]:
     """Each `k` of `terms` as one key, the same whichever order they come in."""
     return [" ".join(group) for group in itertools.combinations(sorted(terms), k)]
+
+
+def _filing(split: list[str]) -> str:
+    """Where a normalized text is filed for the duplicate check: its longest inner word, or itself if it has none."""
+    return max(split[1:-1], key=lambda w: (len(w), w)) if len(split) >= 3 else " ".join(split)
 
 
 def _discard(index: dict[str, dict[str, None]] | dict[_Key, dict[str, None]], key: object, mid: str) -> None:

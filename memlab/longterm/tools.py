@@ -26,7 +26,7 @@ TOOL_NAMES = (MEMORY_SAVE, MEMORY_SEARCH)
 SEARCH_MAX_LIMIT = 20
 # Outcomes of a tool call, as LONGTERM_TOOL events report them.
 TOOL_SAVED = "saved"
-TOOL_DUPLICATE = "duplicate"  # a memory_save the whole-word dedup refused
+TOOL_DUPLICATE = "duplicate"  # a memory_save the substring dedup refused
 TOOL_SEARCHED = "searched"
 TOOL_ERROR = "error"  # refused before anything was read or written
 # Argument names that would let the model choose whose memories it touches (compared without case or separators).
