@@ -19,6 +19,7 @@ ALLOWED = {
     ("longterm/tools.py", "_FORGED"),  # field names a model might forge to escape its namespace
     ("longterm/rerank/__init__.py", "DEFAULT_PIPELINE"),  # stage names
     # config choices and record field names: identifiers, not words a rule weighs
+    ("__init__.py", "__all__"),  # the package's public names
     ("config.py", "SCHEMA_MODULES"),  # memlab's packages
     ("experiment.py", "COMPONENT_GROUPS"),
     ("experiment.py", "QUIET_LOGGERS"),  # logger names
