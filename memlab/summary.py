@@ -4,8 +4,8 @@ Context SUMMARIZE, the SummarizationHook, memory SUMMARIZE and the AgentMemory c
 summarize through `write_summary`. The text to summarize is the transcript of the source
 messages (`memlab.llm.prompts.render_transcript`), cut to `max_conversation_chars` so that the
 summary call itself cannot overflow (design document: MAX_CONVERSATION_CHARS). A summary is
-accepted only if it is non-empty and has fewer tokens than the messages it replaces (design
-document, SummarizationHook: "生成后检查摘要长度是否合理（不应比原文更长）"), counted with the
+accepted only if it is non-empty and has no more tokens than the messages it replaces (design
+document, SummarizationHook: "生成后检查摘要长度是否合理（不应比原文更长）": not longer), counted with the
 caller's counter, the same check on every layer. Each attempt is one typed `SummaryEvent`; when
 the summary is not used, a FALLBACK event names the caller's documented fallback (`fallback`),
 which the caller then takes: the context layer keeps the first 3 messages, the hook keeps the
@@ -40,7 +40,7 @@ LAYERS = (LAYER_CONTEXT, LAYER_MEMORY, LAYER_COMPRESSOR)
 NO_MODEL = "no_model"
 LLM_ERROR = "llm_error"
 EMPTY_SUMMARY = "empty_summary"
-NOT_SHORTER = "summary_not_shorter"
+LONGER = "summary_longer"
 
 
 @dataclass(frozen=True)
@@ -152,7 +152,7 @@ def write_summary(
         head = prompts.CONTEXT_SUMMARY_PREFIX[language] if prefix is None else prefix
         summary = Message(role="system", content=head + text)
         made_tokens = counter.count(summary)
-        reason = EMPTY_SUMMARY if not text else NOT_SHORTER if made_tokens >= source_tokens else None
+        reason = EMPTY_SUMMARY if not text else LONGER if made_tokens > source_tokens else None
     SummaryEvent(
         layer=layer,
         strategy=strategy,

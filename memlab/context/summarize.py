@@ -8,7 +8,7 @@ first 3 messages. Beyond the document:
 - leading system messages (the agent's instructions) stay verbatim in front of the summary
   instead of being summarized away: the document's picture is of a conversation, and a
   summary of instructions is not instructions;
-- a summary that is empty or not shorter (in tokens) than what it replaces is rejected and
+- a summary that is empty or longer (in tokens) than what it replaces is rejected and
   the same fallback is used (the SummarizationHook's check, applied here too);
 - no model (``llm: null``) takes the fallback as well, recorded with reason ``no_model``;
 - cuts respect tool-call units: the kept tail grows back to the start of the unit it would

@@ -113,10 +113,10 @@ _ANSWERS = "with eval.answers=true"
 # layer and `summary.<layer>.<stat>` per layer (context, memory, compressor): (stat, unit, better, what, short).
 _SUMMARY_STATS = (
     ("count", COUNT, NONE, "summaries asked of a model (SUMMARY events)", "summaries"),
-    ("accepted", COUNT, NONE, "summaries used: non-empty and fewer tokens than their source", ""),
+    ("accepted", COUNT, NONE, "summaries used: non-empty and not longer (in tokens) than their source", ""),
     ("ratio.mean", RATIO, LOWER, "mean summary tokens / source tokens", ""),
     ("ratio.max", RATIO, LOWER, "largest summary tokens / source tokens", ""),
-    ("violations", COUNT, LOWER, "summaries not shorter than their source", ""),
+    ("violations", COUNT, LOWER, "summaries longer than their source", ""),
     ("empty", COUNT, LOWER, "empty summaries", ""),
     ("failed", COUNT, LOWER, "summary calls that raised", ""),
     ("fallbacks", COUNT, LOWER, "summaries not used: the caller took its documented fallback", ""),

@@ -4,7 +4,7 @@ Every layer summarizes through `memlab.summary.write_summary`, which emits one t
 `SummaryEvent` per summary asked of a model, so the same definitions hold on every layer:
 
 - `summary.<layer>.count`: summaries asked (layer ``context``, ``memory`` or ``compressor``);
-- `summary.<layer>.accepted`: those used (non-empty and fewer tokens than their source);
+- `summary.<layer>.accepted`: those used (non-empty and not longer, in tokens, than their source);
 - `summary.<layer>.violations`: summaries returned with at least as many tokens as their source;
 - `summary.<layer>.empty` / `.failed`: empty summaries / model calls that raised;
 - `summary.<layer>.fallbacks`: summaries not used (the caller took its documented fallback);

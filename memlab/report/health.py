@@ -57,7 +57,7 @@ def fallback_warnings(metrics: Mapping[str, Any]) -> list[str]:
         why = {k: _count(metrics, f"summary.{k}") for k in ("violations", "empty", "failed")}
         out.append(
             f"{unused:,} of {asked:,} summaries were not used: the strategies took their fallbacks "
-            f"(summary.fallbacks; {why['violations']:,} not shorter than their source, {why['empty']:,} empty, "
+            f"(summary.fallbacks; {why['violations']:,} longer than their source, {why['empty']:,} empty, "
             f"{why['failed']:,} failed), so the summary metrics describe the fallbacks, not the model's summaries"
         )
     if failures * 2 > calls:

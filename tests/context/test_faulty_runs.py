@@ -11,7 +11,7 @@ from memlab.sim import CallRecord
 from memlab.trace import CONTEXT_APPLY, FALLBACK, SUMMARY
 
 SAMPLE = Path(__file__).parents[2] / "datasets" / "sample.jsonl"
-MODES = [("error", "llm_error"), ("timeout", "llm_error"), ("empty", "empty_summary"), ("long", "summary_not_shorter")]
+MODES = [("error", "llm_error"), ("timeout", "llm_error"), ("empty", "empty_summary"), ("long", "summary_longer")]
 
 
 def calls(make_config, tmp_path: Path, *overrides: str) -> list[CallRecord]:  # type: ignore[no-untyped-def]

@@ -22,7 +22,7 @@ def summary(*ids: str, accepted: bool = True, text: str = "[Conversation summary
         summary_tokens=20,
         counter="estimate",
         accepted=accepted,
-        reason=None if accepted else "summary_not_shorter",
+        reason=None if accepted else "summary_longer",
         fallback=None if accepted else "keep_first",
         text=text,
     )

@@ -47,8 +47,8 @@ def made(layer: str, source: int, summary: int | None, reason: str | None = None
 def test_summary_ratios_and_violations_per_layer() -> None:
     events = [
         made("context", 200, 50),
-        made("context", 100, 100, "summary_not_shorter"),  # not shorter
-        made("memory", 40, 60, "summary_not_shorter"),  # longer
+        made("context", 100, 120, "summary_longer"),  # longer
+        made("memory", 40, 60, "summary_longer"),  # longer
         made("memory", 40, 10),
         made("compressor", 30, None, "llm_error"),  # the model failed: no summary, no ratio
         made("compressor", 30, 4, "empty_summary"),
@@ -57,10 +57,10 @@ def test_summary_ratios_and_violations_per_layer() -> None:
     m = summary_metrics(events)
     assert (m["summary.count"], m["summary.accepted"], m["summary.fallbacks"]) == (6, 2, 4)
     assert (m["summary.violations"], m["summary.empty"], m["summary.failed"]) == (2, 1, 1)
-    assert m["summary.ratio.mean"] == pytest.approx((0.25 + 1.0 + 1.5 + 0.25 + 4 / 30) / 5)
+    assert m["summary.ratio.mean"] == pytest.approx((0.25 + 1.2 + 1.5 + 0.25 + 4 / 30) / 5)
     assert m["summary.ratio.max"] == 1.5
     assert (m["summary.context.count"], m["summary.context.violations"]) == (2, 1)
-    assert m["summary.context.ratio.mean"] == pytest.approx((0.25 + 1.0) / 2)
+    assert m["summary.context.ratio.mean"] == pytest.approx((0.25 + 1.2) / 2)
     assert (m["summary.memory.violations"], m["summary.memory.ratio.max"]) == (1, 1.5)
     assert (m["summary.compressor.failed"], m["summary.compressor.empty"], m["summary.compressor.accepted"]) == (
         1,
