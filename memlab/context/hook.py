@@ -16,8 +16,13 @@ longer than the original. Beyond the document:
   fit, and the CONTEXT_APPLY event counts the characters cut (`newest_cut_chars`);
 - the transcript sent for the summary is cut to MAX_CONVERSATION_CHARS, as in SUMMARIZE (an
   80,000-token request would otherwise overflow the summary call itself);
-- a rejected summary (empty, or not shorter in tokens) takes fallback (2); every summary and
-  fallback is reported by `memlab.summary.write_summary` (layer ``context``).
+- a rejected summary (empty, or longer in tokens) takes fallback (2); every summary and
+  fallback is reported by `memlab.summary.write_summary` (layer ``context``);
+- with a model, when what is kept verbatim (the system messages and the newest turn) is over the trigger
+  on its own, the request is hard-truncated after the summary as with no model, so the request sent is
+  under the trigger, as the urgent compression is meant to leave it (the middle's summary, or fallback 2's
+  2,000 characters, is kept and counted in that budget; one that alone takes a request kept verbatim
+  under the trigger over it is sent as it is, as the document's fallback 2 says).
 """
 
 from __future__ import annotations
@@ -133,20 +138,27 @@ class SummarizationHook(Component):
         ms = list(messages)
         if self.llm is None:
             self._summarize(ms, HARD_TRUNCATION)  # reports the no-model fallback
-            out = SlidingWindow(max_tokens=self.trigger_tokens, counter=self.counter, keep_system=True).apply(ms)
-            if ms and ms[-1].role != "system" and ms[-1] not in out:  # the newest turn alone is over the trigger
-                return self._keep_newest_cut(ms, out)
-            return out, 0
+            return self._truncate(ms)
         head = leading_system(ms)
         start = max(head, tail_start(ms, self.keep_last))
         middle = ms[head:start]
-        if not middle:
-            return ms, 0
-        summary = self._summarize(middle, HEAD_TAIL_CHARS).message
-        if summary is None:
-            clipped = keep_head_and_tail(prompts.render_transcript(middle), self.keep_chars, self.language)
-            summary = Message(role="system", content=prompts.CONTEXT_SUMMARY_PREFIX[self.language] + clipped)
-        return [*ms[:head], summary, *ms[start:]], 0
+        out = ms
+        if middle:
+            summary = self._summarize(middle, HEAD_TAIL_CHARS).message
+            if summary is None:
+                clipped = keep_head_and_tail(prompts.render_transcript(middle), self.keep_chars, self.language)
+                summary = Message(role="system", content=prompts.CONTEXT_SUMMARY_PREFIX[self.language] + clipped)
+            out = [*ms[:head], summary, *ms[start:]]
+        if sum(map(self.counter.count, [*ms[:head], *ms[start:]])) > self.trigger_tokens:  # over with no summary
+            return self._truncate(out)
+        return out, 0
+
+    def _truncate(self, ms: list[Message]) -> tuple[list[Message], int]:
+        """Hard truncation: SLIDING_WINDOW at the trigger, the newest unit cut to fit if it alone is over."""
+        out = SlidingWindow(max_tokens=self.trigger_tokens, counter=self.counter, keep_system=True).apply(ms)
+        if ms and ms[-1].role != "system" and ms[-1] not in out:  # the newest turn alone is over the trigger
+            return self._keep_newest_cut(ms, out)
+        return out, 0
 
     def _keep_newest_cut(self, ms: list[Message], kept: list[Message]) -> tuple[list[Message], int]:
         """The system messages SLIDING_WINDOW kept plus the newest unit, its longest texts cut to fit.
