@@ -5,6 +5,12 @@ a user message with `add_user_input`, a model turn with `add_output_items`, a to
 `add_tool_output`. The request is the summary as a leading system message, then the items as
 chat messages. Items keep their messages' ids (`source_id`), so a probe's `kept_ids` and the
 SUMMARY events of compressors name the replayed messages as they do without an AgentMemory.
+
+Beyond the design document, whose next ``buildPrompt`` reads ``items = memory.getItems()`` and keeps
+the summary beside them (``getSummary()``): sent with the items, the summary reaches the model, so what
+a compressor folds is measured as kept in summary rather than lost. Its size is then part of every
+request: a model's summary is capped (``summary_tokens``), but the document's counting line, written
+when there is no model (``llm=null``), gains one line per compression, and the request with it.
 """
 
 from __future__ import annotations
