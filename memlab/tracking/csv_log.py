@@ -12,7 +12,7 @@ import csv
 import io
 import json
 import os
-import tempfile
+import secrets
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -84,8 +84,12 @@ def _rewrite(path: Path, header: Sequence[str], row: Mapping[str, str]) -> None:
     if path.is_file():
         with open(path, newline="", encoding="utf-8") as f:
             old = list(csv.DictReader(f))
-    fd, staged = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    staged = path.parent / f".{path.name}.{secrets.token_hex(8)}"
+    # not `mkstemp`, whose 0600 the rename would give the table: the umask's modes, or the old table's
+    fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
+        if path.is_file():
+            os.fchmod(fd, path.stat().st_mode & 0o7777)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(_line(header))
             for previous in [*old, row]:

@@ -175,6 +175,29 @@ def test_a_csv_table_that_cannot_be_written_leaves_no_staged_copy(
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".table.")] == []  # (table.lock is filelock's)
 
 
+def test_a_csv_table_rewritten_for_a_new_metric_keeps_its_modes(tmp_path: Path) -> None:
+    """The defect: a rewrite (a metric the header lacks) made the table 0600, unreadable to the runner's other users."""
+    from memlab.tracking.csv_log import CsvLogger
+
+    table = tmp_path / "runs.csv"
+
+    def log(metrics: dict[str, float]) -> None:
+        CsvLogger(str(table)).log_run(FinishedRun(tmp_path, "r", now(), (), metrics, {}, {}, ()))
+
+    umask = os.umask(0o022)
+    try:
+        log({"calls": 1.0})
+        assert table.stat().st_mode & 0o777 == 0o644  # made with the umask's modes
+        log({"calls": 2.0, "new.metric": 1.0})
+        assert table.stat().st_mode & 0o777 == 0o644
+        table.chmod(0o640)
+        log({"calls": 3.0, "newer.metric": 1.0})
+        assert table.stat().st_mode & 0o777 == 0o640  # the table's own modes, kept
+    finally:
+        os.umask(umask)
+    assert [row["calls"] for row in csv_rows(table)] == ["1.0", "2.0", "3.0"]
+
+
 def test_csv_gets_one_row_per_job_of_a_parallel_sweep(tmp_path: Path) -> None:
     table = tmp_path / "all_runs.csv"
     out = memlab(
