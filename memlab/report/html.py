@@ -32,7 +32,8 @@ h3 { font-size: 16px; margin: 22px 0 8px; }
 code { font: 13px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: var(--card);
        padding: 1px 5px; border-radius: 4px; }
 .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(190px, 1fr)); gap: 12px; margin: 18px 0 6px; }
-.card { background: var(--card); border: 1px solid var(--line); border-radius: 10px; padding: 12px 14px; }
+.card { background: var(--card); border: 1px solid var(--line); border-radius: 10px; padding: 12px 14px;
+        min-width: 0; overflow-wrap: anywhere; }
 .card .label { color: var(--muted); font-size: 12.5px; text-transform: uppercase; letter-spacing: 0.04em; }
 .card .value { font-size: 24px; font-weight: 650; margin-top: 2px; }
 .card .note { color: var(--muted); font-size: 12.5px; }

@@ -5,7 +5,10 @@ Tests that use it skip with a reason when Chromium is not installed, unless MEML
 
 from __future__ import annotations
 
+import html
+import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -39,6 +42,26 @@ def screenshot(page: Path, out: Path) -> np.ndarray:
     done = subprocess.run(args, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and out.is_file(), done.stderr[-2000:]
     return image.imread(out)
+
+
+def overflowing(page: Path, selector: str, out: Path) -> list[str]:
+    """The text of each element matching `selector` whose content is wider than its box, as Chromium lays it out."""
+    probe = out / f"{page.stem}-probe.html"
+    script = (
+        "<script>document.addEventListener('DOMContentLoaded', () => { const wide = [...document.querySelectorAll("
+        f"{selector!r})].filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.trim()); "
+        "document.body.setAttribute('data-overflowing', JSON.stringify(wide)); });</script>"
+    )
+    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", script + "</body>"), encoding="utf-8")
+    args = [
+        chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync",
+        f"--user-data-dir={out / 'probe-profile'}", f"--window-size={WINDOW[0]},{WINDOW[1]}", "--dump-dom",
+        probe.resolve().as_uri(),
+    ]  # fmt: skip
+    done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    found = re.search(r"data-overflowing=\"([^\"]*)\"", done.stdout)
+    assert done.returncode == 0 and found, done.stderr[-2000:]
+    return list(json.loads(html.unescape(found[1])))
 
 
 def assert_rendered(pixels: np.ndarray) -> None:

@@ -5,14 +5,17 @@ from __future__ import annotations
 import base64
 import io
 import re
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from chromium import assert_rendered, screenshot
+from chromium import assert_rendered, overflowing, screenshot
 from matplotlib import image
+
+ROOT = Path(__file__).resolve().parents[2]
 
 SPINE = np.array([0x9A, 0xA4, 0xB2]) / 255  # plots.py's axes edge colour
 
@@ -80,3 +83,18 @@ def test_a_sweep_of_runs_without_plots_draws_no_figures(tmp_path: Path, memlab_c
     page = (sweep / "comparison.html").read_text()
     assert not _figures(page) and "report.plots=false" in page
     assert len(pd.read_csv(sweep / "comparison.csv")) == 2
+
+
+def test_a_long_value_in_a_label_stays_inside_its_card(tmp_path: Path, memlab_cli: Callable[..., int]) -> None:
+    """The defect: a swept path (one unbroken word) ran out of the "fewest tokens" card's note."""
+    folder = tmp_path / ("data_of_a_team_with_a_long_folder_name_" * 3)
+    folder.mkdir()
+    for name in ("first", "second"):
+        shutil.copy(ROOT / "datasets" / "sample.jsonl", folder / f"{name}.jsonl")
+    sweep = tmp_path / "sweep"
+    paths = ",".join(str(folder / f"{name}.jsonl") for name in ("first", "second"))
+    assert (
+        memlab_cli("run", "-m", "dataset=jsonl", f"dataset.path={paths}", "debug=default", f"hydra.sweep.dir={sweep}")
+        == 0
+    )
+    assert overflowing(sweep / "comparison.html", ".card", tmp_path) == []
