@@ -262,7 +262,17 @@ class OutputFolders(Callback):
         OutputFolders.run = None if run.exists() else run
 
     def on_multirun_start(self, config: DictConfig, **kwargs: object) -> None:
-        OutputFolders.sweep = Path(config.hydra.sweep.dir)
+        sweep = Path(config.hydra.sweep.dir)
+        if sweep.is_dir() and any(sweep.iterdir()):  # before Hydra writes into it
+            # Its comparison, gate and recommendation would read the earlier jobs as this sweep's. Exited, not
+            # raised: Hydra turns a callback's exception into a warning and sweeps on.
+            print(
+                f"memlab: error: hydra.sweep.dir={sweep} is not empty (an earlier sweep's jobs would be compared "
+                f"as this one's); remove it first (rm -r {shlex.quote(str(sweep))}) or give the sweep another folder",
+                file=sys.stderr,
+            )
+            sys.exit(2)
+        OutputFolders.sweep = sweep
 
 
 def _discard_sweep_stub() -> None:

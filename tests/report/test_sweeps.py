@@ -121,6 +121,23 @@ def test_allow_failures_accepts_a_failed_job(
     assert "job(s) 0 failed" in err and "allowed by sweep.allow_failures" in err
 
 
+def test_a_sweep_into_a_folder_holding_an_earlier_sweep_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memlab_run_err: Callable[..., tuple[int, str]]
+) -> None:
+    """The defect: a fixed hydra.sweep.dir run again with fewer configurations compared, gated and recommended
+    the earlier sweep's extra job as this one's (3 configurations for a sweep of 2)."""
+    monkeypatch.setenv("CI", "1")
+    sweep = tmp_path / "sweep"
+    assert memlab_run_err("-m", *TINY, "context=none,trim,sliding_window", f"hydra.sweep.dir={sweep}")[0] == 0
+    before = {p: p.stat().st_mtime_ns for p in sweep.rglob("*")}
+    status, err = memlab_run_err("-m", *TINY, "context=none,trim", f"hydra.sweep.dir={sweep}")
+    assert status == 2 and err.startswith(f"memlab: error: hydra.sweep.dir={sweep} is not empty"), err
+    assert len(err.splitlines()) == 1 and f"rm -r {sweep}" in err
+    assert {p: p.stat().st_mtime_ns for p in sweep.rglob("*")} == before  # the earlier sweep as it was
+    (tmp_path / "empty").mkdir()  # a folder of one's own, made empty for the sweep, is used
+    assert memlab_run_err("-m", *TINY, "context=none", f"hydra.sweep.dir={tmp_path / 'empty'}")[0] == 0
+
+
 # optuna's own SQLAlchemy deprecation, on importing its storage (in a process of its own it went unseen)
 @pytest.mark.filterwarnings("ignore:The ``declarative_base")
 def test_optuna_searches_for_the_objective(
