@@ -54,13 +54,13 @@ def unused_hint(configured: Budget | None, budget: float) -> str:
     """Why a configuration leaves part of `budget` unused, and the setting that would spend it."""
     if configured is None:
         return "it has no token budget (its cut counts messages or summarizes)"
+    if configured.max_tokens < budget:  # first: no counter spends a budget the strategy was not given
+        return f"its context.max_tokens={configured.max_tokens} is below the budget"
     if configured.counter == "estimate":
         return (
             f"its context.max_tokens={configured.max_tokens} counts the estimate (chars / 2.5 + 4), which "
             "over-counts: context.counter=exact spends the budget in the tokens measured here"
         )
-    if configured.max_tokens < budget:
-        return f"its context.max_tokens={configured.max_tokens} is below the budget"
     return f"its context.max_tokens={configured.max_tokens} is not filled: many requests are shorter"
 
 

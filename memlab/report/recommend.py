@@ -26,6 +26,7 @@ from memlab.report.fmt import fmt_value, is_missing
 
 TIE_BREAKERS = view(V_RECOMMEND_TIE_BREAKERS)
 MEASURED_SHOWN = 12  # metrics a recommendation without its --by metric lists as the choices
+PROMPT_TOKENS = "tokens.prompt."  # what a context budget bounds: the "uses N% of the budget" line is theirs alone
 NET, COST, FULL_COST = view(V_RECOMMEND_WASTE)
 
 
@@ -140,7 +141,7 @@ def recommend(
     configured = budget_from_row(best)
     if configured is not None:
         reasons[0] += f"; configured context.max_tokens {configured}"
-    if float(best[budget_metric]) < UNUSED_BELOW * budget:
+    if budget_metric.startswith(PROMPT_TOKENS) and float(best[budget_metric]) < UNUSED_BELOW * budget:
         line = f"  it {used_line(float(best[budget_metric]), budget)}: {unused_hint(configured, budget)}"
         resizable = [str(r["label"]) for r in over if budget_from_row(r) is not None]
         if resizable:

@@ -234,3 +234,19 @@ def test_a_pick_by_a_metric_no_run_measured_is_no_pick(
     assert out.startswith("no recommendation: no configuration within the budget measured context.evidence_retention")
     assert "choose --by among what they measured: " in out and "tokens.net_saved_ratio" in out and "latency" not in out
     assert memlab_cli("recommend", *runs, "--budget", "1e9", "--by", "tokens.net_saved_ratio") == 0
+
+
+def test_a_budget_below_the_one_asked_for_is_the_reason_before_the_counter() -> None:
+    """The defect: max_tokens=1000 under a 2,000 budget was told to switch to context.counter=exact."""
+    from memlab.report.budget import Budget, unused_hint
+
+    assert unused_hint(Budget(1000, "estimate"), 2000) == "its context.max_tokens=1000 is below the budget"
+    assert "context.counter=exact" in unused_hint(Budget(2000, "estimate"), 2000)
+
+
+def test_a_budget_of_another_metric_says_nothing_of_a_token_budget(sweep_dir: Path) -> None:
+    """The defect: --budget-metric cost.usd reported that the pick "uses 0% of the 2,000-token budget"."""
+    frame = comparison_table([load_run(p) for p in find_runs([sweep_dir])])
+    rec = recommend(frame, 1e9, budget_metric="cost.usd")
+    assert rec.best is not None and not any("token budget" in line for line in rec.reasons), rec.reasons
+    assert any("token budget" in line for line in recommend(frame, 1e9).reasons)
