@@ -133,3 +133,18 @@ def test_empty_requests_of_a_parallel_replay_are_warned_about_once_in_run_log(
     status, err = memlab_run_err(*args)
     assert status == 0 and err.count("empty request") == 1, err  # "request" also finds the old wording
     assert (run / "run.log").read_text().count("empty request") == 1
+
+
+def test_requests_left_with_the_system_prompt_alone_are_warned_about(
+    memlab_run_err: Callable[..., tuple[int, str]], tau_bench_path: Path, tmp_path: Path
+) -> None:
+    """The defect: SLIDING_WINDOW at 1,000 tokens under tau-bench's 1,250-token policy sent the policy alone on every
+    call, and nothing said so (recommend then picked it)."""
+    run = tmp_path / "run"
+    data = ("dataset=tau_bench", f"dataset.path={tau_bench_path}", "sim.max_dialogues=2", f"output_dir={run}")
+    status, err = memlab_run_err(*data, "context=sliding_window", "context.max_tokens=1000")
+    said = "memlab: WARNING: context strategy 'sliding_window' sent only system messages, no turn to answer, on 20 of"
+    assert status == 0 and err.count(said) == 1, err
+    assert (run / "run.log").read_text().count("no turn to answer") == 1
+    status, err = memlab_run_err(*data[:-1], f"output_dir={tmp_path / 'wide'}", "context=sliding_window")
+    assert status == 0 and "no turn to answer" not in err, err  # at its default 4,000 it sends the turns

@@ -85,6 +85,8 @@ class ContextEditingInterceptor(Component):
             tokens_in=request_tokens(counter, messages),
             tokens_out=request_tokens(counter, out),
             tool_orphans=len(orphans(out)),
+            # a turn to answer came in and none went out (a budget below the system messages' tokens)
+            no_turn=bool(messages) and messages[-1].role != "system" and all(m.role == "system" for m in out),
             latency_us=t["us"],
         )
         return out

@@ -7,8 +7,9 @@ stderr, the report puts them in a banner at the top, and `strict=true` turns the
 `fallback_warnings` names the milder case, where most (not all) calls failed, or the model
 answered but most summaries were not used (a model that echoes writes none shorter than its
 source); the run logs them on stderr and in run.log, and so `empty_request_warnings`: requests a context
-strategy left empty (a peer may cut all at a tiny budget), read from the run's records, so that a parallel
-replay's are counted once for the whole run.
+strategy left empty (a peer may cut all at a tiny budget) or left with its system messages alone (a
+budget below their tokens), read from the run's records, so that a parallel replay's are counted once for
+the whole run.
 
 >>> measurement_warnings({"llm.calls": 4, "llm.failures": 4})[0][:40]
 'every one of the 4 model calls the strat'
@@ -66,18 +67,26 @@ def fallback_warnings(metrics: Mapping[str, Any]) -> list[str]:
 
 
 def empty_request_warnings(events: Iterable[Event]) -> list[str]:
-    """One sentence when a context strategy sent empty requests for histories that held messages.
+    """A sentence when a context strategy sent empty requests, and one when it sent only system messages.
 
     Args:
         events: Events of a run's records (`memlab.metrics.all_events`).
     """
-    empty = [
-        e.data for e in events if e.kind == CONTEXT_APPLY and e.data.get("messages_in") and not e.data["messages_out"]
-    ]
-    if not empty:
-        return []
-    return [
-        f"context strategy {empty[0]['strategy']!r} sent {len(empty):,} empty requests (the first for a history of "
-        f"{empty[0]['messages_in']:,} messages; a model would refuse them): its token figures count requests that "
-        "could not be sent"
-    ]
+    applied = [e.data for e in events if e.kind == CONTEXT_APPLY]
+    empty = [d for d in applied if d.get("messages_in") and not d["messages_out"]]
+    no_turn = [d for d in applied if d.get("no_turn") and d["messages_out"]]
+    out = []
+    if empty:
+        out.append(
+            f"context strategy {empty[0]['strategy']!r} sent {len(empty):,} empty requests (the first for a history "
+            f"of {empty[0]['messages_in']:,} messages; a model would refuse them): its token figures count requests "
+            "that could not be sent"
+        )
+    if no_turn:
+        out.append(
+            f"context strategy {no_turn[0]['strategy']!r} sent only system messages, no turn to answer, on "
+            f"{len(no_turn):,} of {len(applied):,} requests (a budget below the system messages' tokens does this; "
+            f"the first kept {no_turn[0]['tokens_out']:,} tokens of {no_turn[0]['tokens_in']:,}): its figures "
+            "describe requests a model could not answer"
+        )
+    return out

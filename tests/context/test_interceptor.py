@@ -48,6 +48,7 @@ def test_is_its_own_stage_at_order_30_and_reports_each_call() -> None:
         "tokens_in": exact.count_messages(ms),
         "tokens_out": exact.count_messages(out),
         "tool_orphans": 0,
+        "no_turn": False,
     }
 
 
