@@ -326,6 +326,7 @@ def _compare(argv: list[str]) -> int:
         baseline_json,
         compare_sides,
         failed,
+        failed_configurations,
         format_rows,
         load_rules,
         load_side,
@@ -349,12 +350,29 @@ def _compare(argv: list[str]) -> int:
     parser.add_argument(
         "--update", action="store_true", help="accept the candidate: write it to BASELINE (a .json path)"
     )
+    parser.add_argument(
+        "--keep-failed",
+        action="store_true",
+        help="with --update: record the candidate's failed configurations too (refused otherwise)",
+    )
     args = parser.parse_args(argv)
     rules = load_rules(args.tolerances) + ([LATENCY_GATE] if args.latency else [])
+    if args.keep_failed and not args.update:
+        raise MemlabError("--keep-failed goes with --update (it says what the baseline written may hold)")
     candidate = load_side(args.candidate)
     if args.update:
         if args.baseline.is_dir():
             raise MemlabError(f"--update writes a baseline JSON file; {args.baseline} is a directory")
+        broken = failed_configurations(candidate)
+        if broken and not args.keep_failed:
+            which = (
+                "the run failed"
+                if broken == [""]
+                else f"{len(broken)} configuration{'s' if len(broken) > 1 else ''} failed ({', '.join(broken)})"
+            )
+            raise MemlabError(
+                f"{args.candidate}: {which}; {args.baseline} was not written (--keep-failed records failures in it)"
+            )
         args.baseline.parent.mkdir(parents=True, exist_ok=True)
         args.baseline.write_text(baseline_json(candidate, rules), encoding="utf-8")
         print(f"memlab: baseline {args.baseline} updated from {args.candidate}")

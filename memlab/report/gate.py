@@ -270,6 +270,11 @@ def format_rows(rows: Sequence[Row], *, show_all: bool = False) -> str:
     return (table + "\n\n" if shown else "") + summary
 
 
+def failed_configurations(side: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The labels of `side`'s failed configurations: a baseline holding one passes while it fails the same way."""
+    return [label for label, metrics in side.items() if "error" in metrics]
+
+
 def baseline_json(side: Mapping[str, Mapping[str, Any]], rules: Sequence[Rule]) -> str:
     """The committed form of a baseline: deterministic metrics only (no latency), per configuration."""
     runs = {
