@@ -335,8 +335,8 @@ def _compare(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="memlab compare", description="Compare a candidate's metrics with a baseline's; exit 1 on a regression."
     )
-    parser.add_argument("baseline", type=Path, help="run dir, sweep dir, or baseline JSON")
-    parser.add_argument("candidate", type=Path, help="run dir, sweep dir, or metrics JSON")
+    parser.add_argument("baseline", type=Path, help="run dir, sweep dir, or baseline JSON (as --update writes it)")
+    parser.add_argument("candidate", type=Path, help="run dir, sweep dir, baseline JSON, or a run's metrics.json")
     parser.add_argument(
         "--tolerances", type=Path, help="YAML of rules overriding the metric registry's directions and tolerances"
     )
@@ -359,7 +359,7 @@ def _compare(argv: list[str]) -> int:
     rules = load_rules(args.tolerances) + ([LATENCY_GATE] if args.latency else [])
     if args.keep_failed and not args.update:
         raise MemlabError("--keep-failed goes with --update (it says what the baseline written may hold)")
-    candidate = load_side(args.candidate)
+    candidate = load_side(args.candidate, metrics_file=True)
     if args.update:
         if args.baseline.is_dir():
             raise MemlabError(f"--update writes a baseline JSON file; {args.baseline} is a directory")

@@ -1,7 +1,8 @@
 """The regression gate behind `memlab compare BASELINE CANDIDATE`: metric by metric, with tolerances.
 
 Each side is a run directory, a sweep directory (runs matched by label) or a baseline JSON file
-(`{"runs": {label: {metric: value}}}`, as `--update` writes it, or one flat metrics object).
+(`{"format": 1, "runs": {label: {metric: value}}}`, as `--update` writes it); the candidate may also be a run's
+metrics.json. Anything else is refused (a file that is not a baseline, a folder with no metrics).
 Directions and tolerances come from the metric registry (`memlab.metrics.registry`): a metric
 moves within tolerance when |candidate - baseline| <= abs + rel x |baseline| (numpy.isclose's
 rule). A regression, an unexpected change or a missing metric fails the gate. A tolerances YAML
@@ -30,7 +31,7 @@ from memlab.errors import MemlabError, first_line
 from memlab.metrics import registry
 from memlab.report.comparison import run_labels
 from memlab.report.fmt import fmt_delta, fmt_value, is_missing
-from memlab.report.rundata import find_runs, load_run
+from memlab.report.rundata import METRICS_FILE, find_runs, load_run
 from memlab.rundir import canonical_json
 
 BASELINE_FORMAT = 1
@@ -121,30 +122,77 @@ def rule_for(metric: str, rules: Sequence[Rule] = ()) -> Rule:
     return next((r for r in rules if fnmatch.fnmatchcase(metric, r.pattern)), None) or registry_rule(metric)
 
 
-def load_side(path: Path | str) -> dict[str, dict[str, Any]]:
-    """Metrics per configuration label from a run dir, a sweep dir or a baseline JSON file.
+def load_side(path: Path | str, *, metrics_file: bool = False) -> dict[str, dict[str, Any]]:
+    """Metrics per configuration label from a run dir, a sweep dir or a baseline JSON file, checked.
+
+    Anything else is refused, naming the file and what is wrong: read as a side, a file that is not a baseline or a
+    folder with no metrics would make every metric "new" (or missing), and the gate would pass (or fail) on nothing.
 
     Args:
-        path: A run folder, a sweep folder or a baseline JSON file.
+        path: A run folder, a sweep folder or a baseline JSON file (as `baseline_json` writes it).
+        metrics_file: Also accept a run's metrics.json (a JSON object of metrics), as a candidate may be given.
     """
     path = Path(path)
+    if not path.exists():
+        raise MemlabError(f"{path}: no such file or directory")
     if path.is_file():
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as e:
             raise MemlabError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
-        if isinstance(data, dict) and isinstance(data.get("runs"), dict):
-            return {str(k): dict(v) for k, v in data["runs"].items()}
-        if isinstance(data, dict):
-            return {"": data}
-        raise MemlabError(f"{path}: expected a metrics object or a baseline with 'runs'")
+        except (OSError, ValueError, RecursionError) as e:  # not UTF-8 (a ValueError), too deep, unreadable
+            raise MemlabError(f"{path}: cannot be read ({type(e).__name__}: {first_line(e)})") from None
+        if metrics_file and isinstance(data, dict) and not {"format", "runs"} & data.keys():
+            if data and all(k.startswith(LATENCY_PREFIX) for k in data):
+                raise MemlabError(f"{path}: holds only latencies (a run's latency.json? give its run directory)")
+            return {"": checked_metrics(str(path), data)}
+        return baseline_runs(path, data)
     runs = [load_run(p) for p in find_runs([path])]
     labels = run_labels(runs) if len(runs) > 1 else [""]
     out = {}
     for label, run in zip(labels, runs, strict=True):
         error = run.error or {}
+        if not run.failed and not run.metrics:
+            raise MemlabError(f"{run.path / METRICS_FILE}: holds no metrics")
         out[label] = run.all_metrics() if not run.failed else {"error": f"{error.get('type')}: {error.get('message')}"}
     return out
+
+
+def baseline_runs(path: Path, data: Any) -> dict[str, dict[str, Any]]:
+    """The configurations of baseline file `path` (its JSON `data`), refused unless they are what `--update` writes."""
+    written = f"this memlab reads format {BASELINE_FORMAT}, as `memlab compare BASELINE CANDIDATE --update` writes it"
+    if not isinstance(data, dict):
+        raise MemlabError(f"{path}: not a memlab baseline: expected a JSON object ({written})")
+    if "format" not in data:
+        raise MemlabError(f"{path}: not a memlab baseline: no 'format' ({written})")
+    if type(data["format"]) is not int or data["format"] != BASELINE_FORMAT:
+        raise MemlabError(
+            f"{path}: baseline format {json.dumps(data['format'])}; this memlab reads format {BASELINE_FORMAT}"
+        )
+    runs = data.get("runs")
+    if not isinstance(runs, dict):
+        raise MemlabError(f"{path}: not a memlab baseline: no 'runs' object of configurations ({written})")
+    if not runs:
+        raise MemlabError(f"{path}: holds no configuration ('runs' is empty)")
+    out = {}
+    for label, metrics in runs.items():
+        if isinstance(metrics, dict) and set(metrics) == {"error"} and isinstance(metrics["error"], str):
+            out[label] = dict(metrics)  # a failed configuration, as `--update --keep-failed` records it
+        else:
+            out[label] = checked_metrics(f"{path}: runs[{json.dumps(label)}]", metrics)
+    return out
+
+
+def checked_metrics(where: str, metrics: Any) -> dict[str, Any]:
+    """`metrics` if an object of numbers and nulls, not all latencies; else an error about it, said `where`."""
+    if not isinstance(metrics, dict):
+        raise MemlabError(f"{where}: expected an object of metrics, got {json.dumps(metrics)[:60]}")
+    for key, value in metrics.items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise MemlabError(f"{where}: {key}: expected a number or null, got {json.dumps(value)[:60]}")
+    if all(k.startswith(LATENCY_PREFIX) for k in metrics):
+        raise MemlabError(f"{where}: holds no metrics")
+    return dict(metrics)
 
 
 def within(rule: Rule, base: float, cand: float) -> bool:
