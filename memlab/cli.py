@@ -336,6 +336,7 @@ def _compare(argv: list[str]) -> int:
         baseline_json,
         compare_sides,
         failed,
+        failed_configurations,
         format_rows,
         load_rules,
         load_side,
@@ -344,8 +345,8 @@ def _compare(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="memlab compare", description="Compare a candidate's metrics with a baseline's; exit 1 on a regression."
     )
-    parser.add_argument("baseline", type=Path, help="run dir, sweep dir, or baseline JSON")
-    parser.add_argument("candidate", type=Path, help="run dir, sweep dir, or metrics JSON")
+    parser.add_argument("baseline", type=Path, help="run dir, sweep dir, or baseline JSON (as --update writes it)")
+    parser.add_argument("candidate", type=Path, help="run dir, sweep dir, baseline JSON, or a run's metrics.json")
     parser.add_argument(
         "--tolerances", type=Path, help="YAML of rules overriding the metric registry's directions and tolerances"
     )
@@ -359,12 +360,29 @@ def _compare(argv: list[str]) -> int:
     parser.add_argument(
         "--update", action="store_true", help="accept the candidate: write it to BASELINE (a .json path)"
     )
+    parser.add_argument(
+        "--keep-failed",
+        action="store_true",
+        help="with --update: record the candidate's failed configurations too (refused otherwise)",
+    )
     args = parser.parse_args(argv)
     rules = load_rules(args.tolerances) + ([LATENCY_GATE] if args.latency else [])
-    candidate = load_side(args.candidate)
+    if args.keep_failed and not args.update:
+        raise MemlabError("--keep-failed goes with --update (it says what the baseline written may hold)")
+    candidate = load_side(args.candidate, metrics_file=True)
     if args.update:
         if args.baseline.is_dir():
             raise MemlabError(f"--update writes a baseline JSON file; {args.baseline} is a directory")
+        broken = failed_configurations(candidate)
+        if broken and not args.keep_failed:
+            which = (
+                "the run failed"
+                if broken == [""]
+                else f"{len(broken)} configuration{'s' if len(broken) > 1 else ''} failed ({', '.join(broken)})"
+            )
+            raise MemlabError(
+                f"{args.candidate}: {which}; {args.baseline} was not written (--keep-failed records failures in it)"
+            )
         args.baseline.parent.mkdir(parents=True, exist_ok=True)
         args.baseline.write_text(baseline_json(candidate, rules), encoding="utf-8")
         print(f"memlab: baseline {args.baseline} updated from {args.candidate}")

@@ -1,11 +1,12 @@
 """The regression gate behind `memlab compare BASELINE CANDIDATE`: metric by metric, with tolerances.
 
 Each side is a run directory, a sweep directory (runs matched by label) or a baseline JSON file
-(`{"runs": {label: {metric: value}}}`, as `--update` writes it, or one flat metrics object).
+(`{"format": 1, "runs": {label: {metric: value}}}`, as `--update` writes it); the candidate may also be a run's
+metrics.json. Anything else is refused (a file that is not a baseline, a folder with no metrics).
 Directions and tolerances come from the metric registry (`memlab.metrics.registry`): a metric
 moves within tolerance when |candidate - baseline| <= abs + rel x |baseline| (numpy.isclose's
 rule). A regression, an unexpected change or a missing metric fails the gate. A tolerances YAML
-(`--tolerances`) may override rules by glob.
+(`--tolerances`) may override a rule's fields for the metrics a glob matches.
 
 Latencies are compared only as a ratio to the reference workload timed in the same run
 (`latency.reference_us`), since machines differ, and they fail the gate only when asked
@@ -18,8 +19,9 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -30,7 +32,7 @@ from memlab.errors import MemlabError, first_line
 from memlab.metrics import registry
 from memlab.report.comparison import run_labels
 from memlab.report.fmt import fmt_delta, fmt_value, is_missing
-from memlab.report.rundata import find_runs, load_run
+from memlab.report.rundata import METRICS_FILE, find_runs, load_run
 from memlab.rundir import canonical_json
 
 BASELINE_FORMAT = 1
@@ -41,13 +43,14 @@ LATENCY_PREFIX = "latency."  # latency.json's names: never in a committed baseli
 Status = Literal["ok", "improved", "slower", "regression", "changed", "missing", "new"]
 FAILING: tuple[Status, ...] = ("regression", "changed", "missing")
 RULE_KEYS = {"pattern", "better", "abs", "rel", "skip", "ratio_to", "max_increase", "min_value", "gate"}
+NUMBER_KEYS = {"abs", "rel", "max_increase", "min_value"}  # a tolerances rule's finite numbers >= 0
+FLAG_KEYS = {"skip", "gate"}
 
 
 @dataclass(frozen=True)
 class Rule:
-    """How one metric (glob `pattern`) may move between baseline and candidate."""
+    """How one metric may move between baseline and candidate."""
 
-    pattern: str
     better: Literal["higher", "lower", "none"] = "none"
     abs: float = registry.ABS_TOL
     rel: float = registry.REL_TOL
@@ -56,6 +59,14 @@ class Rule:
     max_increase: float = LATENCY_MAX_INCREASE
     min_value: float = 0.0  # ratios of values this small on both sides are timer noise: not compared
     gate: bool = True  # False: a ratio above max_increase is shown as "slower" but does not fail
+
+
+@dataclass(frozen=True)
+class Override:
+    """A tolerances rule: the `Rule` fields it sets for the metrics its glob `pattern` matches, over the registry's."""
+
+    pattern: str
+    sets: Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -70,10 +81,12 @@ class Row:
     note: str = ""
 
 
-def load_rules(path: Path | str | None = None) -> list[Rule]:
+def load_rules(path: Path | str | None = None) -> list[Override]:
     """Override rules from a tolerances YAML (`{rules: [{pattern, better, abs, rel, ...}]}`); none by default.
 
-    The first override whose glob `pattern` matches a metric applies; other metrics follow the registry.
+    The first override whose glob `pattern` matches a metric sets the fields it names; the others stay the
+    registry's rule for that metric (`rule_for`), except `gate`, true unless the override says false: naming a
+    latency in the file is how it is gated.
 
     Args:
         path: The tolerances YAML (None: no override rules).
@@ -87,7 +100,7 @@ def load_rules(path: Path | str | None = None) -> list[Rule]:
         raise MemlabError(f"{path}: cannot read tolerances ({first_line(e)})") from None
     if not isinstance(data, dict) or not isinstance(data.get("rules"), list):
         raise MemlabError(f"{path}: expected a mapping with a list under 'rules'")
-    rules = []
+    overrides = []
     for i, raw in enumerate(data["rules"]):
         if not isinstance(raw, dict) or "pattern" not in raw:
             raise MemlabError(f"{path}: rules[{i}] needs a 'pattern'")
@@ -96,55 +109,128 @@ def load_rules(path: Path | str | None = None) -> list[Rule]:
             raise MemlabError(f"{path}: rules[{i}] has unknown key(s) {sorted(unknown)}; allowed: {sorted(RULE_KEYS)}")
         if raw.get("better", "none") not in ("higher", "lower", "none"):
             raise MemlabError(f"{path}: rules[{i}].better={raw['better']!r}; expected higher, lower or none")
-        rules.append(Rule(**raw))
-    return rules
+        for key, value in raw.items():
+            expected = expected_value(key, value)
+            if expected:
+                raise MemlabError(f"{path}: rules[{i}].{key}={value!r}; expected {expected}")
+        overrides.append(Override(raw["pattern"], {"gate": True, **{k: v for k, v in raw.items() if k != "pattern"}}))
+    return overrides
+
+
+def expected_value(key: str, value: Any) -> str | None:
+    """What a tolerances rule's `key` must be, if `value` is not (a text `abs` would crash a compare, a NaN fail it)."""
+    if key in NUMBER_KEYS and (
+        isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf
+    ):
+        try:
+            as_text = isinstance(value, str) and 0 <= float(value) < math.inf  # 1e-3: YAML 1.1's floats need a dot
+        except ValueError:
+            as_text = False
+        return "a finite number >= 0" + (
+            f" (YAML reads {value} as text: a number needs a dot, as in 1.0e-6)" if as_text else ""
+        )
+    if key in FLAG_KEYS and not isinstance(value, bool):
+        return "true or false"
+    if key == "pattern" and not isinstance(value, str):
+        return "a glob"
+    if key == "ratio_to" and not isinstance(value, str | None):
+        return "a metric's name"
+    return None
 
 
 def registry_rule(metric: str) -> Rule:
     """The rule the registry gives `metric`: its direction and tolerance; latencies as ratios, not gated."""
     spec = registry.lookup(metric)
     if spec is None:
-        return Rule(pattern=metric)
+        return Rule()
     if spec.unit == registry.MICROSECONDS:
-        return Rule(pattern=metric, ratio_to=REFERENCE, min_value=LATENCY_MIN_US, gate=False)
-    return Rule(pattern=metric, better=spec.better, abs=spec.abs_tol, rel=spec.rel_tol)
+        return Rule(ratio_to=REFERENCE, min_value=LATENCY_MIN_US, gate=False)
+    return Rule(better=spec.better, abs=spec.abs_tol, rel=spec.rel_tol)
 
 
 # `memlab compare --latency`: every latency gated, as a ratio to the same run's reference.
-LATENCY_GATE = Rule(pattern="latency.*_us", ratio_to=REFERENCE, min_value=LATENCY_MIN_US)
+LATENCY_GATE = Override("latency.*_us", {"ratio_to": REFERENCE, "min_value": LATENCY_MIN_US, "gate": True})
 
 
-def rule_for(metric: str, rules: Sequence[Rule] = ()) -> Rule:
-    """The first override in `rules` matching `metric`, else the registry's rule (the reference: skipped)."""
+def rule_for(metric: str, rules: Sequence[Override] = ()) -> Rule:
+    """The registry's rule for `metric`, with what the first of `rules` matching it sets (the reference: skipped)."""
     if metric == REFERENCE:
-        return Rule(pattern=metric, skip=True)
-    return next((r for r in rules if fnmatch.fnmatchcase(metric, r.pattern)), None) or registry_rule(metric)
+        return Rule(skip=True)
+    override = next((o for o in rules if fnmatch.fnmatchcase(metric, o.pattern)), None)
+    return registry_rule(metric) if override is None else replace(registry_rule(metric), **override.sets)
 
 
-def load_side(path: Path | str) -> dict[str, dict[str, Any]]:
-    """Metrics per configuration label from a run dir, a sweep dir or a baseline JSON file.
+def load_side(path: Path | str, *, metrics_file: bool = False) -> dict[str, dict[str, Any]]:
+    """Metrics per configuration label from a run dir, a sweep dir or a baseline JSON file, checked.
+
+    Anything else is refused, naming the file and what is wrong: read as a side, a file that is not a baseline or a
+    folder with no metrics would make every metric "new" (or missing), and the gate would pass (or fail) on nothing.
 
     Args:
-        path: A run folder, a sweep folder or a baseline JSON file.
+        path: A run folder, a sweep folder or a baseline JSON file (as `baseline_json` writes it).
+        metrics_file: Also accept a run's metrics.json (a JSON object of metrics), as a candidate may be given.
     """
     path = Path(path)
+    if not path.exists():
+        raise MemlabError(f"{path}: no such file or directory")
     if path.is_file():
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as e:
             raise MemlabError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
-        if isinstance(data, dict) and isinstance(data.get("runs"), dict):
-            return {str(k): dict(v) for k, v in data["runs"].items()}
-        if isinstance(data, dict):
-            return {"": data}
-        raise MemlabError(f"{path}: expected a metrics object or a baseline with 'runs'")
+        except (OSError, ValueError, RecursionError) as e:  # not UTF-8 (a ValueError), too deep, unreadable
+            raise MemlabError(f"{path}: cannot be read ({type(e).__name__}: {first_line(e)})") from None
+        if metrics_file and isinstance(data, dict) and not {"format", "runs"} & data.keys():
+            if data and all(k.startswith(LATENCY_PREFIX) for k in data):
+                raise MemlabError(f"{path}: holds only latencies (a run's latency.json? give its run directory)")
+            return {"": checked_metrics(str(path), data)}
+        return baseline_runs(path, data)
     runs = [load_run(p) for p in find_runs([path])]
     labels = run_labels(runs) if len(runs) > 1 else [""]
     out = {}
     for label, run in zip(labels, runs, strict=True):
         error = run.error or {}
+        if not run.failed and not run.metrics:
+            raise MemlabError(f"{run.path / METRICS_FILE}: holds no metrics")
         out[label] = run.all_metrics() if not run.failed else {"error": f"{error.get('type')}: {error.get('message')}"}
     return out
+
+
+def baseline_runs(path: Path, data: Any) -> dict[str, dict[str, Any]]:
+    """The configurations of baseline file `path` (its JSON `data`), refused unless they are what `--update` writes."""
+    written = f"this memlab reads format {BASELINE_FORMAT}, as `memlab compare BASELINE CANDIDATE --update` writes it"
+    if not isinstance(data, dict):
+        raise MemlabError(f"{path}: not a memlab baseline: expected a JSON object ({written})")
+    if "format" not in data:
+        raise MemlabError(f"{path}: not a memlab baseline: no 'format' ({written})")
+    if type(data["format"]) is not int or data["format"] != BASELINE_FORMAT:
+        raise MemlabError(
+            f"{path}: baseline format {json.dumps(data['format'])}; this memlab reads format {BASELINE_FORMAT}"
+        )
+    runs = data.get("runs")
+    if not isinstance(runs, dict):
+        raise MemlabError(f"{path}: not a memlab baseline: no 'runs' object of configurations ({written})")
+    if not runs:
+        raise MemlabError(f"{path}: holds no configuration ('runs' is empty)")
+    out = {}
+    for label, metrics in runs.items():
+        if isinstance(metrics, dict) and set(metrics) == {"error"} and isinstance(metrics["error"], str):
+            out[label] = dict(metrics)  # a failed configuration, as `--update --keep-failed` records it
+        else:
+            out[label] = checked_metrics(f"{path}: runs[{json.dumps(label)}]", metrics)
+    return out
+
+
+def checked_metrics(where: str, metrics: Any) -> dict[str, Any]:
+    """`metrics` if an object of numbers and nulls, not all latencies; else an error about it, said `where`."""
+    if not isinstance(metrics, dict):
+        raise MemlabError(f"{where}: expected an object of metrics, got {json.dumps(metrics)[:60]}")
+    for key, value in metrics.items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise MemlabError(f"{where}: {key}: expected a number or null, got {json.dumps(value)[:60]}")
+    if all(k.startswith(LATENCY_PREFIX) for k in metrics):
+        raise MemlabError(f"{where}: holds no metrics")
+    return dict(metrics)
 
 
 def within(rule: Rule, base: float, cand: float) -> bool:
@@ -184,7 +270,7 @@ def compare_metric(rule: Rule, name: str, base: Mapping[str, Any], cand: Mapping
 
 
 def compare_sides(
-    baseline: Mapping[str, Mapping[str, Any]], candidate: Mapping[str, Mapping[str, Any]], rules: Sequence[Rule]
+    baseline: Mapping[str, Mapping[str, Any]], candidate: Mapping[str, Mapping[str, Any]], rules: Sequence[Override]
 ) -> list[Row]:
     """Every metric of every configuration of the baseline, compared with the candidate's.
 
@@ -270,7 +356,12 @@ def format_rows(rows: Sequence[Row], *, show_all: bool = False) -> str:
     return (table + "\n\n" if shown else "") + summary
 
 
-def baseline_json(side: Mapping[str, Mapping[str, Any]], rules: Sequence[Rule]) -> str:
+def failed_configurations(side: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The labels of `side`'s failed configurations: a baseline holding one passes while it fails the same way."""
+    return [label for label, metrics in side.items() if "error" in metrics]
+
+
+def baseline_json(side: Mapping[str, Mapping[str, Any]], rules: Sequence[Override]) -> str:
     """The committed form of a baseline: deterministic metrics only (no latency), per configuration."""
     runs = {
         label: {k: v for k, v in metrics.items() if not k.startswith(LATENCY_PREFIX) and not rule_for(k, rules).skip}

@@ -107,17 +107,42 @@ def test_sweeps_compare_by_label_and_a_failed_config_fails(sweep_dir: Path, tmp_
     code, out = compare(capsys, sweep_dir, cand)
     assert code == 1 and "context.keep=6 context.summarize=False" in out and "boom" in out
     # the other way round, the configuration that failed runs now: an improvement, not a missing run
-    baseline = tmp_path / "baseline.json"
-    assert compare(capsys, baseline, cand, "--update")[0] == 0  # the failure recorded as the candidate had it
+    baseline = tmp_path / "baseline.json"  # the failure recorded as the candidate had it, as asked
+    assert compare(capsys, baseline, cand, "--update", "--keep-failed")[0] == 0
     for base in (cand, baseline):
         code, out = compare(capsys, base, sweep_dir)
         row = next(line for line in out.splitlines() if "context.keep=6 context.summarize=False" in line)
         assert code == 0 and "| improved " in row and "failed in the baseline (KeyError: boom)" in row, out
 
 
+def test_update_refuses_a_failed_configuration_unless_asked(sweep_dir: Path, tmp_path: Path, capsys) -> None:
+    """A failure written to the baseline would pass as long as it fails the same way: kept only by --keep-failed."""
+    baseline = tmp_path / "baseline.json"
+    with pytest.raises(SystemExit) as exit_info:
+        main(["compare", str(baseline), str(sweep_dir), "--update"])
+    err = capsys.readouterr().err
+    said = (
+        f"memlab: error: {sweep_dir}: 1 configuration failed (context.keep=99 context.summarize=False); "
+        f"{baseline} was not written (--keep-failed records failures in it)\n"
+    )
+    assert exit_info.value.code == 2 and err == said and not baseline.exists()
+    failed_run = job_dir(sweep_dir, 4)  # one failed run: named by its folder
+    with pytest.raises(SystemExit) as exit_info:
+        main(["compare", str(baseline), str(failed_run), "--update"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and f"{failed_run}: the run failed; {baseline} was not written" in err
+    assert not baseline.exists()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["compare", str(baseline), str(sweep_dir), "--keep-failed"])
+    assert exit_info.value.code == 2 and "--keep-failed goes with --update" in capsys.readouterr().err
+    assert compare(capsys, baseline, sweep_dir, "--update", "--keep-failed")[0] == 0
+    recorded = json.loads(baseline.read_text())["runs"]["context.keep=99 context.summarize=False"]
+    assert recorded == {"error": "FileNotFoundError: no such file: /nonexistent.json"}
+
+
 def test_committed_baseline_round_trip(sweep_dir: Path, tmp_path: Path, capsys) -> None:
     baseline = tmp_path / "baselines" / "ci.json"
-    assert compare(capsys, baseline, sweep_dir, "--update")[0] == 0
+    assert compare(capsys, baseline, sweep_dir, "--update", "--keep-failed")[0] == 0
     data = json.loads(baseline.read_text())
     assert set(data["runs"]) >= {"context.keep=6 context.summarize=False"}
     assert not any(k.startswith("latency.") for run in data["runs"].values() for k in run)
@@ -146,5 +171,5 @@ def test_bad_tolerances_name_the_file_and_key(tmp_path: Path) -> None:
         load_rules(unclosed)
     said = "expected the node content, but found '<stream end>' at line 2, column 1"
     assert str(error.value) == f"{unclosed}: cannot read tolerances ({said})"
-    with pytest.raises(MemlabError, match="no such directory"):
+    with pytest.raises(MemlabError, match="nowhere: no such file or directory"):
         load_side(tmp_path / "nowhere")

@@ -1,0 +1,108 @@
+"""`memlab compare --tolerances`: a rule changes only the fields it sets; a value that cannot be a tolerance is refused.
+
+A rule used to replace the registry's whole rule, so a field it left out fell back to the dataclass defaults (no
+direction, no latency ratio): `{pattern: "context.*", rel: 0.5}` made an improvement of evidence retention a
+CHANGED failure, and `max_increase: 1000` on a latency failed a speed-up.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from memlab.cli import main
+from memlab.errors import MemlabError
+from memlab.report.gate import load_rules
+
+RETENTION = "context.evidence_retention"
+
+
+def compare(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["compare", *map(str, args)])
+    return int(exit_info.value.code or 0), capsys.readouterr().out
+
+
+def edited_copy(run: Path, to: Path, file: str, **changes: float) -> Path:
+    shutil.copytree(run, to)
+    data = json.loads((to / file).read_text())
+    data.update(changes)
+    (to / file).write_text(json.dumps(data))
+    return to
+
+
+def row(out: str, metric: str) -> str:
+    return next(line for line in out.splitlines() if f"| {metric} " in line)
+
+
+def tolerances(tmp_path: Path, rule: str) -> Path:
+    path = tmp_path / "tolerances.yaml"
+    path.write_text(f"rules:\n  - {rule}\n")
+    return path
+
+
+def test_a_rule_keeps_the_registrys_direction(make_run: Callable[..., Path], tmp_path: Path, capsys) -> None:
+    base = make_run(tmp_path / "base", keep=6)
+    retention = json.loads((base / "metrics.json").read_text())[RETENTION]
+    better = edited_copy(base, tmp_path / "better", "metrics.json", **{RETENTION: retention + 0.3})
+    worse = edited_copy(base, tmp_path / "worse", "metrics.json", **{RETENTION: retention - 0.3})
+    within = edited_copy(base, tmp_path / "within", "metrics.json", **{RETENTION: retention - 0.1})
+    rules = tolerances(tmp_path, "{pattern: 'context.*', rel: 0.5}")
+    code, out = compare(capsys, base, better, "--tolerances", rules, "--all")
+    assert code == 0 and "| improved " in row(out, RETENTION), out
+    code, out = compare(capsys, base, worse, "--tolerances", rules)
+    assert code == 1 and "REGRESSION" in row(out, RETENTION), out
+    code, out = compare(capsys, base, within, "--tolerances", rules, "--all")  # the rule's rel applies
+    assert code == 0 and "| ok " in row(out, RETENTION), out
+
+
+def test_a_latency_rule_keeps_the_ratio_to_the_reference(make_run: Callable[..., Path], tmp_path: Path, capsys) -> None:
+    p95 = "latency.context.p95_us"
+    base = edited_copy(
+        make_run(tmp_path / "run", keep=6),
+        tmp_path / "base",
+        "latency.json",
+        **{p95: 1000.0, "latency.reference_us": 5000.0},
+    )
+    faster = edited_copy(base, tmp_path / "faster", "latency.json", **{p95: 500.0})
+    slower = edited_copy(base, tmp_path / "slower", "latency.json", **{p95: 4000.0})
+    rules = tolerances(tmp_path, "{pattern: 'latency.context.*', max_increase: 1000}")
+    code, out = compare(capsys, base, faster, "--tolerances", rules, "--all")
+    assert code == 0 and "x0.50 relative to latency.reference_us" in row(out, p95), out
+    code, out = compare(capsys, base, slower, "--tolerances", rules, "--all")
+    assert code == 0 and "x4.00 relative to latency.reference_us" in row(out, p95), out
+    named = tolerances(tmp_path, "{pattern: 'latency.context.*'}")  # gated, by the registry's ratio and limit (3x)
+    code, out = compare(capsys, base, slower, "--tolerances", named)
+    assert code == 1 and "REGRESSION" in row(out, p95) and "x4.00 relative to latency.reference_us" in row(out, p95)
+
+
+@pytest.mark.parametrize(
+    ("rule", "said"),
+    [
+        ("{pattern: 'x', abs: -1}", "rules[0].abs=-1; expected a finite number >= 0"),
+        ("{pattern: 'x', rel: .nan}", "rules[0].rel=nan; expected a finite number >= 0"),
+        ("{pattern: 'x', abs: big}", "rules[0].abs='big'; expected a finite number >= 0"),
+        ("{pattern: 'x', abs: 1e-3}", "rules[0].abs='1e-3'; expected a finite number >= 0 (YAML reads 1e-3 as text"),
+        ("{pattern: 'x', max_increase: true}", "rules[0].max_increase=True; expected a finite number >= 0"),
+        ("{pattern: 'x', skip: 'no'}", "rules[0].skip='no'; expected true or false"),
+        ("{pattern: 'x', gate: 1}", "rules[0].gate=1; expected true or false"),
+        ("{pattern: 'x', ratio_to: 5}", "rules[0].ratio_to=5; expected a metric's name"),
+        ("{pattern: 5}", "rules[0].pattern=5; expected a glob"),
+    ],
+)
+def test_a_value_that_cannot_be_a_tolerance_is_one_line(
+    rule: str, said: str, make_run: Callable[..., Path], tmp_path: Path, capsys
+) -> None:
+    path = tolerances(tmp_path, rule)
+    with pytest.raises(MemlabError) as error:
+        load_rules(path)
+    assert str(error.value).startswith(f"{path}: {said}"), error.value
+    run = make_run(tmp_path / "run", keep=6)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["compare", str(run), str(run), "--tolerances", str(path)])
+    captured = capsys.readouterr()
+    assert exit_info.value.code == 2 and captured.err == f"memlab: error: {error.value}\n" and captured.out == ""
