@@ -341,8 +341,9 @@ class Bm25Index:
         return math.log(1.0 + (self.live - df + 0.5) / (df + 0.5))
 
     def bound(self, weights: Mapping[str, float]) -> float:
-        """The highest score any document could get: each term's weight x idf x (k1 + 1)."""
-        return sum(w * self.idf(t) * (self.k1 + 1.0) for t, w in weights.items() if t in self._postings)
+        """The highest score any document could get: each term's weight x idf x (k1 + 1), over the terms a live
+        document holds (a term whose documents are all retired adds nothing, as in a fresh build)."""
+        return sum(w * self.idf(t) * (self.k1 + 1.0) for t, w in weights.items() if self.df.get(t, 0) > 0)
 
     def _posting(self, term: str) -> tuple[np.ndarray, np.ndarray]:
         arrays = self._arrays.get(term)

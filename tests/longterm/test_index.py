@@ -100,6 +100,18 @@ def test_incremental_updates_equal_a_fresh_build(docs: list[list[str]], data: st
     fresh.add([docs[i] for i in kept])
     assert incremental.scores(query)[kept] == pytest.approx(fresh.scores(query))
     assert not incremental.scores(query)[sorted(removed)].any()
+    assert incremental.bound(query) == pytest.approx(fresh.bound(query))  # what the hybrid relevance divides by
+
+
+def test_a_term_whose_documents_are_all_retired_leaves_the_bound() -> None:
+    """The defect: its maximal idf stayed in the bound, so every relevance shrank after an archive and a resumed
+    run (its index built afresh) ranked otherwise than the run it resumed."""
+    incremental, fresh = Bm25Index(), Bm25Index()
+    incremental.add([["alice", "paris"], ["bob", "paris"], ["carol", "zebra"]])
+    incremental.remove([2])
+    fresh.add([["alice", "paris"], ["bob", "paris"]])
+    query = {"paris": 1.0, "zebra": 1.0}
+    assert incremental.bound(query) == pytest.approx(fresh.bound(query))
 
 
 def test_hybrid_relevance_is_the_documented_linear_fusion_in_0_1() -> None:
