@@ -10,9 +10,11 @@ A `Shared` pair carries what workers learn that the parent may reuse (cached mod
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import multiprocessing
 import multiprocessing.util
+import os
 import signal
 import sys
 from collections.abc import Callable, Generator, Hashable, Sequence
@@ -29,6 +31,7 @@ from memlab.stores import close_store
 
 RuntimeFactory = Callable[[Dialogue], Runtime]
 STOP_GRACE_S = 10.0  # a terminated worker has this long to exit before it is killed
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent dies
 
 
 @dataclass(frozen=True)
@@ -54,9 +57,11 @@ def _start(
     shared: Shared | None,
     tally: Any,
     forked: bool,
+    parent: int,
 ) -> None:
     global _worker
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops the workers
+    _die_with(parent)
     if forked:
         # What the fork copied is the parent's: the collector never visits it here, so no finalizer of the parent's
         # garbage runs in this worker (the llama-index peer's waited here for a thread only its parent has); and,
@@ -69,6 +74,20 @@ def _start(
     multiprocessing.util.Finalize(None, close_store, args=(factory,), exitpriority=0)  # `Runtimes.close`, if any
     if forked:
         _one_torch_thread()  # after `build`: an embedder built there may set torch's threads
+
+
+def _die_with(parent: int) -> None:
+    """On Linux, have the kernel kill this worker when the run's process dies (kill -9, SIGTERM, a crash).
+
+    Without it a killed run's workers went on replaying, writing into the store and holding its connections
+    (and a SQLite -wal file) until killed one by one. Elsewhere a worker outlives its parent as before.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
 
 
 def _one_torch_thread() -> None:
@@ -151,7 +170,7 @@ def simulate_parallel(
     """
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    initargs = (build, spec, options, shared, tally, context.get_start_method() == "fork")
+    initargs = (build, spec, options, shared, tally, context.get_start_method() == "fork", os.getpid())
     pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start, initargs=initargs)
     finished = False
     try:

@@ -11,7 +11,10 @@ import shutil
 import signal
 import sqlite3
 import struct
+import subprocess
+import sys
 import threading
+import time
 import weakref
 from collections import Counter
 from collections.abc import Callable
@@ -336,3 +339,53 @@ def test_a_forked_worker_never_finalizes_the_parents_garbage(make_config, tmp_pa
     assert len(list(replaying)) == 1
     gc.collect()
     assert [p.name for p in marks.iterdir()] == [str(os.getpid())]  # finalized here, and only here
+
+
+class MarksItsWorker(Component):
+    """A context component that leaves a file named after the process replaying each session (MEMLAB_TEST_PIDS)."""
+
+    def __init__(self, **knobs: Any) -> None:  # the context group's sweep knobs, unused
+        super().__init__()
+
+    def on_session_start(self, runtime: Any, session: Any) -> None:
+        (Path(os.environ["MEMLAB_TEST_PIDS"]) / str(os.getpid())).touch()
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (a container's first process may never reap an orphan)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state not in ("Z", "X")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's parent-death signal is Linux's")
+def test_the_workers_of_a_killed_run_die_with_it(tmp_path: Path) -> None:
+    """The defect: after kill -9 of `memlab run sim.workers=2` its workers went on replaying, writing into the store
+    and holding its connections, until killed one by one."""
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    here = Path(__file__).resolve()
+    path = os.pathsep.join(map(str, (here.parents[2], here.parents[1], here.parent)))  # the checkout, tests, here
+    env = {**os.environ, "MEMLAB_TEST_PIDS": str(pids), "PYTHONPATH": path}
+    args = [
+        sys.executable, "-m", "memlab", "run", "dataset.dialogues=6", "dataset.sessions=40", "sim.workers=2",
+        "context._target_=test_parallel_replay.MarksItsWorker", "sim.progress=false", f"output_dir={tmp_path / 'r'}",
+    ]  # fmt: skip
+    run = subprocess.Popen(args, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while len({p.name for p in pids.iterdir()} - {str(run.pid)}) < 2 and time.monotonic() < deadline:
+        assert run.poll() is None, run.communicate()[1]
+        time.sleep(0.05)
+    workers = [int(p.name) for p in pids.iterdir() if p.name != str(run.pid)]
+    assert len(workers) == 2 and all(map(_running, workers))
+    run.kill()
+    run.wait()
+    deadline = time.monotonic() + 60  # a liveness bound, not a timing: the kernel signals them at once
+    while any(map(_running, workers)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [w for w in workers if _running(w)]
+    for pid in left:  # not leave them to the rest of the suite
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
