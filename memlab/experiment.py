@@ -409,12 +409,21 @@ def replay(cfg: DictConfig, dialogues: list[Dialogue], beat: Heartbeat | None = 
 
 
 def run_scope(cfg: DictConfig) -> str | None:
-    """A new scope for the run's state in its store; None for `sim.reuse_store=true` or a store in this process."""
+    """A new scope for the run's state in its store; None for `sim.reuse_store=true` or a store in this process.
+
+    `sim.reuse_store=true` on a store in this process is a `MemlabError`: no earlier run left anything there
+    (the run said it read what earlier runs left, and its manifest named that state).
+    """
     target = OmegaConf.select(cfg, "store._target_")
-    if cfg.sim.reuse_store or target is None:
-        return None
-    built = get_object(target)
-    return None if isinstance(built, type) and issubclass(built, InMemoryStore) else new_scope()
+    built = get_object(target) if target is not None else None
+    in_process = built is None or (isinstance(built, type) and issubclass(built, InMemoryStore))
+    if cfg.sim.reuse_store and in_process:
+        raise MemlabError(
+            "sim.reuse_store=true: the store lives in this run's process, so no earlier run left anything in it; "
+            "reuse a store that outlives the run (store=sqlite store.path=/absolute/file.sqlite, postgres, mysql, "
+            "redis)"
+        )
+    return None if cfg.sim.reuse_store or in_process else new_scope()
 
 
 def scoped_config(cfg: DictConfig, scope: str | None) -> DictConfig:

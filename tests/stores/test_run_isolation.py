@@ -91,6 +91,10 @@ def test_only_reuse_store_reads_what_earlier_runs_left(make_config: Any, tmp_pat
     assert _files(isolated) == alone(make_config, tmp_path)  # a run of its own does not see the warm rows
     with pytest.raises(MemlabError, match=r"sim\.reuse_store=true cannot be combined with sim\.stop_after_session"):
         run_experiment(make_config(*warm, "sim.stop_after_session=1"), tmp_path / "stopped")
+    # The defect: on a store in the run's process the run said earlier runs had shaped it, and nothing had.
+    with pytest.raises(MemlabError, match=r"sim\.reuse_store=true: the store lives in this run's process"):
+        run_experiment(make_config(*RUN, "store=memory", "sim.reuse_store=true"), tmp_path / "memory")
+    assert not (tmp_path / "memory").exists()
 
 
 def test_a_warm_run_says_on_screen_that_earlier_runs_shaped_it(memlab_cli: Any, tmp_path: Path, capsys) -> None:
