@@ -273,9 +273,11 @@ def inert_note(keys: Sequence[str]) -> str:
     if not keys:
         return ""
     names = ", ".join(keys)
+    settings = [k for k in keys if "." in k]  # a group's choice (context=...) reaches the run: it is what runs
+    hint = f"; check that {', '.join(settings)} reaches the strategy" if settings else ""
     return (
-        f"Swept but changed no metric: {names} (runs differing only in it have identical metrics.json; "
-        "check that the key reaches the strategy)"
+        f"Swept but changed no metric: {names} (runs differing only in it have identical metrics.json: "
+        f"its values measure the same here{hint})"
     )
 
 

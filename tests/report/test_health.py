@@ -102,6 +102,16 @@ def test_a_swept_parameter_that_changed_nothing_is_flagged(
     assert "Swept but changed no metric: context.strategy.max_tokens" in text
     assert "Swept but changed no metric" in (sweep / "comparison.html").read_text()
     assert "memlab: WARNING: Swept but changed no metric: context.strategy.max_tokens" in stderr
+    assert "check that context.strategy.max_tokens reaches the strategy" in text
+
+
+def test_a_group_choice_that_changed_nothing_is_not_said_to_miss_the_strategy() -> None:
+    """The defect: context=summarize,composite (the same numbers here) was told to check that the key reached the
+    strategy; a group's choice is the strategy that runs."""
+    from memlab.report.comparison import inert_note
+
+    note = inert_note(["context"])
+    assert note.startswith("Swept but changed no metric: context (") and "reaches the strategy" not in note
 
 
 def test_a_model_that_echoes_warns_that_most_summaries_fell_back(
