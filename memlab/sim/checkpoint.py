@@ -5,16 +5,20 @@ computed over all of them), the `Cursor`, each component's `checkpoint()` state,
 in the store (`memlab.stores.scoped`) and everything that scope held then: the histories
 (`agent_memory` on SQLite, PostgreSQL, MySQL or Redis) and long-term memories with their access
 counts. A resume restores the scope to that state before it replays, so writes of an attempt
-killed part way are undone, not replayed twice. The checkpoint is one entry under the session id
-``memlab-checkpoint:<name>``, written in one transaction: the state pickled, base64 in JSON. A
-pickle is exact (datetimes, tuples, events) and only this memlab reads it back: a checkpoint
-is for resuming a run with the same code, not an archive format.
+killed part way are undone, not replayed twice. It also carries the run's fingerprint (its resolved
+config, but for what may differ between the stopping and the resuming command) and the data's hash:
+a resume of another configuration or other data would publish a mix of two runs, so it is refused.
+The checkpoint is one entry under the session id ``memlab-checkpoint:<name>`` (a sweep job's name
+says which job), written in one transaction: the state pickled, base64 in JSON. A pickle is exact
+(datetimes, tuples, events) and only this memlab reads it back: a checkpoint is for resuming a run
+with the same code, not an archive format.
 """
 
 from __future__ import annotations
 
 import base64
 import pickle
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,16 +32,25 @@ from memlab.stores.scoped import ScopeState
 PREFIX = "memlab-checkpoint:"
 
 
+DIFFERENCES_SHOWN = 5  # config keys a refused resume names; the rest are counted
+VALUE_CHARS = 60  # of each value it names
+
+
 @dataclass(frozen=True)
 class Checkpoint:
     """A stopped replay: its records, where it stopped, the components' states (in component order),
-    its scope in the store and what the scope held."""
+    its scope in the store and what the scope held, the states of the models whose state spans the run
+    (`memlab.llm.run_wide_models`, in the order built), and what it belongs to: its config's fingerprint
+    (dotted key: resolved value) and the sha256 of its dialogues."""
 
     records: tuple[Record, ...]
     cursor: Cursor
     states: tuple[dict[str, Any], ...]
     scope: str
     stored: ScopeState
+    models: tuple[dict[str, Any], ...]
+    config: dict[str, Any]
+    data: str
 
 
 def checkpoint_id(name: str) -> str:
@@ -61,9 +74,41 @@ def load_checkpoint(store: SessionStore, name: str) -> Checkpoint:
     checkpoint = pickle.loads(base64.b64decode(entries[0]["checkpoint"]))
     if not isinstance(checkpoint, Checkpoint):
         raise MemlabError(f"{checkpoint_id(name)!r} in the store is not a memlab checkpoint")
-    if not hasattr(checkpoint, "stored"):
+    if not hasattr(checkpoint, "config"):  # the newest field: older checkpoints lack it, and some the stored state
         raise MemlabError(
-            f"{checkpoint_id(name)!r} was saved by an earlier memlab, without the run's stored state; "
-            "run again from the start with sim.stop_after_session=K"
+            f"{checkpoint_id(name)!r} was saved by an earlier memlab, without the fingerprint of its config and data "
+            "(a resume could not tell whether it belongs to this run); stop again: run from the start with "
+            "sim.stop_after_session=K"
         )
     return checkpoint
+
+
+def check_belongs(checkpoint: Checkpoint, name: str, config: Mapping[str, Any], data: str) -> None:
+    """A user error unless `checkpoint` was saved by a run of this `config` (fingerprint) on this `data` (sha256):
+    resuming another run's checkpoint would publish a mix of two runs. The config first: it names what differs."""
+    key = checkpoint_id(name)
+    was = checkpoint.config
+    differ = sorted(k for k in was.keys() | config.keys() if was.get(k, _ABSENT) != config.get(k, _ABSENT))
+    if differ:
+        shown = "; ".join(
+            f"{k}: {_shown(was.get(k, _ABSENT))} at the stop, {_shown(config.get(k, _ABSENT))} now"
+            for k in differ[:DIFFERENCES_SHOWN]
+        )
+        more = f" (and {len(differ) - DIFFERENCES_SHOWN} more)" if len(differ) > DIFFERENCES_SHOWN else ""
+        raise MemlabError(
+            f"sim.resume=true: checkpoint {key!r} was saved by another configuration: {shown}{more}; resume with the "
+            "settings it stopped with, or stop again with these"
+        )
+    if checkpoint.data != data:
+        raise MemlabError(
+            f"sim.resume=true: checkpoint {key!r} was saved from other data (dialogues sha256 {checkpoint.data[:12]} "
+            f"at the stop, {data[:12]} now); resume on the data it stopped on, or stop again on this data"
+        )
+
+
+_ABSENT = object()  # a key one side's config does not have
+
+
+def _shown(value: Any) -> str:
+    """A config value as a refused resume names it: `absent` for a key the config does not have."""
+    return "absent" if value is _ABSENT else textwrap.shorten(repr(value), VALUE_CHARS)
