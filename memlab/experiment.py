@@ -56,7 +56,14 @@ from memlab.sim import (
     simulate_parallel,
     user_ends,
 )
-from memlab.sim.checkpoint import Checkpoint, check_belongs, checkpoint_id, load_checkpoint, save_checkpoint
+from memlab.sim.checkpoint import (
+    Checkpoint,
+    check_belongs,
+    checkpoint_id,
+    checkpoint_lock,
+    load_checkpoint,
+    save_checkpoint,
+)
 from memlab.sim.progress import PROGRESS_LOGGER, Heartbeat
 from memlab.stores import MAX_KEY_LENGTH, InMemoryStore, SessionStore, close_store, new_scope, scoped
 from memlab.tokens import get_counter
@@ -538,11 +545,27 @@ def _replay_checkpointed(
         )
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
-    cursor, records, scope = Cursor(), [], new_scope()
     fingerprint, data = resume_fingerprint(cfg), data_hash(dialogues)
     checkpoint = load_checkpoint(store, name) if cfg.sim.resume else None
     if checkpoint is not None:
         check_belongs(checkpoint, name, fingerprint, data)  # before the store is touched
+    with checkpoint_lock(store, name):  # one replay of a checkpoint at a time, to its end
+        return _replay_from(cfg, dialogues, beat, store, name, checkpoint, fingerprint, data)
+
+
+def _replay_from(
+    cfg: DictConfig,
+    dialogues: list[Dialogue],
+    beat: Heartbeat | None,
+    store: SessionStore,
+    name: str,
+    checkpoint: Checkpoint | None,
+    fingerprint: dict[str, Any],
+    data: str,
+) -> tuple[list[Record], bool, str | None]:
+    """`_replay_checkpointed` from `checkpoint` (None: from the start), its lock held."""
+    cursor, records, scope = Cursor(), [], new_scope()
+    if checkpoint is not None:
         records, cursor = list(checkpoint.records), replace(checkpoint.cursor, stopped=False)
         scope = checkpoint.scope
         scoped(store, scope).restore(checkpoint.stored)

@@ -17,10 +17,14 @@ with the same code, not an archive format.
 from __future__ import annotations
 
 import base64
+import os
 import pickle
+import socket
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from memlab.errors import MemlabError
@@ -30,6 +34,7 @@ from memlab.stores.base import SessionState, SessionStore
 from memlab.stores.scoped import ScopeState
 
 PREFIX = "memlab-checkpoint:"
+LOCK_PREFIX = "memlab-checkpoint-lock:"
 
 
 DIFFERENCES_SHOWN = 5  # config keys a refused resume names; the rest are counted
@@ -112,3 +117,62 @@ _ABSENT = object()  # a key one side's config does not have
 def _shown(value: Any) -> str:
     """A config value as a refused resume names it: `absent` for a key the config does not have."""
     return "absent" if value is _ABSENT else textwrap.shorten(repr(value), VALUE_CHARS)
+
+
+@contextmanager
+def checkpoint_lock(store: SessionStore, name: str) -> Iterator[None]:
+    """Hold checkpoint `name` for one replay: a second resume (or stop) of it meanwhile is refused in one line.
+
+    Two at once restored the same scope under each other and published wrong metrics. The lock is an entry
+    taken atomically with `store.update` (a row lock on SQL, WATCH on Redis) naming its process; one whose
+    process is gone on this host (a killed resume) is taken over, so a kill never blocks the next resume.
+    """
+    me = _holder()
+
+    def take(old: SessionState) -> SessionState:
+        if old.entries and old.entries[0]["holder"] != me and _alive(old.entries[0]["holder"]):
+            raise MemlabError(
+                f"checkpoint {checkpoint_id(name)!r} is being resumed by another process ({_named(old.entries[0])}); "
+                f"one resume at a time (if that process is gone, delete the store key {LOCK_PREFIX + name!r})"
+            )
+        return SessionState(({"holder": me},), None)
+
+    store.update(LOCK_PREFIX + name, take)
+    try:
+        yield
+    finally:
+        store.update(LOCK_PREFIX + name, lambda old: SessionState((), None) if _held(old, me) else None)
+
+
+def _held(state: SessionState, me: dict[str, Any]) -> bool:
+    return bool(state.entries) and state.entries[0]["holder"] == me
+
+
+def _holder() -> dict[str, Any]:
+    """This process: its host, pid and start time (a pid is reused; with its start time it is not)."""
+    return {"host": socket.gethostname(), "pid": os.getpid(), "started": _started(os.getpid())}
+
+
+def _started(pid: int) -> str | None:
+    """When process `pid` started, in clock ticks since boot (Linux's /proc); None where it cannot be told."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _alive(holder: Mapping[str, Any]) -> bool:
+    """Whether the lock's holder may still run: on another host that cannot be told, so it may."""
+    if holder["host"] != socket.gethostname():
+        return True
+    try:
+        os.kill(holder["pid"], 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return holder["started"] is None or _started(holder["pid"]) == holder["started"]
+
+
+def _named(entry: Mapping[str, Any]) -> str:
+    return f"pid {entry['holder']['pid']} on {entry['holder']['host']}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shlex
+import socket
 import subprocess
 import sys
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from in_process import memlab_main
 
 from memlab.memory import Agent, TaskSegmentedCompressor
 from memlab.messages import FunctionCall
+from memlab.stores import SessionState
 
 STORES = Path(__file__).resolve().parents[1] / "stores" / "conftest.py"
 RUN = (
@@ -297,3 +299,39 @@ def test_a_resume_with_llm_faulty_goes_on_with_its_random_draws(
     memlab(*run, store, "sim.resume=true", f"output_dir={tmp_path / 'resumed'}")
     for name in ("metrics.json", "calls.csv"):
         assert (tmp_path / "whole" / name).read_bytes() == (tmp_path / "resumed" / name).read_bytes()
+
+
+def test_a_second_resume_of_a_checkpoint_while_one_runs_is_refused(
+    tmp_path: Path, uninterrupted: Callable[[str], Path], memlab_run_err: Callable[..., tuple[int, str]]
+) -> None:
+    """Two resumes at once both exited 0, each restoring the scope under the other (wrong metrics). One that was
+    killed holds nothing: the next resume takes its lock over."""
+    import time
+
+    from memlab.stores import SqlStore
+
+    whole = uninterrupted("sqlite")
+    db = tmp_path / "db.sqlite"
+    parts = (*RUN, "store=sqlite", f"store.path={db}", "name=parts")
+    assert memlab_run_err(*parts, "sim.stop_after_session=2")[0] == 0
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1"}
+    first = subprocess.Popen(
+        [sys.executable, "-m", "memlab", "run", *parts, "sim.resume=true", f"output_dir={tmp_path / 'first'}"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    store, lock = SqlStore(path=str(db)), "memlab-checkpoint-lock:parts"
+    while not store.load(lock).entries and first.poll() is None:
+        time.sleep(0.05)
+    status, err = memlab_run_err(*parts, "sim.resume=true", f"output_dir={tmp_path / 'second'}")
+    assert first.wait(timeout=900) == 0, first.stderr.read() if first.stderr else ""
+    assert status == 2 and err.count("\n") == 1 and "is being resumed by another process" in err, err
+    assert not (tmp_path / "second").exists()
+    assert (whole / "metrics.json").read_bytes() == (tmp_path / "first" / "metrics.json").read_bytes()
+    gone = subprocess.Popen([sys.executable, "-c", ""])
+    gone.wait()
+    holder = {"host": socket.gethostname(), "pid": gone.pid, "started": None}
+    store.update(lock, lambda _: SessionState(({"holder": holder},), None))
+    assert memlab_run_err(*parts, "sim.resume=true", f"output_dir={tmp_path / 'third'}")[0] == 0
