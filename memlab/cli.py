@@ -98,6 +98,7 @@ def _run(cfg: DictConfig) -> float | None:
     from memlab.experiment import objective_value, run_experiment
     from memlab.llm.base import LLMError
     from memlab.report import write_error
+    from memlab.report.rundata import write_stopped
 
     hc = HydraConfig.get()
     hydra_dir = Path(hc.runtime.output_dir)
@@ -120,6 +121,14 @@ def _run(cfg: DictConfig) -> float | None:
             write_error(run_dir, cause, overrides, traceback.format_exc())
             print(
                 f"memlab: job {hc.job.num} failed ({type(cause).__name__}: {cause}); marked in {run_dir}",
+                file=sys.stderr,
+            )
+            return _worst(hc.sweeper)
+        if result.stopped:  # a checkpoint, no run: marked, so the sweep tells it from a job that never finished
+            write_stopped(run_dir, result.stopped, cfg.sim.stop_after_session, overrides)
+            print(
+                f"memlab: job {hc.job.num} stopped after session {cfg.sim.stop_after_session}; checkpoint "
+                f"{result.stopped!r} saved ({_how_to_resume(cfg, hydra_dir)})",
                 file=sys.stderr,
             )
             return _worst(hc.sweeper)
@@ -210,10 +219,17 @@ def _forget_last_sweep() -> None:
 
 
 def _sweep_status() -> int:
-    """The exit status of a finished `memlab run -m`: 1 if a job failed or never finished (unless allowed)."""
+    """The exit status of a finished `memlab run -m`: 1 if a job failed or never finished (unless allowed); a job
+    stopped at `sim.stop_after_session` did as told."""
     from memlab.report.callback import LAST_SWEEP
 
     jobs = LAST_SWEEP.get("jobs")
+    if jobs is not None and jobs.stopped:  # on purpose: not a failure (docs/memory.md)
+        print(
+            f"memlab: job(s) {', '.join(map(str, jobs.stopped))} stopped at sim.stop_after_session, their checkpoints "
+            "saved; resume: the same sweep with sim.resume=true (into a new hydra.sweep.dir)",
+            file=sys.stderr,
+        )
     if jobs is None or not (jobs.failed or jobs.missing):
         return 0
     parts = [f"job(s) {', '.join(map(str, jobs.failed))} failed"] if jobs.failed else []

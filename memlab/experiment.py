@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import cProfile
+import hashlib
 import io
 import json
 import logging
@@ -36,6 +37,7 @@ from memlab.context.interceptor import ignored_knobs as context_ignored_knobs
 from memlab.dialogues.model import Dialogue
 from memlab.errors import MemlabError
 from memlab.eval import answer_rows
+from memlab.llm import run_wide_models
 from memlab.llm.extractive import SUMMARY_MEMO
 from memlab.metrics import all_events, check_tokenizer, mean_by_category, probe_rows, registry
 from memlab.metrics.answers import ANSWER_METRICS, answerable
@@ -54,9 +56,16 @@ from memlab.sim import (
     simulate_parallel,
     user_ends,
 )
-from memlab.sim.checkpoint import Checkpoint, checkpoint_id, load_checkpoint, save_checkpoint
+from memlab.sim.checkpoint import (
+    Checkpoint,
+    check_belongs,
+    checkpoint_id,
+    checkpoint_lock,
+    load_checkpoint,
+    save_checkpoint,
+)
 from memlab.sim.progress import PROGRESS_LOGGER, Heartbeat
-from memlab.stores import InMemoryStore, SessionStore, close_store, new_scope, scoped
+from memlab.stores import MAX_KEY_LENGTH, InMemoryStore, SessionStore, close_store, new_scope, scoped
 from memlab.tokens import get_counter
 from memlab.tracking import FinishedRun, RunLogger, now, record_run
 
@@ -83,13 +92,14 @@ class RunResult:
         run_dir: The run directory, with its reports.
         metrics: Every metric, unrounded (metrics.json holds them rounded).
         records: What the replay recorded, call by call (memlab.sim).
-        stopped: Stopped at `sim.stop_after_session`: a checkpoint was saved, no run directory published.
+        stopped: Stopped at `sim.stop_after_session`: the store key of the checkpoint saved (no run directory
+            published); None for a finished run.
     """
 
     run_dir: Path
     metrics: dict[str, Any]
     records: list[Record]
-    stopped: bool = False
+    stopped: str | None = None
 
 
 def instantiate(node: Any, **kwargs: Any) -> Any:
@@ -435,34 +445,104 @@ def scoped_config(cfg: DictConfig, scope: str | None) -> DictConfig:
     return run
 
 
-def store_manifest(cfg: DictConfig, scope: str | None) -> dict[str, Any]:
+def store_manifest(cfg: DictConfig, scope: str | None, checkpoint: str) -> dict[str, Any]:
     """The manifest's `store`: the scope the run kept to, and the earlier state it read on purpose (None: none)."""
     earlier = None
     if cfg.sim.resume:
-        earlier = f"sim.resume=true: its scope as checkpoint {checkpoint_id(cfg.name)!r} saved it"
+        earlier = f"sim.resume=true: its scope as checkpoint {checkpoint_id(checkpoint)!r} saved it"
     elif cfg.sim.reuse_store:
         earlier = "sim.reuse_store=true: the store's shared rows, as earlier runs left them"
     return {"scope": scope, "earlier_state": earlier}
 
 
+# What may differ between the command that stopped a run and the one that resumes it. Every other key of the
+# resolved config is the checkpoint's fingerprint: a resume whose fingerprint differs would publish a mix of two
+# runs, so it is refused.
+RESUME_FREE_KEYS = (
+    "sim.resume",  # what tells the resuming command from the stopping one
+    "sim.stop_after_session",  # a resume may stop again, later (or not at all)
+    "sim.progress",  # a bar on screen
+    "sim.heartbeat_seconds",  # how often a line on screen and in run.log says how far the replay is
+    "verbose",  # third-party log lines in run.log
+    "profile",  # profile.txt: where this process spent its time, not what it replayed
+    "report",  # how the report is drawn (report.plots: figures) from the same records
+    "sim.workers",  # a stopped or resumed replay runs in one process, whatever it says
+    "output_dir",  # where the resumed run publishes (the stop publishes nothing)
+    # The checkpoint was found in this store, so it is the store the stop wrote, however the resume spells it:
+    # a relative store.path resumes as the absolute path the stop line names (store.run_dir is output_dir).
+    "store",
+    "logger",  # where the finished run is recorded, after the replay
+)
+
+
+def resume_fingerprint(cfg: DictConfig) -> dict[str, Any]:
+    """The resolved config but for `RESUME_FREE_KEYS`, as dotted key: value (what a checkpoint belongs to).
+
+    The free keys are emptied before resolving, so a value drawn from one of them (``${store}``) is empty too.
+    """
+    plain = OmegaConf.create(OmegaConf.to_container(cfg, resolve=False))  # untyped: a free key may be emptied
+    for key in RESUME_FREE_KEYS:
+        OmegaConf.update(plain, key, None, force_add=True)
+    flat: dict[str, Any] = {}
+
+    def walk(node: Any, prefix: str) -> None:
+        if isinstance(node, dict) and node:
+            for key, child in node.items():
+                walk(child, f"{prefix}{key}.")
+        else:
+            flat[prefix.removesuffix(".")] = node
+
+    walk(OmegaConf.to_container(plain, resolve=True), "")
+    for key in RESUME_FREE_KEYS:
+        flat.pop(key, None)
+    return flat
+
+
+def checkpoint_name(cfg: DictConfig, overrides: Sequence[str]) -> str:
+    """The name a run's checkpoint is saved under: `name`, and for a sweep's job its overrides but the free ones.
+
+    Every job of a sweep has the sweep's name; the overrides tell them apart, the same in the stopping and the
+    resuming sweep (`sim.stop_after_session` and `sim.resume` are left out). Too long a key is hashed.
+    """
+    if not _sweep_job():
+        return str(cfg.name)
+    own = sorted(o for o in overrides if not _free(o.lstrip("+~").split("=", 1)[0].split("@", 1)[0]))
+    name = f"{cfg.name}[{' '.join(own)}]"
+    if len(checkpoint_id(name)) > MAX_KEY_LENGTH:
+        name = f"{cfg.name}[sha256:{hashlib.sha256(' '.join(own).encode()).hexdigest()[:16]}]"
+    return name
+
+
+def _free(key: str) -> bool:
+    """Whether config key `key` is, or is under, one of `RESUME_FREE_KEYS`."""
+    return any(key == free or key.startswith(free + ".") for free in RESUME_FREE_KEYS)
+
+
+def _sweep_job() -> bool:
+    """Whether this process runs a job of a sweep (Hydra's multirun)."""
+    return HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN
+
+
 def replay_checkpointed(
-    cfg: DictConfig, dialogues: list[Dialogue], beat: Heartbeat | None = None
+    cfg: DictConfig, dialogues: list[Dialogue], beat: Heartbeat | None = None, name: str | None = None
 ) -> tuple[list[Record], bool, str | None]:
-    """One process, from the checkpoint in `cfg.store` (`sim.resume`), up to `sim.stop_after_session`.
+    """One process, from the checkpoint `name` (default: `cfg.name`) in `cfg.store` (`sim.resume`), up to
+    `sim.stop_after_session`.
 
     The run keeps to a scope of its own; a checkpoint carries what the scope held and a resume restores
     the scope to it first, so an attempt killed part way leaves nothing the next one reads (exactly once).
+    A checkpoint of another config or other data is refused before anything is restored.
     Returns the records, whether the replay stopped (its checkpoint then replaces the old one) and the scope.
     """
     store: SessionStore = instantiate(cfg.store)
     try:
-        return _replay_checkpointed(cfg, dialogues, beat, store)
+        return _replay_checkpointed(cfg, dialogues, beat, store, name or str(cfg.name))
     finally:
         close_store(store)
 
 
 def _replay_checkpointed(
-    cfg: DictConfig, dialogues: list[Dialogue], beat: Heartbeat | None, store: SessionStore
+    cfg: DictConfig, dialogues: list[Dialogue], beat: Heartbeat | None, store: SessionStore, name: str
 ) -> tuple[list[Record], bool, str | None]:
     """`replay_checkpointed` on `store`, the one its checkpoints live in."""
     if isinstance(store, InMemoryStore):
@@ -474,19 +554,41 @@ def _replay_checkpointed(
         )
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
+    fingerprint, data = resume_fingerprint(cfg), data_hash(dialogues)
+    checkpoint = load_checkpoint(store, name) if cfg.sim.resume else None
+    if checkpoint is not None:
+        check_belongs(checkpoint, name, fingerprint, data)  # before the store is touched
+    with checkpoint_lock(store, name):  # one replay of a checkpoint at a time, to its end
+        return _replay_from(cfg, dialogues, beat, store, name, checkpoint, fingerprint, data)
+
+
+def _replay_from(
+    cfg: DictConfig,
+    dialogues: list[Dialogue],
+    beat: Heartbeat | None,
+    store: SessionStore,
+    name: str,
+    checkpoint: Checkpoint | None,
+    fingerprint: dict[str, Any],
+    data: str,
+) -> tuple[list[Record], bool, str | None]:
+    """`_replay_checkpointed` from `checkpoint` (None: from the start), its lock held."""
     cursor, records, scope = Cursor(), [], new_scope()
-    checkpoint = load_checkpoint(store, cfg.name) if cfg.sim.resume else None
     if checkpoint is not None:
         records, cursor = list(checkpoint.records), replace(checkpoint.cursor, stopped=False)
         scope = checkpoint.scope
         scoped(store, scope).restore(checkpoint.stored)
     run_cfg = scoped_config(cfg, scope)
-    components = build_components(run_cfg)
     resumed = dialogues[cursor.dialogue].id if cursor.resuming else None
-    with runtime_factory(run_cfg, components, resumed) as make_runtime:  # closes the components at the end
+    with run_wide_models() as models:  # the models a checkpoint carries the state of (llm=faulty's random draws)
+        components = build_components(run_cfg)
+        runtimes = runtime_factory(run_cfg, components, resumed)
+    with runtimes as make_runtime:  # closes the components at the end
         if checkpoint is not None:
             for component, state in zip(components, checkpoint.states, strict=True):
                 component.restore(state)
+            for model, state in zip(models, checkpoint.models, strict=True):
+                model.restore(state)
         options = ReplayOptions(call_roles=tuple(cfg.sim.call_roles), probe_context=cfg.sim.probe_context)
         progress = _progress(dialogues, cfg.sim.progress, f"replay {cfg.name}")
         beat = beat or Heartbeat(cfg.name, None)
@@ -495,8 +597,10 @@ def _replay_checkpointed(
         records += beat.count(simulate(progress, make_runtime, options, cursor, cfg.sim.stop_after_session, ends))
         if cursor.stopped:
             states = tuple(c.checkpoint() for c in components)  # first: it finishes background writes
+            stored = scoped(store, scope).snapshot()
+            kept = tuple(m.checkpoint() for m in models)
             save_checkpoint(
-                store, cfg.name, Checkpoint(tuple(records), cursor, states, scope, scoped(store, scope).snapshot())
+                store, name, Checkpoint(tuple(records), cursor, states, scope, stored, kept, fingerprint, data)
             )
     return records, cursor.stopped, scope
 
@@ -538,15 +642,16 @@ def _replay_and_publish(
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
     dialogues = load_dialogues(cfg)
+    checkpoint = checkpoint_name(cfg, overrides)
     beat.dialogues, beat.phase = len(dialogues), "building the strategies"
     with _profiled(cfg.profile) as profile:
         ignored = ignored_knobs(cfg)
         scope: str | None
         if cfg.sim.resume or cfg.sim.stop_after_session:
-            records, stopped, scope = replay_checkpointed(cfg, dialogues, beat)
+            records, stopped, scope = replay_checkpointed(cfg, dialogues, beat, checkpoint)
             if stopped:  # a checkpoint, not a finished run: nothing is published
                 calls = sum(isinstance(r, CallRecord) for r in records)
-                return RunResult(Path(run_dir), {"calls": calls}, records, True)
+                return RunResult(Path(run_dir), {"calls": calls}, records, checkpoint_id(checkpoint))
         else:
             scope = run_scope(cfg)
             records = replay(scoped_config(cfg, scope), dialogues, beat)
@@ -563,7 +668,7 @@ def _replay_and_publish(
         "seed": cfg.seed,
         "overrides": list(overrides),
         "ignored": ignored,
-        "store": store_manifest(cfg, scope),
+        "store": store_manifest(cfg, scope, checkpoint),
         "data_sha256": data_hash(dialogues),
         "dialogues": len(dialogues),
         **git_state(SOURCE),

@@ -15,6 +15,8 @@ from memlab.llm.base import (
     LLMError,
     LLMTimeout,
     RecordedChatModel,
+    RunWideModel,
+    run_wide_models,
 )
 from memlab.llm.extractive import ExtractiveChatModel
 from memlab.llm.faulty import FAULT_MODES, FaultyChatModel
@@ -39,7 +41,9 @@ __all__ = [
     "LLMTimeout",
     "LitellmChatModel",
     "RecordedChatModel",
+    "RunWideModel",
     "extractive_summary",
     "first_sentences",
     "prompts",
+    "run_wide_models",
 ]

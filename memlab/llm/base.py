@@ -7,7 +7,9 @@ the extractive backend can do the task from the very prompt a real model would r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -108,3 +110,39 @@ class RecordedChatModel:
         self, messages: Sequence[MessageLike], *, task: str, max_tokens: int | None, **params: Any
     ) -> Completion:
         raise NotImplementedError
+
+
+class RunWideModel(Protocol):
+    """A model whose state spans the run (`run_wide_state`: llm=faulty's random draws), which a checkpoint carries."""
+
+    run_wide_state: bool
+
+    def checkpoint(self) -> dict[str, Any]:
+        """The state a replay stopped at a session boundary carries to the process that resumes it."""
+        ...
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Take back what `checkpoint` returned."""
+        ...
+
+
+_BUILT: ContextVar[list[RunWideModel] | None] = ContextVar("memlab_run_wide_models", default=None)
+
+
+@contextmanager
+def run_wide_models() -> Iterator[list[RunWideModel]]:
+    """The run-wide models built inside the block (each config node that names one builds its own), in the order
+    built: a stopped replay saves their states in that order and the resume, building the same, restores them."""
+    built: list[RunWideModel] = []
+    token = _BUILT.set(built)
+    try:
+        yield built
+    finally:
+        _BUILT.reset(token)
+
+
+def built_run_wide(model: RunWideModel) -> None:
+    """Note `model` for the `run_wide_models` block it is built in (none: nothing to note)."""
+    built = _BUILT.get()
+    if built is not None:
+        built.append(model)

@@ -19,7 +19,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from memlab.llm.base import TASK_CHAT, ChatModel, Completion, LLMError, LLMTimeout, RecordedChatModel
+from memlab.llm.base import TASK_CHAT, ChatModel, Completion, LLMError, LLMTimeout, RecordedChatModel, built_run_wide
 from memlab.llm.extractive import ExtractiveChatModel
 from memlab.llm.prompts import source_text
 from memlab.messages import MessageLike, as_messages
@@ -59,6 +59,15 @@ class FaultyChatModel(RecordedChatModel):
         self.counter = counter
         self._rng = random.Random(seed)
         self._fault = ""
+        built_run_wide(self)
+
+    def checkpoint(self) -> dict[str, Any]:
+        """Where the random draws are: a resumed replay goes on with the next, as the uninterrupted one does."""
+        return {"rng": self._rng.getstate()}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Take back what `checkpoint` returned."""
+        self._rng.setstate(state["rng"])
 
     def complete(
         self, messages: Sequence[MessageLike], *, task: str = TASK_CHAT, max_tokens: int | None = None, **params: Any

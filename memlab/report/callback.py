@@ -34,6 +34,8 @@ class ComparisonCallback(Callback):
         jobs: SweepJobs = sweep_jobs(sweep_dir) if sweep_dir.is_dir() else SweepJobs(None, (), (), ())
         allow = bool(config.get("sweep", {}).get("allow_failures", False))
         LAST_SWEEP.update(jobs=jobs, allow_failures=allow, dir=sweep_dir)
+        if jobs.stopped and not (jobs.finished or jobs.failed):  # checkpoints only: nothing to compare until resumed
+            return
         try:
             runs = [load_run(p) for p in find_runs([sweep_dir])]
         except MemlabError as e:
@@ -43,6 +45,8 @@ class ComparisonCallback(Callback):
         paths = write_comparison(sweep_dir, runs, title=sweep_title(config.get("name", "")), notes=notes)
         failed = sum(r.failed for r in runs)
         note = f", {failed} failed" if failed else ""
+        if jobs.stopped:
+            note += f", stopped job(s) {', '.join(map(str, jobs.stopped))} (checkpoints, not compared)"
         if jobs.missing:
             note += f", missing job(s) {', '.join(map(str, jobs.missing))} (never finished)"
         print(

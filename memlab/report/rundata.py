@@ -44,6 +44,7 @@ METRICS_FILE = "metrics.json"
 LATENCY_FILE = "latency.json"
 RETRIEVALS_FILE = "retrievals.jsonl"
 ERROR_FILE = "error.json"
+STOPPED_FILE = "stopped.json"  # a sweep job stopped at sim.stop_after_session: its checkpoint, no run
 CALL_COLUMNS = (
     "dialogue",
     "session",
@@ -357,6 +358,23 @@ def find_runs(paths: Iterable[Path | str]) -> list[Path]:
             raise MemlabError(f"{p}: neither a run directory nor a sweep directory holding run directories")
         found.extend(runs)
     return found
+
+
+def write_stopped(run_dir: Path, checkpoint: str, session: int, overrides: Sequence[str] = ()) -> Path:
+    """Mark a sweep job as stopped on purpose (`sim.stop_after_session`): `stopped.json` names its checkpoint's
+    store key, so the sweep tells it from a job that never finished.
+
+    Args:
+        run_dir: The job's folder.
+        checkpoint: The store key its checkpoint was saved under.
+        session: The session it stopped after.
+        overrides: The job's overrides.
+    """
+    run_dir.mkdir(parents=True, exist_ok=True)
+    target = run_dir / STOPPED_FILE
+    payload = {"checkpoint": checkpoint, "stopped_after_session": session, "overrides": list(overrides)}
+    target.write_text(canonical_json(payload), encoding="utf-8")
+    return target
 
 
 def write_error(run_dir: Path, error: BaseException, overrides: Sequence[str] = (), trace: str = "") -> Path:

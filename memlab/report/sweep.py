@@ -2,7 +2,8 @@
 
 A job that finished has a run directory (`metrics.json`) or a failure marker (`error.json`) in
 ``<sweep>/<job number>_<what it varies>`` (or ``<sweep>/<job number>``, as sweeps made before named
-them); a killed or never-started job has neither, and is listed as missing.
+them); a job stopped on purpose at `sim.stop_after_session` has its checkpoint's marker (`stopped.json`);
+a killed or never-started job has none of them, and is listed as missing.
 The count of jobs is known for the basic sweeper (the product of the swept values) and for
 optuna (`n_trials`); for other sweepers only the jobs with a folder are known.
 """
@@ -17,17 +18,18 @@ import yaml
 
 from memlab.errors import MemlabError, first_line
 from memlab.naming import MULTIRUN_FILE, sweep_overrides, sweep_settings
-from memlab.report.rundata import ERROR_FILE, METRICS_FILE
+from memlab.report.rundata import ERROR_FILE, METRICS_FILE, STOPPED_FILE
 
 
 @dataclass(frozen=True)
 class SweepJobs:
-    """A sweep's job numbers by outcome."""
+    """A sweep's job numbers by outcome (stopped: at `sim.stop_after_session`, its checkpoint saved)."""
 
     expected: int | None
     finished: tuple[int, ...]
     failed: tuple[int, ...]
     missing: tuple[int, ...]
+    stopped: tuple[int, ...] = ()
 
 
 def expected_jobs(sweep_dir: Path) -> int | None:
@@ -59,8 +61,9 @@ def job_number(folder: Path) -> int | None:
 
 
 def sweep_jobs(sweep_dir: Path) -> SweepJobs:
-    """The sweep's jobs: finished (metrics.json), failed (error.json), missing (expected but neither)."""
-    finished, failed, dirs = [], [], set()
+    """The sweep's jobs: finished (metrics.json), failed (error.json), stopped (stopped.json), missing (expected
+    but none)."""
+    finished, failed, stopped, dirs = [], [], [], set()
     for child in sweep_dir.iterdir():
         num = job_number(child) if child.is_dir() else None
         if num is None:
@@ -70,8 +73,10 @@ def sweep_jobs(sweep_dir: Path) -> SweepJobs:
             finished.append(num)
         elif (child / ERROR_FILE).is_file():
             failed.append(num)
-    present = {*finished, *failed}
+        elif (child / STOPPED_FILE).is_file():
+            stopped.append(num)
+    present = {*finished, *failed, *stopped}
     expected = expected_jobs(sweep_dir)
     known = range(expected) if expected is not None else range(max(present, default=-1) + 1)
     missing = sorted(n for n in set(known) | dirs if n not in present)
-    return SweepJobs(expected, tuple(sorted(finished)), tuple(sorted(failed)), tuple(missing))
+    return SweepJobs(expected, tuple(sorted(finished)), tuple(sorted(failed)), tuple(missing), tuple(sorted(stopped)))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shlex
+import socket
 import subprocess
 import sys
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from in_process import memlab_main
 
 from memlab.memory import Agent, TaskSegmentedCompressor
 from memlab.messages import FunctionCall
+from memlab.stores import SessionState
 
 STORES = Path(__file__).resolve().parents[1] / "stores" / "conftest.py"
 RUN = (
@@ -194,3 +196,142 @@ def test_a_checkpoint_saved_before_runs_had_scopes_is_refused_with_a_way_on(tmp_
     save_checkpoint(store, "old", old)
     with pytest.raises(MemlabError, match=r"'memlab-checkpoint:old' was saved by an earlier memlab"):
         load_checkpoint(store, "old")
+
+
+def _stored(path: Path) -> dict[str, object]:
+    """Every session a SQLite store holds and its long-term rows: what a refused resume must leave as it was."""
+    import sqlite3
+
+    with sqlite3.connect(path) as db:
+        tables = [t for (t,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        return {t: sorted(map(repr, db.execute(f"SELECT * FROM {t}"))) for t in tables}
+
+
+@pytest.mark.parametrize(
+    ("stop", "resume", "said"),
+    [
+        (("context=sliding_window", "context.max_tokens=1000"), ("context=sliding_window", "context.max_tokens=4000"),
+         "context.max_tokens: 1000 at the stop, 4000 now"),
+        ((), ("sim.max_dialogues=1",), "sim.max_dialogues: None at the stop, 1 now"),
+        ((), ("longterm.probe_k=5",), "longterm.probe_k: 20 at the stop, 5 now"),
+        ((), ("+hooks@hooks.sessions=sessions",), "hooks.sessions._target_: absent at the stop"),
+        ((), ("dataset.turns_per_session=4",), "dataset.turns_per_session: 6 at the stop, 4 now"),
+    ],
+)  # fmt: skip
+def test_a_resume_of_another_config_is_refused_in_one_line_and_leaves_the_store(
+    stop: tuple[str, ...],
+    resume: tuple[str, ...],
+    said: str,
+    tmp_path: Path,
+    memlab_run_err: Callable[..., tuple[int, str]],
+) -> None:
+    """It published a mix of two runs (context.max_tokens 1000 then 4000: 210 calls, 157 and 226 straight), or a
+    46-line traceback for an added hook; the stop line's display settings and folders may differ."""
+    db = tmp_path / "db.sqlite"
+    store = ("store=sqlite", f"store.path={db}")
+    assert memlab_run_err(*RUN, *store, *stop, "sim.stop_after_session=2", "sim.heartbeat_seconds=5")[0] == 0
+    before = _stored(db)
+    status, err = memlab_run_err(*RUN, *store, *resume, "sim.resume=true", "report.plots=true", "verbose=true")
+    assert status == 2 and err.count("\n") == 1 and err.startswith("memlab: error: sim.resume=true: checkpoint"), err
+    assert said in err and "another configuration" in err, err
+    assert _stored(db) == before
+
+
+def test_a_resume_on_other_data_is_refused(tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]]) -> None:
+    """The same config over a data file changed since the stop: the dialogues' hash tells."""
+    data = tmp_path / "data.jsonl"
+    lines = (Path(__file__).resolve().parents[2] / "datasets" / "sample.jsonl").read_text().splitlines(keepends=True)
+    data.write_text("".join(lines))
+    run = ("dataset=jsonl", f"dataset.path={data}", "store=sqlite", f"store.path={tmp_path / 'db.sqlite'}")
+    assert memlab_run_err(*run, "sim.stop_after_session=1")[0] == 0
+    data.write_text("".join(lines[:-1]))
+    status, err = memlab_run_err(*run, "sim.resume=true")
+    assert status == 2 and err.count("\n") == 1 and "was saved from other data" in err, err
+
+
+def test_a_checkpoint_without_a_fingerprint_is_refused_with_a_way_on(tmp_path: Path) -> None:
+    """One saved by the memlab before fingerprints: nothing tells whether it belongs to the resuming run."""
+    from memlab.errors import MemlabError
+    from memlab.sim.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
+    from memlab.sim.replay import Cursor
+    from memlab.stores import ScopeState, SqlStore
+
+    old = object.__new__(Checkpoint)
+    fields = {"records": (), "cursor": Cursor(session=1), "states": (), "scope": "s", "stored": ScopeState({}, ())}
+    object.__setattr__(old, "__dict__", fields)
+    store = SqlStore(path=str(tmp_path / "old.sqlite"))
+    save_checkpoint(store, "old", old)
+    with pytest.raises(MemlabError, match=r"earlier memlab, without the fingerprint .* stop again"):
+        load_checkpoint(store, "old")
+
+
+SWEEP = ("-m", "context=trim,sliding_window")
+
+
+def test_a_stopped_sweep_resumes_each_job_from_its_own_checkpoint(
+    tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]]
+) -> None:
+    """Every job has the sweep's name: each stop overwrote the last job's checkpoint, and the resumed job 0 took
+    job 1's (wrong metrics, exit 0); the stop said "results in" folders that do not exist, then exited 1."""
+    store = ("store=sqlite", f"store.path={tmp_path / 'db.sqlite'}")
+    assert memlab_run_err(*SWEEP, *RUN, f"hydra.sweep.dir={tmp_path / 'whole'}")[0] == 0
+    status, err = memlab_run_err(*SWEEP, *RUN, *store, "sim.stop_after_session=3", f"hydra.sweep.dir={tmp_path / 's'}")
+    assert status == 0 and "results in" not in err, err
+    for job, context in enumerate(("trim", "sliding_window")):
+        assert f"memlab: job {job} stopped after session 3; checkpoint 'memlab-checkpoint:default[" in err, err
+        assert f"context={context}" in err
+    assert "job(s) 0, 1 stopped at sim.stop_after_session" in err, err
+    status, err = memlab_run_err(*SWEEP, *RUN, *store, "sim.resume=true", f"hydra.sweep.dir={tmp_path / 'r'}")
+    assert status == 0, err
+    for job in ("0_context=trim", "1_context=sliding_window"):
+        for name in ("metrics.json", "calls.csv"):
+            assert (tmp_path / "whole" / job / name).read_bytes() == (tmp_path / "r" / job / name).read_bytes()
+
+
+def test_a_resume_with_llm_faulty_goes_on_with_its_random_draws(
+    tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]]
+) -> None:
+    """Its random stream restarted at the resume: llm.calls 72 uninterrupted, 79 resumed."""
+    run = (*RUN, "context=summarize", "context.threshold=6", "llm=faulty", "llm.rate=0.5", "store=sqlite")
+    store = f"store.path={tmp_path / 'db.sqlite'}"
+    assert memlab_run_err(*run, f"store.path={tmp_path / 'w.sqlite'}", f"output_dir={tmp_path / 'whole'}")[0] == 0
+    assert memlab_run_err(*run, store, "sim.stop_after_session=3")[0] == 0
+    memlab(*run, store, "sim.resume=true", f"output_dir={tmp_path / 'resumed'}")
+    for name in ("metrics.json", "calls.csv"):
+        assert (tmp_path / "whole" / name).read_bytes() == (tmp_path / "resumed" / name).read_bytes()
+
+
+def test_a_second_resume_of_a_checkpoint_while_one_runs_is_refused(
+    tmp_path: Path, uninterrupted: Callable[[str], Path], memlab_run_err: Callable[..., tuple[int, str]]
+) -> None:
+    """Two resumes at once both exited 0, each restoring the scope under the other (wrong metrics). One that was
+    killed holds nothing: the next resume takes its lock over."""
+    import time
+
+    from memlab.stores import SqlStore
+
+    whole = uninterrupted("sqlite")
+    db = tmp_path / "db.sqlite"
+    parts = (*RUN, "store=sqlite", f"store.path={db}", "name=parts")
+    assert memlab_run_err(*parts, "sim.stop_after_session=2")[0] == 0
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1"}
+    first = subprocess.Popen(
+        [sys.executable, "-m", "memlab", "run", *parts, "sim.resume=true", f"output_dir={tmp_path / 'first'}"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    store, lock = SqlStore(path=str(db)), "memlab-checkpoint-lock:parts"
+    while not store.load(lock).entries and first.poll() is None:
+        time.sleep(0.05)
+    status, err = memlab_run_err(*parts, "sim.resume=true", f"output_dir={tmp_path / 'second'}")
+    assert first.wait(timeout=900) == 0, first.stderr.read() if first.stderr else ""
+    assert status == 2 and err.count("\n") == 1 and "is being resumed by another process" in err, err
+    assert not (tmp_path / "second").exists()
+    assert (whole / "metrics.json").read_bytes() == (tmp_path / "first" / "metrics.json").read_bytes()
+    gone = subprocess.Popen([sys.executable, "-c", ""])
+    gone.wait()
+    holder = {"host": socket.gethostname(), "pid": gone.pid, "started": None}
+    store.update(lock, lambda _: SessionState(({"holder": holder},), None))
+    assert memlab_run_err(*parts, "sim.resume=true", f"output_dir={tmp_path / 'third'}")[0] == 0
