@@ -472,6 +472,12 @@ RESUME_FREE_KEYS = (
     # a relative store.path resumes as the absolute path the stop line names (store.run_dir is output_dir).
     "store",
     "logger",  # where the finished run is recorded, after the replay
+    # Read from the finished records, after the replay (none is interpolated into a setting the replay reads):
+    "eval",  # answers generated and scored from the probes' recorded requests (eval.answers=true needs an llm)
+    "objective",  # what a sweeper reads from the finished metrics
+    "strict",  # whether a run that measured nothing fails, judged from its metrics
+    "tags",  # labels in the manifest
+    "context_window",  # the window budget.violations counts the recorded prompts against
 )
 
 

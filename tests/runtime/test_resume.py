@@ -4,6 +4,7 @@ process, gives the bytes of the uninterrupted run's metrics.json; a fork's histo
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shlex
 import socket
@@ -235,6 +236,20 @@ def test_a_resume_of_another_config_is_refused_in_one_line_and_leaves_the_store(
     assert status == 2 and err.count("\n") == 1 and err.startswith("memlab: error: sim.resume=true: checkpoint"), err
     assert said in err and "another configuration" in err, err
     assert _stored(db) == before
+
+
+def test_a_resume_may_change_what_is_read_after_the_replay(
+    tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]]
+) -> None:
+    """Settings read from the finished records (tags, context_window, strict, objective, eval) do not mix two runs:
+    a resume that changes them was refused (turning on eval.answers, say, after a long stop)."""
+    db = tmp_path / "db.sqlite"
+    store = ("store=sqlite", f"store.path={db}")
+    assert memlab_run_err(*RUN, *store, "sim.stop_after_session=2")[0] == 0
+    after = ("tags=[resumed]", "context_window=100000", "strict=true", "objective.metric=tokens.prompt.mean")
+    status, err = memlab_run_err(*RUN, *store, *after, "sim.resume=true", f"output_dir={tmp_path / 'r'}")
+    assert status == 0, err
+    assert json.loads((tmp_path / "r" / "manifest.json").read_text())["tags"] == ["resumed"]
 
 
 def test_a_resume_on_other_data_is_refused(tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]]) -> None:
