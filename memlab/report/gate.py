@@ -297,9 +297,10 @@ def compare_sides(
         if "error" in base and "error" not in cand:  # a configuration that failed runs now: fixed, not missing
             rows.append(Row(label, "*", "failed", "ok", "improved", f"failed in the baseline ({base['error']})"))
             continue
+        timed = any(n.startswith(LATENCY_PREFIX) for n in cand)  # a run's metrics.json alone has no latency.json
         for name in sorted(base):
             rule = rule_for(name, rules)
-            if rule.skip:
+            if rule.skip or (name.startswith(LATENCY_PREFIX) and not timed):
                 continue
             status, note = compare_metric(rule, name, base, cand)
             rows.append(Row(label, name, base.get(name), cand.get(name), status, note))

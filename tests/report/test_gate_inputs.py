@@ -118,6 +118,8 @@ def test_a_candidate_may_be_a_runs_metrics_json_but_not_its_latency_json(
     run: Path, written: dict[str, Any], tmp_path: Path, capsys
 ) -> None:
     assert compare(capsys, tmp_path / "written.json", run / "metrics.json")[0] == 0
+    # against its own run folder: the folder's latencies (latency.cached_calls, a count) are not missing from it
+    assert compare(capsys, run, run / "metrics.json")[0] == 0
     line = refused(capsys, run, run / "latency.json")
     assert line == f"{run / 'latency.json'}: holds only latencies (a run's latency.json? give its run directory)", line
 
