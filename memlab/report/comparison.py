@@ -18,7 +18,7 @@ import pandas as pd
 from memlab.metrics.registry import V_COMPARISON_PRIMARY, V_COMPARISON_QUALITY, comparison_columns, lookup, title, view
 from memlab.report import html
 from memlab.report.budget import budget_columns, budget_from_row
-from memlab.report.findings import findings
+from memlab.report.findings import DATA, findings
 from memlab.report.fmt import fmt_value, is_missing
 from memlab.report.run_report import NO_PLOTS_NOTE, plots_wanted
 from memlab.report.rundata import RunData
@@ -38,6 +38,7 @@ IGNORED_CONFIG_KEYS = ("output_dir", "hydra")
 MD_WIDTH = 110  # comparison.md's prose lines, so a terminal or a diff shows them whole
 KEY_CHARS = 28  # the longest label a figure shows; the table's row number identifies the rest
 NOT_SET = "(not set)"  # a swept key a run left as its config had it, where the config does not say
+DATA_DIGITS = 12  # of a run's data_sha256, in the table's DATA column: the Pareto fronts are per dataset
 
 
 def _parse_override(text: str) -> tuple[str, str]:
@@ -178,6 +179,7 @@ def comparison_table(runs: Sequence[RunData]) -> pd.DataFrame:
             "status": "failed" if run.failed else "ok",
             "error": " ".join(f"{run.error.get('type')}: {run.error.get('message')}".split()) if run.error else "",
             "run_dir": str(run.path),
+            DATA: str(run.manifest.get("data_sha256") or "")[:DATA_DIGITS],
             **budget_columns(run.config),
         }
         row.update(run.all_metrics())
@@ -185,8 +187,13 @@ def comparison_table(runs: Sequence[RunData]) -> pd.DataFrame:
     frame = pd.DataFrame(rows)
     for metric in QUALITY:
         column = f"pareto.{metric.split('.', 1)[1]}"
-        if metric in frame and TOKENS in frame:
-            frame[column] = pareto_front(frame[TOKENS].tolist(), frame[metric].tolist())
+        if (
+            metric in frame and TOKENS in frame
+        ):  # a front per dataset: tokens and retention of other data do not compare
+            frame[column] = False
+            for _, group in frame.groupby(DATA, sort=False):
+                frame.loc[group.index, column] = pareto_front(group[TOKENS].tolist(), group[metric].tolist())
+            frame[column] = frame[column].astype(bool)
     return frame
 
 

@@ -46,6 +46,7 @@ def _sort_key(value: str) -> tuple[int, float, str]:
 
 
 Row = dict[str, Any]
+DATA = "data"  # the comparison table's column naming each run's data (the first digits of its data_sha256)
 
 
 def _label(row: Row, params: Sequence[str]) -> str:
@@ -123,6 +124,11 @@ def _what_to_pick(ok: Sequence[Row], params: Sequence[str]) -> list[str]:
             break
     else:
         return []
+    if len({r.get(DATA) for r in ok}) > 1:  # each dataset has its front; one ordering of them all would mix data
+        return [
+            f"What to pick: these runs replayed different data, so each dataset has its own best {title(quality)} "
+            "per token (the Pareto badges); pick within one dataset (`memlab recommend` on a sweep of one)."
+        ]
     points: dict[tuple[float, float], list[Row]] = {}
     for r in sorted(front, key=lambda r: (_tokens(r), -float(r[quality]), r["#"])):
         points.setdefault((_tokens(r), float(r[quality])), []).append(r)

@@ -137,3 +137,19 @@ def test_runs_of_different_data_are_flagged_where_they_are_compared(
     capsys.readouterr()
     assert memlab_cli("report", str(runs[0]), str(runs[0]), "-o", str(tmp_path / "same")) == 0
     assert "different datasets" not in capsys.readouterr().err  # one run twice: the same data
+
+
+def test_runs_of_different_data_have_a_front_each_and_no_pick_across_them(tmp_path: Path, memlab_cli) -> None:
+    """The defect: experiment=ci's front and "What to pick" ordered synthetic and LoCoMo runs together (a synthetic run
+    marked dominated by a LoCoMo one)."""
+    sweep = tmp_path / "sweep"
+    args = ("-m", "debug=default", "dataset.seed=1,2", "context=none,sliding_window", "context.max_tokens=200")
+    assert memlab_cli("run", *args, "report.plots=false", f"hydra.sweep.dir={sweep}") == 0
+    table = pd.read_csv(sweep / "comparison.csv")
+    assert table["data"].nunique() == 2
+    for _, group in table.groupby("data"):  # each dataset's front, as a sweep of that dataset alone draws it
+        expected = pareto_front(group["tokens.prompt.mean"].tolist(), group["context.evidence_retention"].tolist())
+        assert group["pareto.evidence_retention"].tolist() == expected
+    assert table["pareto.evidence_retention"].sum() >= 2  # one point per dataset at least
+    md = (sweep / "comparison.md").read_text()
+    assert "What to pick: these runs replayed different data" in md
