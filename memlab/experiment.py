@@ -564,6 +564,12 @@ def _replay_checkpointed(
     checkpoint = load_checkpoint(store, name) if cfg.sim.resume else None
     if checkpoint is not None:
         check_belongs(checkpoint, name, fingerprint, data)  # before the store is touched
+        done, stop = checkpoint.cursor.sessions_done, cfg.sim.stop_after_session
+        if stop and stop <= done:  # it would run to the end without a word: the stop is behind it
+            raise MemlabError(
+                f"sim.stop_after_session={stop}: the checkpoint is already {done} sessions in; stop later "
+                f"(sim.stop_after_session > {done}) or leave it out to run to the end"
+            )
     with checkpoint_lock(store, name):  # one replay of a checkpoint at a time, to its end
         return _replay_from(cfg, dialogues, beat, store, name, checkpoint, fingerprint, data)
 

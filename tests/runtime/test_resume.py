@@ -252,6 +252,22 @@ def test_a_resume_may_change_what_is_read_after_the_replay(
     assert json.loads((tmp_path / "r" / "manifest.json").read_text())["tags"] == ["resumed"]
 
 
+def test_a_resume_told_to_stop_where_the_checkpoint_already_is_is_refused(
+    tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]]
+) -> None:
+    """The defect: sim.stop_after_session=2 on a checkpoint three sessions in ran to the end without a word."""
+    store = ("store=sqlite", f"store.path={tmp_path / 'db.sqlite'}")
+    assert memlab_run_err(*RUN, *store, "sim.stop_after_session=3")[0] == 0
+    status, err = memlab_run_err(
+        *RUN, *store, "sim.resume=true", "sim.stop_after_session=2", f"output_dir={tmp_path}/r"
+    )
+    assert status == 2 and err == (
+        "memlab: error: sim.stop_after_session=2: the checkpoint is already 3 sessions in; stop later "
+        "(sim.stop_after_session > 3) or leave it out to run to the end\n"
+    ), err
+    assert memlab_run_err(*RUN, *store, "sim.resume=true", "sim.stop_after_session=4")[0] == 0  # later: it stops
+
+
 def test_a_resume_on_other_data_is_refused(tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]]) -> None:
     """The same config over a data file changed since the stop: the dialogues' hash tells."""
     data = tmp_path / "data.jsonl"
