@@ -8,17 +8,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from gate_cli import compare
 from simulated_runs import job_dir
 
 from memlab.cli import main
 from memlab.errors import MemlabError
 from memlab.report.gate import compare_sides, load_rules, load_side
-
-
-def compare(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(["compare", *map(str, args)])
-    return int(exit_info.value.code or 0), capsys.readouterr().out
 
 
 def edit_json(path: Path, **changes: object) -> None:

@@ -11,14 +11,13 @@ from __future__ import annotations
 import itertools
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from gate_cli import compare, edited_copy
 
 import memlab
-from memlab.cli import main
 
 RUN = ("dataset.dialogues=1", "dataset.sessions=3", "longterm=chat", "sim.progress=false")
 UNCHANGED = 4
@@ -47,20 +46,6 @@ def with_system_prompt(line: str, prompt: str) -> str:
     """One JSONL line of the sample whose conversation opens with the system prompt `prompt`."""
     messages = [m for m in json.loads(line)["messages"] if m["role"] != "system"]
     return json.dumps({"messages": [{"role": "system", "content": prompt}, *messages]}) + "\n"
-
-
-def compare(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(["compare", *map(str, args)])
-    return int(exit_info.value.code or 0), capsys.readouterr().out
-
-
-def edited_copy(run: Path, to: Path, file: str, **changes: float) -> Path:
-    shutil.copytree(run, to)
-    data = json.loads((to / file).read_text())
-    data.update(changes)
-    (to / file).write_text(json.dumps(data))
-    return to
 
 
 def test_unchanged_runs_compared_pairwise_never_fail(runs: dict[str, Path], capsys) -> None:

@@ -8,31 +8,17 @@ CHANGED failure, and `max_increase: 1000` on a latency failed a speed-up.
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from gate_cli import compare, edited_copy
 
 from memlab.cli import main
 from memlab.errors import MemlabError
 from memlab.report.gate import load_rules
 
 RETENTION = "context.evidence_retention"
-
-
-def compare(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(["compare", *map(str, args)])
-    return int(exit_info.value.code or 0), capsys.readouterr().out
-
-
-def edited_copy(run: Path, to: Path, file: str, **changes: float) -> Path:
-    shutil.copytree(run, to)
-    data = json.loads((to / file).read_text())
-    data.update(changes)
-    (to / file).write_text(json.dumps(data))
-    return to
 
 
 def row(out: str, metric: str) -> str:
