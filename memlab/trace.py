@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, fields
-from typing import Any, Protocol, overload
+from typing import Any, Protocol, TypeVar, overload
 
 # The logger of a run's own progress and warnings: run.log and stderr, one line each (memlab.experiment attaches them).
 PROGRESS_LOGGER = "memlab.progress"
@@ -152,6 +152,7 @@ class SummaryEvent:
         return cls(**{f.name: d[f.name] for f in fields(cls) if f.name in d})
 
 
+T = TypeVar("T")
 _sink: ContextVar[list[Event] | None] = ContextVar("memlab_trace_sink", default=None)
 
 
@@ -163,14 +164,19 @@ def emit(kind: str, **data: Any) -> None:
 
 
 @contextlib.contextmanager
-def recording() -> Iterator[list[Event]]:
-    """Collect the events emitted inside the block (nested recordings see only their own)."""
-    events: list[Event] = []
-    token = _sink.set(events)
+def collecting(into: ContextVar[list[T] | None]) -> Iterator[list[T]]:
+    """A new list that `into` holds inside the block, for what code running there notes (a nested block: its own)."""
+    found: list[T] = []
+    token = into.set(found)
     try:
-        yield events
+        yield found
     finally:
-        _sink.reset(token)
+        into.reset(token)
+
+
+def recording() -> contextlib.AbstractContextManager[list[Event]]:
+    """Collect the events emitted inside the block (nested recordings see only their own)."""
+    return collecting(_sink)
 
 
 @contextlib.contextmanager

@@ -7,15 +7,15 @@ the extractive backend can do the task from the very prompt a real model would r
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from memlab.errors import MemlabError
 from memlab.messages import MessageLike, ToolCall
-from memlab.trace import LLM_CALL, emit, timed
+from memlab.trace import LLM_CALL, collecting, emit, timed
 
 TASK_CHAT = "chat"
 TASK_CONTEXT_SUMMARY = "context_summary"  # keep the conversation coherent (Context layer)
@@ -129,16 +129,10 @@ class RunWideModel(Protocol):
 _BUILT: ContextVar[list[RunWideModel] | None] = ContextVar("memlab_run_wide_models", default=None)
 
 
-@contextmanager
-def run_wide_models() -> Iterator[list[RunWideModel]]:
+def run_wide_models() -> AbstractContextManager[list[RunWideModel]]:
     """The run-wide models built inside the block (each config node that names one builds its own), in the order
     built: a stopped replay saves their states in that order and the resume, building the same, restores them."""
-    built: list[RunWideModel] = []
-    token = _BUILT.set(built)
-    try:
-        yield built
-    finally:
-        _BUILT.reset(token)
+    return collecting(_BUILT)
 
 
 def built_run_wide(model: RunWideModel) -> None:
