@@ -30,6 +30,19 @@ def _memory(i: int, content: str, kind: MemoryType = MemoryType.FACT, days: int 
     return Memory(f"m{i}", NS, content, kind, "agent_tool", "chat", at, at, evidence=(f"D1:{i}",))
 
 
+def _add_then_archive(
+    book: NamespaceBook, live: list[Memory], new: Memory, rng: random.Random, archived: int
+) -> list[Memory]:
+    """`new` added to the book, then `archived` random live rows archived (when more are live): the rows live after."""
+    book.add(new)
+    live = [*live, new]
+    if archived and len(live) > archived:
+        gone = rng.sample(live, archived)
+        book.remove(m.id for m in gone)
+        live = [m for m in live if m not in gone]
+    return live
+
+
 def _turn(rng: random.Random) -> str:
     sentences = [
         " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 7))).capitalize() + rng.choice([".", "!", "?"])
@@ -59,12 +72,7 @@ def test_the_books_lookups_equal_the_scans_they_replace(rule: RevisionRule) -> N
         assert book.duplicate(new.content) == find_duplicate(new.content, live)
         links += len(expected)
         duplicates += find_duplicate(new.content, live) is not None
-        book.add(new)
-        live.append(new)
-        if i % 7 == 0 and len(live) > 2:
-            gone = rng.sample(live, 2)
-            book.remove(m.id for m in gone)
-            live = [m for m in live if m not in gone]
+        live = _add_then_archive(book, live, new, rng, 2 if i % 7 == 0 else 0)
         assert [m.id for m in book.active()] == [m.id for m in live]
     assert duplicates > 10 and (links > 20 or rule.value_min_shared is None), (duplicates, links)
 
@@ -97,13 +105,7 @@ def test_the_substring_lookup_equals_the_scan_on_words_that_are_inside_each_othe
         found = find_duplicate(text, live)
         assert book.duplicate(text) == found, text
         duplicates += found is not None
-        new = _memory(i, text)
-        book.add(new)
-        live.append(new)
-        if i % 5 == 0 and len(live) > 3:
-            gone = rng.sample(live, 3)
-            book.remove(m.id for m in gone)
-            live = [m for m in live if m not in gone]
+        live = _add_then_archive(book, live, _memory(i, text), rng, 3 if i % 5 == 0 else 0)
     assert 100 < duplicates < 590, duplicates
 
 
