@@ -152,7 +152,7 @@ class SummaryEvent:
         return cls(**{f.name: d[f.name] for f in fields(cls) if f.name in d})
 
 
-T = TypeVar("T")
+_Found = TypeVar("_Found")  # what a `collecting` block collects
 _sink: ContextVar[list[Event] | None] = ContextVar("memlab_trace_sink", default=None)
 
 
@@ -164,9 +164,9 @@ def emit(kind: str, **data: Any) -> None:
 
 
 @contextlib.contextmanager
-def collecting(into: ContextVar[list[T] | None]) -> Iterator[list[T]]:
+def collecting(into: ContextVar[list[_Found] | None]) -> Iterator[list[_Found]]:
     """A new list that `into` holds inside the block, for what code running there notes (a nested block: its own)."""
-    found: list[T] = []
+    found: list[_Found] = []
     token = into.set(found)
     try:
         yield found
