@@ -25,7 +25,7 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from memlab import ranges
 from memlab.api import compose
-from memlab.errors import MemlabError
+from memlab.errors import MemlabError, RunFolderBusy
 from memlab.experiment import load_dialogues, run_experiment
 from memlab.metrics.bootstrap import CONFIDENCE, RESAMPLES
 from memlab.naming import folder_token
@@ -37,7 +37,7 @@ from memlab.report.ablation import (
     check_metrics,
     question_scores,
 )
-from memlab.rundir import run_folder
+from memlab.rundir import claimed, run_folder
 
 CONFIG_NAME = "ablate"  # conf/ablate.yaml
 PREFIX = "ablate."  # command-line overrides of the ablation's own settings; the rest go to every run
@@ -211,7 +211,10 @@ def run_ablation(overrides: Sequence[str] = (), progress: Callable[[str], None] 
     out = run_folder(Path(cfg.output_dir) if cfg.output_dir else default_out_dir(cfg))
     made = not out.exists()
     try:
-        return _run_all(cfg, runs, out, metrics, progress)
+        with claimed(out):  # a second ablation into this folder meanwhile is refused
+            return _run_all(cfg, runs, out, metrics, progress)
+    except RunFolderBusy:  # the folder is the other ablation's
+        raise
     except BaseException:  # a failed or interrupted ablation leaves no folder of runs without their table
         if made:
             shutil.rmtree(out, ignore_errors=True)

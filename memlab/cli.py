@@ -33,7 +33,7 @@ from omegaconf.errors import InterpolationResolutionError, OmegaConfBaseExceptio
 
 from memlab import __version__, completion, config
 from memlab.config_keys import ConfigKeyProblem, check_keys, explain_error, one_line, root_cause
-from memlab.errors import MemlabError, MissingExtraError
+from memlab.errors import MemlabError, MissingExtraError, RunFolderBusy
 
 CONFIG_MODULE = "memlab.conf"  # the top-level conf/, shipped in the wheel as this package
 CONFIG_PATH = f"pkg://{CONFIG_MODULE}"
@@ -116,6 +116,9 @@ def _run(cfg: DictConfig) -> float | None:
         # One failing configuration must not stop the sweep: mark its job and carry on.
         try:
             result = run_experiment(cfg, run_dir, overrides=overrides)
+        except RunFolderBusy as e:  # the folder is another run's: no failure marker in it
+            print(f"memlab: job {hc.job.num} not run: {e}", file=sys.stderr)
+            return _worst(hc.sweeper)
         except Exception as e:
             cause = root_cause(e)
             write_error(run_dir, cause, overrides, traceback.format_exc())
@@ -133,11 +136,14 @@ def _run(cfg: DictConfig) -> float | None:
             )
             return _worst(hc.sweeper)
         print(f"memlab: {result.metrics['calls']} calls; results in {result.run_dir}", file=sys.stderr)
-        _note_warm_store(cfg)
+        _note_warm_store(cfg, result.run_dir)
         value = objective_value(result.metrics, cfg.objective)
         return _worst(hc.sweeper) if math.isnan(value) else value
     try:
         result = run_experiment(cfg, run_dir, overrides=overrides)
+    except RunFolderBusy as e:  # the folder, even empty, is the other run's
+        print(f"memlab: error: {e}", file=sys.stderr)
+        sys.exit(2)
     except (MemlabError, InstantiationException, InterpolationResolutionError) as e:
         _discard_if_empty(run_dir)
         print(f"memlab: error: {one_line(root_cause(e))}", file=sys.stderr)
@@ -167,18 +173,34 @@ def _run(cfg: DictConfig) -> float | None:
         return math.nan
     print(f"memlab: {result.metrics['calls']} calls; results in {result.run_dir}")
     print(f"memlab: report in {result.run_dir / 'report.html'}")
-    _note_warm_store(cfg)
+    _note_warm_store(cfg, result.run_dir)
     return objective_value(result.metrics, cfg.objective)
 
 
-def _note_warm_store(cfg: DictConfig) -> None:
-    """Say on screen what only manifest.json says otherwise: a warm store's metrics depend on the runs before."""
-    if cfg.sim.reuse_store:
+def _note_warm_store(cfg: DictConfig, run_dir: Path) -> None:
+    """Say on screen what only manifest.json says otherwise: a warm store's metrics depend on the runs before.
+
+    A warm store that held nothing when the run started (a new one) is said to have held nothing: with a
+    relative `store.path`, the usual cause, each run's store is a new file in its own folder.
+    """
+    if not cfg.sim.reuse_store:
+        return
+    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    if manifest["store"]["earlier_state"] is not None:
         print(
             "memlab: note: sim.reuse_store=true: the run read and wrote what earlier runs left in the store, "
             "so its metrics depend on them (manifest.json: store.earlier_state)",
             file=sys.stderr,
         )
+        return
+    path = OmegaConf.select(cfg, "store.path")
+    why = (
+        f" (store.path={path} is relative: each run's store is a new file in its own folder; an absolute "
+        "store.path shares one store between runs)"
+        if path is not None and not Path(path).is_absolute()
+        else ""
+    )
+    print(f"memlab: note: sim.reuse_store=true: the store held nothing when the run started{why}", file=sys.stderr)
 
 
 def _how_to_resume(cfg: DictConfig, hydra_dir: Path) -> str:

@@ -34,3 +34,7 @@ class StoreKeyError(MemlabError, ValueError):
 
 class MissingExtraError(MemlabError):
     """An optional extra the entry needs is not installed: names the `pip install 'memlab[...]'` that brings it."""
+
+
+class RunFolderBusy(MemlabError):
+    """Another run is writing into the run folder asked for: two runs into one folder would publish over each other."""

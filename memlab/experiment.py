@@ -35,14 +35,14 @@ from omegaconf import DictConfig, OmegaConf
 from memlab.config_keys import check_keys
 from memlab.context.interceptor import ignored_knobs as context_ignored_knobs
 from memlab.dialogues.model import Dialogue
-from memlab.errors import MemlabError
+from memlab.errors import MemlabError, RunFolderBusy
 from memlab.eval import answer_rows
 from memlab.llm import run_wide_models
 from memlab.llm.extractive import SUMMARY_MEMO
 from memlab.metrics import all_events, check_tokenizer, mean_by_category, probe_rows, registry
 from memlab.metrics.answers import ANSWER_METRICS, answerable
 from memlab.ranges import check_config
-from memlab.rundir import data_hash, discard_empty, git_state, outermost_missing, publish, run_folder, versions
+from memlab.rundir import claimed, data_hash, discard_empty, git_state, outermost_missing, publish, run_folder, versions
 from memlab.runtime import Component, History, Runtime, SecurityContext
 from memlab.sim import (
     CallRecord,
@@ -57,6 +57,7 @@ from memlab.sim import (
     user_ends,
 )
 from memlab.sim.checkpoint import (
+    LOCK_PREFIX,
     Checkpoint,
     check_belongs,
     checkpoint_id,
@@ -64,8 +65,10 @@ from memlab.sim.checkpoint import (
     load_checkpoint,
     save_checkpoint,
 )
+from memlab.sim.checkpoint import PREFIX as CHECKPOINT_PREFIX
 from memlab.sim.progress import PROGRESS_LOGGER, Heartbeat
-from memlab.stores import MAX_KEY_LENGTH, InMemoryStore, SessionStore, close_store, new_scope, scoped
+from memlab.stores import MAX_KEY_LENGTH, InMemoryStore, MemoryRows, SessionStore, close_store, new_scope, scoped
+from memlab.stores.scoped import SCOPE_PREFIX
 from memlab.tokens import get_counter
 from memlab.tracking import FinishedRun, RunLogger, now, record_run
 
@@ -445,14 +448,33 @@ def scoped_config(cfg: DictConfig, scope: str | None) -> DictConfig:
     return run
 
 
-def store_manifest(cfg: DictConfig, scope: str | None, checkpoint: str) -> dict[str, Any]:
-    """The manifest's `store`: the scope the run kept to, and the earlier state it read on purpose (None: none)."""
+def store_manifest(cfg: DictConfig, scope: str | None, checkpoint: str, *, warm: bool) -> dict[str, Any]:
+    """The manifest's `store`: the scope the run kept to, and the earlier state it read on purpose (None: none).
+
+    `warm`: the store held something when a `sim.reuse_store=true` run started (`store_holds_anything`).
+    """
     earlier = None
     if cfg.sim.resume:
         earlier = f"sim.resume=true: its scope as checkpoint {checkpoint_id(checkpoint)!r} saved it"
-    elif cfg.sim.reuse_store:
+    elif cfg.sim.reuse_store and warm:
         earlier = "sim.reuse_store=true: the store's shared rows, as earlier runs left them"
     return {"scope": scope, "earlier_state": earlier}
+
+
+def store_holds_anything(cfg: DictConfig) -> bool:
+    """Whether the run's store holds what a warm run reads: a session or namespace outside every run's scope.
+
+    Other runs' scopes and checkpoints do not count: a `sim.reuse_store=true` run reads neither.
+    """
+    store = instantiate(cfg.store)
+    theirs = (SCOPE_PREFIX, CHECKPOINT_PREFIX, LOCK_PREFIX)
+    try:
+        if any(not session.startswith(theirs) for session in store.sessions()):
+            return True
+        namespaces = store.memory_namespaces() if isinstance(store, MemoryRows) else []
+        return any(not ns[0].startswith(SCOPE_PREFIX) for ns in namespaces)
+    finally:
+        close_store(store)
 
 
 # What may differ between the command that stopped a run and the one that resumes it. Every other key of the
@@ -625,17 +647,20 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
     """
     check_keys(cfg)
     check_config(cfg)  # before anything is read or written
-    made = outermost_missing(Path(run_dir).parent)
+    made = outermost_missing(Path(run_dir))
     run_dir = run_folder(run_dir)  # a place the run cannot publish in fails now, not after the replay
     try:
-        get_counter(cfg.tokenizer)  # an unknown tokenizer fails before the dataset is read
-        beat = Heartbeat(_run_label(cfg, overrides), cfg.sim.heartbeat_seconds)
-        on_stderr = cfg.sim.progress is None and not _shows_bar(None)  # where no bar is drawn, unless told to be quiet
-        with _run_log(cfg.verbose, heartbeat_on_stderr=on_stderr) as log_text, beat:
-            return _replay_and_publish(cfg, run_dir, overrides, log_text, beat)
-    except BaseException:  # nothing published: the folders `run_folder` made for it go too, if still empty
+        with claimed(run_dir):  # another run into this folder meanwhile is refused, at its start
+            get_counter(cfg.tokenizer)  # an unknown tokenizer fails before the dataset is read
+            beat = Heartbeat(_run_label(cfg, overrides), cfg.sim.heartbeat_seconds)
+            on_stderr = cfg.sim.progress is None and not _shows_bar(None)  # where no bar is drawn, unless quiet
+            with _run_log(cfg.verbose, heartbeat_on_stderr=on_stderr) as log_text, beat:
+                return _replay_and_publish(cfg, run_dir, overrides, log_text, beat)
+    except RunFolderBusy:  # the folder is the other run's: not this one's to discard
+        raise
+    except BaseException:  # nothing published: the folders made for it go too, if still empty
         if made is not None:
-            discard_empty(run_dir.parent, made)
+            discard_empty(run_dir, made)
         raise
 
 
@@ -659,6 +684,7 @@ def _replay_and_publish(
     with _profiled(cfg.profile) as profile:
         ignored = ignored_knobs(cfg)
         scope: str | None
+        warm = False  # a warm store (sim.reuse_store=true) that held something before the run
         if cfg.sim.resume or cfg.sim.stop_after_session:
             records, stopped, scope = replay_checkpointed(cfg, dialogues, beat, checkpoint)
             if stopped:  # a checkpoint, not a finished run: nothing is published
@@ -666,6 +692,7 @@ def _replay_and_publish(
                 return RunResult(Path(run_dir), {"calls": calls}, records, checkpoint_id(checkpoint))
         else:
             scope = run_scope(cfg)
+            warm = cfg.sim.reuse_store and store_holds_anything(cfg)
             records = replay(scoped_config(cfg, scope), dialogues, beat)
     beat.phase = "measuring"
     # Here, not at import: the report code loads pandas and matplotlib (~0.5 s): after the replay,
@@ -680,7 +707,7 @@ def _replay_and_publish(
         "seed": cfg.seed,
         "overrides": list(overrides),
         "ignored": ignored,
-        "store": store_manifest(cfg, scope, checkpoint),
+        "store": store_manifest(cfg, scope, checkpoint, warm=warm),
         "data_sha256": data_hash(dialogues),
         "dialogues": len(dialogues),
         **git_state(SOURCE),

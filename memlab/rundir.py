@@ -7,6 +7,10 @@ or a publisher killed at any step, sees the old directory or the new one, never 
 `metrics.json` never sits beside another run's files. What else the old directory held (a
 SQLite store of the run) is carried over by hard links. Staging folders of killed publishers
 are removed by the next publish in the same folder.
+
+`claimed` holds a run folder for one run, from before its replay until it is published: a second run
+into the same folder meanwhile is refused (both published, the later over the earlier, and both said
+they had succeeded).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import errno
+import fcntl
 import hashlib
 import importlib.metadata
 import json
@@ -21,12 +26,13 @@ import os
 import secrets
 import shutil
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from memlab.dialogues.model import Dialogue
-from memlab.errors import MemlabError
+from memlab.errors import MemlabError, RunFolderBusy
 
 # scipy: the summarizer's TF-IDF and TextRank floats come from its sparse routines, so summaries depend on its version.
 MANIFEST_PACKAGES = ("memlab", "hydra-core", "numpy", "scipy", "pandas", "mmh3", "tiktoken", "litellm")
@@ -140,6 +146,52 @@ def run_folder(run_dir: Path | str) -> Path:
     if not os.access(run_dir.parent, os.W_OK | os.X_OK):
         raise MemlabError(f"{run_dir}: cannot write in {run_dir.parent}")
     return run_dir
+
+
+@contextmanager
+def claimed(run_dir: Path) -> Iterator[Path]:
+    """Hold `run_dir` (made if missing) for one run until it is published; another run holding it is refused.
+
+    The hold is an exclusive ``flock`` on the folder itself, so it ends with the process however it ends (a
+    run killed with -9 holds nothing) and leaves no lock file behind. Publishing replaces the held folder by
+    another, so a run that starts after this one published holds the new folder and reuses it, as a later
+    run into a reused `output_dir` does.
+
+    Args:
+        run_dir: The run's folder, as `run_folder` gives it.
+
+    Raises:
+        RunFolderBusy: another process holds the folder.
+    """
+    run_dir.mkdir(exist_ok=True)
+    fd = os.open(run_dir, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _flock_holder(os.fstat(fd))
+            who = f"another run (process {holder})" if holder is not None else "another run"
+            raise RunFolderBusy(
+                f"{run_dir}: {who} is writing into this folder; wait for it to end or give this run a folder "
+                "of its own (output_dir=...)"
+            ) from None
+        yield run_dir
+    finally:
+        os.close(fd)  # releases the hold
+
+
+def _flock_holder(folder: os.stat_result) -> int | None:
+    """The process holding a ``flock`` on `folder`, from Linux's /proc/locks (None where it cannot be told)."""
+    device = f"{os.major(folder.st_dev):02x}:{os.minor(folder.st_dev):02x}:{folder.st_ino}"
+    try:
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        parts = line.split()  # "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" ("->" marks a waiter)
+        if len(parts) > 5 and parts[1] == "FLOCK" and parts[5] == device and parts[4].isdigit():
+            return int(parts[4])
+    return None
 
 
 def outermost_missing(folder: Path) -> Path | None:

@@ -80,6 +80,7 @@ def test_only_reuse_store_reads_what_earlier_runs_left(make_config: Any, tmp_pat
     warm = (*RUN, "store=sqlite", f"store.path={db}", "sim.reuse_store=true")
     filled = run_experiment(make_config(*warm), tmp_path / "fill").run_dir
     assert _files(filled) == alone(make_config, tmp_path)  # the store was empty
+    assert _store_of(filled) == {"scope": None, "earlier_state": None}  # and its manifest says no earlier state
     again = run_experiment(make_config(*warm), tmp_path / "again")
     assert _store_of(again.run_dir) == {
         "scope": None,
@@ -97,12 +98,30 @@ def test_only_reuse_store_reads_what_earlier_runs_left(make_config: Any, tmp_pat
     assert not (tmp_path / "memory").exists()
 
 
-def test_a_warm_run_says_on_screen_that_earlier_runs_shaped_it(memlab_cli: Any, tmp_path: Path, capsys) -> None:
-    """Only the manifest said why a warm run's recall fell (it meets its earlier memories as duplicates)."""
+def test_a_warm_run_says_on_screen_whether_earlier_runs_shaped_it(
+    memlab_cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """Only the manifest said why a warm run's recall fell (it meets its earlier memories as duplicates); a warm
+    run on a store that held nothing said earlier runs had shaped it (a relative store.path: a new file each run)."""
+    monkeypatch.chdir(tmp_path)
     db, runs = tmp_path / "warm.sqlite", tmp_path / "runs"
-    for i, warm in enumerate(("sim.reuse_store=false", "sim.reuse_store=true")):
+    shaped = "memlab: note: sim.reuse_store=true: the run read and wrote what earlier runs left in the store"
+    empty = "memlab: note: sim.reuse_store=true: the store held nothing when the run started"
+    relative = " (store.path=warm.sqlite is relative: each run's store is a new file in its own folder;"
+    # A scoped run's rows are not what a warm run reads: the first warm run still finds the store empty.
+    for i, (path, warm, said) in enumerate(
+        [
+            (db, "sim.reuse_store=false", None),
+            (db, "sim.reuse_store=true", empty + "\n"),
+            (db, "sim.reuse_store=true", shaped),
+            ("warm.sqlite", "sim.reuse_store=true", empty + relative),
+            ("warm.sqlite", "sim.reuse_store=true", empty + relative),
+        ]
+    ):
         capsys.readouterr()
-        args = (*RUN, "store=sqlite", f"store.path={db}", warm, f"hydra.run.dir={runs / str(i)}", "report.plots=false")
+        run_dir = f"hydra.run.dir={runs / str(i)}"
+        args = (*RUN, "store=sqlite", f"store.path={path}", warm, run_dir, "report.plots=false")
         assert memlab_cli("run", *args) == 0
-        noted = "memlab: note: sim.reuse_store=true: the run read and wrote what earlier runs left in the store"
-        assert (noted in capsys.readouterr().err) == warm.endswith("true")
+        err = capsys.readouterr().err
+        assert (said in err) if said else "memlab: note: sim.reuse_store" not in err, err
+        assert (_store_of(runs / str(i))["earlier_state"] is not None) == (said == shaped)
