@@ -225,6 +225,22 @@ def _check_logger(cfg: DictConfig) -> None:
         found.check_installed()
 
 
+def _search_stop_problem(config: DictConfig) -> str | None:
+    """Why a search (a sweeper with a direction: optuna) cannot do the stop or resume it is asked to, else None.
+
+    Its later trials are drawn from the earlier trials' values: a stopped trial is recorded as the worst value,
+    so the resumed search draws other trials than the stopped one, whose checkpoints it never finds.
+    """
+    sweeper, sim = config.hydra.sweeper, config.get("sim")
+    if sweeper.get("direction") is None or sim is None or not (sim.stop_after_session or sim.resume):
+        return None
+    key = "sim.stop_after_session" if sim.stop_after_session else "sim.resume"
+    return (
+        f"{key} in a search ({sweeper._target_}): its later trials depend on the earlier ones' values, so a "
+        "stopped search cannot be resumed; stop and resume single runs or a basic sweep (-m) instead"
+    )
+
+
 def _worst(sweeper: DictConfig) -> float:
     """The worst objective for the sweeper's direction: optuna records it as a bad trial, not a crash."""
     direction = sweeper.get("direction")
@@ -309,6 +325,10 @@ class OutputFolders(Callback):
                 f"as this one's); remove it first (rm -r {shlex.quote(str(sweep))}) or give the sweep another folder",
                 file=sys.stderr,
             )
+            sys.exit(2)
+        problem = _search_stop_problem(config)
+        if problem is not None:  # before any trial: a stopped search would publish trials it cannot resume
+            print(f"memlab: error: {problem}", file=sys.stderr)
             sys.exit(2)
         OutputFolders.sweep = sweep
 

@@ -169,6 +169,36 @@ def test_optuna_searches_for_the_objective(
     assert (sweep / "comparison.csv").is_file()
 
 
+@pytest.mark.filterwarnings("ignore:The ``declarative_base")
+@pytest.mark.parametrize("asked", ["sim.stop_after_session=1", "sim.resume=true"])
+def test_an_optuna_search_that_would_stop_or_resume_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memlab_run_err: Callable[..., tuple[int, str]], asked: str
+) -> None:
+    """A stopped trial was recorded as the worst value, so the resumed search drew other trials than the stopped
+    one's and resumed none of its checkpoints (they ran from the start)."""
+    pytest.importorskip(
+        "hydra_plugins.hydra_optuna_sweeper", reason="hydra-optuna-sweeper is not installed (memlab[optuna])"
+    )
+    monkeypatch.setenv("CI", "1")
+    sweep = tmp_path / "optuna"
+    status, err = memlab_run_err(
+        "-m",
+        "hydra/sweeper=optuna",
+        "hydra.sweeper.n_trials=2",
+        "dataset=jsonl",
+        f"dataset.path={SAMPLE}",
+        "store=sqlite",
+        f"store.path={tmp_path / 'db.sqlite'}",
+        "sim.call_roles=choice([assistant],[user])",
+        asked,
+        f"hydra.sweep.dir={sweep}",
+        NO_FIGURES,
+    )
+    key = asked.split("=")[0]
+    assert status == 2 and err.startswith(f"memlab: error: {key} in a search (hydra_plugins."), err
+    assert not sweep.exists()  # refused before any trial ran
+
+
 def test_each_job_is_composed_once_into_the_config_hydra_composes_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memlab_run_err: Callable[..., tuple[int, str]]
 ) -> None:
