@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from memlab.dialogues.model import EVIDENCE_SESSIONS_KEY, Dialogue, Probe, Session
+from memlab.dialogues.nesting import NestingGuard
 from memlab.dialogues.source import JsonReader, child, resolve_path
 from memlab.errors import DatasetError, first_line
 from memlab.messages import Message
@@ -81,7 +82,7 @@ def _questions(file: Path, max_dialogues: int | None, question_types: Sequence[s
     count = index = 0
     with open(file, "rb") as f:
         _expect_list(f, reader)
-        items = ijson.items(f, "item", use_float=True)
+        items = ijson.items(NestingGuard(f, str(file)), "item", use_float=True, buf_size=_READ_CHUNK)
         while max_dialogues is None or count < max_dialogues:
             try:
                 raw = next(items)
