@@ -655,7 +655,10 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
             beat = Heartbeat(_run_label(cfg, overrides), cfg.sim.heartbeat_seconds)
             on_stderr = cfg.sim.progress is None and not _shows_bar(None)  # where no bar is drawn, unless quiet
             with _run_log(cfg.verbose, heartbeat_on_stderr=on_stderr) as log_text, beat:
-                return _replay_and_publish(cfg, run_dir, overrides, log_text, beat)
+                result = _replay_and_publish(cfg, run_dir, overrides, log_text, beat)
+        if result.stopped and made is not None:  # a checkpoint, nothing published: no folder is left for it
+            discard_empty(run_dir, made)
+        return result
     except RunFolderBusy:  # the folder is the other run's: not this one's to discard
         raise
     except BaseException:  # nothing published: the folders made for it go too, if still empty

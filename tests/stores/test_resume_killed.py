@@ -150,7 +150,9 @@ def test_a_resume_killed_anywhere_then_resumed_ends_as_the_uninterrupted_run(
         child.start()
         child.join(300)
         assert child.exitcode == -signal.SIGKILL, f"the resume was to die before statement {at} of {sent}"
-        assert not (tmp_path / "killed").exists()
+        killed = tmp_path / "killed"  # nothing published: at most the folder it held, empty (a kill leaves it)
+        assert not killed.exists() or not any(killed.iterdir())
+        assert not (tmp_path / "stopped").exists()  # a stop publishes nothing and leaves no folder
         run = run_experiment(resume, tmp_path / "resumed")
         after = _outcome(run.run_dir, db.open())
     earlier = json.loads((run.run_dir / "manifest.json").read_text())["store"]["earlier_state"]
