@@ -371,28 +371,38 @@ def runtime_factory(
     return Runtimes(make_runtime, parts, getattr(history_factory, "keywords", {}).get("store"))
 
 
-def replay_workers(cfg: DictConfig, apart: int) -> int:
+def replay_workers(cfg: DictConfig, apart: int, run_wide: Sequence[object] = ()) -> int:
     """`sim.workers`, or the machine's cores, never more than `apart`: the replay's groups of dialogues that can
-    replay apart (`memlab.sim.chains`: one per dialogue, or per user when long-term memory ties a user's)."""
+    replay apart (`memlab.sim.chains`: one per dialogue, or per user when long-term memory ties a user's).
+
+    One process when the run's models keep state across dialogues (llm=faulty's one random sequence): `llm`
+    names one, or `run_wide` holds the ones the components built (a faulty model under context.strategy.llm,
+    say), since workers would each draw from their own copy in the order the pool hands out dialogues.
+    """
     workers = cfg.sim.get("workers")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise MemlabError(f"sim.workers={workers!r}; expected an integer >= 1, or null for the machine's cores")
     target = OmegaConf.select(cfg, "llm._target_")
-    if target and getattr(get_class(target), "run_wide_state", False):  # e.g. llm=faulty's one random sequence
-        if workers not in (None, 1):
-            raise MemlabError(f"sim.workers={workers}: llm={target} keeps state across dialogues; use sim.workers=1")
-        return 1
-    return max(1, min(workers or os.cpu_count() or 1, apart))
+    if target and getattr(get_class(target), "run_wide_state", False):
+        stateful = f"llm={target}"
+    elif run_wide:
+        stateful = f"a component's model ({', '.join(sorted({type(m).__name__ for m in run_wide}))})"
+    else:
+        return max(1, min(workers or os.cpu_count() or 1, apart))
+    if workers not in (None, 1):
+        raise MemlabError(f"sim.workers={workers}: {stateful} keeps state across dialogues; use sim.workers=1")
+    return 1
 
 
 def replay(cfg: DictConfig, dialogues: list[Dialogue], beat: Heartbeat | None = None) -> list[Record]:
     """Every dialogue's records in dialogue order, replayed in `replay_workers` processes (counted in `beat`)."""
-    make_runtime = runtime_factory(cfg)  # built here too, so that a bad config fails before any worker starts
+    with run_wide_models() as run_wide:  # built here too, so that a bad config fails before any worker starts
+        make_runtime = runtime_factory(cfg)
     options = ReplayOptions(call_roles=tuple(cfg.sim.call_roles), probe_context=cfg.sim.probe_context)
     # A user's dialogues see what the earlier ones left (long-term memory): one worker replays them in order.
     by_user = operator.attrgetter("user_id") if any(c.keeps_user_state for c in make_runtime.components) else None
     groups = chains(dialogues, by_user)
-    workers = replay_workers(cfg, len(groups))
+    workers = replay_workers(cfg, len(groups), run_wide)
     beat = beat or Heartbeat(cfg.name, None)
     beat.replaying()
     if workers == 1:

@@ -263,6 +263,25 @@ def test_a_model_with_run_wide_state_replays_in_one_process(make_config) -> None
         replay_workers(make_config("sim.workers=0"), 4)
 
 
+def test_a_stateful_model_inside_a_component_also_replays_in_one_process(
+    make_config, tmp_path: Path, monkeypatch
+) -> None:
+    """A faulty model under context.strategy.llm was missed (only `llm` was looked at): each worker drew from its
+    own copy in the order the pool handed out dialogues, and three runs gave three metrics.json."""
+    monkeypatch.setattr("os.cpu_count", lambda: 4)  # workers=null: as many as there are cores, were it free to
+    faulty = "context.strategy.llm={_target_:memlab.llm.FaultyChatModel,rate:0.5,seed:3}"
+    run = ("context=summarize", faulty, "sim.max_sessions=3", "sim.max_dialogues=4", NO_FIGURES)
+    runs = [
+        run_experiment(make_config(*run, f"sim.workers={w}"), tmp_path / f"{w}{i}")
+        for i, w in enumerate(["null", "null", 1])
+    ]
+    assert runs[0].metrics["summary.fallbacks"] > 0  # the model did fail some summaries
+    assert len({(r.run_dir / "metrics.json").read_bytes() for r in runs}) == 1
+    assert len({(r.run_dir / "calls.csv").read_bytes() for r in runs}) == 1
+    with pytest.raises(MemlabError, match=r"sim\.workers=2: a component's model \(FaultyChatModel\) keeps state"):
+        run_experiment(make_config(*run, "sim.workers=2"), tmp_path / "two")
+
+
 def test_summaries_from_workers_serve_the_next_job_of_a_sweep(make_config, tmp_path: Path) -> None:
     """Workers send their new summaries back, so a later job in this process computes none of them again."""
     SUMMARY_MEMO.clear()
