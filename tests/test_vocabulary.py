@@ -40,6 +40,9 @@ ALLOWED = {
     ("cli.py", "_compare"),  # `memlab compare --format` choices
     ("peers/llamaindex_memory.py", "user_state"),  # attribute names (LongTermPeer.user_state)
     ("completion.py", "COMMAND_WORDS"),  # the CLI's command names (tests/test_completion.py: equal to cli.COMMANDS)
+    # the C locale's calendar names, as strptime and strftime read and write dates (the corpora's own format)
+    ("dates.py", "MONTHS"),
+    ("dates.py", "WEEKDAYS"),
     # chat roles and OpenAI's tool_choice values
     ("messages.py", "ROLES"),
     ("peers/llamaindex_memory.py", "_role"),

@@ -41,6 +41,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypedDict
 
+from memlab import dates
 from memlab.dialogues.model import DECOYS_KEY, SUPERSEDED_KEY, Dialogue, Probe, Session
 from memlab.dialogues.source import JsonReader, child, read_records
 from memlab.messages import Message
@@ -129,7 +130,7 @@ def parse_session_time(text: str) -> datetime | None:
     cleaned = " ".join(text.replace(",", " ").split())
     for fmt in _DATE_FORMATS:
         try:
-            return datetime.strptime(cleaned, fmt)
+            return dates.parse(cleaned, fmt)
         except ValueError:
             continue
     try:

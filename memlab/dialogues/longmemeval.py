@@ -32,6 +32,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from memlab import dates
 from memlab.dialogues.model import EVIDENCE_SESSIONS_KEY, Dialogue, Probe, Session
 from memlab.dialogues.nesting import NestingGuard
 from memlab.dialogues.source import JsonReader, child, resolve_path
@@ -130,7 +131,7 @@ def parse_date(reader: JsonReader, written: str, where: str) -> datetime:
     datetime.datetime(2023, 5, 20, 2, 21)
     """
     try:
-        moment = datetime.strptime(written, DATE_FORMAT)
+        moment = dates.parse(written, DATE_FORMAT)
     except ValueError:
         raise reader.error(where, f"cannot read {written!r}; expected a date like 2023/05/20 (Sat) 02:21") from None
     return reader.time(moment, written, where)

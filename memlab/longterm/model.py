@@ -16,6 +16,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from memlab.dates import day_month_year
 from memlab.errors import MemlabError
 from memlab.messages import naive
 from memlab.runtime.agent import SecurityContext
@@ -141,7 +142,7 @@ class Memory:
         Beyond the document: the neighbouring turn and the date make a memory findable by the
         question it answered and by "in May" (docs/longterm.md measures each).
         """
-        date = "" if self.created_at == EPOCH else self.created_at.strftime("%d %B %Y")
+        date = "" if self.created_at == EPOCH else day_month_year(self.created_at)
         return " ".join(part for part in (self.content, date) if part)
 
     def value(self) -> dict[str, Any]:
