@@ -36,7 +36,7 @@ from memlab.embed.base import Embedder
 from memlab.errors import MemlabError
 from memlab.llm.base import ChatModel, LLMError
 from memlab.longterm.extraction import REPEAT_WINDOW, extract, should_skip_extraction
-from memlab.longterm.index import ExactIndex, IndexSpec, MemoryIndex, make_index, one_blas_thread
+from memlab.longterm.index import ExactIndex, IndexSpec, MemoryIndex, cosines, make_index
 from memlab.longterm.llm_updates import llm_revised_ids
 from memlab.longterm.model import (
     SOURCE_AGENT_TOOL,
@@ -557,8 +557,7 @@ class LongTermMemoryService:
         own = [entry.preference_at[m.id] for m in prefs]
         matrix, older = entry.preferences.rows.matrix, entry.preferences.rows.live().copy()
         older[own] = False
-        with one_blas_thread():
-            products = matrix[own] @ matrix.T
+        products = cosines(matrix, matrix[own])
         close = (products.max(axis=0) >= self.rules.supersede_similarity) & older
         stale = sorted(entry.preference_ids[j] for j in np.flatnonzero(close))
         self.counts["superseded"] += self._archive(ns, stale)
