@@ -15,8 +15,10 @@ import json
 import math
 import os
 import shlex
+import signal
 import sys
 import textwrap
+import threading
 import traceback
 from collections.abc import Iterator
 from importlib import resources
@@ -515,9 +517,8 @@ def _ablate(argv: list[str]) -> int:
         return 0
     try:
         ablation = run_ablation(argv, progress=lambda line: print(f"memlab: {line}", file=sys.stderr, flush=True))
-    except KeyboardInterrupt:
-        print("memlab: interrupted; the ablation was not written", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        return _interrupted(e, "the ablation was not written")
     print(ablation.markdown, end="")
     print(f"memlab: ablation in {ablation.out_dir} (ablation.md, ablation.csv, ablation.json; runs/)", file=sys.stderr)
     return 0
@@ -783,6 +784,24 @@ def _discard_interrupted() -> None:
     _discard_sweep_stub()
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (`kill`, `timeout`, a CI runner's cancel), raised where Ctrl-C is: the run cleans up as after Ctrl-C,
+    leaving no empty run folder and no sweep stub, and `memlab` exits with 143 (Python's default left both)."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+def _interrupted(e: KeyboardInterrupt, what: str) -> int:
+    """Say what a Ctrl-C or a SIGTERM left unwritten; the exit status (130 or 143, as a shell reports them)."""
+    if isinstance(e, Terminated):
+        print(f"memlab: terminated (SIGTERM); {what}", file=sys.stderr)
+        return 128 + signal.SIGTERM
+    print(f"memlab: interrupted; {what}", file=sys.stderr)
+    return 130
+
+
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help"):
@@ -792,8 +811,28 @@ def main(argv: list[str] | None = None) -> None:
         print(f"memlab {__version__}")
         return
     command, rest = args[0], args[1:]
+    with _sigterm_interrupts() if command in ("run", "ablate") else contextlib.nullcontext():
+        _command(command, rest)
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM raises `Terminated` while the block runs (in the main thread), as Ctrl-C raises KeyboardInterrupt;
+    the handler before is put back after (`main` is called in-process by tests and other programs)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _command(command: str, rest: list[str]) -> None:
+    """`memlab COMMAND REST...`, after `main` answered --help and --version."""
     if command in ("-sc", "--shell-completion"):
-        _shell_completion(args)
+        _shell_completion([command, *rest])
         return
     if command == "run" and rest and rest[0] in ("-h", "--help"):
         try:
@@ -833,10 +872,9 @@ def main(argv: list[str] | None = None) -> None:
                 raise
             print(f"memlab: error: {e}", file=sys.stderr)
             sys.exit(2)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as e:
             _discard_interrupted()
-            print("memlab: interrupted; the run directory was not published", file=sys.stderr)
-            sys.exit(130)
+            sys.exit(_interrupted(e, "the run directory was not published"))
         sys.exit(_sweep_status())
     if command in COMMANDS:
         try:

@@ -68,10 +68,18 @@ def test_a_target_that_cannot_be_built_is_one_line_and_no_folder(tmp_path: Path)
     assert list(tmp_path.iterdir()) == []  # Hydra's run folder was removed
 
 
-def test_ctrl_c_ends_with_one_line_and_no_run_directory(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("sent", "status", "said"),
+    [
+        (signal.SIGINT, 130, "memlab: interrupted; the run directory was not published"),
+        # Python's default: killed at once, the empty run folder Hydra made left behind (an outside audit)
+        (signal.SIGTERM, 143, "memlab: terminated (SIGTERM); the run directory was not published"),
+    ],
+)
+def test_ctrl_c_ends_with_one_line_and_no_run_directory(tmp_path: Path, sent: int, status: int, said: str) -> None:
     """The defect: SIGINT printed a traceback. (What it does to a parallel replay's workers is
     tests/sim/test_parallel_replay.py's: a signal sent from here can land in os.fork's after-fork
-    hooks, where Python drops the KeyboardInterrupt.)"""
+    hooks, where Python drops the KeyboardInterrupt.) SIGTERM (kill, timeout, a CI cancel) cleans up the same."""
     # long to generate, so that SIGINT lands inside the run, before the replay
     big = ("dataset.dialogues=100", "dataset.sessions=30", "dataset.turns_per_session=30", "context=summarize")
     proc = subprocess.Popen(
@@ -91,10 +99,10 @@ def test_ctrl_c_ends_with_one_line_and_no_run_directory(tmp_path: Path) -> None:
         time.sleep(0.05)  # Hydra makes the run folder just before the run starts
     time.sleep(1.0)  # inside the run, generating the dialogues (Hydra's setup: the next test)
     assert proc.poll() is None, proc.communicate()
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sent)
     _out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err
-    assert err.strip().splitlines() == ["memlab: interrupted; the run directory was not published"]
+    assert proc.returncode == status, err
+    assert err.strip().splitlines() == [said]
     assert list(tmp_path.iterdir()) == []  # the empty run folder Hydra made is gone, nothing half-written
 
 

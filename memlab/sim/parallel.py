@@ -61,6 +61,7 @@ def _start(
 ) -> None:
     global _worker
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops the workers
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler (`memlab run`'s): a worker just ends
     _die_with(parent)
     if forked:
         # What the fork copied is the parent's: the collector never visits it here, so no finalizer of the parent's
