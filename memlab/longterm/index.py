@@ -27,9 +27,11 @@ so a save never rebuilds an index. Search returns ``(position, relevance, simila
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -113,23 +115,44 @@ def top_positions(scores: np.ndarray, k: int) -> np.ndarray:
     return candidates[np.lexsort((candidates, -scores[candidates]))][:k]
 
 
+@functools.cache
+def _blas() -> object:
+    from threadpoolctl import ThreadpoolController  # imported on first use
+
+    return ThreadpoolController().select(user_api="blas")
+
+
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """numpy's BLAS on one thread for one query's products: an 800 x 768 product against one vector takes
+    0.2 ms of CPU on one thread and 3.6 ms on two (OpenBLAS wakes its team, which then spins), on a shared
+    machine a tenth of a dev7 long-term run; the results are the same (each output is one thread's dot product).
+    """
+    with _blas().limit(limits=1):  # type: ignore[attr-defined]
+        yield
+
+
 def cosines(rows: np.ndarray, queries: np.ndarray) -> np.ndarray:
-    """``queries @ rows.T`` (one query: a vector of `rows`' cosines) summed in float64 and rounded to float32.
+    """``queries @ rows.T`` (one query: a vector of `rows`' cosines), in float64, rounded to float32 once.
 
     The same bits on every CPU: a float32 BLAS product's last bits follow the kernel the machine picks
-    (OpenBLAS's SSE3 kernel ranked two near-tied memories the other way round from its AVX ones), while the
-    float64 sums of the exact float32 products round to one float32 but at odds of about 1e-9. numpy's own
-    loops (einsum), not BLAS: no thread team is woken for one query either. About 3x a float32 BLAS product
-    (20,000 x 384: 6 ms against 2).
+    (OpenBLAS's SSE3 kernel ranked two near-tied memories the other way round from its AVX ones). `rows` are
+    float64 (`_Rows`) holding float32 vectors, so every product is exact and kernels differ only in the order of
+    float64 sums, about 1e-16 apart: rounded to float32 they agree but at odds of about 1e-9 per value.
     """
-    return np.einsum("ij,...j->...i", rows, np.asarray(queries, dtype=np.float64)).astype(np.float32)
+    queries = np.asarray(queries, dtype=np.float32).astype(np.float64)  # the float32 vector a query embeds to
+    with one_blas_thread():
+        return (queries @ rows.T).astype(np.float32)
 
 
 class _Rows:
-    """A growable float32 matrix (capacity doubles), with a live mask per row."""
+    """A growable matrix of float32 vectors (capacity doubles), with a live mask per row.
+
+    Held as float64 (twice the memory) so that `cosines` multiplies them exactly with float64 BLAS.
+    """
 
     def __init__(self) -> None:
-        self._data = np.zeros((0, 0), dtype=np.float32)
+        self._data = np.zeros((0, 0), dtype=np.float64)
         self.alive = np.zeros(0, dtype=bool)
         self.size = 0
 
@@ -137,7 +160,7 @@ class _Rows:
         vectors = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1)
         need = self.size + len(vectors)
         if need > self._data.shape[0] or (self.size == 0 and self._data.shape[1] != vectors.shape[1]):
-            grown = np.zeros((max(need, 2 * self._data.shape[0], 16), vectors.shape[1]), dtype=np.float32)
+            grown = np.zeros((max(need, 2 * self._data.shape[0], 16), vectors.shape[1]), dtype=np.float64)
             if self.size:
                 grown[: self.size] = self._data[: self.size]
             alive = np.zeros(grown.shape[0], dtype=bool)
@@ -226,7 +249,7 @@ class HnswIndex:
             live = self._labels[self.rows.alive[self._labels]]
             self._index = self._graph(self.rows.matrix.shape[1]) if live.size else None
             if self._index is not None:
-                self._index.add(np.ascontiguousarray(self.rows.matrix[live]))  # type: ignore[attr-defined]
+                self._index.add(np.ascontiguousarray(self.rows.matrix[live], dtype=np.float32))  # type: ignore[attr-defined]
             self._labels = live
 
     def nearest(self, query_vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

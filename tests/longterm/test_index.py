@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from memlab.embed import HashingEmbedder
 from memlab.longterm import IndexSpec, MemoryType
-from memlab.longterm.index import Bm25Index, ExactIndex, HnswIndex, HybridIndex, cosines
+from memlab.longterm.index import Bm25Index, ExactIndex, HnswIndex, HybridIndex, cosines, one_blas_thread
 from memlab.longterm.injection import parse_block
 from memlab.text import search_terms
 
@@ -191,8 +191,27 @@ def test_a_save_adds_to_the_index_without_rebuilding_it(make_service) -> None:
     assert entry.index is index and len(index) == 2
 
 
+def test_one_query_products_run_on_one_blas_thread_with_the_same_results() -> None:
+    """`one_blas_thread` holds numpy's BLAS to one thread while it lasts, restores it after, and the
+    product of the namespace's vectors with a query is the same either way."""
+    from memlab.longterm import index
+
+    def blas_threads() -> list[int]:  # of the BLAS libraries numpy had loaded when the helper first ran
+        return [lib["num_threads"] for lib in index._blas().info()]  # type: ignore[attr-defined]
+
+    rng = np.random.default_rng(0)
+    matrix, query = rng.random((800, 768), dtype=np.float32), rng.random(768, dtype=np.float32)
+    before, default = blas_threads(), matrix @ query
+    with one_blas_thread():
+        assert blas_threads() and set(blas_threads()) == {1}
+        single = matrix @ query
+    assert blas_threads() == before
+    assert np.array_equal(single, default)
+
+
 def test_cosines_are_the_float64_products_rounded_once() -> None:
-    """`cosines` equals the exact (float64) product rounded to float32, for one query and for several."""
+    """`cosines` is the float64 product (exact products of float32 values) rounded to float32, for one query and
+    for several."""
     rng = np.random.default_rng(0)
     matrix, queries = rng.random((300, 64), dtype=np.float32), rng.random((5, 64), dtype=np.float32)
     exact = (queries.astype(np.float64) @ matrix.astype(np.float64).T).astype(np.float32)
