@@ -20,7 +20,9 @@ def parse_message(reader: JsonReader, raw: Any, where: str, **provenance: Any) -
     if role not in ROLES:
         raise reader.error(child(where, "role"), f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
     if "content" in raw:
-        reader.expect(raw["content"], (str, list, type(None)), child(where, "content"))
+        content = reader.expect(raw["content"], (str, list, type(None)), child(where, "content"))
+        if isinstance(content, list):
+            _check_parts(reader, content, child(where, "content"))
     reader.optional(raw, "name", str, where)
     calls = reader.optional(raw, "tool_calls", list, where) or []
     for i, call in enumerate(calls):
@@ -35,6 +37,16 @@ def parse_message(reader: JsonReader, raw: Any, where: str, **provenance: Any) -
     elif calls and role != "assistant":
         raise reader.error(child(where, "tool_calls"), f"only assistant messages call tools, not {role!r}")
     return Message.from_openai(raw, **provenance)
+
+
+def _check_parts(reader: JsonReader, parts: list[Any], where: str) -> None:
+    """Multi-part content, whose text parts `Message.from_openai` joins: a part's ``text`` is a string.
+
+    Parts without text (an ``image_url``) are dropped, as memlab is text-only.
+    """
+    for i, part in enumerate(parts):
+        if isinstance(part, dict) and "text" in part:
+            reader.expect(part["text"], str, child(child(where, i), "text"))
 
 
 def check_tool_results(reader: JsonReader, messages: Sequence[Message], wheres: Sequence[str]) -> int:

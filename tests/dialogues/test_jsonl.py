@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -108,6 +109,27 @@ def test_a_message_id_given_twice_in_a_conversation_is_named(tmp_path: Path) -> 
         f"{path}:1: sessions[1].messages[0].id: 'm' is also the id of sessions[0].messages[0]; a conversation's "
         "message ids are unique (evidence names messages by id)"
     )
+
+
+@pytest.mark.parametrize(("text", "kind"), [(5, "an integer"), (None, "null"), ({"value": "hi"}, "an object")])
+def test_a_content_part_whose_text_is_no_string_is_named(tmp_path: Path, text: object, kind: str) -> None:
+    """The text parts are joined into the message's text: one that is no string ended in a TypeError traceback."""
+    path = lines(tmp_path / "c.jsonl", {"messages": [{"role": "user", "content": [{"type": "text", "text": text}]}]})
+    with pytest.raises(DatasetError) as e:
+        load_jsonl(path)
+    assert str(e.value) == f"{path}:1: messages[0].content[0].text: expected a string, got {kind}"
+
+
+def test_memlab_run_names_a_content_part_whose_text_is_no_string(
+    tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]]
+) -> None:
+    path = lines(tmp_path / "c.jsonl", {"messages": [{"role": "user", "content": [{"type": "text", "text": 5}]}]})
+    status, err = memlab_run_err("dataset=jsonl", f"dataset.path={path}", f"output_dir={tmp_path / 'run'}")
+    assert (status, err) == (
+        2,
+        f"memlab: error: {path}:1: messages[0].content[0].text: expected a string, got an integer\n",
+    )
+    assert not (tmp_path / "run").exists()
 
 
 def test_max_dialogues(tmp_path: Path) -> None:
