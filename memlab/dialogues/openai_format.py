@@ -40,12 +40,17 @@ def parse_message(reader: JsonReader, raw: Any, where: str, **provenance: Any) -
 
 
 def _check_parts(reader: JsonReader, parts: list[Any], where: str) -> None:
-    """Multi-part content, whose text parts `Message.from_openai` joins: a part's ``text`` is a string.
+    """Multi-part content as OpenAI's API takes it: a non-empty list of part objects, a part's ``text`` a string.
 
-    Parts without text (an ``image_url``) are dropped, as memlab is text-only.
+    `Message.from_openai` joins the text parts; a part without text (an ``image_url``) is dropped, as memlab
+    is text-only. A part that is no object would be dropped unseen, so it is refused. An empty list is refused
+    too: OpenAI's API refuses it (a message without content has null), so no real log holds one.
     """
+    if not parts:
+        raise reader.error(where, "an empty list; expected a string or a non-empty list of content parts")
     for i, part in enumerate(parts):
-        if isinstance(part, dict) and "text" in part:
+        reader.expect(part, dict, child(where, i))
+        if "text" in part:
             reader.expect(part["text"], str, child(child(where, i), "text"))
 
 

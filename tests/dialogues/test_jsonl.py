@@ -120,6 +120,34 @@ def test_a_content_part_whose_text_is_no_string_is_named(tmp_path: Path, text: o
     assert str(e.value) == f"{path}:1: messages[0].content[0].text: expected a string, got {kind}"
 
 
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (["hello", "world"], "messages[0].content[0]: expected an object, got a string"),
+        ([["a"]], "messages[0].content[0]: expected an object, got a list"),
+        ([{"type": "text", "text": "a"}, 7], "messages[0].content[1]: expected an object, got an integer"),
+        ([], "messages[0].content: an empty list; expected a string or a non-empty list of content parts"),
+    ],
+)
+def test_content_parts_that_are_no_objects_are_named(tmp_path: Path, content: list[object], message: str) -> None:
+    """Only object parts carry text: the others were dropped unseen and the message loaded as "" (OpenAI's API
+    refuses them, and an empty list)."""
+    path = lines(tmp_path / "c.jsonl", {"messages": [{"role": "user", "content": content}]})
+    with pytest.raises(DatasetError) as e:
+        load_jsonl(path)
+    assert str(e.value) == f"{path}:1: {message}"
+
+
+def test_text_parts_are_joined_and_other_parts_dropped(tmp_path: Path) -> None:
+    parts = [
+        {"type": "text", "text": "look "},
+        {"type": "image_url", "image_url": {"url": "x"}},
+        {"type": "text", "text": "here"},
+    ]
+    [d] = load_jsonl(lines(tmp_path / "c.jsonl", {"messages": [{"role": "user", "content": parts}]}))
+    assert [m.text for m in d.messages()] == ["look here"]
+
+
 def test_memlab_run_names_a_content_part_whose_text_is_no_string(
     tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]]
 ) -> None:
@@ -163,7 +191,7 @@ GOOD = {"messages": [{"role": "user", "content": "hi"}]}
         ({"messages": ["hi"]}, r":2: messages\[0\]: expected an object, got a string$"),
         ({"messages": []}, r":2: messages: no messages besides a system prompt; expected a conversation$"),
         ({"messages": [{"role": "system", "content": "s"}]}, r":2: messages: no messages besides a system prompt"),
-        ({"messages": [{"role": "user", "content": ["a", 1]}], "id": 3}, r":2: id: expected a string, got an integer$"),
+        ({"messages": [{"role": "user", "content": "a"}], "id": 3}, r":2: id: expected a string, got an integer$"),
         ([1, 2], r":2: expected an object, got a list$"),
         ('{"messages": [{"role": "user", "content": "hi"}', r":2:48: the JSON ends early \(is the file truncated\?\)$"),
         ('{"messages": [}', r":2:15: not valid JSON: Expecting value$"),
