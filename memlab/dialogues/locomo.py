@@ -206,6 +206,11 @@ def _dialogue(reader: JsonReader, raw: dict[str, Any], where: str, categories: s
     conversation = reader.get(raw, "conversation", dict, where)
     speaker_a = reader.get(conversation, "speaker_a", str, at)
     speaker_b = reader.get(conversation, "speaker_b", str, at)
+    if speaker_b == speaker_a:  # one name would play both roles: every turn an assistant turn
+        raise reader.error(
+            child(at, "speaker_b"),
+            f"{speaker_b!r} is also speaker_a; expected two people (speaker_a plays the user, speaker_b the assistant)",
+        )
     roles = {speaker_a: "user", speaker_b: "assistant"}
     sessions = []
     images = 0

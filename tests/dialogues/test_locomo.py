@@ -196,6 +196,20 @@ def test_two_keys_of_one_session_number_are_named(tmp_path: Path, write_json, lo
     )
 
 
+def test_one_name_for_both_speakers_is_named(tmp_path: Path, write_json, locomo_sample) -> None:
+    """speaker_a plays the user and speaker_b the assistant: with one name, every turn became an assistant turn."""
+    sample = locomo_sample(speaker_b="Ann")
+    for turn in sample["conversation"]["session_1"]:
+        turn["speaker"] = "Ann"
+    path = write_json(tmp_path / "l.json", [sample])
+    with pytest.raises(DatasetError) as e:
+        load_locomo(path)
+    assert str(e.value) == (
+        f"{path}: [0].conversation.speaker_b: 'Ann' is also speaker_a; expected two people (speaker_a plays the "
+        "user, speaker_b the assistant)"
+    )
+
+
 def test_malformed_evidence_never_fails(tmp_path: Path, write_json, locomo_sample) -> None:
     sample = locomo_sample()
     sample["qa"][0]["evidence"] = ["D1:2, D1:1", "D", "D1:9", 7, "D1:2", "D:1:1"]
