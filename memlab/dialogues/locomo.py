@@ -214,8 +214,9 @@ def _dialogue(reader: JsonReader, raw: dict[str, Any], where: str, categories: s
     roles = {speaker_a: "user", speaker_b: "assistant"}
     sessions = []
     images = 0
+    first_at: dict[str, str] = {}  # dia_id -> where it was first given
     for key in _session_keys(reader, conversation, at):
-        session, n_images = _session(reader, conversation, key, roles, at)
+        session, n_images = _session(reader, conversation, key, roles, at, first_at)
         sessions.append(session)
         images += n_images
     if not any(s.messages for s in sessions):
@@ -268,8 +269,14 @@ def _session_keys(reader: JsonReader, conversation: dict[str, Any], at: str) -> 
 
 
 def _session(
-    reader: JsonReader, conversation: dict[str, Any], key: str, roles: dict[str, str], at: str
+    reader: JsonReader,
+    conversation: dict[str, Any],
+    key: str,
+    roles: dict[str, str],
+    at: str,
+    first_at: dict[str, str],
 ) -> tuple[Session, int]:
+    """One ``session_N`` list, its turns' dia_ids added to `first_at` (a dia_id given twice is an error); its images."""
     turns = reader.get(conversation, key, list, at)
     date_key = f"{key}_date_time"
     written = reader.get(conversation, date_key, str, at)
@@ -294,12 +301,20 @@ def _session(
         if caption:
             text = f"{text} {IMAGE_NOTE.format(caption=caption)}" if text else IMAGE_NOTE.format(caption=caption)
             images += 1
+        dia_id = reader.get(turn, "dia_id", str, where)
+        if dia_id in first_at:  # evidence naming it would match two turns
+            raise reader.error(
+                child(where, "dia_id"),
+                f"{dia_id!r} is also the dia_id of {first_at[dia_id]}; a conversation's dia_ids are unique "
+                "(evidence names turns by dia_id)",
+            )
+        first_at[dia_id] = where
         messages.append(
             Message(
                 role=roles[speaker],
                 content=text,
                 name=speaker,
-                id=reader.get(turn, "dia_id", str, where),
+                id=dia_id,
                 speaker=speaker,
                 timestamp=started_at + i * TURN_INTERVAL,
             )

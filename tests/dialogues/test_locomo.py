@@ -210,6 +210,27 @@ def test_one_name_for_both_speakers_is_named(tmp_path: Path, write_json, locomo_
     )
 
 
+@pytest.mark.parametrize(
+    ("session", "first"),
+    [("session_1", "[0].conversation.session_1[0]"), ("session_2", "[0].conversation.session_1[1]")],
+)
+def test_a_dia_id_given_twice_in_a_conversation_is_named(
+    tmp_path: Path, write_json, locomo_sample, session: str, first: str
+) -> None:
+    """Evidence names turns by dia_id: with two turns of one id, recall would credit either (JSONL refuses it too)."""
+    sample = locomo_sample(session_2=[], session_2_date_time="9:00 am on 10 May, 2023")
+    again = {"speaker": "Ann", "dia_id": "D1:1" if session == "session_1" else "D1:2", "text": "again"}
+    sample["conversation"][session].append(again)
+    path = write_json(tmp_path / "l.json", [sample])
+    at = f"[0].conversation.{session}[{len(sample['conversation'][session]) - 1}].dia_id"
+    with pytest.raises(DatasetError) as e:
+        load_locomo(path)
+    assert str(e.value) == (
+        f"{path}: {at}: {again['dia_id']!r} is also the dia_id of {first}; a conversation's dia_ids are unique "
+        "(evidence names turns by dia_id)"
+    )
+
+
 def test_malformed_evidence_never_fails(tmp_path: Path, write_json, locomo_sample) -> None:
     sample = locomo_sample()
     sample["qa"][0]["evidence"] = ["D1:2, D1:1", "D", "D1:9", 7, "D1:2", "D:1:1"]
