@@ -171,6 +171,8 @@ def _dialogue(reader: JsonReader, raw: Any, at: str, known: dict[str, tuple[Mess
     _check_repeats(reader, at, question_id, ids, built, set(answer_sessions))
     in_time_order = sorted(range(len(ids)), key=lambda i: dates[i])
     sessions = [Session(ids[i], built[i][0], dates[i]) for i in in_time_order]
+    if not any(s.messages for s in sessions):  # a replay of no turns: no call, no memory, nothing measured
+        raise reader.error(child(at, "haystack_sessions"), "no turns; expected at least one non-empty session")
     labelled = [turn for i in in_time_order for turn in built[i][1]]
     present = tuple(s.id for s in sessions if s.id in set(answer_sessions))
     abstention = ABSTENTION_MARK in question_id

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,14 @@ def _one(**changes: Any) -> list[dict[str, Any]]:
             r": \[1\]\.haystack_sessions\[0\]\[0\]\.has_answer: expected true or false, got a string$",
         ),
         ({k: v for k, v in RAW[1].items() if k != "answer"}, r"missing key \"answer\""),
+        (
+            _one(haystack_session_ids=[], haystack_dates=[], haystack_sessions=[]),
+            r": \[1\]\.haystack_sessions: no turns; expected at least one non-empty session$",
+        ),
+        (
+            _one(haystack_sessions=[[], [], []]),
+            r": \[1\]\.haystack_sessions: no turns; expected at least one non-empty session$",
+        ),
     ],
 )
 def test_a_bad_file_names_the_question_and_key(tmp_path: Path, data: Any, message: str) -> None:
@@ -171,6 +180,22 @@ def test_a_filler_session_repeated_at_another_date_loads(tmp_path: Path) -> None
     assert [s.id for s in d.sessions] == [*RAW[1]["haystack_session_ids"], "sharegpt_f1_0"]
     assert d.sessions[1].messages is d.sessions[3].messages
     assert d.probes[0].evidence == ("answer_0f05491a_1_1", "answer_0f05491a_2_1")
+
+
+def test_memlab_run_refuses_a_question_without_a_haystack(
+    tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]]
+) -> None:
+    """A question of no sessions replayed nothing: 0 calls, exit 0 (JSONL and LoCoMo refuse an empty dialogue)."""
+    path = tmp_path / "empty.json"
+    path.write_text(
+        json.dumps(_one(haystack_session_ids=[], haystack_dates=[], haystack_sessions=[])), encoding="utf-8"
+    )
+    status, err = memlab_run_err("dataset=longmemeval", f"dataset.path={path}", f"output_dir={tmp_path / 'run'}")
+    assert (status, err) == (
+        2,
+        f"memlab: error: {path}: [1].haystack_sessions: no turns; expected at least one non-empty session\n",
+    )
+    assert not (tmp_path / "run").exists()
 
 
 def test_a_file_that_begins_with_a_bom_reads_as_without(tmp_path: Path) -> None:
