@@ -24,6 +24,7 @@ from typing import Any
 from memlab.dialogues.model import SUPERSEDED_KEY, Dialogue, Probe, Session
 from memlab.dialogues.openai_format import check_tool_results, parse_message
 from memlab.dialogues.source import JsonReader, check_format, child, parse_json, read_text, resolve_path
+from memlab.errors import DatasetError
 from memlab.messages import Message
 
 DEFAULT_CATEGORY = "question"  # a probe's category when the line gives none
@@ -67,21 +68,18 @@ def _dialogue(reader: JsonReader, raw: Any, lineno: int) -> Dialogue:
     sessions: list[Session] = []
     flat: list[Message] = []
     wheres: list[str] = []
-    first_at: dict[str, str] = {}  # message id -> where it was first given
+    first_at: dict[str, tuple[str, bool]] = {}  # message id -> where it was first used, and whether it was given
     for k, (block, at) in enumerate(blocks, start=1):
         messages_at = child(at, "messages")
         messages: list[Message] = []
         for i, m in enumerate(reader.get(block, "messages", list, at)):
             where = child(messages_at, i)
             reader.expect(m, dict, where)
-            message_id = reader.optional(m, "id", str, where) or f"L{lineno}:{len(flat) + len(messages)}"
+            given = bool(reader.optional(m, "id", str, where))
+            message_id = m["id"] if given else f"L{lineno}:{len(flat) + len(messages)}"
             if message_id in first_at:
-                raise reader.error(
-                    child(where, "id"),
-                    f"{message_id!r} is also the id of {first_at[message_id]}; a conversation's message ids are "
-                    "unique (evidence names messages by id)",
-                )
-            first_at[message_id] = where
+                raise _id_taken(reader, message_id, where, given, *first_at[message_id])
+            first_at[message_id] = (where, given)
             messages.append(
                 parse_message(reader, m, where, id=message_id, timestamp=_time(reader, m, "timestamp", where))
             )
@@ -123,6 +121,30 @@ def _dialogue(reader: JsonReader, raw: Any, lineno: int) -> Dialogue:
         system_prompt=system_prompt,
         user_id=reader.optional(raw, "user_id", str, "") or "user",
     )
+
+
+def _id_taken(
+    reader: JsonReader, message_id: str, where: str, given: bool, first: str, first_given: bool
+) -> DatasetError:
+    """The error for a message id used twice in a conversation, saying which of the two is a default ``L<line>:<i>``.
+
+    A default colliding with a given id is refused too (evidence naming it would match either message), but
+    the message then has no ``id`` key of its own, so the error says whose id it is and what to change.
+    """
+    unique = "a conversation's message ids are unique (evidence names messages by id)"
+    if not given:
+        return reader.error(
+            where,
+            f"its default id {message_id!r} is taken by {first}'s given id; give {where} an id of its own or "
+            f"{first} another; {unique}",
+        )
+    if not first_given:
+        return reader.error(
+            child(where, "id"),
+            f"{message_id!r} is also the default id of {first}; give {where} another id or {first} one of its "
+            f"own; {unique}",
+        )
+    return reader.error(child(where, "id"), f"{message_id!r} is also the id of {first}; {unique}")
 
 
 def _probe(reader: JsonReader, raw: Any, where: str, default_id: str, ids: list[str]) -> Probe:

@@ -160,6 +160,31 @@ def test_memlab_run_names_a_content_part_whose_text_is_no_string(
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.parametrize(
+    ("said", "message"),
+    [
+        (
+            [{"role": "user", "content": "a", "id": "L1:1"}, {"role": "assistant", "content": "b."}],
+            "messages[1]: its default id 'L1:1' is taken by messages[0]'s given id; give messages[1] an id of its "
+            "own or messages[0] another",
+        ),
+        (
+            [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b.", "id": "L1:0"}],
+            "messages[1].id: 'L1:0' is also the default id of messages[0]; give messages[1] another id or "
+            "messages[0] one of its own",
+        ),
+    ],
+)
+def test_an_id_that_is_another_message_s_default_says_so(tmp_path: Path, said: list[object], message: str) -> None:
+    """A default id ``L<line>:<index>`` may equal a given one: the error said a message without an id had it."""
+    path = lines(tmp_path / "c.jsonl", {"messages": said})
+    with pytest.raises(DatasetError) as e:
+        load_jsonl(path)
+    assert str(e.value) == (
+        f"{path}:1: {message}; a conversation's message ids are unique (evidence names messages by id)"
+    )
+
+
 def test_max_dialogues(tmp_path: Path) -> None:
     row = {"messages": [{"role": "user", "content": "hi"}]}
     assert [d.id for d in load_jsonl(lines(tmp_path / "c.jsonl", row, row, row), max_dialogues=2)] == [
