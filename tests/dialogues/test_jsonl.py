@@ -239,6 +239,31 @@ def test_broken_line_names_file_line_and_key(tmp_path: Path, row, message) -> No
     assert str(e.value).startswith(f"{path}:2")
 
 
+NOT_JSONL = ", not JSONL (one conversation per line); "
+ONE_PER_LINE = 'write each conversation as one JSON object on a line of its own: {"messages": [...]}'
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        ([GOOD, GOOD], f"one JSON list over 18 lines{NOT_JSONL}{ONE_PER_LINE}"),
+        (GOOD, f"one JSON object over 8 lines{NOT_JSONL}{ONE_PER_LINE}"),
+        (
+            {"sample_id": "conv-1", "conversation": {}, "qa": []},
+            f"one JSON object over 5 lines{NOT_JSONL}it is a LoCoMo record (it has 'sample_id', 'conversation', "
+            "'qa'), and dataset=locomo reads a JSON list of them",
+        ),
+    ],
+)
+def test_a_pretty_printed_document_is_said_to_be_no_jsonl(tmp_path: Path, document: object, message: str) -> None:
+    """Read line by line, its first line ("[" or "{") was reported as JSON that ends early (a truncated file?)."""
+    path = tmp_path / "pretty.jsonl"
+    path.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    with pytest.raises(DatasetError) as e:
+        load_jsonl(path)
+    assert str(e.value) == f"{path}: the file is {message}"
+
+
 def test_non_utf8_byte_names_line_and_column(tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
     before = b'{"messages": [{"role": "user", "content": "caf'
