@@ -185,6 +185,25 @@ def test_an_id_that_is_another_message_s_default_says_so(tmp_path: Path, said: l
     )
 
 
+def test_a_call_id_given_twice_in_one_message_is_named_there(tmp_path: Path) -> None:
+    """Two calls of one id, then a result each: the second result found no call pending, and the error said so
+    ("'c1' answers no tool call ... (pending: none is pending)") instead of naming the duplicate."""
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    said = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": None, "tool_calls": [call, {**call, "function": {"name": "g"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "1"},
+        {"role": "tool", "tool_call_id": "c1", "content": "2"},
+    ]
+    path = lines(tmp_path / "c.jsonl", {"messages": said})
+    with pytest.raises(DatasetError) as e:
+        load_jsonl(path)
+    assert str(e.value) == (
+        f"{path}:1: messages[1].tool_calls[1].id: 'c1' is also the id of tool_calls[0], so a result cannot say which "
+        "of the two calls it answers (messages[3] answers 'c1' again); one message's calls have distinct ids"
+    )
+
+
 def test_max_dialogues(tmp_path: Path) -> None:
     row = {"messages": [{"role": "user", "content": "hi"}]}
     assert [d.id for d in load_jsonl(lines(tmp_path / "c.jsonl", row, row, row), max_dialogues=2)] == [
