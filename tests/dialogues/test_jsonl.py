@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -304,3 +305,26 @@ def test_missing_file_and_folder(tmp_path: Path) -> None:
         load_jsonl(tmp_path / "nope.jsonl")
     with pytest.raises(DatasetError, match=r"is a folder, expected a dataset file"):
         load_jsonl(tmp_path)
+
+
+def test_a_path_that_is_no_regular_file_says_what_it_is(
+    tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]]
+) -> None:
+    """/dev/null and a named pipe (a shell's ``<(zcat f)``) exist: they were reported as "no such file"."""
+    with pytest.raises(DatasetError) as e:
+        load_jsonl("/dev/null")
+    assert str(e.value) == (
+        "/dev/null: is a character device, not a regular file; expected a dataset file (looked in /dev/null)"
+    )
+    pipe = tmp_path / "pipe.jsonl"
+    os.mkfifo(pipe)
+    with pytest.raises(DatasetError) as e:
+        load_jsonl(pipe)  # refused before it is opened: opening a pipe no one writes would wait for ever
+    assert str(e.value) == f"{pipe}: is a named pipe, not a regular file; expected a dataset file (looked in {pipe})"
+    status, err = memlab_run_err("dataset=locomo", "dataset.path=/dev/null", f"output_dir={tmp_path / 'run'}")
+    assert (status, err) == (
+        2,
+        "memlab: error: /dev/null: is a character device, not a regular file; expected a dataset file "
+        "(looked in /dev/null)\n",
+    )
+    assert not (tmp_path / "run").exists()
