@@ -17,13 +17,24 @@ Every problem is reported as ``<file>:<line>: <path>: <what was expected>``.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from memlab.dialogues.model import SUPERSEDED_KEY, Dialogue, Probe, Session
 from memlab.dialogues.openai_format import check_tool_results, parse_message
-from memlab.dialogues.source import JsonReader, check_format, child, parse_json, read_text, resolve_path
+from memlab.dialogues.source import (
+    FORMAT_NAMES,
+    RECORD_KEYS,
+    JsonReader,
+    check_format,
+    child,
+    parse_json,
+    read_text,
+    resolve_path,
+)
+from memlab.errors import DatasetError
 from memlab.messages import Message
 
 DEFAULT_CATEGORY = "question"  # a probe's category when the line gives none
@@ -41,18 +52,55 @@ def load_jsonl(path: str | Path, max_dialogues: int | None = None) -> list[Dialo
     if text.lstrip().startswith("["):  # one JSON list, not a line per conversation: LoCoMo's or tau-bench's?
         records = parse_json(text, str(file))
         check_format(file, records[0] if isinstance(records, list) and records else None, "jsonl")
+        raise _one_document(file, text, records)
     dialogues: list[Dialogue] = []
     # Lines end at "\n" only: `splitlines` also ends them at U+2028, U+0085..., which JSON strings may hold raw.
     for lineno, line in enumerate(text.split("\n"), start=1):
         if max_dialogues is not None and len(dialogues) >= max_dialogues:
             break
         if line.strip():
-            raw = parse_json(line, str(file), first_line=lineno)
+            try:
+                raw = parse_json(line, str(file), first_line=lineno)
+            except DatasetError:
+                if not dialogues and (whole := _whole_document(text)) is not None:  # a pretty-printed object
+                    raise _one_document(file, text, whole) from None
+                raise
             check_format(file, raw, "jsonl", f"line {lineno}")
             dialogues.append(_dialogue(JsonReader(f"{file}:{lineno}"), raw, lineno))
     if not dialogues:
         raise JsonReader(file).error("", "no conversations; expected one JSON object per line")
     return dialogues
+
+
+def _whole_document(text: str) -> Any:
+    """The file's text parsed as one JSON document, or None if it is not one (a broken line of real JSONL)."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _one_document(file: Path, text: str, document: Any) -> DatasetError:
+    """The error for a file that is one JSON document, a list or an object over several lines, not a line per record.
+
+    Read line by line, a pretty-printed document's first line (``[`` or ``{``) is no record, and the error said
+    "the JSON ends early (is the file truncated?)". A LoCoMo or tau-bench list is named by `check_format`
+    first; a lone record of theirs is named here.
+    """
+    kind = "list" if isinstance(document, list) else "object"
+    count = text.strip().count("\n") + 1
+    what = f"{file}: the file is one JSON {kind}" + (f" over {count} lines" if count > 1 else "")
+    what += ", not JSONL (one conversation per line)"
+    for other, keys in RECORD_KEYS.items():
+        found = [k for k in keys if isinstance(document, dict) and k in document]
+        if other != "jsonl" and found:
+            return DatasetError(
+                f"{what}; it is a {FORMAT_NAMES[other]} record (it has {', '.join(map(repr, found))}), and "
+                f"dataset={other} reads a JSON list of them"
+            )
+    return DatasetError(
+        f'{what}; write each conversation as one JSON object on a line of its own: {{"messages": [...]}}'
+    )
 
 
 def _dialogue(reader: JsonReader, raw: Any, lineno: int) -> Dialogue:
@@ -67,21 +115,18 @@ def _dialogue(reader: JsonReader, raw: Any, lineno: int) -> Dialogue:
     sessions: list[Session] = []
     flat: list[Message] = []
     wheres: list[str] = []
-    first_at: dict[str, str] = {}  # message id -> where it was first given
+    first_at: dict[str, tuple[str, bool]] = {}  # message id -> where it was first used, and whether it was given
     for k, (block, at) in enumerate(blocks, start=1):
         messages_at = child(at, "messages")
         messages: list[Message] = []
         for i, m in enumerate(reader.get(block, "messages", list, at)):
             where = child(messages_at, i)
             reader.expect(m, dict, where)
-            message_id = reader.optional(m, "id", str, where) or f"L{lineno}:{len(flat) + len(messages)}"
+            given = bool(reader.optional(m, "id", str, where))
+            message_id = m["id"] if given else f"L{lineno}:{len(flat) + len(messages)}"
             if message_id in first_at:
-                raise reader.error(
-                    child(where, "id"),
-                    f"{message_id!r} is also the id of {first_at[message_id]}; a conversation's message ids are "
-                    "unique (evidence names messages by id)",
-                )
-            first_at[message_id] = where
+                raise _id_taken(reader, message_id, where, given, *first_at[message_id])
+            first_at[message_id] = (where, given)
             messages.append(
                 parse_message(reader, m, where, id=message_id, timestamp=_time(reader, m, "timestamp", where))
             )
@@ -123,6 +168,30 @@ def _dialogue(reader: JsonReader, raw: Any, lineno: int) -> Dialogue:
         system_prompt=system_prompt,
         user_id=reader.optional(raw, "user_id", str, "") or "user",
     )
+
+
+def _id_taken(
+    reader: JsonReader, message_id: str, where: str, given: bool, first: str, first_given: bool
+) -> DatasetError:
+    """The error for a message id used twice in a conversation, saying which of the two is a default ``L<line>:<i>``.
+
+    A default colliding with a given id is refused too (evidence naming it would match either message), but
+    the message then has no ``id`` key of its own, so the error says whose id it is and what to change.
+    """
+    unique = "a conversation's message ids are unique (evidence names messages by id)"
+    if not given:
+        return reader.error(
+            where,
+            f"its default id {message_id!r} is taken by {first}'s given id; give {where} an id of its own or "
+            f"{first} another; {unique}",
+        )
+    if not first_given:
+        return reader.error(
+            child(where, "id"),
+            f"{message_id!r} is also the default id of {first}; give {where} another id or {first} one of its "
+            f"own; {unique}",
+        )
+    return reader.error(child(where, "id"), f"{message_id!r} is also the id of {first}; {unique}")
 
 
 def _probe(reader: JsonReader, raw: Any, where: str, default_id: str, ids: list[str]) -> Probe:

@@ -3,7 +3,8 @@
 Maharana et al., "Evaluating Very Long-Term Conversational Memory of LLM Agents" (ACL 2024),
 https://github.com/snap-research/locomo (``data/locomo10.json``). Each sample becomes one `Dialogue`:
 
-- one `Session` per ``conversation.session_N`` in numeric order (N may skip), started at
+- one `Session` per ``conversation.session_N`` in numeric order (N may skip; a key is read as
+  written, ``session_01`` is session 1, and two keys of one number are an error), started at
   ``session_N_date_time``; turn i of a session is stamped ``start + i * TURN_INTERVAL`` (the
   source has no per-turn times, so a fixed step keeps the clock deterministic);
 - ``speaker_a`` plays the ``user`` and ``speaker_b`` the ``assistant`` (LoCoMo is two people, not a
@@ -205,12 +206,17 @@ def _dialogue(reader: JsonReader, raw: dict[str, Any], where: str, categories: s
     conversation = reader.get(raw, "conversation", dict, where)
     speaker_a = reader.get(conversation, "speaker_a", str, at)
     speaker_b = reader.get(conversation, "speaker_b", str, at)
+    if speaker_b == speaker_a:  # one name would play both roles: every turn an assistant turn
+        raise reader.error(
+            child(at, "speaker_b"),
+            f"{speaker_b!r} is also speaker_a; expected two people (speaker_a plays the user, speaker_b the assistant)",
+        )
     roles = {speaker_a: "user", speaker_b: "assistant"}
-    numbers = sorted(int(m.group(1)) for k in conversation if (m := _SESSION_KEY.fullmatch(k)))
     sessions = []
     images = 0
-    for n in numbers:
-        session, n_images = _session(reader, conversation, n, roles, at)
+    first_at: dict[str, str] = {}  # dia_id -> where it was first given
+    for key in _session_keys(reader, conversation, at):
+        session, n_images = _session(reader, conversation, key, roles, at, first_at)
         sessions.append(session)
         images += n_images
     if not any(s.messages for s in sessions):
@@ -244,10 +250,33 @@ def _dialogue(reader: JsonReader, raw: dict[str, Any], where: str, categories: s
     )
 
 
+def _session_keys(reader: JsonReader, conversation: dict[str, Any], at: str) -> list[str]:
+    """The ``session_N`` keys in numeric order, each read as written (``session_01`` is session 1).
+
+    Two keys of one number (``session_1`` beside ``session_01``) would be one session replayed twice, or
+    two in no defined order: an error naming both.
+    """
+    by_number: dict[int, str] = {}
+    for key in conversation:
+        if m := _SESSION_KEY.fullmatch(key):
+            n = int(m.group(1))
+            if n in by_number:
+                raise reader.error(
+                    child(at, key), f"names session {n}, as {by_number[n]} does; expected one key per session"
+                )
+            by_number[n] = key
+    return [by_number[n] for n in sorted(by_number)]
+
+
 def _session(
-    reader: JsonReader, conversation: dict[str, Any], n: int, roles: dict[str, str], at: str
+    reader: JsonReader,
+    conversation: dict[str, Any],
+    key: str,
+    roles: dict[str, str],
+    at: str,
+    first_at: dict[str, str],
 ) -> tuple[Session, int]:
-    key = f"session_{n}"
+    """One ``session_N`` list, its turns' dia_ids added to `first_at` (a dia_id given twice is an error); its images."""
     turns = reader.get(conversation, key, list, at)
     date_key = f"{key}_date_time"
     written = reader.get(conversation, date_key, str, at)
@@ -272,12 +301,20 @@ def _session(
         if caption:
             text = f"{text} {IMAGE_NOTE.format(caption=caption)}" if text else IMAGE_NOTE.format(caption=caption)
             images += 1
+        dia_id = reader.get(turn, "dia_id", str, where)
+        if dia_id in first_at:  # evidence naming it would match two turns
+            raise reader.error(
+                child(where, "dia_id"),
+                f"{dia_id!r} is also the dia_id of {first_at[dia_id]}; a conversation's dia_ids are unique "
+                "(evidence names turns by dia_id)",
+            )
+        first_at[dia_id] = where
         messages.append(
             Message(
                 role=roles[speaker],
                 content=text,
                 name=speaker,
-                id=reader.get(turn, "dia_id", str, where),
+                id=dia_id,
                 speaker=speaker,
                 timestamp=started_at + i * TURN_INTERVAL,
             )

@@ -162,14 +162,18 @@ def _dialogue(reader: JsonReader, raw: Any, at: str, known: dict[str, tuple[Mess
             f"haystack_session_ids, haystack_dates and haystack_sessions differ in length "
             f"({len(ids)}, {len(dates)}, {len(bodies)}); expected one id and one date per session",
         )
-    sessions, labelled = [], []
-    for i in sorted(range(len(ids)), key=lambda i: dates[i]):
-        messages, evidence = _session(reader, bodies[i], child(child(at, "haystack_sessions"), i), ids[i], known)
-        sessions.append(Session(ids[i], messages, dates[i]))
-        labelled += evidence
+    built = [
+        _session(reader, body, child(child(at, "haystack_sessions"), i), ids[i], known) for i, body in enumerate(bodies)
+    ]
     answer_sessions = reader.get(raw, "answer_session_ids", list, at)
     for i, s in enumerate(answer_sessions):
         reader.expect(s, str, child(child(at, "answer_session_ids"), i))
+    _check_repeats(reader, at, question_id, ids, built, set(answer_sessions))
+    in_time_order = sorted(range(len(ids)), key=lambda i: dates[i])
+    sessions = [Session(ids[i], built[i][0], dates[i]) for i in in_time_order]
+    if not any(s.messages for s in sessions):  # a replay of no turns: no call, no memory, nothing measured
+        raise reader.error(child(at, "haystack_sessions"), "no turns; expected at least one non-empty session")
+    labelled = [turn for i in in_time_order for turn in built[i][1]]
     present = tuple(s.id for s in sessions if s.id in set(answer_sessions))
     abstention = ABSTENTION_MARK in question_id
     evidence_from = "has_answer" if labelled else "answer_sessions"
@@ -195,6 +199,40 @@ def _dialogue(reader: JsonReader, raw: Any, at: str, known: dict[str, tuple[Mess
         user_id=question_id,
         metadata={"question_type": question_type, "answer_sessions_missing": len(set(answer_sessions) - set(present))},
     )
+
+
+def _check_repeats(
+    reader: JsonReader,
+    at: str,
+    question_id: str,
+    ids: list[str],
+    built: list[tuple[tuple[Message, ...], list[str]]],
+    answer_sessions: set[str],
+) -> None:
+    """A session id given twice in one haystack is allowed only for an exact copy that holds no evidence.
+
+    Both copies' turns get the ids ``S_1``, ``S_2``...: for a filler session repeated at another date, as
+    LongMemEval-S's sampler repeats 13 (its issue #54), an id names the same words twice and no evidence, so it
+    loads (refusing it would refuse the official file); with other turns, or with evidence (``has_answer`` turns,
+    an answer session), one id would name two turns and evidence match either: an error naming the question and
+    the id.
+    """
+    first: dict[str, int] = {}
+    for i, session_id in enumerate(ids):
+        j = first.setdefault(session_id, i)
+        if j == i:
+            continue
+        (messages, evidence), (first_messages, first_evidence) = built[i], built[j]
+        if messages != first_messages:
+            why = f"with other turns: its turn ids ({session_id}_1, ...) would name two turns"
+        elif evidence or first_evidence or session_id in answer_sessions:
+            why = "and holds evidence, which would match the turns of both copies"
+        else:
+            continue
+        raise reader.error(
+            child(child(at, "haystack_session_ids"), i),
+            f"{session_id!r} is also haystack_session_ids[{j}] of question {question_id!r}, {why}",
+        )
 
 
 def _session(

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from memlab.dialogues.source import JsonReader, child
-from memlab.messages import ROLES, Message
+from memlab.errors import DatasetError
+from memlab.messages import ROLES, Message, ToolCall
 
 
 def parse_message(reader: JsonReader, raw: Any, where: str, **provenance: Any) -> Message:
@@ -20,7 +21,9 @@ def parse_message(reader: JsonReader, raw: Any, where: str, **provenance: Any) -
     if role not in ROLES:
         raise reader.error(child(where, "role"), f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
     if "content" in raw:
-        reader.expect(raw["content"], (str, list, type(None)), child(where, "content"))
+        content = reader.expect(raw["content"], (str, list, type(None)), child(where, "content"))
+        if isinstance(content, list):
+            _check_parts(reader, content, child(where, "content"))
     reader.optional(raw, "name", str, where)
     calls = reader.optional(raw, "tool_calls", list, where) or []
     for i, call in enumerate(calls):
@@ -37,6 +40,21 @@ def parse_message(reader: JsonReader, raw: Any, where: str, **provenance: Any) -
     return Message.from_openai(raw, **provenance)
 
 
+def _check_parts(reader: JsonReader, parts: list[Any], where: str) -> None:
+    """Multi-part content as OpenAI's API takes it: a non-empty list of part objects, a part's ``text`` a string.
+
+    `Message.from_openai` joins the text parts; a part without text (an ``image_url``) is dropped, as memlab
+    is text-only. A part that is no object would be dropped unseen, so it is refused. An empty list is refused
+    too: OpenAI's API refuses it (a message without content has null), so no real log holds one.
+    """
+    if not parts:
+        raise reader.error(where, "an empty list; expected a string or a non-empty list of content parts")
+    for i, part in enumerate(parts):
+        reader.expect(part, dict, child(where, i))
+        if "text" in part:
+            reader.expect(part["text"], str, child(child(where, i), "text"))
+
+
 def check_tool_results(reader: JsonReader, messages: Sequence[Message], wheres: Sequence[str]) -> int:
     """Every tool result answers a call of the assistant message just before its run of results.
 
@@ -46,18 +64,44 @@ def check_tool_results(reader: JsonReader, messages: Sequence[Message], wheres: 
     open_calls: set[str] = set()
     seen: set[str] = set()
     reused = 0
+    calls: Sequence[ToolCall] = ()  # the calls of the last message that was no tool result, at calls_at
+    calls_at = ""
     for message, where in zip(messages, wheres, strict=True):
         if message.role == "tool":
             if message.tool_call_id not in open_calls:
-                expected = ", ".join(sorted(open_calls)) or "none is pending"
-                raise reader.error(
-                    child(where, "tool_call_id"),
-                    f"{message.tool_call_id!r} answers no tool call of the preceding assistant message "
-                    f"(pending: {expected})",
-                )
+                raise _no_call(reader, message.tool_call_id, where, open_calls, calls, calls_at)
             open_calls.discard(message.tool_call_id)
             continue
+        calls_at, calls = where, message.tool_calls
         open_calls = {c.id for c in message.tool_calls}
         reused += sum(1 for c in message.tool_calls if c.id in seen)
         seen.update(open_calls)
     return reused
+
+
+def _no_call(
+    reader: JsonReader,
+    call_id: str | None,
+    where: str,
+    open_calls: set[str],
+    calls: Sequence[ToolCall],
+    calls_at: str,
+) -> DatasetError:
+    """The error for a tool result at `where` that answers no pending call of the message at `calls_at`.
+
+    If that message gave the id to two calls, the first result took it and this one finds none pending:
+    the duplicate id is the mistake, so the error names it in the assistant message.
+    """
+    ids: list[str | None] = [c.id for c in calls]
+    if ids.count(call_id) > 1:
+        first = ids.index(call_id)
+        return reader.error(
+            child(child(child(calls_at, "tool_calls"), ids.index(call_id, first + 1)), "id"),
+            f"{call_id!r} is also the id of tool_calls[{first}], so a result cannot say which of the two calls it "
+            f"answers ({where} answers {call_id!r} again); one message's calls have distinct ids",
+        )
+    expected = ", ".join(sorted(open_calls)) or "none is pending"
+    return reader.error(
+        child(where, "tool_call_id"),
+        f"{call_id!r} answers no tool call of the preceding assistant message (pending: {expected})",
+    )

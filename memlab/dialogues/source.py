@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
@@ -69,7 +70,8 @@ def check_format(source: str | os.PathLike[str], record: Any, dataset: str, wher
 def resolve_path(path: str | os.PathLike[str], *, hint: str | None = None) -> Path:
     """An existing file: `path` itself if absolute, else under the current directory, else the project root.
 
-    A missing file raises `MissingFileError` listing every place looked at, plus `hint` (where to get it).
+    A missing file raises `MissingFileError` listing every place looked at, plus `hint` (where to get it); a
+    folder, or a path that is no regular file (``/dev/null``, a named pipe), a `DatasetError` saying what it is.
 
     Args:
         path: The file as the config or caller names it.
@@ -83,8 +85,26 @@ def resolve_path(path: str | os.PathLike[str], *, hint: str | None = None) -> Pa
     looked = ", ".join(str(c) for c in candidates)
     if any(c.is_dir() for c in candidates):
         raise DatasetError(f"{path}: is a folder, expected a dataset file (looked in {looked})")
+    for candidate in candidates:
+        if candidate.exists():  # neither a file nor a folder: /dev/null, a named pipe (`<(zcat f)`), a socket
+            kind = _special_kind(candidate)
+            raise DatasetError(f"{path}: is {kind}, not a regular file; expected a dataset file (looked in {looked})")
     message = f"{path}: no such file (looked in {looked})"
     raise MissingFileError(f"{message}; {hint}" if hint else message)
+
+
+_SPECIAL_KINDS = (
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _special_kind(path: Path) -> str:
+    """What a path that exists but is neither a regular file nor a folder is, for the error that refuses it."""
+    mode = path.stat().st_mode
+    return next((name for test, name in _SPECIAL_KINDS if test(mode)), "a special file")
 
 
 def too_big(path: Path) -> DatasetError:

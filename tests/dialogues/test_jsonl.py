@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -110,6 +112,99 @@ def test_a_message_id_given_twice_in_a_conversation_is_named(tmp_path: Path) -> 
     )
 
 
+@pytest.mark.parametrize(("text", "kind"), [(5, "an integer"), (None, "null"), ({"value": "hi"}, "an object")])
+def test_a_content_part_whose_text_is_no_string_is_named(tmp_path: Path, text: object, kind: str) -> None:
+    """The text parts are joined into the message's text: one that is no string ended in a TypeError traceback."""
+    path = lines(tmp_path / "c.jsonl", {"messages": [{"role": "user", "content": [{"type": "text", "text": text}]}]})
+    with pytest.raises(DatasetError) as e:
+        load_jsonl(path)
+    assert str(e.value) == f"{path}:1: messages[0].content[0].text: expected a string, got {kind}"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (["hello", "world"], "messages[0].content[0]: expected an object, got a string"),
+        ([["a"]], "messages[0].content[0]: expected an object, got a list"),
+        ([{"type": "text", "text": "a"}, 7], "messages[0].content[1]: expected an object, got an integer"),
+        ([], "messages[0].content: an empty list; expected a string or a non-empty list of content parts"),
+    ],
+)
+def test_content_parts_that_are_no_objects_are_named(tmp_path: Path, content: list[object], message: str) -> None:
+    """Only object parts carry text: the others were dropped unseen and the message loaded as "" (OpenAI's API
+    refuses them, and an empty list)."""
+    path = lines(tmp_path / "c.jsonl", {"messages": [{"role": "user", "content": content}]})
+    with pytest.raises(DatasetError) as e:
+        load_jsonl(path)
+    assert str(e.value) == f"{path}:1: {message}"
+
+
+def test_text_parts_are_joined_and_other_parts_dropped(tmp_path: Path) -> None:
+    parts = [
+        {"type": "text", "text": "look "},
+        {"type": "image_url", "image_url": {"url": "x"}},
+        {"type": "text", "text": "here"},
+    ]
+    [d] = load_jsonl(lines(tmp_path / "c.jsonl", {"messages": [{"role": "user", "content": parts}]}))
+    assert [m.text for m in d.messages()] == ["look here"]
+
+
+def test_memlab_run_names_a_content_part_whose_text_is_no_string(
+    tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]]
+) -> None:
+    path = lines(tmp_path / "c.jsonl", {"messages": [{"role": "user", "content": [{"type": "text", "text": 5}]}]})
+    status, err = memlab_run_err("dataset=jsonl", f"dataset.path={path}", f"output_dir={tmp_path / 'run'}")
+    assert (status, err) == (
+        2,
+        f"memlab: error: {path}:1: messages[0].content[0].text: expected a string, got an integer\n",
+    )
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(
+    ("said", "message"),
+    [
+        (
+            [{"role": "user", "content": "a", "id": "L1:1"}, {"role": "assistant", "content": "b."}],
+            "messages[1]: its default id 'L1:1' is taken by messages[0]'s given id; give messages[1] an id of its "
+            "own or messages[0] another",
+        ),
+        (
+            [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b.", "id": "L1:0"}],
+            "messages[1].id: 'L1:0' is also the default id of messages[0]; give messages[1] another id or "
+            "messages[0] one of its own",
+        ),
+    ],
+)
+def test_an_id_that_is_another_message_s_default_says_so(tmp_path: Path, said: list[object], message: str) -> None:
+    """A default id ``L<line>:<index>`` may equal a given one: the error said a message without an id had it."""
+    path = lines(tmp_path / "c.jsonl", {"messages": said})
+    with pytest.raises(DatasetError) as e:
+        load_jsonl(path)
+    assert str(e.value) == (
+        f"{path}:1: {message}; a conversation's message ids are unique (evidence names messages by id)"
+    )
+
+
+def test_a_call_id_given_twice_in_one_message_is_named_there(tmp_path: Path) -> None:
+    """Two calls of one id, then a result each: the second result found no call pending, and the error said so
+    ("'c1' answers no tool call ... (pending: none is pending)") instead of naming the duplicate."""
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    said = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": None, "tool_calls": [call, {**call, "function": {"name": "g"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "1"},
+        {"role": "tool", "tool_call_id": "c1", "content": "2"},
+    ]
+    path = lines(tmp_path / "c.jsonl", {"messages": said})
+    with pytest.raises(DatasetError) as e:
+        load_jsonl(path)
+    assert str(e.value) == (
+        f"{path}:1: messages[1].tool_calls[1].id: 'c1' is also the id of tool_calls[0], so a result cannot say which "
+        "of the two calls it answers (messages[3] answers 'c1' again); one message's calls have distinct ids"
+    )
+
+
 def test_max_dialogues(tmp_path: Path) -> None:
     row = {"messages": [{"role": "user", "content": "hi"}]}
     assert [d.id for d in load_jsonl(lines(tmp_path / "c.jsonl", row, row, row), max_dialogues=2)] == [
@@ -141,7 +236,7 @@ GOOD = {"messages": [{"role": "user", "content": "hi"}]}
         ({"messages": ["hi"]}, r":2: messages\[0\]: expected an object, got a string$"),
         ({"messages": []}, r":2: messages: no messages besides a system prompt; expected a conversation$"),
         ({"messages": [{"role": "system", "content": "s"}]}, r":2: messages: no messages besides a system prompt"),
-        ({"messages": [{"role": "user", "content": ["a", 1]}], "id": 3}, r":2: id: expected a string, got an integer$"),
+        ({"messages": [{"role": "user", "content": "a"}], "id": 3}, r":2: id: expected a string, got an integer$"),
         ([1, 2], r":2: expected an object, got a list$"),
         ('{"messages": [{"role": "user", "content": "hi"}', r":2:48: the JSON ends early \(is the file truncated\?\)$"),
         ('{"messages": [}', r":2:15: not valid JSON: Expecting value$"),
@@ -162,6 +257,31 @@ def test_broken_line_names_file_line_and_key(tmp_path: Path, row, message) -> No
     with pytest.raises(DatasetError, match=message) as e:
         load_jsonl(path)
     assert str(e.value).startswith(f"{path}:2")
+
+
+NOT_JSONL = ", not JSONL (one conversation per line); "
+ONE_PER_LINE = 'write each conversation as one JSON object on a line of its own: {"messages": [...]}'
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        ([GOOD, GOOD], f"one JSON list over 18 lines{NOT_JSONL}{ONE_PER_LINE}"),
+        (GOOD, f"one JSON object over 8 lines{NOT_JSONL}{ONE_PER_LINE}"),
+        (
+            {"sample_id": "conv-1", "conversation": {}, "qa": []},
+            f"one JSON object over 5 lines{NOT_JSONL}it is a LoCoMo record (it has 'sample_id', 'conversation', "
+            "'qa'), and dataset=locomo reads a JSON list of them",
+        ),
+    ],
+)
+def test_a_pretty_printed_document_is_said_to_be_no_jsonl(tmp_path: Path, document: object, message: str) -> None:
+    """Read line by line, its first line ("[" or "{") was reported as JSON that ends early (a truncated file?)."""
+    path = tmp_path / "pretty.jsonl"
+    path.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    with pytest.raises(DatasetError) as e:
+        load_jsonl(path)
+    assert str(e.value) == f"{path}: the file is {message}"
 
 
 def test_non_utf8_byte_names_line_and_column(tmp_path: Path) -> None:
@@ -185,3 +305,26 @@ def test_missing_file_and_folder(tmp_path: Path) -> None:
         load_jsonl(tmp_path / "nope.jsonl")
     with pytest.raises(DatasetError, match=r"is a folder, expected a dataset file"):
         load_jsonl(tmp_path)
+
+
+def test_a_path_that_is_no_regular_file_says_what_it_is(
+    tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]]
+) -> None:
+    """/dev/null and a named pipe (a shell's ``<(zcat f)``) exist: they were reported as "no such file"."""
+    with pytest.raises(DatasetError) as e:
+        load_jsonl("/dev/null")
+    assert str(e.value) == (
+        "/dev/null: is a character device, not a regular file; expected a dataset file (looked in /dev/null)"
+    )
+    pipe = tmp_path / "pipe.jsonl"
+    os.mkfifo(pipe)
+    with pytest.raises(DatasetError) as e:
+        load_jsonl(pipe)  # refused before it is opened: opening a pipe no one writes would wait for ever
+    assert str(e.value) == f"{pipe}: is a named pipe, not a regular file; expected a dataset file (looked in {pipe})"
+    status, err = memlab_run_err("dataset=locomo", "dataset.path=/dev/null", f"output_dir={tmp_path / 'run'}")
+    assert (status, err) == (
+        2,
+        "memlab: error: /dev/null: is a character device, not a regular file; expected a dataset file "
+        "(looked in /dev/null)\n",
+    )
+    assert not (tmp_path / "run").exists()

@@ -173,6 +173,64 @@ def test_sessions_sort_numerically_and_may_skip(tmp_path: Path, write_json, loco
     assert d.sessions[0].messages[1].role == "assistant" and d.user_id == "conv-1"
 
 
+def test_a_session_key_is_read_as_written(tmp_path: Path, write_json, locomo_sample) -> None:
+    """``session_01`` is session 1, its date at ``session_01_date_time`` (its number once named a missing session_1)."""
+    sample = locomo_sample()
+    conversation = sample["conversation"]
+    conversation["session_01"] = conversation.pop("session_1")
+    conversation["session_01_date_time"] = "9:00 am on 10 May, 2023"
+    del conversation["session_1_date_time"]
+    [d] = load_locomo(write_json(tmp_path / "l.json", [sample]))
+    assert [(s.id, s.started_at, len(s.messages)) for s in d.sessions] == [("session_01", datetime(2023, 5, 10, 9), 2)]
+
+
+def test_two_keys_of_one_session_number_are_named(tmp_path: Path, write_json, locomo_sample) -> None:
+    """``session_1`` beside ``session_01`` replayed session_1 twice."""
+    turns = [{"speaker": "Ann", "dia_id": "D9:1", "text": "again"}]
+    sample = locomo_sample(session_01=turns, session_01_date_time="9:00 am on 10 May, 2023")
+    path = write_json(tmp_path / "l.json", [sample])
+    with pytest.raises(DatasetError) as e:
+        load_locomo(path)
+    assert str(e.value) == (
+        f"{path}: [0].conversation.session_01: names session 1, as session_1 does; expected one key per session"
+    )
+
+
+def test_one_name_for_both_speakers_is_named(tmp_path: Path, write_json, locomo_sample) -> None:
+    """speaker_a plays the user and speaker_b the assistant: with one name, every turn became an assistant turn."""
+    sample = locomo_sample(speaker_b="Ann")
+    for turn in sample["conversation"]["session_1"]:
+        turn["speaker"] = "Ann"
+    path = write_json(tmp_path / "l.json", [sample])
+    with pytest.raises(DatasetError) as e:
+        load_locomo(path)
+    assert str(e.value) == (
+        f"{path}: [0].conversation.speaker_b: 'Ann' is also speaker_a; expected two people (speaker_a plays the "
+        "user, speaker_b the assistant)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("session", "first"),
+    [("session_1", "[0].conversation.session_1[0]"), ("session_2", "[0].conversation.session_1[1]")],
+)
+def test_a_dia_id_given_twice_in_a_conversation_is_named(
+    tmp_path: Path, write_json, locomo_sample, session: str, first: str
+) -> None:
+    """Evidence names turns by dia_id: with two turns of one id, recall would credit either (JSONL refuses it too)."""
+    sample = locomo_sample(session_2=[], session_2_date_time="9:00 am on 10 May, 2023")
+    again = {"speaker": "Ann", "dia_id": "D1:1" if session == "session_1" else "D1:2", "text": "again"}
+    sample["conversation"][session].append(again)
+    path = write_json(tmp_path / "l.json", [sample])
+    at = f"[0].conversation.{session}[{len(sample['conversation'][session]) - 1}].dia_id"
+    with pytest.raises(DatasetError) as e:
+        load_locomo(path)
+    assert str(e.value) == (
+        f"{path}: {at}: {again['dia_id']!r} is also the dia_id of {first}; a conversation's dia_ids are unique "
+        "(evidence names turns by dia_id)"
+    )
+
+
 def test_malformed_evidence_never_fails(tmp_path: Path, write_json, locomo_sample) -> None:
     sample = locomo_sample()
     sample["qa"][0]["evidence"] = ["D1:2, D1:1", "D", "D1:9", 7, "D1:2", "D:1:1"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,14 @@ def _one(**changes: Any) -> list[dict[str, Any]]:
             r": \[1\]\.haystack_sessions\[0\]\[0\]\.has_answer: expected true or false, got a string$",
         ),
         ({k: v for k, v in RAW[1].items() if k != "answer"}, r"missing key \"answer\""),
+        (
+            _one(haystack_session_ids=[], haystack_dates=[], haystack_sessions=[]),
+            r": \[1\]\.haystack_sessions: no turns; expected at least one non-empty session$",
+        ),
+        (
+            _one(haystack_sessions=[[], [], []]),
+            r": \[1\]\.haystack_sessions: no turns; expected at least one non-empty session$",
+        ),
     ],
 )
 def test_a_bad_file_names_the_question_and_key(tmp_path: Path, data: Any, message: str) -> None:
@@ -120,6 +129,73 @@ def test_a_bad_file_names_the_question_and_key(tmp_path: Path, data: Any, messag
     with pytest.raises(DatasetError, match=message) as e:
         list(load_longmemeval(path))
     assert str(e.value).startswith(f"{path}: ")
+
+
+def _repeated(session: int, again: list[dict[str, Any]] | None = None, **changes: Any) -> list[dict[str, Any]]:
+    """RAW[1] with its haystack session `session` given again (`again`: with these turns), dated last."""
+    q = RAW[1]
+    return _one(
+        haystack_session_ids=[*q["haystack_session_ids"], q["haystack_session_ids"][session]],
+        haystack_dates=[*q["haystack_dates"], "2023/08/01 (Tue) 10:00"],
+        haystack_sessions=[*q["haystack_sessions"], q["haystack_sessions"][session] if again is None else again],
+        **changes,
+    )
+
+
+OTHER_TURNS = [{"role": "user", "content": "Something else."}]
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        (_repeated(1, OTHER_TURNS), "with other turns: its turn ids (sharegpt_f1_0_1, ...) would name two turns"),
+        (_repeated(0), "and holds evidence, which would match the turns of both copies"),  # has_answer turns
+        (
+            _repeated(1, answer_session_ids=["sharegpt_f1_0"]),
+            "and holds evidence, which would match the turns of both copies",
+        ),
+    ],
+)
+def test_a_session_id_repeated_in_a_haystack_with_other_turns_or_evidence_is_named(
+    tmp_path: Path, data: list[dict[str, Any]], why: str
+) -> None:
+    """Turn ids are ``<session id>_<n>``: a repeat with other turns or with evidence lets one id name two turns."""
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    session = data[1]["haystack_session_ids"][-1]
+    first = data[1]["haystack_session_ids"].index(session)
+    with pytest.raises(DatasetError) as e:
+        list(load_longmemeval(path))
+    assert str(e.value) == (
+        f"{path}: [1].haystack_session_ids[3]: {session!r} is also haystack_session_ids[{first}] of question "
+        f"'0f05491a', {why}"
+    )
+
+
+def test_a_filler_session_repeated_at_another_date_loads(tmp_path: Path) -> None:
+    """LongMemEval-S repeats 13 filler sessions in a haystack, same turns at another date (its issue #54): both play."""
+    path = tmp_path / "repeat.json"
+    path.write_text(json.dumps(_repeated(1)), encoding="utf-8")
+    d = list(load_longmemeval(path))[1]
+    assert [s.id for s in d.sessions] == [*RAW[1]["haystack_session_ids"], "sharegpt_f1_0"]
+    assert d.sessions[1].messages is d.sessions[3].messages
+    assert d.probes[0].evidence == ("answer_0f05491a_1_1", "answer_0f05491a_2_1")
+
+
+def test_memlab_run_refuses_a_question_without_a_haystack(
+    tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]]
+) -> None:
+    """A question of no sessions replayed nothing: 0 calls, exit 0 (JSONL and LoCoMo refuse an empty dialogue)."""
+    path = tmp_path / "empty.json"
+    path.write_text(
+        json.dumps(_one(haystack_session_ids=[], haystack_dates=[], haystack_sessions=[])), encoding="utf-8"
+    )
+    status, err = memlab_run_err("dataset=longmemeval", f"dataset.path={path}", f"output_dir={tmp_path / 'run'}")
+    assert (status, err) == (
+        2,
+        f"memlab: error: {path}: [1].haystack_sessions: no turns; expected at least one non-empty session\n",
+    )
+    assert not (tmp_path / "run").exists()
 
 
 def test_a_file_that_begins_with_a_bom_reads_as_without(tmp_path: Path) -> None:

@@ -96,6 +96,10 @@ def test_max_dialogues(tau_bench_path: Path) -> None:
             r"\[0\]\.traj\[0\]\.content: expected a string or a list or null, got an integer",
         ),
         (
+            [{"role": "user", "content": [{"type": "text", "text": None}]}],
+            r"\[0\]\.traj\[0\]\.content\[0\]\.text: expected a string, got null$",
+        ),
+        (
             [{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "c9", "content": "{}"}],
             r"\[0\]\.traj\[1\]\.tool_call_id: 'c9' answers no tool call of the preceding assistant message",
         ),
