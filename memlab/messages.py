@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -51,6 +52,20 @@ class ToolCall:
         if not isinstance(args, str):  # some logs store parsed arguments
             args = json.dumps(args, sort_keys=True, ensure_ascii=False)
         return cls(id=str(raw.get("id", "")), name=str(fn.get("name", "")), arguments=args)
+
+
+# A message's `name` as OpenAI's chat completions endpoint accepts it (no whitespace nor any of <|\\/>).
+_MESSAGE_NAME = re.compile(r"[^\s<|\\/>]+")
+
+
+def tool_result(call: ToolCall, content: str) -> Message:
+    """The tool message answering `call`, named after the tool when OpenAI accepts the name as a message's.
+
+    A model may misname a tool ("memory save", ""): carried into the tool message, the name made the next
+    request one OpenAI refuses (400), which ended the run; the message then goes without a name.
+    """
+    name = call.name if _MESSAGE_NAME.fullmatch(call.name) else None
+    return Message(role="tool", content=content, tool_call_id=call.id, name=name)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from typing import Any
 from memlab.errors import MemlabError
 from memlab.longterm.model import SOURCE_AGENT_TOOL, MemoryType
 from memlab.longterm.service import LongTermMemoryService
-from memlab.messages import Message, ToolCall
+from memlab.messages import Message, ToolCall, tool_result
 from memlab.runtime.agent import CallContext
 from memlab.trace import LONGTERM_TOOL, emit
 
@@ -128,9 +128,7 @@ class MemoryToolProvider:
     def execute(self, ctx: CallContext, call: ToolCall) -> Message:
         """The tool message that answers `call` (for a ReAct loop's history)."""
         result = self.call(ctx, call.name, call.arguments)
-        return Message(
-            role="tool", content=json.dumps(result, ensure_ascii=False), tool_call_id=call.id, name=call.name
-        )
+        return tool_result(call, json.dumps(result, ensure_ascii=False))
 
     def _arguments(self, ctx: CallContext, name: str, arguments: str | Mapping[str, Any]) -> dict[str, Any]:
         settings = self.service.settings(ctx.security.agent_id)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
-from memlab.messages import Message, ToolCall, system
+from memlab.messages import Message, ToolCall, system, tool_result
 from memlab.tokens import Tallied, TalliedMessages, TokenCounter, request_tokens
 
 if TYPE_CHECKING:
@@ -239,7 +239,7 @@ class Runtime:
             if result is not None:
                 return result
         error = json.dumps({"error": f"unknown tool {call.name!r}"})
-        return Message(role="tool", content=error, tool_call_id=call.id, name=call.name)
+        return tool_result(call, error)
 
     def build_request(self, extra: Sequence[Message] = (), query: str | None = None) -> Sequence[Message]:
         """What would be sent to the model now: base messages through every stage in order."""

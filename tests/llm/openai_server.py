@@ -44,6 +44,7 @@ class OpenAIServer:
     replies: list[tuple[int, dict[str, Any], dict[str, str]]] = field(default_factory=list)  # (status, body, headers)
     delay_s: float = 0.0
     forged_tool_args: dict[str, Any] = field(default_factory=dict)  # added to every tool call's arguments
+    forged_tool_name: str | None = None  # every tool call's name instead of its own (a model that misnames a tool)
     strict: bool = True  # refuse, as OpenAI does, a chat request that breaks its rules
     rejected: list[str] = field(default_factory=list)  # the reason of each request refused with a 400, in order
 
@@ -232,6 +233,8 @@ def _handler(state: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self._send(status, {"error": {"message": f"injected {status}", "type": "server_error", "code": status}})
             elif self.path == "/v1/chat/completions":
                 calls = tool_calls_for(body, state.forged_tool_args)
+                for call in calls if state.forged_tool_name is not None else ():
+                    call["function"]["name"] = state.forged_tool_name
                 state.requests[-1]["tool_calls"] = calls
                 message: dict[str, Any] = {"role": "assistant", "content": None if calls else reply_to(body)}
                 if calls:

@@ -69,3 +69,20 @@ def test_arguments_naming_a_user_or_namespace_are_refused_over_http(
     made = openai_server.tool_calls_made()
     assert made and run.metrics["longterm.tool.errors"] == len(made)
     assert run.metrics["longterm.tool.saves"] == run.metrics["longterm.tool.searches"] == 0
+
+
+@pytest.mark.parametrize("name", ["memory save", "", "memory_delete"])
+def test_a_tool_the_model_misnames_is_an_error_result_and_the_run_goes_on(
+    make_config, openai_server: OpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """The tool message carried the call's name, which OpenAI refuses when it is not a valid function name: the
+    next request got a 400 and the whole run ended with nothing published (an outside audit)."""
+    monkeypatch.setenv("MEMLAB_TEST_KEY", "sk-test")
+    openai_server.forged_tool_name = name
+    run = run_experiment(_config(make_config, openai_server, tmp_path), tmp_path / "a")
+    made = openai_server.tool_calls_made()
+    assert made and not openai_server.rejected  # every request after a misnamed call was one OpenAI accepts
+    assert run.metrics["longterm.tool.saves"] == run.metrics["longterm.tool.searches"] == 0
+    ids = {c["id"] for c in made}
+    answers = [m for r in openai_server.requests for m in r["body"]["messages"] if m.get("tool_call_id") in ids]
+    assert answers and all("unknown tool" in json.loads(m["content"])["error"] for m in answers)
