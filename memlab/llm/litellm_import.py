@@ -105,6 +105,17 @@ def call(
             raise LLMError(f"{what} failed {tries}: {type(e).__name__}: {e}") from e
 
 
+class _NoRetries(int):
+    """0 that is true: litellm's OpenAI embedding path reads ``max_retries or DEFAULT_MAX_RETRIES``, so a plain 0
+    became the OpenAI client's 2 retries, hidden from memlab's count (num_retries=0 sent 3 requests)."""
+
+    def __bool__(self) -> bool:
+        return True
+
+
+NO_RETRIES = _NoRetries(0)
+
+
 @dataclass(frozen=True)
 class Provider:
     """Where and how to reach one provider model; shared by the chat and embedding backends.
@@ -163,7 +174,7 @@ class Provider:
                 api_base=self.api_base,
                 api_key=api_key,
                 timeout=self.timeout,
-                max_retries=0,  # retries are ours (`call`), so they are counted and bounded
+                max_retries=NO_RETRIES,  # retries are ours (`call`), so they are counted and bounded
                 **kwargs,
             ),
             num_retries=self.num_retries,

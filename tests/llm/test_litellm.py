@@ -192,6 +192,16 @@ def test_embeddings_retry_a_500_and_check_the_width(openai_server: OpenAIServer,
         make_embedder(openai_server, tmp_path, dim=16, cache_dir=None).embed(["alpha"])
 
 
+@pytest.mark.parametrize("retries", [0, 1])
+def test_embedding_retries_are_memlabs_alone(openai_server: OpenAIServer, tmp_path: Path, retries: int) -> None:
+    """litellm's OpenAI embedding path reads ``max_retries or DEFAULT_MAX_RETRIES``, so memlab's 0 became the
+    OpenAI client's 2 hidden retries: num_retries=0 sent 3 requests and said it had failed after 1 attempt."""
+    openai_server.fail_with = [500] * 10
+    with pytest.raises(LLMError, match=f"after {retries + 1} attempt"):
+        make_embedder(openai_server, tmp_path, num_retries=retries, cache_dir=None).embed(["alpha"])
+    assert len(openai_server.bodies("/v1/embeddings")) == retries + 1
+
+
 def _chat_reply(choices: list, content_type: str = "chat.completion") -> tuple[int, dict, dict]:
     body = {"id": "x", "object": content_type, "created": 0, "model": "test-model", "choices": choices, "usage": USAGE}
     return 200, body, {}
