@@ -711,7 +711,12 @@ def _replay_and_publish(
     # Here, not at import: the report code loads pandas and matplotlib (~0.5 s): after the replay,
     # when the run is measured and written (`import memlab.experiment` no longer loads them).
     from memlab.report import RunData, questions_table, run_files
-    from memlab.report.health import empty_request_warnings, fallback_warnings, measurement_warnings
+    from memlab.report.health import (
+        empty_request_warnings,
+        failed_call_warnings,
+        fallback_warnings,
+        measurement_warnings,
+    )
     from memlab.report.rundata import ERROR_FILE, METRICS_FILE
 
     manifest = {
@@ -743,7 +748,8 @@ def _replay_and_publish(
         run.questions = questions_table(rows)
     # metrics.json consumers read each metric's unit and direction here (memlab.metrics.registry).
     run.manifest["metric_definitions"] = registry.describe(run.all_metrics())
-    for warning in [*fallback_warnings(run.metrics), *empty_request_warnings(all_events(records))]:
+    events = list(all_events(records))
+    for warning in [*failed_call_warnings(events), *fallback_warnings(run.metrics), *empty_request_warnings(events)]:
         logging.getLogger(PROGRESS_LOGGER).warning(warning)  # on stderr and in run.log
     beat.phase = "writing reports"
     files = {**run_files(run), "config.yaml": OmegaConf.to_yaml(cfg, resolve=True)}
