@@ -749,8 +749,15 @@ def _replay_and_publish(
     # metrics.json consumers read each metric's unit and direction here (memlab.metrics.registry).
     run.manifest["metric_definitions"] = registry.describe(run.all_metrics())
     events = list(all_events(records))
-    for warning in [*failed_call_warnings(events), *fallback_warnings(run.metrics), *empty_request_warnings(events)]:
-        logging.getLogger(PROGRESS_LOGGER).warning(warning)  # on stderr and in run.log
+    warnings = measurement_warnings(run.metrics)
+    nothing = [f"this run measured nothing here: {w} (see {Path(run_dir) / 'report.md'})" for w in warnings]
+    for warning in [
+        *failed_call_warnings(events),
+        *fallback_warnings(run.metrics),
+        *empty_request_warnings(events),
+        *nothing,
+    ]:
+        logging.getLogger(PROGRESS_LOGGER).warning(warning)  # on stderr and in run.log, which is written next
     beat.phase = "writing reports"
     files = {**run_files(run), "config.yaml": OmegaConf.to_yaml(cfg, resolve=True)}
     files["run.log"] = log_text.getvalue()
@@ -761,9 +768,6 @@ def _replay_and_publish(
     record_run(
         logger, FinishedRun(out, cfg.name, now(), tuple(overrides), metrics, run.config, run.manifest, tuple(files))
     )
-    warnings = measurement_warnings(run.metrics)
-    for warning in warnings:
-        print(f"memlab: WARNING: this run measured nothing here: {warning} (see {out / 'report.md'})", file=sys.stderr)
     if warnings and cfg.strict:
         raise MemlabError(f"strict=true and the run measured nothing: {warnings[0]} ({out})")
     return RunResult(out, run.metrics, records)

@@ -65,6 +65,12 @@ def test_every_call_failed_warns_and_strict_fails(
     assert status == 0, stderr
     assert "memlab: WARNING: this run measured nothing here: every one of the" in stderr
     assert "answer calls failed" in stderr
+    # The defect: these lines were printed after the folder was published, so its run.log never held them.
+    log = (tmp_path / "run" / "run.log").read_text().splitlines()
+    nothing = [line.split(" memlab.progress: ", 1)[1] for line in log if "this run measured nothing here" in line]
+    assert len(nothing) == 2 and "answer calls failed" in nothing[1]
+    assert all(stderr.count(f"memlab: WARNING: {line}\n") == 1 for line in nothing)  # once each on stderr
+    assert nothing[0].endswith(f"(see {tmp_path / 'run' / 'report.md'})")
     report = (tmp_path / "run" / "report.md").read_text()
     assert report.splitlines()[2].startswith("> **WARNING: this run measured nothing here: every one of the")
     assert 'class="banner">WARNING' in (tmp_path / "run" / "report.html").read_text()
