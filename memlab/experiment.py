@@ -40,7 +40,7 @@ from memlab.eval import answer_rows
 from memlab.llm import run_wide_models
 from memlab.llm.extractive import SUMMARY_MEMO
 from memlab.metrics import all_events, check_tokenizer, mean_by_category, probe_rows, registry
-from memlab.metrics.answers import ANSWER_METRICS, answerable
+from memlab.metrics.answers import ANSWER_ERROR, ANSWER_METRICS, JUDGE_ERROR, answerable
 from memlab.ranges import check_config
 from memlab.rundir import claimed, data_hash, discard_empty, git_state, outermost_missing, publish, run_folder, versions
 from memlab.runtime import Component, History, Runtime, SecurityContext
@@ -304,7 +304,9 @@ def _answer_evaluation(cfg: DictConfig, rows: list[dict[str, Any]], contexts: It
     metrics = mean_by_category(rows, ANSWER_METRICS)
     asked = [r for r in rows if answerable(r)]
     metrics["answer.questions"] = len(asked)
-    metrics["answer.failures"] = sum(1 for r in asked if r.get("generated") is None)
+    judge_failures = sum(1 for r in asked if r.get(JUDGE_ERROR))
+    metrics["answer.failures"] = sum(1 for r in asked if r.get(ANSWER_ERROR)) + judge_failures
+    metrics["answer.judge.failures"] = judge_failures
     return metrics
 
 
@@ -716,6 +718,7 @@ def _replay_and_publish(
         failed_call_warnings,
         fallback_warnings,
         measurement_warnings,
+        unanswered_warnings,
     )
     from memlab.report.rundata import ERROR_FILE, METRICS_FILE
 
@@ -755,6 +758,7 @@ def _replay_and_publish(
         *failed_call_warnings(events),
         *fallback_warnings(run.metrics),
         *empty_request_warnings(events),
+        *unanswered_warnings(run.metrics),
         *nothing,
     ]:
         logging.getLogger(PROGRESS_LOGGER).warning(warning)  # on stderr and in run.log, which is written next

@@ -82,6 +82,12 @@ def failure_reason(error: BaseException, secrets: Iterable[str] = ()) -> dict[st
     }
 
 
+def failure_label(error: BaseException) -> str:
+    """A failed call's reason in a few words, its provider error class and HTTP status: ``RateLimitError (429)``."""
+    reason = failure_reason(error)
+    return f"{reason['cause']} ({reason['status']})" if reason["status"] is not None else str(reason["cause"])
+
+
 class LLMAuthError(MemlabError):
     """The provider refused or lacks the credentials: no call can succeed, so the run stops (not a fallback)."""
 

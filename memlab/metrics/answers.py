@@ -44,6 +44,8 @@ from memlab.vocabulary import METRIC_ABSTENTION_PHRASES, METRIC_LOCOMO_DROPPED_W
 MULTI_HOP, OPEN_DOMAIN = "multi-hop", "open-domain"
 ABSTENTION_PHRASES = METRIC_ABSTENTION_PHRASES  # LoCoMo's adversarial check
 ANSWER_METRICS = ("answer.f1.locomo", "answer.f1.mem0", "answer.bleu1.mem0", "answer.judge")
+# questions.csv's columns naming a failed answer or judge call (memlab.eval.answers): empty when it did not fail.
+ANSWER_ERROR, JUDGE_ERROR = "answer_error", "judge_error"
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
 _MEM0_SEPARATORS = str.maketrans(".,!?", "    ")
 

@@ -207,6 +207,7 @@ METRICS: tuple[Metric, ...] = (
     # --- answers (eval.answers=true)
     Metric("answer.questions", COUNT, NONE, S_ANSWERS, f"questions answered: those with a gold answer, and adversarial ones ({_ANSWERS})"),
     Metric("answer.failures", COUNT, LOWER, S_ANSWERS, f"answer or judge calls that failed ({_ANSWERS})"),
+    Metric("answer.judge.failures", COUNT, LOWER, S_ANSWERS, f"judge calls that failed, of answer.failures ({_ANSWERS})"),
     Metric("answer.f1.locomo", SCORE, HIGHER, S_ANSWERS, f"LoCoMo evaluation.py: stemmed F1 with per-category rules, adversarial by abstention ({_ANSWERS})", "F1 (LoCoMo)"),
     Metric("answer.f1.mem0", SCORE, HIGHER, S_ANSWERS, f"mem0 evaluation token-set F1, adversarial skipped ({_ANSWERS})"),
     Metric("answer.bleu1.mem0", SCORE, HIGHER, S_ANSWERS, f"mem0 evaluation BLEU-1, adversarial skipped ({_ANSWERS})"),

@@ -40,10 +40,16 @@ def measurement_warnings(metrics: Mapping[str, Any]) -> list[str]:
             f"every one of the {calls:,} model calls the strategies made failed (llm.failures = llm.calls): "
             "summaries and extraction are fallbacks, not the configured model's work"
         )
-    asked, failed = _count(metrics, "answer.questions"), _count(metrics, "answer.failures")
+    asked, judged = _count(metrics, "answer.questions"), _count(metrics, "answer.judge.failures")
+    failed = _count(metrics, "answer.failures") - judged  # answer calls (a judge is asked only after an answer)
     if asked and failed >= asked:
         out.append(
             f"every one of the {asked:,} answer calls failed (answer.failures = answer.questions): no answer was scored"
+        )
+    if judged and metrics.get("answer.judge") is None:
+        out.append(
+            f"no answer was judged: {judged:,} judge calls failed (answer.judge.failures) and no other gave a verdict "
+            "(answer.judge is undefined)"
         )
     return out
 
@@ -63,6 +69,23 @@ def fallback_warnings(metrics: Mapping[str, Any]) -> list[str]:
             f"{why['failed']:,} failed), so the summary metrics describe the fallbacks, not the model's summaries"
         )
     return out
+
+
+def unanswered_warnings(metrics: Mapping[str, Any]) -> list[str]:
+    """A sentence when answer calls failed: those questions are left out of questions.jsonl, and how many.
+
+    >>> unanswered_warnings({"answer.questions": 8, "answer.failures": 3, "answer.judge.failures": 1})[0][:36]
+    'questions.jsonl leaves out 2 of the '
+    """
+    asked = _count(metrics, "answer.questions")
+    failed = _count(metrics, "answer.failures") - _count(metrics, "answer.judge.failures")
+    if not failed:
+        return []
+    return [
+        f"questions.jsonl leaves out {failed:,} of the {asked:,} questions asked: their answer call failed "
+        "(answer_error in questions.csv), and LongMemEval's evaluate_qa.py would score an empty hypothesis as a wrong "
+        "answer; its accuracy is over the questions in the file"
+    ]
 
 
 def failed_call_warnings(
