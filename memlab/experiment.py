@@ -40,7 +40,8 @@ from memlab.eval import answer_rows
 from memlab.llm import run_wide_models
 from memlab.llm.extractive import SUMMARY_MEMO
 from memlab.metrics import all_events, check_tokenizer, mean_by_category, probe_rows, registry
-from memlab.metrics.answers import ANSWER_ERROR, ANSWER_METRICS, JUDGE_ERROR, answerable
+from memlab.metrics.answers import ANSWER_ERROR, ANSWER_METRICS, JUDGE_ERROR, answer_call_metrics, answerable
+from memlab.metrics.pricing import model_price
 from memlab.ranges import check_config
 from memlab.rundir import claimed, data_hash, discard_empty, git_state, outermost_missing, publish, run_folder, versions
 from memlab.runtime import Component, History, Runtime, SecurityContext
@@ -70,6 +71,7 @@ from memlab.sim.progress import PROGRESS_LOGGER, Heartbeat
 from memlab.stores import MAX_KEY_LENGTH, InMemoryStore, MemoryRows, SessionStore, close_store, new_scope, scoped
 from memlab.stores.scoped import SCOPE_PREFIX
 from memlab.tokens import get_counter
+from memlab.trace import recording
 from memlab.tracking import FinishedRun, RunLogger, now, record_run
 
 T = TypeVar("T")
@@ -295,10 +297,13 @@ def _answer_evaluation(cfg: DictConfig, rows: list[dict[str, Any]], contexts: It
     """Answer every probe with `cfg.llm` and score it; adds columns to `rows`, returns the means."""
     if cfg.llm is None:
         raise MemlabError("eval.answers=true needs an llm (set llm=<entry>, e.g. llm=litellm)")
+    from memlab.report.health import failed_call_warnings  # the report code, loaded after the replay
+
     model = instantiate(cfg.llm)
-    scored = answer_rows(
-        model, rows, contexts, judge=cfg.eval.judge, language=cfg.eval.language, max_tokens=cfg.eval.max_tokens
-    )
+    with recording() as events:  # the calls' LLM_CALL events: what they cost, and why one failed
+        scored = answer_rows(
+            model, rows, contexts, judge=cfg.eval.judge, language=cfg.eval.language, max_tokens=cfg.eval.max_tokens
+        )
     for row, extra in zip(rows, scored, strict=True):
         row.update(extra)
     metrics = mean_by_category(rows, ANSWER_METRICS)
@@ -307,6 +312,9 @@ def _answer_evaluation(cfg: DictConfig, rows: list[dict[str, Any]], contexts: It
     judge_failures = sum(1 for r in asked if r.get(JUDGE_ERROR))
     metrics["answer.failures"] = sum(1 for r in asked if r.get(ANSWER_ERROR)) + judge_failures
     metrics["answer.judge.failures"] = judge_failures
+    metrics.update(answer_call_metrics(events, model_price(cfg.pricing.model)))
+    for warning in failed_call_warnings(events, "answer and judge calls", "answer.failures"):
+        logging.getLogger(PROGRESS_LOGGER).warning(warning)  # on stderr and in run.log
     return metrics
 
 

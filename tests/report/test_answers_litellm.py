@@ -127,3 +127,37 @@ def test_questions_whose_answer_call_failed_are_left_out_of_questions_jsonl(
     said = "questions.jsonl leaves out 2 of the 6 questions asked: their answer call failed"
     assert said in (run / "run.log").read_text()
     assert run_files(load_run(run))["questions.jsonl"] == (run / "questions.jsonl").read_text()  # read back the same
+
+
+def test_answer_and_judge_calls_are_counted_in_tokens_and_cost(
+    make_config, openai_server_module, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The defect: the server answered the answer and judge calls, but `llm.calls`, `tokens.aux.total` and
+    `cost.aux_usd` were 0 and nothing else counted them. They are `answer.calls`, `answer.tokens.*` and
+    `answer.cost_usd` (the `tokens.aux.*` are the strategies' own calls), from the usage the server reported; a
+    failed one is counted in none of the tokens and is said, with its reason, in run.log."""
+    from memlab.metrics.pricing import model_price
+
+    monkeypatch.setenv("MEMLAB_TEST_KEY", "sk-test")
+    with openai_server_module.serve() as server:
+        server.fail_with = [429]  # the first answer call
+        cfg = make_config(
+            "dataset=synthetic", "dataset.dialogues=1", "dataset.sessions=2", "eval.answers=true",
+            *_litellm_at(server),
+        )  # fmt: skip
+        result = run_experiment(cfg, tmp_path / "run")
+        bodies = server.bodies("/v1/chat/completions")
+        assert server.rejected == [] and not server.fail_with
+    metrics = json.loads((result.run_dir / "metrics.json").read_text())
+    answered = len(bodies) - 1  # each reported openai_server.USAGE
+    usage = openai_server_module.USAGE
+    assert metrics["llm.calls"] == 0 and metrics["tokens.aux.total"] == 0  # no strategy asked the model
+    assert metrics["answer.calls"] == len(bodies) > 1
+    assert metrics["answer.tokens.prompt"] == answered * usage["prompt_tokens"]
+    assert metrics["answer.tokens.completion"] == answered * usage["completion_tokens"]
+    assert metrics["answer.tokens.total"] == answered * usage["total_tokens"]
+    price = model_price(cfg.pricing.model)  # "test-model" is not in the price table: the run's pricing.model
+    each = usage["prompt_tokens"] * price.input_per_token + usage["completion_tokens"] * price.output_per_token
+    assert metrics["answer.cost_usd"] == pytest.approx(answered * each, abs=1e-6) and metrics["answer.cost_usd"] > 0
+    said = f"1 of {len(bodies)} answer and judge calls failed (answer.failures): 1 x RateLimitError (429: "
+    assert said in (result.run_dir / "run.log").read_text()
