@@ -40,7 +40,8 @@ from memlab.eval import answer_rows
 from memlab.llm import run_wide_models
 from memlab.llm.extractive import SUMMARY_MEMO
 from memlab.metrics import all_events, check_tokenizer, mean_by_category, probe_rows, registry
-from memlab.metrics.answers import ANSWER_METRICS, answerable
+from memlab.metrics.answers import ANSWER_ERROR, ANSWER_METRICS, JUDGE_ERROR, answer_call_metrics, answerable
+from memlab.metrics.pricing import model_price
 from memlab.ranges import check_config
 from memlab.rundir import claimed, data_hash, discard_empty, git_state, outermost_missing, publish, run_folder, versions
 from memlab.runtime import Component, History, Runtime, SecurityContext
@@ -70,6 +71,7 @@ from memlab.sim.progress import PROGRESS_LOGGER, Heartbeat
 from memlab.stores import MAX_KEY_LENGTH, InMemoryStore, MemoryRows, SessionStore, close_store, new_scope, scoped
 from memlab.stores.scoped import SCOPE_PREFIX
 from memlab.tokens import get_counter
+from memlab.trace import recording
 from memlab.tracking import FinishedRun, RunLogger, now, record_run
 
 T = TypeVar("T")
@@ -295,16 +297,24 @@ def _answer_evaluation(cfg: DictConfig, rows: list[dict[str, Any]], contexts: It
     """Answer every probe with `cfg.llm` and score it; adds columns to `rows`, returns the means."""
     if cfg.llm is None:
         raise MemlabError("eval.answers=true needs an llm (set llm=<entry>, e.g. llm=litellm)")
+    from memlab.report.health import failed_call_warnings  # the report code, loaded after the replay
+
     model = instantiate(cfg.llm)
-    scored = answer_rows(
-        model, rows, contexts, judge=cfg.eval.judge, language=cfg.eval.language, max_tokens=cfg.eval.max_tokens
-    )
+    with recording() as events:  # the calls' LLM_CALL events: what they cost, and why one failed
+        scored = answer_rows(
+            model, rows, contexts, judge=cfg.eval.judge, language=cfg.eval.language, max_tokens=cfg.eval.max_tokens
+        )
     for row, extra in zip(rows, scored, strict=True):
         row.update(extra)
     metrics = mean_by_category(rows, ANSWER_METRICS)
     asked = [r for r in rows if answerable(r)]
     metrics["answer.questions"] = len(asked)
-    metrics["answer.failures"] = sum(1 for r in asked if r.get("generated") is None)
+    judge_failures = sum(1 for r in asked if r.get(JUDGE_ERROR))
+    metrics["answer.failures"] = sum(1 for r in asked if r.get(ANSWER_ERROR)) + judge_failures
+    metrics["answer.judge.failures"] = judge_failures
+    metrics.update(answer_call_metrics(events, model_price(cfg.pricing.model)))
+    for warning in failed_call_warnings(events, "answer and judge calls", "answer.failures"):
+        logging.getLogger(PROGRESS_LOGGER).warning(warning)  # on stderr and in run.log
     return metrics
 
 
@@ -711,7 +721,13 @@ def _replay_and_publish(
     # Here, not at import: the report code loads pandas and matplotlib (~0.5 s): after the replay,
     # when the run is measured and written (`import memlab.experiment` no longer loads them).
     from memlab.report import RunData, questions_table, run_files
-    from memlab.report.health import empty_request_warnings, fallback_warnings, measurement_warnings
+    from memlab.report.health import (
+        empty_request_warnings,
+        failed_call_warnings,
+        fallback_warnings,
+        measurement_warnings,
+        unanswered_warnings,
+    )
     from memlab.report.rundata import ERROR_FILE, METRICS_FILE
 
     manifest = {
@@ -743,8 +759,17 @@ def _replay_and_publish(
         run.questions = questions_table(rows)
     # metrics.json consumers read each metric's unit and direction here (memlab.metrics.registry).
     run.manifest["metric_definitions"] = registry.describe(run.all_metrics())
-    for warning in [*fallback_warnings(run.metrics), *empty_request_warnings(all_events(records))]:
-        logging.getLogger(PROGRESS_LOGGER).warning(warning)  # on stderr and in run.log
+    events = list(all_events(records))
+    warnings = measurement_warnings(run.metrics)
+    nothing = [f"this run measured nothing here: {w} (see {Path(run_dir) / 'report.md'})" for w in warnings]
+    for warning in [
+        *failed_call_warnings(events),
+        *fallback_warnings(run.metrics),
+        *empty_request_warnings(events),
+        *unanswered_warnings(run.metrics),
+        *nothing,
+    ]:
+        logging.getLogger(PROGRESS_LOGGER).warning(warning)  # on stderr and in run.log, which is written next
     beat.phase = "writing reports"
     files = {**run_files(run), "config.yaml": OmegaConf.to_yaml(cfg, resolve=True)}
     files["run.log"] = log_text.getvalue()
@@ -755,9 +780,6 @@ def _replay_and_publish(
     record_run(
         logger, FinishedRun(out, cfg.name, now(), tuple(overrides), metrics, run.config, run.manifest, tuple(files))
     )
-    warnings = measurement_warnings(run.metrics)
-    for warning in warnings:
-        print(f"memlab: WARNING: this run measured nothing here: {warning} (see {out / 'report.md'})", file=sys.stderr)
     if warnings and cfg.strict:
         raise MemlabError(f"strict=true and the run measured nothing: {warnings[0]} ({out})")
     return RunResult(out, run.metrics, records)

@@ -12,10 +12,13 @@ from typing import Any
 
 from memlab.dialogues import Dialogue
 from memlab.dialogues.locomo import ADVERSARIAL
-from memlab.llm.base import TASK_ANSWER, TASK_JUDGE, ChatModel, LLMError
+from memlab.llm.base import TASK_ANSWER, TASK_JUDGE, ChatModel, LLMError, failure_label
 from memlab.llm.prompts import build, judge_prompt, render_transcript
 from memlab.messages import Message
-from memlab.metrics.answers import ANSWER_METRICS, answer_scores, answerable, gold_answer
+from memlab.metrics.answers import ANSWER_ERROR, ANSWER_METRICS, JUDGE_ERROR, answer_scores, answerable, gold_answer
+
+ERROR_COLUMNS = (ANSWER_ERROR, JUDGE_ERROR)
+JUDGE_MAX_TOKENS = 4  # CORRECT or WRONG
 
 
 def context_transcript(context: str) -> str:
@@ -30,6 +33,26 @@ def context_transcript(context: str) -> str:
     return render_transcript(lines)
 
 
+def _asked(model: ChatModel, prompt: Sequence[Message], task: str, max_tokens: int) -> tuple[str | None, str | None]:
+    """The reply's text, or None and why the call failed (`failure_label`: ``InternalServerError (500)``)."""
+    try:
+        return model.complete(prompt, task=task, max_tokens=max_tokens).text, None
+    except LLMError as e:
+        return None, failure_label(e)
+
+
+def _answer_prompt(context: str, question: str, language: str) -> list[Message]:
+    return build(TASK_ANSWER, context_transcript(context), language, question=question)
+
+
+def _verdict(said: str) -> float | None:
+    """1.0 for CORRECT, 0.0 for WRONG, None for a reply that says neither."""
+    words = said.strip().upper().split()
+    if not words or words[0].strip(string.punctuation) not in ("CORRECT", "WRONG"):
+        return None
+    return 1.0 if words[0].strip(string.punctuation) == "CORRECT" else 0.0
+
+
 def answer_question(
     model: ChatModel, context: str, question: str, *, language: str = "en", max_tokens: int = 64
 ) -> str | None:
@@ -42,11 +65,8 @@ def answer_question(
         language: The prompt's language (en or zh).
         max_tokens: The longest answer asked for.
     """
-    prompt = build(TASK_ANSWER, context_transcript(context), language, question=question)
-    try:
-        return model.complete(prompt, task=TASK_ANSWER, max_tokens=max_tokens).text.strip()
-    except LLMError:
-        return None
+    text, _ = _asked(model, _answer_prompt(context, question, language), TASK_ANSWER, max_tokens)
+    return None if text is None else text.strip()
 
 
 def judge_answer(model: ChatModel, question: str, gold: str, generated: str, *, language: str = "en") -> float | None:
@@ -59,14 +79,8 @@ def judge_answer(model: ChatModel, question: str, gold: str, generated: str, *, 
         generated: The answer to judge.
         language: The prompt's language (en or zh).
     """
-    try:
-        verdict = model.complete(judge_prompt(question, gold, generated, language), task=TASK_JUDGE, max_tokens=4).text
-    except LLMError:
-        return None
-    words = verdict.strip().upper().split()
-    if not words or words[0].strip(string.punctuation) not in ("CORRECT", "WRONG"):
-        return None
-    return 1.0 if words[0].strip(string.punctuation) == "CORRECT" else 0.0
+    said, _ = _asked(model, judge_prompt(question, gold, generated, language), TASK_JUDGE, JUDGE_MAX_TOKENS)
+    return None if said is None else _verdict(said)
 
 
 def answer_rows(
@@ -78,10 +92,11 @@ def answer_rows(
     language: str = "en",
     max_tokens: int = 64,
 ) -> list[dict[str, Any]]:
-    """Per probe (aligned with `rows`): the generated answer, its scores and the judge's verdict.
+    """Per probe (aligned with `rows`): the generated answer, its scores, the judge's verdict, and why a call failed.
 
     A probe is answered when it has a gold answer or is adversarial (scored without one); the
-    judge needs a gold answer.
+    judge needs a gold answer. `answer_error` / `judge_error` name a failed answer or judge call
+    (`failure_label`; None when it did not fail), so a failed answer is told from an empty one.
 
     Args:
         model: The answering (and judging) model.
@@ -95,18 +110,23 @@ def answer_rows(
     for row, context in zip(rows, contexts, strict=True):
         gold = gold_answer(row)
         category = str(row.get("category") or "")
-        empty: dict[str, Any] = {"generated": None, **dict.fromkeys(ANSWER_METRICS)}
+        empty: dict[str, Any] = {"generated": None, **dict.fromkeys(ANSWER_METRICS), **dict.fromkeys(ERROR_COLUMNS)}
         if not answerable(row):
             out.append(empty)
             continue
-        generated = answer_question(model, context, str(row["question"]), language=language, max_tokens=max_tokens)
-        if generated is None:
-            out.append(empty)
+        prompt = _answer_prompt(context, str(row["question"]), language)
+        text, error = _asked(model, prompt, TASK_ANSWER, max_tokens)
+        if text is None:
+            out.append({**empty, ANSWER_ERROR: error})
             continue
-        verdict = None
+        generated = text.strip()
+        verdict = judge_error = None
         if judge and gold is not None:
-            verdict = judge_answer(model, str(row["question"]), gold, generated, language=language)
-        out.append({"generated": generated, **answer_scores(generated, gold, category), "answer.judge": verdict})
+            asked = judge_prompt(str(row["question"]), gold, generated, language)
+            said, judge_error = _asked(model, asked, TASK_JUDGE, JUDGE_MAX_TOKENS)
+            verdict = None if said is None else _verdict(said)
+        scores = answer_scores(generated, gold, category)
+        out.append({**empty, "generated": generated, **scores, "answer.judge": verdict, JUDGE_ERROR: judge_error})
     return out
 
 

@@ -7,7 +7,9 @@ the extractive backend can do the task from the very prompt a real model would r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import re
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -26,6 +28,13 @@ TASK_JUDGE = "judge"
 TASKS = (TASK_CHAT, TASK_CONTEXT_SUMMARY, TASK_MEMORY_SUMMARY, TASK_EXTRACT_MEMORIES, TASK_ANSWER, TASK_JUDGE)
 # Ours: the design document sets no length for a summary; every summarizer asks for at most this many tokens.
 DEFAULT_SUMMARY_TOKENS = 256
+# A failed call's message as its LLM_CALL event keeps it (and run.log shows it): one line, at most this long.
+FAILURE_MESSAGE_CHARS = 200
+# What a key looks like in a provider's message (OpenAI's and Anthropic's ``sk-...``, a bearer token), masked even
+# when no variable of this process holds it; and the environment variables whose values are masked wherever seen.
+_KEY_SHAPES = re.compile(r"\b(sk-)[A-Za-z0-9_-]{6,}|\b(Bearer\s+)\S+", re.IGNORECASE)
+_SECRET_NAMES = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
+_MIN_SECRET_CHARS = 8  # shorter values ("none", "1") would mask ordinary words
 
 
 class LLMError(RuntimeError):
@@ -34,6 +43,49 @@ class LLMError(RuntimeError):
 
 class LLMTimeout(LLMError):
     """A model call took longer than its timeout."""
+
+
+def one_line(text: str, limit: int = FAILURE_MESSAGE_CHARS) -> str:
+    """`text` on one line (whitespace runs as one space), cut to `limit` characters with ``...``."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def redact(text: str, secrets: Iterable[str] = ()) -> str:
+    """`text` with API keys masked: `secrets`, the values of the environment's key-like variables (``*KEY*``,
+    ``*TOKEN*``, ...) and anything shaped like a key (``sk-...``, ``Bearer ...``), so no log line or record
+    repeats a key that a provider's error message echoed."""
+    values = {v for v in secrets if v and len(v) >= _MIN_SECRET_CHARS}
+    values |= {v for k, v in os.environ.items() if _SECRET_NAMES.search(k) and len(v) >= _MIN_SECRET_CHARS}
+    for value in sorted(values, key=len, reverse=True):
+        text = text.replace(value, "***")
+    return _KEY_SHAPES.sub(lambda m: f"{m.group(1) or m.group(2)}***", text)
+
+
+def failure_reason(error: BaseException, secrets: Iterable[str] = ()) -> dict[str, Any]:
+    """Why a call failed, as its LLM_CALL event records it, so a run can say which calls failed and why.
+
+    `cause`: the provider's error class when the backend's error wraps one (litellm's ``InternalServerError``,
+    ``RateLimitError``, ...), else the error's own class; `status`: its HTTP status (None without one);
+    `message`: its message, one line, at most `FAILURE_MESSAGE_CHARS`, keys masked (`redact`).
+
+    Args:
+        error: What the call raised.
+        secrets: Keys to mask besides those `redact` finds itself.
+    """
+    source = error.__cause__ if isinstance(error.__cause__, Exception) else error
+    status = getattr(source, "status_code", None)
+    return {
+        "cause": type(source).__name__,
+        "status": status if isinstance(status, int) and not isinstance(status, bool) else None,
+        "message": one_line(redact(str(source) or type(source).__name__, secrets)),
+    }
+
+
+def failure_label(error: BaseException) -> str:
+    """A failed call's reason in a few words, its provider error class and HTTP status: ``RateLimitError (429)``."""
+    reason = failure_reason(error)
+    return f"{reason['cause']} ({reason['status']})" if reason["status"] is not None else str(reason["cause"])
 
 
 class LLMAuthError(MemlabError):
@@ -99,6 +151,7 @@ class RecordedChatModel:
             cached=bool(result and result.cached),
             failed=failure is not None,
             error=type(failure).__name__ if failure else None,
+            **(failure_reason(failure, self._secrets()) if failure else dict.fromkeys(("cause", "status", "message"))),
             latency_us=t["us"],
         )
         if failure is not None:
@@ -110,6 +163,10 @@ class RecordedChatModel:
         self, messages: Sequence[MessageLike], *, task: str, max_tokens: int | None, **params: Any
     ) -> Completion:
         raise NotImplementedError
+
+    def _secrets(self) -> tuple[str, ...]:
+        """Keys this backend holds that a failure's recorded message must not repeat (besides `redact`'s own)."""
+        return ()
 
 
 class RunWideModel(Protocol):

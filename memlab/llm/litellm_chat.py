@@ -12,6 +12,7 @@ lands in a resolved config or a run directory, and it is not part of the cache k
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -64,6 +65,11 @@ class LitellmChatModel(RecordedChatModel):
         self.cache = ResponseCache(cache_dir)
         self.counter = counter
         self.extra_params = dict(extra_params or {})
+
+    def _secrets(self) -> tuple[str, ...]:
+        """The key given in Python, and the value of the variable `api_key_env` names (whatever its name)."""
+        named = os.environ.get(self.provider.api_key_env) if self.provider.api_key_env else None
+        return tuple(k for k in (self.provider.api_key, named) if k)
 
     def _complete(
         self, messages: Sequence[MessageLike], *, task: str, max_tokens: int | None, **params: Any

@@ -19,7 +19,7 @@ from types import ModuleType
 from typing import Any
 
 from memlab.litellm_offline import import_litellm
-from memlab.llm.base import LLMAuthError, LLMError, LLMTimeout
+from memlab.llm.base import LLMAuthError, LLMError, LLMTimeout, one_line
 
 RETRY_STATUS = frozenset({408, 409, 429})  # and every 5xx
 DEFAULT_TIMEOUT_S = 60.0  # a request's seconds
@@ -61,11 +61,6 @@ def _auth_failure(error: Exception, litellm: ModuleType) -> bool:
     return any(phrase in text for phrase in _MISSING_KEY)
 
 
-def _one_line(error: Exception, limit: int = 200) -> str:
-    text = " ".join(str(error).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def call(
     function: Callable[[ModuleType], Any],
     *,
@@ -92,7 +87,7 @@ def call(
             if _auth_failure(e, litellm):
                 if on_auth_error is not None:
                     raise on_auth_error(e) from None
-                raise LLMAuthError(f"{what}: the provider refused the credentials ({_one_line(e)})") from None
+                raise LLMAuthError(f"{what}: the provider refused the credentials ({one_line(str(e))})") from None
             if attempt < num_retries and _retryable(e, litellm):
                 hint = retry_after(e)
                 wait = retry_backoff_s * 2**attempt
@@ -151,7 +146,7 @@ class Provider:
         )
         if self.api_key is not None:
             fix = "check llm.api_key"
-        return LLMAuthError(f"llm: {self.model}: authentication failed; {fix} ({_one_line(error)})")
+        return LLMAuthError(f"llm: {self.model}: authentication failed; {fix} ({one_line(str(error))})")
 
     def resolved_api_key(self) -> str | None:
         """An explicit key, else the named environment variable's value (an unset variable is an error)."""

@@ -39,11 +39,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from memlab.dialogues.locomo import ADVERSARIAL
+from memlab.metrics.pricing import ModelPrice, aux_cost_usd
+from memlab.metrics.tokens import aux_token_metrics
+from memlab.trace import LLM_CALL, Event
 from memlab.vocabulary import METRIC_ABSTENTION_PHRASES, METRIC_LOCOMO_DROPPED_WORDS
 
 MULTI_HOP, OPEN_DOMAIN = "multi-hop", "open-domain"
 ABSTENTION_PHRASES = METRIC_ABSTENTION_PHRASES  # LoCoMo's adversarial check
 ANSWER_METRICS = ("answer.f1.locomo", "answer.f1.mem0", "answer.bleu1.mem0", "answer.judge")
+# questions.csv's columns naming a failed answer or judge call (memlab.eval.answers): empty when it did not fail.
+ANSWER_ERROR, JUDGE_ERROR = "answer_error", "judge_error"
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
 _MEM0_SEPARATORS = str.maketrans(".,!?", "    ")
 
@@ -152,3 +157,24 @@ def gold_answer(row: dict[str, Any]) -> str | None:
 def answerable(row: dict[str, Any]) -> bool:
     """Whether a probe is answered and scored: it has a gold answer, or is adversarial (scored without one)."""
     return gold_answer(row) is not None or str(row.get("category") or "") == ADVERSARIAL
+
+
+def answer_call_metrics(events: Sequence[Event], price: ModelPrice) -> dict[str, int | float]:
+    """`answer.calls`, `answer.tokens.prompt|completion|total` and `answer.cost_usd`: what answering and judging cost.
+
+    Those calls are made after the replay, outside its records, so the `tokens.aux.*` and `cost.*` of the
+    strategies' own calls leave them out; they are counted as those are (every call, cached or not, each at its
+    model's price, `price` for a model the price table does not know).
+
+    Args:
+        events: The LLM_CALL events of the answer and judge calls.
+        price: The price of a model the table does not know (the run's pricing.model).
+    """
+    tokens = aux_token_metrics(events)
+    return {
+        "answer.calls": sum(1 for e in events if e.kind == LLM_CALL),
+        "answer.tokens.prompt": tokens["tokens.aux.prompt"],
+        "answer.tokens.completion": tokens["tokens.aux.completion"],
+        "answer.tokens.total": tokens["tokens.aux.total"],
+        "answer.cost_usd": aux_cost_usd(events, price),
+    }

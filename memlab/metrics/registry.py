@@ -207,6 +207,12 @@ METRICS: tuple[Metric, ...] = (
     # --- answers (eval.answers=true)
     Metric("answer.questions", COUNT, NONE, S_ANSWERS, f"questions answered: those with a gold answer, and adversarial ones ({_ANSWERS})"),
     Metric("answer.failures", COUNT, LOWER, S_ANSWERS, f"answer or judge calls that failed ({_ANSWERS})"),
+    Metric("answer.judge.failures", COUNT, LOWER, S_ANSWERS, f"judge calls that failed, of answer.failures ({_ANSWERS})"),
+    Metric("answer.calls", COUNT, NONE, S_ANSWERS, f"model calls that answered and judged the questions, not in llm.calls ({_ANSWERS})"),
+    Metric("answer.tokens.prompt", TOKENS, LOWER, S_ANSWERS, f"prompt tokens of the answer and judge calls, not in tokens.aux.* ({_ANSWERS})"),
+    Metric("answer.tokens.completion", TOKENS, LOWER, S_ANSWERS, f"completion tokens of the answer and judge calls ({_ANSWERS})"),
+    Metric("answer.tokens.total", TOKENS, LOWER, S_ANSWERS, f"tokens of the answer and judge calls ({_ANSWERS})"),
+    Metric("answer.cost_usd", USD, LOWER, S_ANSWERS, f"the answer and judge calls, each at its model's prices; not in cost.usd ({_ANSWERS})"),
     Metric("answer.f1.locomo", SCORE, HIGHER, S_ANSWERS, f"LoCoMo evaluation.py: stemmed F1 with per-category rules, adversarial by abstention ({_ANSWERS})", "F1 (LoCoMo)"),
     Metric("answer.f1.mem0", SCORE, HIGHER, S_ANSWERS, f"mem0 evaluation token-set F1, adversarial skipped ({_ANSWERS})"),
     Metric("answer.bleu1.mem0", SCORE, HIGHER, S_ANSWERS, f"mem0 evaluation BLEU-1, adversarial skipped ({_ANSWERS})"),

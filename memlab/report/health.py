@@ -4,12 +4,13 @@ A missing API key or a server that is down makes every summary, extraction or an
 the strategies fall back and the run still writes numbers, which then describe the fallbacks and
 not the configuration. `measurement_warnings` names each such case; the run prints them on
 stderr, the report puts them in a banner at the top, and `strict=true` turns them into an error.
-`fallback_warnings` names the milder case, where most (not all) calls failed, or the model
-answered but most summaries were not used (a model that echoes writes none shorter than its
-source); the run logs them on stderr and in run.log, and so `empty_request_warnings`: requests a context
-strategy left empty (a peer may cut all at a tiny budget) or left with its system messages alone (a
-budget below their tokens), read from the run's records, so that a parallel replay's are counted once for
-the whole run.
+`fallback_warnings` names the milder case, where the model answered but most summaries were not
+used (a model that echoes writes none shorter than its source); `failed_call_warnings` says why model
+calls failed (per provider error and HTTP status, how many and the first one's message), so that a wrong
+model name, a bad request and an outage read differently; the run logs them on stderr and in run.log,
+and so `empty_request_warnings`: requests a context strategy left empty (a peer may cut all at a tiny
+budget) or left with its system messages alone (a budget below their tokens). The last two are read from
+the run's records, so that a parallel replay's are counted once for the whole run.
 
 >>> measurement_warnings({"llm.calls": 4, "llm.failures": 4})[0][:40]
 'every one of the 4 model calls the strat'
@@ -22,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from memlab.trace import CONTEXT_APPLY, Event
+from memlab.trace import CONTEXT_APPLY, LLM_CALL, Event
 
 
 def _count(metrics: Mapping[str, Any], name: str) -> int:
@@ -39,16 +40,22 @@ def measurement_warnings(metrics: Mapping[str, Any]) -> list[str]:
             f"every one of the {calls:,} model calls the strategies made failed (llm.failures = llm.calls): "
             "summaries and extraction are fallbacks, not the configured model's work"
         )
-    asked, failed = _count(metrics, "answer.questions"), _count(metrics, "answer.failures")
+    asked, judged = _count(metrics, "answer.questions"), _count(metrics, "answer.judge.failures")
+    failed = _count(metrics, "answer.failures") - judged  # answer calls (a judge is asked only after an answer)
     if asked and failed >= asked:
         out.append(
             f"every one of the {asked:,} answer calls failed (answer.failures = answer.questions): no answer was scored"
+        )
+    if judged and metrics.get("answer.judge") is None:
+        out.append(
+            f"no answer was judged: {judged:,} judge calls failed (answer.judge.failures) and no other gave a verdict "
+            "(answer.judge is undefined)"
         )
     return out
 
 
 def fallback_warnings(metrics: Mapping[str, Any]) -> list[str]:
-    """One sentence when most summaries fell back, one when most model calls failed (all failed: see above)."""
+    """One sentence when most summaries fell back (all calls failed: see above; why: `failed_call_warnings`)."""
     out: list[str] = []
     calls, failures = _count(metrics, "llm.calls"), _count(metrics, "llm.failures")
     if calls and failures >= calls:
@@ -61,9 +68,61 @@ def fallback_warnings(metrics: Mapping[str, Any]) -> list[str]:
             f"(summary.fallbacks; {why['violations']:,} longer than their source, {why['empty']:,} empty, "
             f"{why['failed']:,} failed), so the summary metrics describe the fallbacks, not the model's summaries"
         )
-    if failures * 2 > calls:
-        out.append(f"{failures:,} of {calls:,} model calls the strategies made failed (llm.failures)")
     return out
+
+
+def unanswered_warnings(metrics: Mapping[str, Any]) -> list[str]:
+    """A sentence when answer calls failed: those questions are left out of questions.jsonl, and how many.
+
+    >>> unanswered_warnings({"answer.questions": 8, "answer.failures": 3, "answer.judge.failures": 1})[0][:36]
+    'questions.jsonl leaves out 2 of the '
+    """
+    asked = _count(metrics, "answer.questions")
+    failed = _count(metrics, "answer.failures") - _count(metrics, "answer.judge.failures")
+    if not failed:
+        return []
+    return [
+        f"questions.jsonl leaves out {failed:,} of the {asked:,} questions asked: their answer call failed "
+        "(answer_error in questions.csv), and LongMemEval's evaluate_qa.py would score an empty hypothesis as a wrong "
+        "answer; its accuracy is over the questions in the file"
+    ]
+
+
+def failed_call_warnings(
+    events: Iterable[Event], calls: str = "model calls the strategies made", metric: str = "llm.failures"
+) -> list[str]:
+    """One sentence when model calls failed: how many, and per distinct reason (the provider's error class and HTTP
+    status) how many and the first one's message, as the calls' LLM_CALL events recorded them.
+
+    Args:
+        events: Events of a run's records (`memlab.metrics.all_events`).
+        calls: What the calls are, as the sentence names them.
+        metric: The metric that counts the failures.
+
+    >>> from memlab.trace import Event
+    >>> failed = {"failed": True, "cause": "RateLimitError", "status": 429, "message": "slow down"}
+    >>> failed_call_warnings([Event(LLM_CALL, failed), Event(LLM_CALL, {"failed": False})])
+    ['1 of 2 model calls the strategies made failed (llm.failures): 1 x RateLimitError (429: slow down)']
+    """
+    made = 0
+    reasons: dict[tuple[str, Any], list[Any]] = {}  # (cause, status) -> [calls, first message], first seen first
+    for e in events:
+        if e.kind != LLM_CALL:
+            continue
+        made += 1
+        d = e.data
+        if d.get("failed"):
+            seen = reasons.setdefault((str(d.get("cause") or d.get("error") or "error"), d.get("status")), [0, None])
+            seen[0] += 1
+            seen[1] = seen[1] or d.get("message")
+    if not reasons:
+        return []
+    parts = []
+    for (cause, status), (n, message) in sorted(reasons.items(), key=lambda item: -item[1][0]):  # stable: ties by order
+        said = ": ".join(str(x) for x in (status, message) if x is not None)
+        parts.append(f"{n:,} x {cause}" + (f" ({said})" if said else ""))
+    failed = sum(n for n, _ in reasons.values())
+    return [f"{failed:,} of {made:,} {calls} failed ({metric}): {', '.join(parts)}"]
 
 
 def empty_request_warnings(events: Iterable[Event]) -> list[str]:

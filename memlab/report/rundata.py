@@ -35,6 +35,7 @@ from memlab.metrics import (
     latency_samples,
     probe_rows,
 )
+from memlab.metrics.answers import ANSWER_ERROR, JUDGE_ERROR, answerable
 from memlab.metrics.longterm import retrieval_lines, trec_qrels, trec_run
 from memlab.report.table import Table
 from memlab.rundir import canonical_json
@@ -62,7 +63,17 @@ LATENCY_COLUMNS = ("stage", "latency_us")
 # The columns each table writes from Python strings (`typed_column` keeps them as they are): read back as text,
 # or pandas would make a number of "007" or "3.50" and a gap of "NA" (`_read_csv`).
 CALL_TEXT = ("dialogue", "session", "message_id", "tool_calls")
-QUESTION_TEXT = ("dialogue", "probe", "category", "question", "answer", "evidence", "generated")
+QUESTION_TEXT = (
+    "dialogue",
+    "probe",
+    "category",
+    "question",
+    "answer",
+    "evidence",
+    "generated",
+    ANSWER_ERROR,
+    JUDGE_ERROR,
+)
 LATENCY_TEXT = ("stage",)
 
 
@@ -190,10 +201,16 @@ def _text(cell: Any) -> str:
 
 
 def hypotheses_jsonl(questions: Table) -> str:
-    """questions.jsonl as LongMemEval's evaluation script reads it: one ``{question_id, hypothesis}`` per line."""
+    """questions.jsonl as LongMemEval's evaluation script reads it: one ``{question_id, hypothesis}`` per line.
+
+    One line per question answered. A question whose answer call failed (`answer_error`), or that was not asked
+    (no gold answer, not adversarial), is left out: evaluate_qa.py scores every line it reads, and ignores any
+    other field, so an empty hypothesis would count as a wrong answer rather than as no answer.
+    """
     lines = [
         json.dumps({"question_id": str(row["probe"]), "hypothesis": _text(row["generated"])}, ensure_ascii=False)
         for row in questions.records()
+        if answerable(row) and not _text(row.get(ANSWER_ERROR))
     ]
     return "".join(f"{line}\n" for line in lines)
 

@@ -46,6 +46,8 @@ def test_answer_rows_answer_from_the_context_and_score() -> None:
         "answer.f1.mem0": 1.0,
         "answer.bleu1.mem0": 1.0,
         "answer.judge": 1.0,
+        "answer_error": None,
+        "judge_error": None,
     }
     assert out[1]["answer.f1.locomo"] == 0.0 and out[1]["answer.judge"] is None  # the judge said neither word
     assert out[2]["generated"] is None  # no gold answer and not adversarial: not asked

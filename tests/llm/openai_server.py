@@ -13,7 +13,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -41,6 +41,7 @@ class OpenAIServer:
     requests: list[dict[str, Any]] = field(default_factory=list)
     fail_with: list[int] = field(default_factory=list)  # status codes for the next requests, in order
     fail_after: int = 0  # requests answered before `fail_with` applies (a failure mid-run)
+    fail_when: Callable[[dict[str, Any]], bool] | None = None  # `fail_with` applies only to bodies it accepts
     replies: list[tuple[int, dict[str, Any], dict[str, str]]] = field(default_factory=list)  # (status, body, headers)
     delay_s: float = 0.0
     forged_tool_args: dict[str, Any] = field(default_factory=dict)  # added to every tool call's arguments
@@ -228,7 +229,11 @@ def _handler(state: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self._send(400, {"error": error})
             elif state.replies:
                 self._send(*state.replies.pop(0))
-            elif state.fail_with and len(state.requests) > state.fail_after:
+            elif (
+                state.fail_with
+                and len(state.requests) > state.fail_after
+                and (state.fail_when is None or state.fail_when(body))
+            ):
                 status = state.fail_with.pop(0)
                 self._send(status, {"error": {"message": f"injected {status}", "type": "server_error", "code": status}})
             elif self.path == "/v1/chat/completions":

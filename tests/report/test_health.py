@@ -65,6 +65,12 @@ def test_every_call_failed_warns_and_strict_fails(
     assert status == 0, stderr
     assert "memlab: WARNING: this run measured nothing here: every one of the" in stderr
     assert "answer calls failed" in stderr
+    # The defect: these lines were printed after the folder was published, so its run.log never held them.
+    log = (tmp_path / "run" / "run.log").read_text().splitlines()
+    nothing = [line.split(" memlab.progress: ", 1)[1] for line in log if "this run measured nothing here" in line]
+    assert len(nothing) == 2 and "answer calls failed" in nothing[1]
+    assert all(stderr.count(f"memlab: WARNING: {line}\n") == 1 for line in nothing)  # once each on stderr
+    assert nothing[0].endswith(f"(see {tmp_path / 'run' / 'report.md'})")
     report = (tmp_path / "run" / "report.md").read_text()
     assert report.splitlines()[2].startswith("> **WARNING: this run measured nothing here: every one of the")
     assert 'class="banner">WARNING' in (tmp_path / "run" / "report.html").read_text()
@@ -142,3 +148,51 @@ def test_a_model_that_echoes_warns_that_most_summaries_fell_back(
     cached = f"{calls:,} of {calls:,} model calls were answered from a cache"
     assert cached in (tmp_path / "again" / "report.md").read_text()
     assert cached in (tmp_path / "again" / "report.html").read_text()
+
+
+def test_failed_calls_say_why_in_run_log_and_once_on_stderr(
+    tmp_path: Path, memlab: Callable[..., tuple[int, str]], openai_server_module, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The defect: with the server failing, metrics said `llm.failures: 20` and run.log was empty; nothing named the
+    status or the provider's message, so a wrong model name, a bad request and an outage read the same. A key the
+    provider's message echoes is masked: the run's own (named by `llm.api_key_env`, whatever the variable's name)
+    and anything shaped like one."""
+    key = "provider-credential-4f9a2c81d7"  # named by a variable whose name does not say KEY
+    monkeypatch.setenv("MEMLAB_PROVIDER_AUTH", key)
+
+    def error(status: int, message: str) -> tuple[int, dict[str, object], dict[str, str]]:
+        return status, {"error": {"message": message, "type": "server_error", "code": status}}, {}
+
+    with openai_server_module.serve() as server:
+        server.replies = [
+            *[error(500, f"upstream overloaded (request signed with {key})")] * 8,
+            *[error(429, "Rate limit reached for sk-other-abcdef123456")] * 5,
+            *[error(404, "The model `test-model` does not exist")] * 4,
+            *[(200, {"id": "chatcmpl-1", "object": "chat.completion", "choices": []}, {})] * 3,  # no first choice
+        ]
+        llm = (
+            "llm=litellm", "llm.model=openai/test-model", f"llm.api_base={server.base_url}",
+            "llm.api_key_env=MEMLAB_PROVIDER_AUTH", "llm.num_retries=0", "llm.cache_dir=null",
+        )  # fmt: skip
+        status, stderr = memlab(*SMALL[:3], *llm, NO_FIGURES, f"hydra.run.dir={tmp_path / 'run'}")
+        assert server.rejected == [] and not server.replies and len(server.requests) == 20
+    assert status == 0, stderr
+    run = tmp_path / "run"
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert metrics["llm.calls"] == metrics["llm.failures"] == 20
+    said = (
+        "20 of 20 model calls the strategies made failed (llm.failures): "
+        "8 x InternalServerError (500: litellm.InternalServerError: InternalServerError: OpenAIException - upstream "
+        "overloaded (request signed with ***)), "
+        "5 x RateLimitError (429: litellm.RateLimitError: RateLimitError: OpenAIException - Rate limit reached for "
+        "sk-***), "
+        "4 x NotFoundError (404: litellm.NotFoundError: NotFoundError: OpenAIException - The model `test-model` does "
+        "not exist), "
+        "3 x LLMError (openai/test-model: malformed response without a first choice's message)"
+    )
+    log = (run / "run.log").read_text()
+    assert f"WARNING memlab.progress: {said}\n" in log
+    assert stderr.count(said) == 1 and f"memlab: WARNING: {said}\n" in stderr
+    for path in run.iterdir():  # the key is nowhere: not in a log line, a report or a record
+        assert key not in path.read_text(errors="replace") and "abcdef123456" not in path.read_text(errors="replace")
+    assert key not in stderr
