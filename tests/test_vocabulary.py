@@ -34,7 +34,8 @@ ALLOWED = {
     ("report/gate.py", "counts"),
     ("report/gate.py", "load_rules"),  # a rule's `better`: higher, lower, none
     ("report/gate.py", "table"),  # table column names
-    ("report/rundata.py", "QUESTION_TEXT"),  # questions.csv's text columns
+    ("llm/base.py", "_SECRET_NAMES"),  # parts of environment variable names that hold secrets (masked in errors)
+    ("llm/base.py", "complete"),  # a failed call's event fields
     ("report/ablation.py", "columns"),
     ("report/ablation.py", "header"),
     ("cli.py", "_compare"),  # `memlab compare --format` choices
