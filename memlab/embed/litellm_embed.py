@@ -16,7 +16,14 @@ import numpy as np
 from memlab.embed.base import CachedEmbedder
 from memlab.llm.base import LLMError
 from memlab.llm.cache import ResponseCache, request_key
-from memlab.llm.litellm_import import DEFAULT_NUM_RETRIES, DEFAULT_RETRY_BACKOFF_S, DEFAULT_TIMEOUT_S, Provider
+from memlab.llm.litellm_import import (
+    DEFAULT_NUM_RETRIES,
+    DEFAULT_RETRY_BACKOFF_S,
+    DEFAULT_TIMEOUT_S,
+    EMBEDDING_ARGS,
+    Provider,
+    check_extra_params,
+)
 
 DEFAULT_EMBEDDING_DIM = 1536  # text-embedding-3-small
 
@@ -46,6 +53,7 @@ class LitellmEmbedder(CachedEmbedder):
         extra_params: dict[str, Any] | None = None,
     ) -> None:
         super().__init__()
+        check_extra_params("embedder", extra_params or {}, EMBEDDING_ARGS)
         self.provider = Provider(model, api_base, api_key, api_key_env, timeout, num_retries, retry_backoff_s)
         self.model = model
         self.dim = dim

@@ -18,11 +18,13 @@ from typing import Any
 from memlab.llm.base import Completion, LLMError, RecordedChatModel
 from memlab.llm.cache import ResponseCache, request_key
 from memlab.llm.litellm_import import (
+    CHAT_ARGS,
     DEFAULT_MAX_RETRY_AFTER_S,
     DEFAULT_NUM_RETRIES,
     DEFAULT_RETRY_BACKOFF_S,
     DEFAULT_TIMEOUT_S,
     Provider,
+    check_extra_params,
 )
 from memlab.messages import Message, MessageLike, ToolCall, as_messages, to_openai
 from memlab.tokens import get_counter
@@ -55,6 +57,7 @@ class LitellmChatModel(RecordedChatModel):
         counter: str = "cl100k_base",
         extra_params: dict[str, Any] | None = None,
     ) -> None:
+        check_extra_params("llm", extra_params or {}, CHAT_ARGS)
         self.provider = Provider(
             model, api_base, api_key, api_key_env, timeout, num_retries, retry_backoff_s, max_retry_after_s
         )

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from types import ModuleType
 from typing import Any
 
+from memlab.errors import MemlabError
 from memlab.litellm_offline import import_litellm
 from memlab.llm.base import LLMAuthError, LLMError, LLMTimeout
 
@@ -28,6 +29,47 @@ DEFAULT_RETRY_BACKOFF_S = 1.0  # before the first retry, doubled at each further
 DEFAULT_MAX_RETRY_AFTER_S = 60.0
 # What providers (through litellm) say when no key reached them; litellm reports it as a 500.
 _MISSING_KEY = ("missing credentials", "api_key client option must be set", "no api key", "api key not found")
+# The keyword arguments memlab passes to litellm itself, each with what to set instead ({section}: llm, embedder):
+# in `extra_params` they were passed twice (a TypeError mid-run) or silently overrode memlab's own setting.
+_PROVIDER_ARGS = {
+    "model": "set {section}.model",
+    "api_base": "set {section}.api_base",
+    "base_url": "set {section}.api_base",  # litellm's other name for api_base
+    "api_key": "name the variable holding the key in {section}.api_key_env",
+    "timeout": "set {section}.timeout",
+    "max_retries": "set {section}.num_retries (memlab retries, litellm does not)",
+    "num_retries": "set {section}.num_retries (memlab retries, litellm does not)",
+}
+CHAT_ARGS = {
+    **_PROVIDER_ARGS,
+    "messages": "the messages are the strategy's prompt",
+    "temperature": "set {section}.temperature",
+    "max_tokens": "set {section}.max_tokens (a strategy's own max_tokens wins over it)",
+}
+EMBEDDING_ARGS = {**_PROVIDER_ARGS, "input": "the inputs are the texts embedded"}
+
+
+class ExtraParamsError(MemlabError):
+    """A key of `extra_params` that memlab passes to litellm itself."""
+
+
+def extra_params_problem(section: str, keys: Iterable[object], claimed: Mapping[str, str]) -> str | None:
+    """Why `section.extra_params` may not hold one of `keys` (its first key in `claimed`), or None.
+
+    Names the key and the setting to use instead, never the value (an ``api_key`` given there is a secret).
+    """
+    for key in keys:
+        if str(key) in claimed:
+            instead = claimed[str(key)].format(section=section)
+            return f"{section}.extra_params.{key}: memlab passes {key} to litellm itself; {instead}"
+    return None
+
+
+def check_extra_params(section: str, extra_params: Mapping[str, Any], claimed: Mapping[str, str]) -> None:
+    """Raise `ExtraParamsError` (one line, status 2) when `extra_params` holds a key memlab passes itself."""
+    problem = extra_params_problem(section, extra_params, claimed)
+    if problem is not None:
+        raise ExtraParamsError(problem)
 
 
 def _retryable(error: Exception, litellm: ModuleType) -> bool:

@@ -55,7 +55,7 @@ class LitellmConfig:
     counter: str = "${tokenizer}"
     """Counts a call's tokens when the provider reports none."""
     extra_params: dict[str, Any] = field(default_factory=dict)
-    """More keyword arguments for litellm.completion."""
+    """More keyword arguments for litellm.completion (none memlab passes itself: api_key, timeout, ...)."""
 
 
 @dataclass
