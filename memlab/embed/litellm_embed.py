@@ -1,9 +1,10 @@
 """Provider embeddings through litellm (OpenAI ``text-embedding-3-small``, Ollama, vLLM, any `api_base`).
 
 Each text's vector is cached on disk under the sha256 of (model, api_base, params, text), so a
-sweep embeds a corpus once; the API key is read like the chat backend's (`api_key_env`) and is
-never part of a key. `dim` must match what the provider returns (pass ``extra_params:
-{dimensions: N}`` to have text-embedding-3 models shorten their vectors).
+sweep embeds a corpus once; the API key is read like the chat backend's (`api_key_env`), and so
+are the values of the headers `headers_env` names: neither is ever part of a key. `dim` must match
+what the provider returns (pass ``extra_params: {dimensions: N}`` to have text-embedding-3 models
+shorten their vectors).
 """
 
 from __future__ import annotations
@@ -51,10 +52,12 @@ class LitellmEmbedder(CachedEmbedder):
         batch_size: int = 128,
         cache_dir: str | None = None,
         extra_params: dict[str, Any] | None = None,
+        headers_env: dict[str, str] | None = None,
     ) -> None:
         super().__init__()
         check_extra_params("embedder", extra_params or {}, EMBEDDING_ARGS)
-        self.provider = Provider(model, api_base, api_key, api_key_env, timeout, num_retries, retry_backoff_s)
+        named: dict[str, Any] = {"headers_env": dict(headers_env or {}), "section": "embedder"}
+        self.provider = Provider(model, api_base, api_key, api_key_env, timeout, num_retries, retry_backoff_s, **named)
         self.model = model
         self.dim = dim
         self.batch_size = batch_size

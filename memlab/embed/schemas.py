@@ -58,6 +58,8 @@ class LitellmEmbedConfig:
     """Embeddings cached on disk per text (null: no cache)."""
     extra_params: dict[str, Any] = field(default_factory=dict)
     """More keyword arguments for litellm.embedding (none memlab passes itself: api_key, timeout, ...)."""
+    headers_env: dict[str, str] = field(default_factory=dict)
+    """Secret HTTP headers (a gateway's key): header name -> the environment variable read at each call."""
 
 
 SCHEMAS = {

@@ -7,7 +7,9 @@ concurrent runs pay once too. An empty answer is not kept (a retry may do better
 response without a usable first choice is an `LLMError` (a fallback, counted), never a crash.
 The API key is read from the environment variable named by
 `api_key_env` at call time (or litellm's provider default, e.g. ``OPENAI_API_KEY``), so it never
-lands in a resolved config or a run directory, and it is not part of the cache key.
+lands in a resolved config or a run directory, and it is not part of the cache key. The values of
+the headers `headers_env` names (a gateway's key) are read the same way and kept out of both;
+`extra_params` are config values (written to config.yaml) and part of the key.
 """
 
 from __future__ import annotations
@@ -56,10 +58,12 @@ class LitellmChatModel(RecordedChatModel):
         cache_dir: str | None = None,
         counter: str = "cl100k_base",
         extra_params: dict[str, Any] | None = None,
+        headers_env: dict[str, str] | None = None,
     ) -> None:
         check_extra_params("llm", extra_params or {}, CHAT_ARGS)
+        headers = dict(headers_env or {})
         self.provider = Provider(
-            model, api_base, api_key, api_key_env, timeout, num_retries, retry_backoff_s, max_retry_after_s
+            model, api_base, api_key, api_key_env, timeout, num_retries, retry_backoff_s, max_retry_after_s, headers
         )
         self.model = model
         self.temperature = temperature

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from types import ModuleType
 from typing import Any
@@ -62,6 +62,14 @@ def extra_params_problem(section: str, keys: Iterable[object], claimed: Mapping[
         if str(key) in claimed:
             instead = claimed[str(key)].format(section=section)
             return f"{section}.extra_params.{key}: memlab passes {key} to litellm itself; {instead}"
+    return None
+
+
+def unset_header_variable(section: str, headers_env: Mapping[str, str]) -> str | None:
+    """Why a header of `section.headers_env` (header name -> environment variable) has no value, or None."""
+    for header, variable in headers_env.items():
+        if os.environ.get(variable) is None:
+            return f"{section}.headers_env.{header} names {variable}, which is not set; export it"
     return None
 
 
@@ -152,7 +160,9 @@ class Provider:
     """Where and how to reach one provider model; shared by the chat and embedding backends.
 
     The API key is read from the environment variable named by `api_key_env` at call time (or
-    litellm's provider default, e.g. ``OPENAI_API_KEY``), so it never lands in a resolved config.
+    litellm's provider default, e.g. ``OPENAI_API_KEY``), so it never lands in a resolved config;
+    so are the values of the headers `headers_env` names (a gateway's key: Azure APIM, Portkey).
+    `section` (llm, embedder) is the config node its errors name.
     """
 
     model: str
@@ -163,6 +173,8 @@ class Provider:
     num_retries: int = DEFAULT_NUM_RETRIES
     retry_backoff_s: float = DEFAULT_RETRY_BACKOFF_S
     max_retry_after_s: float = DEFAULT_MAX_RETRY_AFTER_S
+    headers_env: Mapping[str, str] = field(default_factory=dict)
+    section: str = "llm"
 
     def key_variables(self) -> list[str]:
         """The environment variables that would give this provider its key (for error messages)."""
@@ -196,9 +208,22 @@ class Provider:
             )
         return value
 
+    def resolved_headers(self) -> dict[str, str]:
+        """The `headers_env` headers with their variables' values now (an unset variable is an error)."""
+        problem = unset_header_variable(self.section, self.headers_env)
+        if problem is not None:
+            raise LLMAuthError(problem)
+        return {header: os.environ[variable] for header, variable in self.headers_env.items()}
+
     def request(self, endpoint: str, what: str, **kwargs: Any) -> Any:
-        """``litellm.<endpoint>(model=..., **kwargs)`` with this provider's settings, through `call`."""
+        """``litellm.<endpoint>(model=..., **kwargs)`` with this provider's settings, through `call`.
+
+        The `headers_env` headers join an ``extra_headers`` of `kwargs` (a header in both takes the variable's value).
+        """
         api_key = self.resolved_api_key()
+        headers = {**(kwargs.pop("extra_headers", None) or {}), **self.resolved_headers()}
+        if headers:
+            kwargs["extra_headers"] = headers
         return call(
             lambda litellm: getattr(litellm, endpoint)(
                 model=self.model,

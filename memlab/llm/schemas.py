@@ -56,6 +56,8 @@ class LitellmConfig:
     """Counts a call's tokens when the provider reports none."""
     extra_params: dict[str, Any] = field(default_factory=dict)
     """More keyword arguments for litellm.completion (none memlab passes itself: api_key, timeout, ...)."""
+    headers_env: dict[str, str] = field(default_factory=dict)
+    """Secret HTTP headers (a gateway's key): header name -> the environment variable read at each call."""
 
 
 @dataclass

@@ -217,7 +217,9 @@ def _handler(state: OpenAIServer) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            state.requests.append({"path": self.path, "body": body, "authorization": self.headers["Authorization"]})
+            headers = {name.lower(): value for name, value in self.headers.items()}  # every header, by lower-case name
+            authorization = headers.get("authorization")
+            state.requests.append({"path": self.path, "body": body, "authorization": authorization, "headers": headers})
             if state.delay_s:
                 time.sleep(state.delay_s)
             problem = request_problem(body) if state.strict and self.path == "/v1/chat/completions" else None

@@ -12,6 +12,8 @@ from memlab.embed import LitellmEmbedder
 from memlab.errors import MemlabError
 from memlab.llm import LitellmChatModel
 
+MESSAGES = [{"role": "system", "content": "Summarize."}, {"role": "user", "content": "Ann moved to Oslo in 2021"}]
+
 
 def litellm_at(server: OpenAIServer, cache: Path) -> list[str]:
     """Overrides that send the run's model calls and embeddings to `server` (key: $MEMLAB_TEST_KEY), no retries."""
@@ -68,3 +70,64 @@ def test_an_extra_param_memlab_passes_itself_is_refused_when_built(openai_server
     assert "9" not in str(info.value)
     with pytest.raises(MemlabError, match=r"^embedder\.extra_params\.base_url: .*; set embedder\.api_base$"):
         LitellmEmbedder("openai/e", api_base=openai_server.base_url, extra_params={"base_url": "http://elsewhere"})
+
+
+def test_header_secrets_come_from_the_environment_and_stay_out_of_the_cache(
+    openai_server: OpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The defect: a gateway's key could only go in extra_params.extra_headers: into config.yaml, the manifest, the
+    reports, every cache file and the cache key (rotating it dropped the cache)."""
+    monkeypatch.setenv("MEMLAB_TEST_GATEWAY", "gw-SECRET-1")
+    chat: dict = {
+        "model": "openai/m",
+        "api_base": openai_server.base_url,
+        "api_key": "sk-test",
+        "cache_dir": str(tmp_path),
+    }
+    chat["headers_env"] = {"X-Gateway-Key": "MEMLAB_TEST_GATEWAY"}
+    titled = {"extra_headers": {"X-Title": "memlab"}}  # a header that is no secret, in extra_params: both are sent
+    LitellmChatModel(**chat, extra_params=titled).complete(MESSAGES)
+    LitellmEmbedder(**{**chat, "model": "openai/e", "dim": EMBEDDING_DIM}).embed(["alpha"])
+    sent = [r["headers"] for r in openai_server.requests]
+    assert [h["x-gateway-key"] for h in sent] == ["gw-SECRET-1"] * 2 and sent[0]["x-title"] == "memlab"
+    assert not any("gw-SECRET" in f.read_text() for f in tmp_path.rglob("*.json"))
+    monkeypatch.setenv("MEMLAB_TEST_GATEWAY", "gw-SECRET-2")  # rotated: the cache still answers
+    assert LitellmChatModel(**chat, extra_params=titled).complete(MESSAGES).cached
+    uncached = {**chat, "cache_dir": None}
+    LitellmChatModel(**uncached).complete(MESSAGES)
+    assert len(openai_server.requests) == 3 and openai_server.requests[-1]["headers"]["x-gateway-key"] == "gw-SECRET-2"
+    monkeypatch.delenv("MEMLAB_TEST_GATEWAY")
+    with pytest.raises(MemlabError, match=r"^llm\.headers_env\.X-Gateway-Key names MEMLAB_TEST_GATEWAY, which is not"):
+        LitellmChatModel(**uncached).complete(MESSAGES)
+    assert len(openai_server.requests) == 3
+
+
+def test_a_run_sends_header_secrets_and_writes_them_nowhere(
+    openai_server: OpenAIServer,
+    memlab_run_err: Callable[..., tuple[int, str]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MEMLAB_TEST_KEY", "sk-test")
+    monkeypatch.setenv("MEMLAB_TEST_GATEWAY", "gw-SECRET")
+    run, cache = tmp_path / "run", tmp_path / "cache"
+    headers = [
+        "+llm.headers_env.X-Gateway-Key=MEMLAB_TEST_GATEWAY",
+        "+embedder.headers_env.X-Gateway-Key=MEMLAB_TEST_GATEWAY",
+    ]
+    args = ["debug=default", "longterm=chat", "policy=model", *litellm_at(openai_server, cache), *headers]
+    status, stderr = memlab_run_err(*args, f"output_dir={run}")
+    assert status == 0, stderr
+    paths = {r["path"] for r in openai_server.requests}
+    assert paths == {"/v1/chat/completions", "/v1/embeddings"}
+    assert all(r["headers"]["x-gateway-key"] == "gw-SECRET" for r in openai_server.requests)
+    written = [f for folder in (run, cache) for f in folder.rglob("*") if f.is_file()]
+    assert {"config.yaml", "manifest.json", "report.md", "report.html"} <= {f.name for f in written}
+    assert [f for f in written if b"gw-SECRET" in f.read_bytes()] == []
+    assert "MEMLAB_TEST_GATEWAY" in (run / "config.yaml").read_text()  # the variable's name, not its value
+    monkeypatch.delenv("MEMLAB_TEST_GATEWAY")
+    asked = len(openai_server.requests)
+    status, stderr = memlab_run_err(*args, f"output_dir={tmp_path / 'run2'}")
+    said = "memlab: error: llm.headers_env.X-Gateway-Key names MEMLAB_TEST_GATEWAY, which is not set; export it\n"
+    assert (status, stderr) == (2, said)
+    assert len(openai_server.requests) == asked and not (tmp_path / "run2").exists()
