@@ -1,15 +1,16 @@
 """Real providers through litellm: OpenAI, Anthropic, Azure, Ollama, vLLM, any OpenAI-compatible server.
 
-Each distinct request (model, messages, sampling parameters, api_base) is answered once and
-kept in the on-disk `ResponseCache`; a repeat is served from disk with `Completion.cached`
-set, so a sweep never pays twice; runs sharing the folder take the request's lock first, so two
-concurrent runs pay once too. An empty answer is not kept (a retry may do better), and a
-response without a usable first choice is an `LLMError` (a fallback, counted), never a crash.
-The API key is read from the environment variable named by
-`api_key_env` at call time (or litellm's provider default, e.g. ``OPENAI_API_KEY``), so it never
-lands in a resolved config or a run directory, and it is not part of the cache key. The values of
-the headers `headers_env` names (a gateway's key) are read the same way and kept out of both;
-`extra_params` are config values (written to config.yaml) and part of the key.
+Each distinct request (model, messages, sampling parameters, the endpoint: `api_base`, or the URL
+litellm reads from the environment, `Provider.endpoint`) is answered once and kept in the on-disk
+`ResponseCache`; a repeat is served from disk with `Completion.cached` set, so a sweep never pays
+twice; runs sharing the folder take the request's lock first, so two concurrent runs pay once too.
+An empty answer is not kept (a retry may do better), and a response without a usable first choice
+is an `LLMError` (a fallback, counted), never a crash. The API key is read from the environment
+variable named by `api_key_env` at call time (or litellm's provider default, e.g.
+``OPENAI_API_KEY``), so it never lands in a resolved config or a run directory, and it is not part
+of the cache key. The values of the headers `headers_env` names (a gateway's key) are read the
+same way and kept out of both; `extra_params` are config values (written to config.yaml) and part
+of the key.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ class LitellmChatModel(RecordedChatModel):
         wire = to_openai(msgs)
         sampling = {"temperature": self.temperature, "max_tokens": max_tokens or self.max_tokens, **self.extra_params}
         sampling.update(params)
-        request = {"model": self.model, "api_base": self.provider.api_base, "messages": wire, "params": sampling}
+        request = {"model": self.model, "api_base": self.provider.endpoint(), "messages": wire, "params": sampling}
         key = request_key(request)
         hit = self.cache.get(key)
         if hit is None:

@@ -48,6 +48,21 @@ CHAT_ARGS = {
 }
 EMBEDDING_ARGS = {**_PROVIDER_ARGS, "input": "the inputs are the texts embedded"}
 
+# The environment variables litellm's request handlers read for a provider's URL when no api_base is given and
+# `get_llm_provider` found none (litellm/main.py), the first one set winning; any other provider's is
+# <PROVIDER>_API_BASE (HOSTED_VLLM_API_BASE, LM_STUDIO_API_BASE, OPENROUTER_API_BASE, GEMINI_API_BASE, ...).
+_OPENAI_BASE = ("OPENAI_BASE_URL", "OPENAI_API_BASE")
+BASE_VARIABLES = {
+    "openai": _OPENAI_BASE,
+    "custom_openai": _OPENAI_BASE,
+    "text-completion-openai": _OPENAI_BASE,
+    "anthropic": ("ANTHROPIC_API_BASE", "ANTHROPIC_BASE_URL"),
+    "azure": ("AZURE_API_BASE",),
+    "azure_text": ("AZURE_API_BASE",),
+    "ollama_chat": ("OLLAMA_API_BASE",),
+    "vertex_ai": ("VERTEXAI_API_BASE", "VERTEX_API_BASE"),
+}
+
 
 class ExtraParamsError(MemlabError):
     """A key of `extra_params` that memlab passes to litellm itself."""
@@ -207,6 +222,26 @@ class Provider:
                 "export it or set api_key_env: null"
             )
         return value
+
+    def endpoint(self) -> str | None:
+        """The URL litellm sends this provider's requests to; None: the provider's own default.
+
+        `api_base`, else what litellm finds in the environment: the URL `get_llm_provider` resolves (groq,
+        ollama, ...), else the provider's variable (`BASE_VARIABLES`: ``OPENAI_BASE_URL`` or ``OPENAI_API_BASE``
+        for openai/ models). Part of the cache key, so that runs against two servers never share answers.
+        Without `api_base` it imports litellm, even for a request the cache answers.
+        """
+        if self.api_base:
+            return self.api_base
+        litellm = import_litellm()
+        try:
+            _, provider, _, found = litellm.get_llm_provider(self.model)
+        except Exception:  # a model litellm cannot route: its request fails with litellm's own message
+            return None
+        if found or litellm.api_base:
+            return str(found or litellm.api_base)
+        names = BASE_VARIABLES.get(provider, (f"{provider.upper().replace('-', '_')}_API_BASE",))
+        return next((os.environ[name] for name in names if os.environ.get(name)), None)
 
     def resolved_headers(self) -> dict[str, str]:
         """The `headers_env` headers with their variables' values now (an unset variable is an error)."""

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from openai_server import EMBEDDING_DIM, OpenAIServer
+from openai_server import EMBEDDING_DIM, OpenAIServer, serve, text_reply
 
 from memlab.embed import LitellmEmbedder
 from memlab.errors import MemlabError
@@ -131,3 +132,29 @@ def test_a_run_sends_header_secrets_and_writes_them_nowhere(
     said = "memlab: error: llm.headers_env.X-Gateway-Key names MEMLAB_TEST_GATEWAY, which is not set; export it\n"
     assert (status, stderr) == (2, said)
     assert len(openai_server.requests) == asked and not (tmp_path / "run2").exists()
+
+
+@pytest.mark.parametrize("variable", ["OPENAI_API_BASE", "OPENAI_BASE_URL"])
+def test_a_server_named_by_the_environment_is_part_of_the_cache_key(
+    openai_server: OpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    """The defect: with api_base unset the cache key held `"api_base": null`, so a run against another server
+    (the variable changed) was served the first server's answers."""
+    for name in ("OPENAI_API_BASE", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    chat: dict = {"model": "openai/m", "api_key": "sk-test", "cache_dir": str(tmp_path / "llm")}
+    embed: dict = {**chat, "model": "openai/e", "dim": EMBEDDING_DIM, "cache_dir": str(tmp_path / "embed")}
+    monkeypatch.setenv(variable, openai_server.base_url)
+    first = LitellmChatModel(**chat).complete(MESSAGES).text
+    LitellmEmbedder(**embed).embed(["alpha"])
+    with serve() as other:
+        monkeypatch.setenv(variable, other.base_url)
+        other.replies = [text_reply("the other server")]
+        second = LitellmChatModel(**chat).complete(MESSAGES)
+        LitellmEmbedder(**embed).embed(["alpha"])
+        assert (second.text, second.cached) == ("the other server", False) and first != second.text
+        assert [r["path"] for r in other.requests] == ["/v1/chat/completions", "/v1/embeddings"] and not other.rejected
+        assert LitellmChatModel(**chat).complete(MESSAGES).cached  # each server's answers are kept apart
+    assert len(openai_server.requests) == 2
+    stored = {json.loads(f.read_text())["request"]["api_base"] for f in tmp_path.rglob("*.json")}
+    assert stored == {openai_server.base_url, other.base_url}
