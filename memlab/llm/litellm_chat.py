@@ -1,7 +1,8 @@
 """Real providers through litellm: OpenAI, Anthropic, Azure, Ollama, vLLM, any OpenAI-compatible server.
 
 Each distinct request (model, messages, sampling parameters, the endpoint: `api_base`, or the URL
-litellm reads from the environment, `Provider.endpoint`) is answered once and kept in the on-disk
+litellm reads from the environment, `Provider.endpoint`; above temperature 0 the run's `seed` too,
+sent as the provider's ``seed`` where litellm passes one) is answered once and kept in the on-disk
 `ResponseCache`; a repeat is served from disk with `Completion.cached` set, so a sweep never pays
 twice; runs sharing the folder take the request's lock first, so two concurrent runs pay once too.
 An empty answer is not kept (a retry may do better), and a response without a usable first choice
@@ -36,6 +37,11 @@ from memlab.tokens import get_counter
 class LitellmChatModel(RecordedChatModel):
     """A provider model by litellm name (``openai/gpt-4o-mini``, ``anthropic/claude-3-5-haiku-latest``, ...).
 
+    Above temperature 0 a reply is a sample, so the run's `seed` is part of the cache key (a seed sweep draws
+    one sample per seed, not the first seed's for all) and is sent as the provider's ``seed`` where litellm
+    passes one (OpenAI, vLLM, Ollama; not Anthropic). At temperature 0 it is neither: the keys of caches made
+    before stay valid.
+
     Args:
         api_key: Parameters: the fields of `memlab.llm.schemas.LitellmConfig`, each documented there once. Besides
             them: the key itself, from Python only (a config names `api_key_env`, never the key).
@@ -60,6 +66,7 @@ class LitellmChatModel(RecordedChatModel):
         counter: str = "cl100k_base",
         extra_params: dict[str, Any] | None = None,
         headers_env: dict[str, str] | None = None,
+        seed: int = 0,
     ) -> None:
         check_extra_params("llm", extra_params or {}, CHAT_ARGS)
         headers = dict(headers_env or {})
@@ -72,6 +79,7 @@ class LitellmChatModel(RecordedChatModel):
         self.cache = ResponseCache(cache_dir)
         self.counter = counter
         self.extra_params = dict(extra_params or {})
+        self.seed = seed
 
     def _complete(
         self, messages: Sequence[MessageLike], *, task: str, max_tokens: int | None, **params: Any
@@ -80,7 +88,12 @@ class LitellmChatModel(RecordedChatModel):
         wire = to_openai(msgs)
         sampling = {"temperature": self.temperature, "max_tokens": max_tokens or self.max_tokens, **self.extra_params}
         sampling.update(params)
-        request = {"model": self.model, "api_base": self.provider.endpoint(), "messages": wire, "params": sampling}
+        request: dict[str, Any] = {"model": self.model, "api_base": self.provider.endpoint(), "messages": wire}
+        request["params"] = sampling
+        # A sample: each run seed draws and keeps its own (at 0, the keys of older caches stay valid); an
+        # extra_params seed is the user's own, sent and keyed as it is.
+        if float(sampling.get("temperature") or 0) > 0 and "seed" not in sampling:
+            request["seed"] = self.seed
         key = request_key(request)
         hit = self.cache.get(key)
         if hit is None:
@@ -102,7 +115,10 @@ class LitellmChatModel(RecordedChatModel):
         task: str,
         sampling: dict[str, Any],
     ) -> Completion:
-        response = self.provider.request("completion", task, messages=wire, **sampling)
+        sent = dict(sampling)
+        if "seed" in request and self.provider.accepts("seed"):  # Anthropic's API has no seed
+            sent["seed"] = request["seed"]
+        response = self.provider.request("completion", task, messages=wire, **sent)
         text = answer_text(response, self.model)
         tool_calls = tuple(_tool_call(c) for c in getattr(response.choices[0].message, "tool_calls", None) or ())
         usage = getattr(response, "usage", None)

@@ -243,6 +243,15 @@ class Provider:
         names = BASE_VARIABLES.get(provider, (f"{provider.upper().replace('-', '_')}_API_BASE",))
         return next((os.environ[name] for name in names if os.environ.get(name)), None)
 
+    def accepts(self, param: str) -> bool:
+        """Whether litellm passes the OpenAI parameter `param` on to this provider (else it refuses the request)."""
+        litellm = import_litellm()
+        try:
+            model, provider, _, _ = litellm.get_llm_provider(self.model)
+            return param in (litellm.get_supported_openai_params(model=model, custom_llm_provider=provider) or ())
+        except Exception:  # a model litellm cannot route: its request fails with litellm's own message
+            return False
+
     def resolved_headers(self) -> dict[str, str]:
         """The `headers_env` headers with their variables' values now (an unset variable is an error)."""
         problem = unset_header_variable(self.section, self.headers_env)

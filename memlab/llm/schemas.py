@@ -58,6 +58,8 @@ class LitellmConfig:
     """More keyword arguments for litellm.completion (none memlab passes itself: api_key, timeout, ...)."""
     headers_env: dict[str, str] = field(default_factory=dict)
     """Secret HTTP headers (a gateway's key): header name -> the environment variable read at each call."""
+    seed: int = ranges.seed("${seed}")
+    """The run's seed; above temperature 0, sent as the provider's seed and part of the cache key."""
 
 
 @dataclass

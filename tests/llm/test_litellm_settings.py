@@ -12,6 +12,7 @@ from openai_server import EMBEDDING_DIM, OpenAIServer, serve, text_reply
 from memlab.embed import LitellmEmbedder
 from memlab.errors import MemlabError
 from memlab.llm import LitellmChatModel
+from memlab.llm.cache import request_key
 
 MESSAGES = [{"role": "system", "content": "Summarize."}, {"role": "user", "content": "Ann moved to Oslo in 2021"}]
 
@@ -25,6 +26,21 @@ def litellm_at(server: OpenAIServer, cache: Path) -> list[str]:
         f"embedder.api_base={server.base_url}", "embedder.api_key_env=MEMLAB_TEST_KEY", "embedder.num_retries=0",
         f"embedder.cache_dir={cache / 'embed'}",
     ]  # fmt: skip
+
+
+@pytest.fixture
+def run_at_server(
+    openai_server: OpenAIServer,
+    memlab_run_err: Callable[..., tuple[int, str]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Callable[..., tuple[int, str]]:
+    """`run_at_server(*overrides) -> (status, stderr)`: `memlab run` on the debug slice from `tmp_path`, the model
+    (asked every assistant turn: the memory tools, `policy=model`) and the embedder at the server, caches in
+    `tmp_path/cache`."""
+    monkeypatch.setenv("MEMLAB_TEST_KEY", "sk-test")
+    served = ["debug=default", "longterm=chat", "policy=model", *litellm_at(openai_server, tmp_path / "cache")]
+    return lambda *overrides: memlab_run_err(*served, *overrides)
 
 
 @pytest.mark.parametrize(
@@ -47,22 +63,12 @@ def litellm_at(server: OpenAIServer, cache: Path) -> list[str]:
     ],
 )
 def test_an_extra_param_memlab_passes_itself_stops_the_run_at_start_in_one_line(
-    openai_server: OpenAIServer,
-    memlab_run_err: Callable[..., tuple[int, str]],
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    override: str,
-    said: str,
+    openai_server: OpenAIServer, run_at_server: Callable[..., tuple[int, str]], tmp_path: Path, override: str, said: str
 ) -> None:
     """The defect: litellm got api_key (timeout) twice, a 94-line traceback ending in TypeError at the first call."""
-    monkeypatch.setenv("MEMLAB_TEST_KEY", "sk-test")
-    run = tmp_path / "run"
-    status, stderr = memlab_run_err(
-        "debug=default", "longterm=chat", "policy=model", *litellm_at(openai_server, tmp_path / "cache"), override,
-        f"output_dir={run}",
-    )  # fmt: skip
+    status, stderr = run_at_server(override, "output_dir=run")
     assert (status, stderr) == (2, f"memlab: error: {said}\n")
-    assert openai_server.requests == [] and not run.exists()
+    assert openai_server.requests == [] and not (tmp_path / "run").exists()
 
 
 def test_an_extra_param_memlab_passes_itself_is_refused_when_built(openai_server: OpenAIServer) -> None:
@@ -105,19 +111,17 @@ def test_header_secrets_come_from_the_environment_and_stay_out_of_the_cache(
 
 def test_a_run_sends_header_secrets_and_writes_them_nowhere(
     openai_server: OpenAIServer,
-    memlab_run_err: Callable[..., tuple[int, str]],
+    run_at_server: Callable[..., tuple[int, str]],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("MEMLAB_TEST_KEY", "sk-test")
     monkeypatch.setenv("MEMLAB_TEST_GATEWAY", "gw-SECRET")
     run, cache = tmp_path / "run", tmp_path / "cache"
     headers = [
         "+llm.headers_env.X-Gateway-Key=MEMLAB_TEST_GATEWAY",
         "+embedder.headers_env.X-Gateway-Key=MEMLAB_TEST_GATEWAY",
     ]
-    args = ["debug=default", "longterm=chat", "policy=model", *litellm_at(openai_server, cache), *headers]
-    status, stderr = memlab_run_err(*args, f"output_dir={run}")
+    status, stderr = run_at_server(*headers, f"output_dir={run}")
     assert status == 0, stderr
     paths = {r["path"] for r in openai_server.requests}
     assert paths == {"/v1/chat/completions", "/v1/embeddings"}
@@ -128,7 +132,7 @@ def test_a_run_sends_header_secrets_and_writes_them_nowhere(
     assert "MEMLAB_TEST_GATEWAY" in (run / "config.yaml").read_text()  # the variable's name, not its value
     monkeypatch.delenv("MEMLAB_TEST_GATEWAY")
     asked = len(openai_server.requests)
-    status, stderr = memlab_run_err(*args, f"output_dir={tmp_path / 'run2'}")
+    status, stderr = run_at_server(*headers, f"output_dir={tmp_path / 'run2'}")
     said = "memlab: error: llm.headers_env.X-Gateway-Key names MEMLAB_TEST_GATEWAY, which is not set; export it\n"
     assert (status, stderr) == (2, said)
     assert len(openai_server.requests) == asked and not (tmp_path / "run2").exists()
@@ -158,3 +162,38 @@ def test_a_server_named_by_the_environment_is_part_of_the_cache_key(
     assert len(openai_server.requests) == 2
     stored = {json.loads(f.read_text())["request"]["api_base"] for f in tmp_path.rglob("*.json")}
     assert stored == {openai_server.base_url, other.base_url}
+
+
+def test_above_temperature_0_each_run_seed_draws_its_own_sample(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    """The defect: the seed was neither sent nor in the cache key, so every seed got the first seed's sample."""
+    chat: dict = {"model": "openai/m", "api_base": openai_server.base_url, "api_key": "sk-test"}
+    chat |= {"cache_dir": str(tmp_path), "temperature": 0.7}
+    for seed in (1, 2, 1):
+        LitellmChatModel(**chat, seed=seed).complete(MESSAGES)
+    assert [body["seed"] for body in openai_server.bodies("/v1/chat/completions")] == [1, 2]  # seed 1 again: cached
+    LitellmChatModel(**chat, seed=3, extra_params={"seed": 42}).complete(MESSAGES)  # the user's own seed wins
+    assert openai_server.bodies("/v1/chat/completions")[-1]["seed"] == 42
+    # At temperature 0 the seed is neither sent nor keyed: the key is the one older caches hold.
+    cold = {**chat, "temperature": 0.0}
+    LitellmChatModel(**cold, seed=1).complete(MESSAGES)
+    assert LitellmChatModel(**cold, seed=2).complete(MESSAGES).cached
+    assert "seed" not in openai_server.bodies("/v1/chat/completions")[-1] and len(openai_server.requests) == 4
+    params = {"temperature": 0.0, "max_tokens": 512}
+    key = request_key({"model": "openai/m", "api_base": openai_server.base_url, "messages": MESSAGES, "params": params})
+    assert (tmp_path / key[:2] / f"{key}.json").is_file()
+
+
+def test_a_seed_sweep_above_temperature_0_asks_once_per_seed(
+    openai_server: OpenAIServer, run_at_server: Callable[..., tuple[int, str]]
+) -> None:
+    """The run's seed reaches the model (`llm.seed: ${seed}`); the data stays the same (`dataset.seed=0`)."""
+    asked = []
+    for n, (seed, temperature) in enumerate([(1, 0.7), (2, 0.7), (1, 0.7), (1, 0.0), (2, 0.0)]):
+        status, stderr = run_at_server(
+            "dataset.seed=0", f"seed={seed}", f"llm.temperature={temperature}", f"output_dir=run{n}"
+        )
+        assert status == 0, stderr
+        asked.append([b.get("seed") for b in openai_server.bodies("/v1/chat/completions")[sum(map(len, asked)) :]])
+    first, second, again, cold, cold_again = asked
+    assert first and set(first) == {1} and second == [2] * len(first)
+    assert again == [] and cold == [None] * len(first) and cold_again == []
