@@ -6,12 +6,13 @@ sent as the provider's ``seed`` where litellm passes one) is answered once and k
 `ResponseCache`; a repeat is served from disk with `Completion.cached` set, so a sweep never pays
 twice; runs sharing the folder take the request's lock first, so two concurrent runs pay once too.
 An empty answer is not kept (a retry may do better), and a response without a usable first choice
-is an `LLMError` (a fallback, counted), never a crash. The API key is read from the environment
-variable named by `api_key_env` at call time (or litellm's provider default, e.g.
-``OPENAI_API_KEY``), so it never lands in a resolved config or a run directory, and it is not part
-of the cache key. The values of the headers `headers_env` names (a gateway's key) are read the
-same way and kept out of both; `extra_params` are config values (written to config.yaml) and part
-of the key.
+is an `LLMError` (a fallback, counted), never a crash. A reply cut off at its token budget
+(finish_reason ``length``) is returned, counted (``llm.truncated``) and not kept (`LitellmChatModel._ask`
+says why). The API key is read from the environment variable named by `api_key_env` at call time (or
+litellm's provider default, e.g. ``OPENAI_API_KEY``), so it never lands in a resolved config or a run
+directory, and it is not part of the cache key. The values of the headers `headers_env` names (a
+gateway's key) are read the same way and kept out of both; `extra_params` are config values (written
+to config.yaml) and part of the key.
 """
 
 from __future__ import annotations
@@ -115,12 +116,23 @@ class LitellmChatModel(RecordedChatModel):
         task: str,
         sampling: dict[str, Any],
     ) -> Completion:
+        """Ask the provider, and keep the reply unless it is empty or cut off.
+
+        A reply cut off at its token budget (finish_reason ``length``) is returned with `Completion.truncated`
+        set (the ``llm.truncated`` metric counts it) and is not refused: the strategy asked for at most that many
+        tokens and the provider answered within them, so a summary cut mid-sentence is still the model's summary
+        for that budget. Refusing it would swap in the strategy's non-model fallback at every tight budget and
+        blend the fallback's quality into the model's numbers; counted, a report shows how often the budget cut
+        the model short. Output its caller cannot use (a cut JSON extraction) fails the caller's own checks and
+        falls back as any bad output does. It is not cached, so that no later run is served it as a whole reply.
+        """
         sent = dict(sampling)
         if "seed" in request and self.provider.accepts("seed"):  # Anthropic's API has no seed
             sent["seed"] = request["seed"]
         response = self.provider.request("completion", task, messages=wire, **sent)
         text = answer_text(response, self.model)
         tool_calls = tuple(_tool_call(c) for c in getattr(response.choices[0].message, "tool_calls", None) or ())
+        truncated = getattr(response.choices[0], "finish_reason", None) == "length"
         usage = getattr(response, "usage", None)
         counter = get_counter(self.counter)
         completion = Completion(
@@ -129,8 +141,9 @@ class LitellmChatModel(RecordedChatModel):
             completion_tokens=int(getattr(usage, "completion_tokens", 0) or counter.count_text(text)),
             model=str(getattr(response, "model", None) or self.model),
             tool_calls=tool_calls,
+            truncated=truncated,
         )
-        if text.strip() or tool_calls:  # an empty answer is not kept: the next run asks again
+        if (text.strip() or tool_calls) and not truncated:  # not kept, empty or cut off: the next run asks again
             stored = {k: getattr(completion, k) for k in ("text", "prompt_tokens", "completion_tokens", "model")}
             stored["tool_calls"] = [c.to_openai() for c in tool_calls]
             self.cache.put(key, request, stored)

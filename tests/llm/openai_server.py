@@ -163,9 +163,9 @@ def request_problem(body: dict[str, Any]) -> str | None:
     return None
 
 
-def text_reply(text: str) -> tuple[int, dict[str, Any], dict[str, str]]:
-    """A canned chat completion answering `text` (for `OpenAIServer.replies`)."""
-    choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+def text_reply(text: str, finish_reason: str = "stop") -> tuple[int, dict[str, Any], dict[str, str]]:
+    """A canned chat completion answering `text` (for `OpenAIServer.replies`); ``length``: cut at max_tokens."""
+    choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish_reason}
     body = {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "test-model", "usage": USAGE}
     return 200, {**body, "choices": [choice]}, {}
 

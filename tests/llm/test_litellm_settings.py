@@ -11,8 +11,10 @@ from openai_server import EMBEDDING_DIM, OpenAIServer, serve, text_reply
 
 from memlab.embed import LitellmEmbedder
 from memlab.errors import MemlabError
-from memlab.llm import LitellmChatModel
+from memlab.llm import TASK_CONTEXT_SUMMARY, LitellmChatModel
 from memlab.llm.cache import request_key
+from memlab.metrics.events import event_metrics
+from memlab.trace import recording
 
 MESSAGES = [{"role": "system", "content": "Summarize."}, {"role": "user", "content": "Ann moved to Oslo in 2021"}]
 
@@ -28,6 +30,10 @@ def litellm_at(server: OpenAIServer, cache: Path) -> list[str]:
     ]  # fmt: skip
 
 
+# The memory tools, chosen by the model: every assistant turn asks it (and extraction, the embedder).
+TOOLS = ("longterm=chat", "policy=model")
+
+
 @pytest.fixture
 def run_at_server(
     openai_server: OpenAIServer,
@@ -36,10 +42,9 @@ def run_at_server(
     monkeypatch: pytest.MonkeyPatch,
 ) -> Callable[..., tuple[int, str]]:
     """`run_at_server(*overrides) -> (status, stderr)`: `memlab run` on the debug slice from `tmp_path`, the model
-    (asked every assistant turn: the memory tools, `policy=model`) and the embedder at the server, caches in
-    `tmp_path/cache`."""
+    and the embedder at the server, caches in `tmp_path/cache` (`TOOLS` has the model asked every assistant turn)."""
     monkeypatch.setenv("MEMLAB_TEST_KEY", "sk-test")
-    served = ["debug=default", "longterm=chat", "policy=model", *litellm_at(openai_server, tmp_path / "cache")]
+    served = ["debug=default", *litellm_at(openai_server, tmp_path / "cache")]
     return lambda *overrides: memlab_run_err(*served, *overrides)
 
 
@@ -66,7 +71,7 @@ def test_an_extra_param_memlab_passes_itself_stops_the_run_at_start_in_one_line(
     openai_server: OpenAIServer, run_at_server: Callable[..., tuple[int, str]], tmp_path: Path, override: str, said: str
 ) -> None:
     """The defect: litellm got api_key (timeout) twice, a 94-line traceback ending in TypeError at the first call."""
-    status, stderr = run_at_server(override, "output_dir=run")
+    status, stderr = run_at_server(*TOOLS, override, "output_dir=run")
     assert (status, stderr) == (2, f"memlab: error: {said}\n")
     assert openai_server.requests == [] and not (tmp_path / "run").exists()
 
@@ -121,7 +126,7 @@ def test_a_run_sends_header_secrets_and_writes_them_nowhere(
         "+llm.headers_env.X-Gateway-Key=MEMLAB_TEST_GATEWAY",
         "+embedder.headers_env.X-Gateway-Key=MEMLAB_TEST_GATEWAY",
     ]
-    status, stderr = run_at_server(*headers, f"output_dir={run}")
+    status, stderr = run_at_server(*TOOLS, *headers, f"output_dir={run}")
     assert status == 0, stderr
     paths = {r["path"] for r in openai_server.requests}
     assert paths == {"/v1/chat/completions", "/v1/embeddings"}
@@ -132,7 +137,7 @@ def test_a_run_sends_header_secrets_and_writes_them_nowhere(
     assert "MEMLAB_TEST_GATEWAY" in (run / "config.yaml").read_text()  # the variable's name, not its value
     monkeypatch.delenv("MEMLAB_TEST_GATEWAY")
     asked = len(openai_server.requests)
-    status, stderr = run_at_server(*headers, f"output_dir={tmp_path / 'run2'}")
+    status, stderr = run_at_server(*TOOLS, *headers, f"output_dir={tmp_path / 'run2'}")
     said = "memlab: error: llm.headers_env.X-Gateway-Key names MEMLAB_TEST_GATEWAY, which is not set; export it\n"
     assert (status, stderr) == (2, said)
     assert len(openai_server.requests) == asked and not (tmp_path / "run2").exists()
@@ -190,10 +195,38 @@ def test_a_seed_sweep_above_temperature_0_asks_once_per_seed(
     asked = []
     for n, (seed, temperature) in enumerate([(1, 0.7), (2, 0.7), (1, 0.7), (1, 0.0), (2, 0.0)]):
         status, stderr = run_at_server(
-            "dataset.seed=0", f"seed={seed}", f"llm.temperature={temperature}", f"output_dir=run{n}"
+            *TOOLS, "dataset.seed=0", f"seed={seed}", f"llm.temperature={temperature}", f"output_dir=run{n}"
         )
         assert status == 0, stderr
         asked.append([b.get("seed") for b in openai_server.bodies("/v1/chat/completions")[sum(map(len, asked)) :]])
     first, second, again, cold, cold_again = asked
     assert first and set(first) == {1} and second == [2] * len(first)
     assert again == [] and cold == [None] * len(first) and cold_again == []
+
+
+def test_a_reply_cut_off_at_its_budget_is_returned_counted_and_not_cached(
+    openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    """The defect: finish_reason was never read, so a cut reply was taken, cached and counted nowhere."""
+    openai_server.replies = [text_reply("Ann moved to Oslo in", finish_reason="length")]
+    chat = {"model": "openai/m", "api_base": openai_server.base_url, "api_key": "sk-test", "cache_dir": str(tmp_path)}
+    with recording() as events:
+        cut = LitellmChatModel(**chat).complete(MESSAGES, task=TASK_CONTEXT_SUMMARY, max_tokens=5)
+        whole = LitellmChatModel(**chat).complete(MESSAGES, task=TASK_CONTEXT_SUMMARY, max_tokens=5)
+    assert (cut.text, cut.truncated, whole.truncated, whole.cached) == ("Ann moved to Oslo in", True, False, False)
+    assert [e.data["truncated"] for e in events] == [True, False] and event_metrics(events)["llm.truncated"] == 1
+    assert LitellmChatModel(**chat).complete(MESSAGES, task=TASK_CONTEXT_SUMMARY, max_tokens=5).cached  # the whole one
+    assert len(openai_server.requests) == 2
+
+
+def test_a_run_counts_the_replies_cut_off(
+    openai_server: OpenAIServer, run_at_server: Callable[..., tuple[int, str]], tmp_path: Path
+) -> None:
+    """A summary cut off is still the summary (no fallback), counted in metrics.json."""
+    openai_server.replies = [text_reply("Ann: I moved to", finish_reason="length")]  # the first summary's
+    status, stderr = run_at_server("context=summarize", "context.threshold=4", "output_dir=run")
+    assert status == 0, stderr
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert metrics["llm.truncated"] == 1 and metrics["llm.calls"] > 1
+    # The cut summary was used; the server's other replies (the prompt reversed) are longer than their source.
+    assert metrics["llm.fallbacks"] == metrics["llm.calls"] - 1
