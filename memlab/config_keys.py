@@ -21,7 +21,10 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, InterpolationResolutionError
 
 from memlab.config import RunConfig, schemas
+from memlab.embed.schemas import LitellmEmbedConfig
 from memlab.errors import MemlabError
+from memlab.llm.litellm_import import CHAT_ARGS, EMBEDDING_ARGS, extra_params_problem
+from memlab.llm.schemas import LitellmConfig
 
 GROUPS = tuple(f.name for f in dataclasses.fields(RunConfig) if f.type in ("Any", Any))
 # Hydra plugins an extra brings, by the config Hydra could not find without them.
@@ -34,6 +37,8 @@ _NEW_AGENT = (
     "own: conf/longterm/mine.yaml holding `defaults: [default, _self_]` and `agents: {bot: {enabled: true}}`, then "
     "memlab run --config-dir conf longterm=mine agent_id=bot"
 )
+# The litellm arguments a node's `extra_params` may not hold (memlab passes them itself), by the node's schema.
+CLAIMED_PARAMS = {LitellmConfig: CHAT_ARGS, LitellmEmbedConfig: EMBEDDING_ARGS}
 # `hooks=summarization`: hooks is a dict of named hooks, not a group with one choice.
 _NOT_IN_DEFAULTS = re.compile(r"Could not override '(\w+)'\. No match in the defaults list\..*use \+\1=(\S+)", re.S)
 
@@ -241,6 +246,16 @@ def _users_of(plugin: str) -> str:
     return "which " + " and ".join(users) + " use" if users else "asked for here"
 
 
+def _dict_nodes(path: str, child: Any) -> Iterator[tuple[str, DictConfig]]:
+    """`child` when it is a dict node, or the dict nodes of a list node, each with its path."""
+    if isinstance(child, DictConfig) and not child._is_none():
+        yield path, child
+    elif isinstance(child, ListConfig) and not child._is_none():
+        for i, item in enumerate(child._iter_ex(resolve=False)):
+            if isinstance(item, DictConfig):
+                yield f"{path}[{i}]", item
+
+
 def _unknown(node: DictConfig, prefix: str) -> Iterator[tuple[str, type, DictConfig]]:
     schema = OmegaConf.get_type(node)
     known = (
@@ -252,17 +267,37 @@ def _unknown(node: DictConfig, prefix: str) -> Iterator[tuple[str, type, DictCon
         path = prefix + str(key)
         if known is not None and key not in known and schema is not None:
             yield path, schema, node
-        elif isinstance(child, DictConfig) and not child._is_none():
-            yield from _unknown(child, f"{path}.")
-        elif isinstance(child, ListConfig) and not child._is_none():
-            for i, item in enumerate(child._iter_ex(resolve=False)):
-                if isinstance(item, DictConfig):
-                    yield from _unknown(item, f"{path}[{i}].")
+        else:
+            for below, item in _dict_nodes(path, child):
+                yield from _unknown(item, f"{below}.")
+
+
+def typed_nodes(node: DictConfig, path: str = "") -> Iterator[tuple[str, type, DictConfig]]:
+    """Every node below `node` (itself included) built from a schema dataclass: (path, schema, node).
+
+    Interpolations (``llm: ${llm}``) are not followed, so each node is listed once, at the path it is written.
+    """
+    schema = OmegaConf.get_type(node)
+    if schema is not None and dataclasses.is_dataclass(schema):
+        yield path, schema, node
+    for key, child in node.items_ex(resolve=False):
+        for below, item in _dict_nodes(f"{path}.{key!s}" if path else str(key), child):
+            yield from typed_nodes(item, below)
+
+
+def _claimed_params(cfg: DictConfig) -> Iterator[str]:
+    """An `extra_params` key that memlab passes to litellm itself (``+llm.extra_params.api_key=...``), explained."""
+    for path, schema, node in typed_nodes(cfg):
+        extra = node.get("extra_params") if schema in CLAIMED_PARAMS else None
+        if isinstance(extra, DictConfig) and (problem := extra_params_problem(path, extra, CLAIMED_PARAMS[schema])):
+            yield problem
 
 
 def check_keys(cfg: DictConfig) -> None:
-    """Fail on any key of a typed node that its schema does not declare (what ``+key=value`` adds)."""
+    """Fail on any key of a typed node that its schema does not declare (what ``+key=value`` adds), and on a key of
+    a litellm node's `extra_params` that memlab passes itself (named with the setting to use instead, not its value)."""
     problems = [explain(path, schema, node) for path, schema, node in _unknown(cfg, "")]
+    problems += _claimed_params(cfg)
     if problems:
         raise ConfigKeyProblem("; ".join(problems) if len(problems) == 1 else "\n  ".join(["", *problems]).lstrip())
 

@@ -32,13 +32,14 @@ from hydra.utils import get_class, get_object
 from hydra.utils import instantiate as hydra_instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from memlab.config_keys import check_keys
+from memlab.config_keys import check_keys, typed_nodes
 from memlab.context.interceptor import ignored_knobs as context_ignored_knobs
 from memlab.dialogues.model import Dialogue
 from memlab.errors import MemlabError, RunFolderBusy
 from memlab.eval import answer_rows
 from memlab.llm import run_wide_models
 from memlab.llm.extractive import SUMMARY_MEMO
+from memlab.llm.litellm_import import unset_header_variable
 from memlab.metrics import all_events, check_tokenizer, mean_by_category, probe_rows, registry
 from memlab.metrics.answers import ANSWER_ERROR, ANSWER_METRICS, JUDGE_ERROR, answer_call_metrics, answerable
 from memlab.metrics.pricing import model_price
@@ -131,6 +132,18 @@ def build_components(cfg: DictConfig) -> list[Component]:
                 f"config entry with _target_ {node.get('_target_')!r} built a {type(obj).__name__}, not a Component"
             )
     return built
+
+
+def check_header_variables(cfg: DictConfig) -> None:
+    """Refuse, before anything is read, a variable that a node's `headers_env` names and the environment lacks.
+
+    The model reads it at each call, but may be built only after the replay (`eval.answers`): the run would
+    fail after its work, not at its start.
+    """
+    for path, _, node in typed_nodes(cfg):
+        headers = node.get("headers_env") if "headers_env" in node else None
+        if isinstance(headers, DictConfig) and (problem := unset_header_variable(path, headers)):
+            raise MemlabError(problem)
 
 
 def ignored_knobs(cfg: DictConfig) -> dict[str, Any]:
@@ -667,6 +680,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
     """
     check_keys(cfg)
     check_config(cfg)  # before anything is read or written
+    check_header_variables(cfg)
     made = outermost_missing(Path(run_dir))
     run_dir = run_folder(run_dir)  # a place the run cannot publish in fails now, not after the replay
     try:

@@ -1,9 +1,10 @@
 """Provider embeddings through litellm (OpenAI ``text-embedding-3-small``, Ollama, vLLM, any `api_base`).
 
-Each text's vector is cached on disk under the sha256 of (model, api_base, params, text), so a
-sweep embeds a corpus once; the API key is read like the chat backend's (`api_key_env`) and is
-never part of a key. `dim` must match what the provider returns (pass ``extra_params:
-{dimensions: N}`` to have text-embedding-3 models shorten their vectors).
+Each text's vector is cached on disk under the sha256 of (model, endpoint, params, text), so a
+sweep embeds a corpus once; the API key is read like the chat backend's (`api_key_env`), and so
+are the values of the headers `headers_env` names: neither is ever part of a key. `dim` must match
+what the provider returns (pass ``extra_params: {dimensions: N}`` to have text-embedding-3 models
+shorten their vectors).
 """
 
 from __future__ import annotations
@@ -16,7 +17,14 @@ import numpy as np
 from memlab.embed.base import CachedEmbedder
 from memlab.llm.base import LLMError
 from memlab.llm.cache import ResponseCache, request_key
-from memlab.llm.litellm_import import DEFAULT_NUM_RETRIES, DEFAULT_RETRY_BACKOFF_S, DEFAULT_TIMEOUT_S, Provider
+from memlab.llm.litellm_import import (
+    DEFAULT_NUM_RETRIES,
+    DEFAULT_RETRY_BACKOFF_S,
+    DEFAULT_TIMEOUT_S,
+    EMBEDDING_ARGS,
+    Provider,
+    check_extra_params,
+)
 
 DEFAULT_EMBEDDING_DIM = 1536  # text-embedding-3-small
 
@@ -44,23 +52,27 @@ class LitellmEmbedder(CachedEmbedder):
         batch_size: int = 128,
         cache_dir: str | None = None,
         extra_params: dict[str, Any] | None = None,
+        headers_env: dict[str, str] | None = None,
     ) -> None:
         super().__init__()
-        self.provider = Provider(model, api_base, api_key, api_key_env, timeout, num_retries, retry_backoff_s)
+        check_extra_params("embedder", extra_params or {}, EMBEDDING_ARGS)
+        named: dict[str, Any] = {"headers_env": dict(headers_env or {}), "section": "embedder"}
+        self.provider = Provider(model, api_base, api_key, api_key_env, timeout, num_retries, retry_backoff_s, **named)
         self.model = model
         self.dim = dim
         self.batch_size = batch_size
         self.cache = ResponseCache(cache_dir)
         self.extra_params = dict(extra_params or {})
 
-    def _request(self, text: str) -> dict[str, Any]:
-        """What determines a text's vector (the cache key's contents)."""
-        return {"model": self.model, "api_base": self.provider.api_base, "params": self.extra_params, "input": text}
+    def _request(self, text: str, endpoint: str | None) -> dict[str, Any]:
+        """What determines a text's vector (the cache key's contents); `endpoint`: `Provider.endpoint`."""
+        return {"model": self.model, "api_base": endpoint, "params": self.extra_params, "input": text}
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         rows: dict[str, np.ndarray] = {}
+        endpoint = self.provider.endpoint()
         for text in texts:
-            hit = self.cache.get(request_key(self._request(text)))
+            hit = self.cache.get(request_key(self._request(text, endpoint)))
             if hit is not None:
                 rows[text] = np.frombuffer(base64.b64decode(hit["vector"]), dtype=np.float32)
         missing = [t for t in dict.fromkeys(texts) if t not in rows]
@@ -79,6 +91,6 @@ class LitellmEmbedder(CachedEmbedder):
                         f"{self.dim}; set embedder.dim={vector.shape[0]}"
                     )
                 rows[text] = vector
-                request = self._request(text)
+                request = self._request(text, endpoint)
                 self.cache.put(request_key(request), request, {"vector": base64.b64encode(vector.tobytes()).decode()})
         return np.stack([rows[t] for t in texts])

@@ -57,7 +57,9 @@ class LitellmEmbedConfig:
     cache_dir: str | None = "${oc.env:MEMLAB_CACHE,.memlab-cache}/embed"
     """Embeddings cached on disk per text (null: no cache)."""
     extra_params: dict[str, Any] = field(default_factory=dict)
-    """More keyword arguments for litellm.embedding."""
+    """More keyword arguments for litellm.embedding (none memlab passes itself: api_key, timeout, ...)."""
+    headers_env: dict[str, str] = field(default_factory=dict)
+    """Secret HTTP headers (a gateway's key): header name -> the environment variable read at each call."""
 
 
 SCHEMAS = {

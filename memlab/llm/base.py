@@ -103,6 +103,7 @@ class Completion:
         model: The model that answered.
         cached: Whether a cache answered (no request sent).
         tool_calls: The tool calls the model made.
+        truncated: The reply stopped at the token budget (finish_reason ``length``), so it may end mid-sentence.
     """
 
     text: str
@@ -111,6 +112,7 @@ class Completion:
     model: str
     cached: bool = False
     tool_calls: tuple[ToolCall, ...] = ()  # the tools the model asked for (tool calling), in order
+    truncated: bool = False
 
 
 @runtime_checkable
@@ -149,6 +151,7 @@ class RecordedChatModel:
             prompt_tokens=result.prompt_tokens if result else 0,
             completion_tokens=result.completion_tokens if result else 0,
             cached=bool(result and result.cached),
+            truncated=bool(result and result.truncated),
             failed=failure is not None,
             error=type(failure).__name__ if failure else None,
             **(failure_reason(failure, self._secrets()) if failure else dict.fromkeys(("cause", "status", "message"))),

@@ -1,13 +1,18 @@
 """Real providers through litellm: OpenAI, Anthropic, Azure, Ollama, vLLM, any OpenAI-compatible server.
 
-Each distinct request (model, messages, sampling parameters, api_base) is answered once and
-kept in the on-disk `ResponseCache`; a repeat is served from disk with `Completion.cached`
-set, so a sweep never pays twice; runs sharing the folder take the request's lock first, so two
-concurrent runs pay once too. An empty answer is not kept (a retry may do better), and a
-response without a usable first choice is an `LLMError` (a fallback, counted), never a crash.
-The API key is read from the environment variable named by
-`api_key_env` at call time (or litellm's provider default, e.g. ``OPENAI_API_KEY``), so it never
-lands in a resolved config or a run directory, and it is not part of the cache key.
+Each distinct request (model, messages, sampling parameters, the endpoint: `api_base`, or the URL
+litellm reads from the environment, `Provider.endpoint`; above temperature 0 the run's `seed` too,
+sent as the provider's ``seed`` where litellm passes one) is answered once and kept in the on-disk
+`ResponseCache`; a repeat is served from disk with `Completion.cached` set, so a sweep never pays
+twice; runs sharing the folder take the request's lock first, so two concurrent runs pay once too.
+An empty answer is not kept (a retry may do better), and a response without a usable first choice
+is an `LLMError` (a fallback, counted), never a crash. A reply cut off at its token budget
+(finish_reason ``length``) is returned, counted (``llm.truncated``) and not kept (`LitellmChatModel._ask`
+says why). The API key is read from the environment variable named by `api_key_env` at call time (or
+litellm's provider default, e.g. ``OPENAI_API_KEY``), so it never lands in a resolved config or a run
+directory, and it is not part of the cache key. The values of the headers `headers_env` names (a
+gateway's key) are read the same way and kept out of both; `extra_params` are config values (written
+to config.yaml) and part of the key.
 """
 
 from __future__ import annotations
@@ -19,11 +24,13 @@ from typing import Any
 from memlab.llm.base import Completion, LLMError, RecordedChatModel
 from memlab.llm.cache import ResponseCache, request_key
 from memlab.llm.litellm_import import (
+    CHAT_ARGS,
     DEFAULT_MAX_RETRY_AFTER_S,
     DEFAULT_NUM_RETRIES,
     DEFAULT_RETRY_BACKOFF_S,
     DEFAULT_TIMEOUT_S,
     Provider,
+    check_extra_params,
 )
 from memlab.messages import Message, MessageLike, ToolCall, as_messages, to_openai
 from memlab.tokens import get_counter
@@ -31,6 +38,11 @@ from memlab.tokens import get_counter
 
 class LitellmChatModel(RecordedChatModel):
     """A provider model by litellm name (``openai/gpt-4o-mini``, ``anthropic/claude-3-5-haiku-latest``, ...).
+
+    Above temperature 0 a reply is a sample, so the run's `seed` is part of the cache key (a seed sweep draws
+    one sample per seed, not the first seed's for all) and is sent as the provider's ``seed`` where litellm
+    passes one (OpenAI, vLLM, Ollama; not Anthropic). At temperature 0 it is neither: the keys of caches made
+    before stay valid.
 
     Args:
         api_key: Parameters: the fields of `memlab.llm.schemas.LitellmConfig`, each documented there once. Besides
@@ -55,9 +67,13 @@ class LitellmChatModel(RecordedChatModel):
         cache_dir: str | None = None,
         counter: str = "cl100k_base",
         extra_params: dict[str, Any] | None = None,
+        headers_env: dict[str, str] | None = None,
+        seed: int = 0,
     ) -> None:
+        check_extra_params("llm", extra_params or {}, CHAT_ARGS)
+        headers = dict(headers_env or {})
         self.provider = Provider(
-            model, api_base, api_key, api_key_env, timeout, num_retries, retry_backoff_s, max_retry_after_s
+            model, api_base, api_key, api_key_env, timeout, num_retries, retry_backoff_s, max_retry_after_s, headers
         )
         self.model = model
         self.temperature = temperature
@@ -65,6 +81,7 @@ class LitellmChatModel(RecordedChatModel):
         self.cache = ResponseCache(cache_dir)
         self.counter = counter
         self.extra_params = dict(extra_params or {})
+        self.seed = seed
 
     def _secrets(self) -> tuple[str, ...]:
         """The key given in Python, and the value of the variable `api_key_env` names (whatever its name)."""
@@ -78,7 +95,12 @@ class LitellmChatModel(RecordedChatModel):
         wire = to_openai(msgs)
         sampling = {"temperature": self.temperature, "max_tokens": max_tokens or self.max_tokens, **self.extra_params}
         sampling.update(params)
-        request = {"model": self.model, "api_base": self.provider.api_base, "messages": wire, "params": sampling}
+        request: dict[str, Any] = {"model": self.model, "api_base": self.provider.endpoint(), "messages": wire}
+        request["params"] = sampling
+        # A sample: each run seed draws and keeps its own (at 0, the keys of older caches stay valid); an
+        # extra_params seed is the user's own, sent and keyed as it is.
+        if float(sampling.get("temperature") or 0) > 0 and "seed" not in sampling:
+            request["seed"] = self.seed
         key = request_key(request)
         hit = self.cache.get(key)
         if hit is None:
@@ -100,9 +122,23 @@ class LitellmChatModel(RecordedChatModel):
         task: str,
         sampling: dict[str, Any],
     ) -> Completion:
-        response = self.provider.request("completion", task, messages=wire, **sampling)
+        """Ask the provider, and keep the reply unless it is empty or cut off.
+
+        A reply cut off at its token budget (finish_reason ``length``) is returned with `Completion.truncated`
+        set (the ``llm.truncated`` metric counts it) and is not refused: the strategy asked for at most that many
+        tokens and the provider answered within them, so a summary cut mid-sentence is still the model's summary
+        for that budget. Refusing it would swap in the strategy's non-model fallback at every tight budget and
+        blend the fallback's quality into the model's numbers; counted, a report shows how often the budget cut
+        the model short. Output its caller cannot use (a cut JSON extraction) fails the caller's own checks and
+        falls back as any bad output does. It is not cached, so that no later run is served it as a whole reply.
+        """
+        sent = dict(sampling)
+        if "seed" in request and self.provider.accepts("seed"):  # Anthropic's API has no seed
+            sent["seed"] = request["seed"]
+        response = self.provider.request("completion", task, messages=wire, **sent)
         text = answer_text(response, self.model)
         tool_calls = tuple(_tool_call(c) for c in getattr(response.choices[0].message, "tool_calls", None) or ())
+        truncated = getattr(response.choices[0], "finish_reason", None) == "length"
         usage = getattr(response, "usage", None)
         counter = get_counter(self.counter)
         completion = Completion(
@@ -111,8 +147,9 @@ class LitellmChatModel(RecordedChatModel):
             completion_tokens=int(getattr(usage, "completion_tokens", 0) or counter.count_text(text)),
             model=str(getattr(response, "model", None) or self.model),
             tool_calls=tool_calls,
+            truncated=truncated,
         )
-        if text.strip() or tool_calls:  # an empty answer is not kept: the next run asks again
+        if (text.strip() or tool_calls) and not truncated:  # not kept, empty or cut off: the next run asks again
             stored = {k: getattr(completion, k) for k in ("text", "prompt_tokens", "completion_tokens", "model")}
             stored["tool_calls"] = [c.to_openai() for c in tool_calls]
             self.cache.put(key, request, stored)

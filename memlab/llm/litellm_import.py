@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from types import ModuleType
 from typing import Any
 
+from memlab.errors import MemlabError
 from memlab.litellm_offline import import_litellm
 from memlab.llm.base import LLMAuthError, LLMError, LLMTimeout, one_line
 
@@ -28,6 +29,70 @@ DEFAULT_RETRY_BACKOFF_S = 1.0  # before the first retry, doubled at each further
 DEFAULT_MAX_RETRY_AFTER_S = 60.0
 # What providers (through litellm) say when no key reached them; litellm reports it as a 500.
 _MISSING_KEY = ("missing credentials", "api_key client option must be set", "no api key", "api key not found")
+# The keyword arguments memlab passes to litellm itself, each with what to set instead ({section}: llm, embedder):
+# in `extra_params` they were passed twice (a TypeError mid-run) or silently overrode memlab's own setting.
+_PROVIDER_ARGS = {
+    "model": "set {section}.model",
+    "api_base": "set {section}.api_base",
+    "base_url": "set {section}.api_base",  # litellm's other name for api_base
+    "api_key": "name the variable holding the key in {section}.api_key_env",
+    "timeout": "set {section}.timeout",
+    "max_retries": "set {section}.num_retries (memlab retries, litellm does not)",
+    "num_retries": "set {section}.num_retries (memlab retries, litellm does not)",
+}
+CHAT_ARGS = {
+    **_PROVIDER_ARGS,
+    "messages": "the messages are the strategy's prompt",
+    "temperature": "set {section}.temperature",
+    "max_tokens": "set {section}.max_tokens (a strategy's own max_tokens wins over it)",
+}
+EMBEDDING_ARGS = {**_PROVIDER_ARGS, "input": "the inputs are the texts embedded"}
+
+# The environment variables litellm's request handlers read for a provider's URL when no api_base is given and
+# `get_llm_provider` found none (litellm/main.py), the first one set winning; any other provider's is
+# <PROVIDER>_API_BASE (HOSTED_VLLM_API_BASE, LM_STUDIO_API_BASE, OPENROUTER_API_BASE, GEMINI_API_BASE, ...).
+_OPENAI_BASE = ("OPENAI_BASE_URL", "OPENAI_API_BASE")
+BASE_VARIABLES = {
+    "openai": _OPENAI_BASE,
+    "custom_openai": _OPENAI_BASE,
+    "text-completion-openai": _OPENAI_BASE,
+    "anthropic": ("ANTHROPIC_API_BASE", "ANTHROPIC_BASE_URL"),
+    "azure": ("AZURE_API_BASE",),
+    "azure_text": ("AZURE_API_BASE",),
+    "ollama_chat": ("OLLAMA_API_BASE",),
+    "vertex_ai": ("VERTEXAI_API_BASE", "VERTEX_API_BASE"),
+}
+
+
+class ExtraParamsError(MemlabError):
+    """A key of `extra_params` that memlab passes to litellm itself."""
+
+
+def extra_params_problem(section: str, keys: Iterable[object], claimed: Mapping[str, str]) -> str | None:
+    """Why `section.extra_params` may not hold one of `keys` (its first key in `claimed`), or None.
+
+    Names the key and the setting to use instead, never the value (an ``api_key`` given there is a secret).
+    """
+    for key in keys:
+        if str(key) in claimed:
+            instead = claimed[str(key)].format(section=section)
+            return f"{section}.extra_params.{key}: memlab passes {key} to litellm itself; {instead}"
+    return None
+
+
+def unset_header_variable(section: str, headers_env: Mapping[str, str]) -> str | None:
+    """Why a header of `section.headers_env` (header name -> environment variable) has no value, or None."""
+    for header, variable in headers_env.items():
+        if os.environ.get(variable) is None:
+            return f"{section}.headers_env.{header} names {variable}, which is not set; export it"
+    return None
+
+
+def check_extra_params(section: str, extra_params: Mapping[str, Any], claimed: Mapping[str, str]) -> None:
+    """Raise `ExtraParamsError` (one line, status 2) when `extra_params` holds a key memlab passes itself."""
+    problem = extra_params_problem(section, extra_params, claimed)
+    if problem is not None:
+        raise ExtraParamsError(problem)
 
 
 def _retryable(error: Exception, litellm: ModuleType) -> bool:
@@ -116,7 +181,9 @@ class Provider:
     """Where and how to reach one provider model; shared by the chat and embedding backends.
 
     The API key is read from the environment variable named by `api_key_env` at call time (or
-    litellm's provider default, e.g. ``OPENAI_API_KEY``), so it never lands in a resolved config.
+    litellm's provider default, e.g. ``OPENAI_API_KEY``), so it never lands in a resolved config;
+    so are the values of the headers `headers_env` names (a gateway's key: Azure APIM, Portkey).
+    `section` (llm, embedder) is the config node its errors name.
     """
 
     model: str
@@ -127,6 +194,8 @@ class Provider:
     num_retries: int = DEFAULT_NUM_RETRIES
     retry_backoff_s: float = DEFAULT_RETRY_BACKOFF_S
     max_retry_after_s: float = DEFAULT_MAX_RETRY_AFTER_S
+    headers_env: Mapping[str, str] = field(default_factory=dict)
+    section: str = "llm"
 
     def key_variables(self) -> list[str]:
         """The environment variables that would give this provider its key (for error messages)."""
@@ -160,9 +229,51 @@ class Provider:
             )
         return value
 
+    def endpoint(self) -> str | None:
+        """The URL litellm sends this provider's requests to; None: the provider's own default.
+
+        `api_base`, else what litellm finds in the environment: the URL `get_llm_provider` resolves (groq,
+        ollama, ...), else the provider's variable (`BASE_VARIABLES`: ``OPENAI_BASE_URL`` or ``OPENAI_API_BASE``
+        for openai/ models). Part of the cache key, so that runs against two servers never share answers.
+        Without `api_base` it imports litellm, even for a request the cache answers.
+        """
+        if self.api_base:
+            return self.api_base
+        litellm = import_litellm()
+        try:
+            _, provider, _, found = litellm.get_llm_provider(self.model)
+        except Exception:  # a model litellm cannot route: its request fails with litellm's own message
+            return None
+        if found or litellm.api_base:
+            return str(found or litellm.api_base)
+        names = BASE_VARIABLES.get(provider, (f"{provider.upper().replace('-', '_')}_API_BASE",))
+        return next((os.environ[name] for name in names if os.environ.get(name)), None)
+
+    def accepts(self, param: str) -> bool:
+        """Whether litellm passes the OpenAI parameter `param` on to this provider (else it refuses the request)."""
+        litellm = import_litellm()
+        try:
+            model, provider, _, _ = litellm.get_llm_provider(self.model)
+            return param in (litellm.get_supported_openai_params(model=model, custom_llm_provider=provider) or ())
+        except Exception:  # a model litellm cannot route: its request fails with litellm's own message
+            return False
+
+    def resolved_headers(self) -> dict[str, str]:
+        """The `headers_env` headers with their variables' values now (an unset variable is an error)."""
+        problem = unset_header_variable(self.section, self.headers_env)
+        if problem is not None:
+            raise LLMAuthError(problem)
+        return {header: os.environ[variable] for header, variable in self.headers_env.items()}
+
     def request(self, endpoint: str, what: str, **kwargs: Any) -> Any:
-        """``litellm.<endpoint>(model=..., **kwargs)`` with this provider's settings, through `call`."""
+        """``litellm.<endpoint>(model=..., **kwargs)`` with this provider's settings, through `call`.
+
+        The `headers_env` headers join an ``extra_headers`` of `kwargs` (a header in both takes the variable's value).
+        """
         api_key = self.resolved_api_key()
+        headers = {**(kwargs.pop("extra_headers", None) or {}), **self.resolved_headers()}
+        if headers:
+            kwargs["extra_headers"] = headers
         return call(
             lambda litellm: getattr(litellm, endpoint)(
                 model=self.model,

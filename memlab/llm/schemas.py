@@ -55,7 +55,11 @@ class LitellmConfig:
     counter: str = "${tokenizer}"
     """Counts a call's tokens when the provider reports none."""
     extra_params: dict[str, Any] = field(default_factory=dict)
-    """More keyword arguments for litellm.completion."""
+    """More keyword arguments for litellm.completion (none memlab passes itself: api_key, timeout, ...)."""
+    headers_env: dict[str, str] = field(default_factory=dict)
+    """Secret HTTP headers (a gateway's key): header name -> the environment variable read at each call."""
+    seed: int = ranges.seed("${seed}")
+    """The run's seed; above temperature 0, sent as the provider's seed and part of the cache key."""
 
 
 @dataclass

@@ -29,6 +29,7 @@ def event_metrics(events: Iterable[Event]) -> dict[str, int | float | None]:
     """Counts: `llm.*`, `memory.cleanup.*`, `memory.compress.*`, `memory.archived`, `longterm.*`.
 
     - `llm.calls|failures|fallbacks`: LLM_CALL events, those that failed, FALLBACK events;
+    - `llm.truncated`: LLM_CALL events whose reply stopped at its token budget (``truncated``);
     - `memory.cleanup.count|items.before|items.after`: runs of the Memory layer's cleanup service
       (MEMORY_CLEANUP) and the stored messages before and after them, summed;
     - `memory.compress.count|items.before|items.after`: AgentMemory compressions that changed the
@@ -52,6 +53,7 @@ def event_metrics(events: Iterable[Event]) -> dict[str, int | float | None]:
             "llm.calls",
             "llm.failures",
             "llm.fallbacks",
+            "llm.truncated",
             "memory.cleanup.count",
             "memory.cleanup.items.before",
             "memory.cleanup.items.after",
@@ -73,6 +75,7 @@ def event_metrics(events: Iterable[Event]) -> dict[str, int | float | None]:
         if e.kind == LLM_CALL:
             out["llm.calls"] += 1
             out["llm.failures"] += bool(d.get("failed"))
+            out["llm.truncated"] += bool(d.get("truncated"))
         elif e.kind == FALLBACK:
             out["llm.fallbacks"] += 1
         elif e.kind in MEMORY_EDITS:

@@ -193,6 +193,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("llm.calls", COUNT, NONE, S_CALLS, "model calls made by strategies (LLM_CALL events)", "LLM calls"),
     Metric("llm.failures", COUNT, LOWER, S_CALLS, "model calls that failed"),
     Metric("llm.fallbacks", COUNT, LOWER, S_CALLS, "fallbacks taken after a failed or rejected model output", "fallbacks"),
+    Metric("llm.truncated", COUNT, LOWER, S_CALLS, "model calls (of llm.calls) whose reply was cut off at its token budget"),
     Metric("memory.cleanup.count", COUNT, NONE, S_CALLS, "runs of the Memory layer's cleanup service"),
     Metric("memory.cleanup.items.before", COUNT, NONE, S_CALLS, "stored messages before every cleanup, summed"),
     Metric("memory.cleanup.items.after", COUNT, NONE, S_CALLS, "stored messages after every cleanup, summed"),

@@ -165,9 +165,9 @@ def request_problem(body: dict[str, Any]) -> str | None:
     return None
 
 
-def text_reply(text: str) -> tuple[int, dict[str, Any], dict[str, str]]:
-    """A canned chat completion answering `text` (for `OpenAIServer.replies`)."""
-    choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+def text_reply(text: str, finish_reason: str = "stop") -> tuple[int, dict[str, Any], dict[str, str]]:
+    """A canned chat completion answering `text` (for `OpenAIServer.replies`); ``length``: cut at max_tokens."""
+    choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish_reason}
     body = {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "test-model", "usage": USAGE}
     return 200, {**body, "choices": [choice]}, {}
 
@@ -219,7 +219,9 @@ def _handler(state: OpenAIServer) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            state.requests.append({"path": self.path, "body": body, "authorization": self.headers["Authorization"]})
+            headers = {name.lower(): value for name, value in self.headers.items()}  # every header, by lower-case name
+            authorization = headers.get("authorization")
+            state.requests.append({"path": self.path, "body": body, "authorization": authorization, "headers": headers})
             if state.delay_s:
                 time.sleep(state.delay_s)
             problem = request_problem(body) if state.strict and self.path == "/v1/chat/completions" else None
