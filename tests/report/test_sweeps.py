@@ -138,17 +138,21 @@ def test_a_sweep_into_a_folder_holding_an_earlier_sweep_is_refused(
     assert memlab_run_err("-m", *TINY, "context=none", f"hydra.sweep.dir={tmp_path / 'empty'}")[0] == 0
 
 
-# optuna's own SQLAlchemy deprecation, on importing its storage (in a process of its own it went unseen)
-@pytest.mark.filterwarnings("ignore:The ``declarative_base")
-def test_optuna_searches_for_the_objective(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memlab_run_err: Callable[..., tuple[int, str]]
-) -> None:
-    """In this process, as the test above: optuna's trials run in the caller's process."""
+@pytest.fixture
+def optuna_sweep(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where an optuna sweep goes; the test is skipped without memlab[optuna]."""
     pytest.importorskip(
         "hydra_plugins.hydra_optuna_sweeper", reason="hydra-optuna-sweeper is not installed (memlab[optuna])"
     )
     monkeypatch.setenv("CI", "1")
-    sweep = tmp_path / "optuna"
+    return tmp_path / "optuna"
+
+
+# optuna's own SQLAlchemy deprecation, on importing its storage (in a process of its own it went unseen)
+@pytest.mark.filterwarnings("ignore:The ``declarative_base")
+def test_optuna_searches_for_the_objective(optuna_sweep: Path, memlab_run_err: Callable[..., tuple[int, str]]) -> None:
+    """In this process, as the test above: optuna's trials run in the caller's process."""
+    sweep = optuna_sweep
     status, err = memlab_run_err(
         "-m",
         "hydra/sweeper=optuna",
@@ -172,15 +176,11 @@ def test_optuna_searches_for_the_objective(
 @pytest.mark.filterwarnings("ignore:The ``declarative_base")
 @pytest.mark.parametrize("asked", ["sim.stop_after_session=1", "sim.resume=true"])
 def test_an_optuna_search_that_would_stop_or_resume_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memlab_run_err: Callable[..., tuple[int, str]], asked: str
+    optuna_sweep: Path, tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]], asked: str
 ) -> None:
     """A stopped trial was recorded as the worst value, so the resumed search drew other trials than the stopped
     one's and resumed none of its checkpoints (they ran from the start)."""
-    pytest.importorskip(
-        "hydra_plugins.hydra_optuna_sweeper", reason="hydra-optuna-sweeper is not installed (memlab[optuna])"
-    )
-    monkeypatch.setenv("CI", "1")
-    sweep = tmp_path / "optuna"
+    sweep = optuna_sweep
     status, err = memlab_run_err(
         "-m",
         "hydra/sweeper=optuna",
