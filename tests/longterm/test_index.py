@@ -209,14 +209,19 @@ def test_one_query_products_run_on_one_blas_thread_with_the_same_results() -> No
     assert np.array_equal(single, default)
 
 
-def test_cosines_are_the_float64_products_rounded_once() -> None:
-    """`cosines` is the float64 product (exact products of float32 values) rounded to float32, for one query and
-    for several."""
+def test_cosines_are_the_exact_dot_products_rounded_once() -> None:
+    """`cosines` equals each dot product summed exactly (`math.fsum` of the float32 values' exact products) and
+    rounded once to float32, for one query and for several: what any BLAS kernel's float64 sums round to. A float32
+    product (what the index computed before) misses it for most values."""
     rng = np.random.default_rng(0)
     matrix, queries = rng.random((300, 64), dtype=np.float32), rng.random((5, 64), dtype=np.float32)
-    exact = (queries.astype(np.float64) @ matrix.astype(np.float64).T).astype(np.float32)
+    exact = np.array(
+        [[math.fsum(float(a) * float(b) for a, b in zip(q, row, strict=True)) for row in matrix] for q in queries],
+        dtype=np.float32,
+    )
     assert np.array_equal(cosines(matrix, queries), exact)
     assert np.array_equal(cosines(matrix, queries[0]), exact[0])
+    assert not np.array_equal(queries @ matrix.T, exact)  # the check can tell a float32 product from the exact one
 
 
 def test_retrievals_are_the_same_bits_on_another_blas_kernel(tmp_path: Path, locomo_path: Path) -> None:
