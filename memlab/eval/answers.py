@@ -41,16 +41,26 @@ def _asked(model: ChatModel, prompt: Sequence[Message], task: str, max_tokens: i
         return None, failure_label(e)
 
 
-def _answer_prompt(context: str, question: str, language: str) -> list[Message]:
-    return build(TASK_ANSWER, context_transcript(context), language, question=question)
+def _answer(
+    model: ChatModel, context: str, question: str, language: str, max_tokens: int
+) -> tuple[str | None, str | None]:
+    """The stripped answer to `question` from `context`, or None and why the call failed."""
+    prompt = build(TASK_ANSWER, context_transcript(context), language, question=question)
+    text, error = _asked(model, prompt, TASK_ANSWER, max_tokens)
+    return (None if text is None else text.strip()), error
 
 
-def _verdict(said: str) -> float | None:
-    """1.0 for CORRECT, 0.0 for WRONG, None for a reply that says neither."""
+def _judge(
+    model: ChatModel, question: str, gold: str, generated: str, language: str
+) -> tuple[float | None, str | None]:
+    """1.0 for CORRECT, 0.0 for WRONG, None for a reply that says neither or a failed call (and why it failed)."""
+    said, error = _asked(model, judge_prompt(question, gold, generated, language), TASK_JUDGE, JUDGE_MAX_TOKENS)
+    if said is None:
+        return None, error
     words = said.strip().upper().split()
     if not words or words[0].strip(string.punctuation) not in ("CORRECT", "WRONG"):
-        return None
-    return 1.0 if words[0].strip(string.punctuation) == "CORRECT" else 0.0
+        return None, None
+    return (1.0 if words[0].strip(string.punctuation) == "CORRECT" else 0.0), None
 
 
 def answer_question(
@@ -65,8 +75,7 @@ def answer_question(
         language: The prompt's language (en or zh).
         max_tokens: The longest answer asked for.
     """
-    text, _ = _asked(model, _answer_prompt(context, question, language), TASK_ANSWER, max_tokens)
-    return None if text is None else text.strip()
+    return _answer(model, context, question, language, max_tokens)[0]
 
 
 def judge_answer(model: ChatModel, question: str, gold: str, generated: str, *, language: str = "en") -> float | None:
@@ -79,8 +88,7 @@ def judge_answer(model: ChatModel, question: str, gold: str, generated: str, *, 
         generated: The answer to judge.
         language: The prompt's language (en or zh).
     """
-    said, _ = _asked(model, judge_prompt(question, gold, generated, language), TASK_JUDGE, JUDGE_MAX_TOKENS)
-    return None if said is None else _verdict(said)
+    return _judge(model, question, gold, generated, language)[0]
 
 
 def answer_rows(
@@ -114,17 +122,13 @@ def answer_rows(
         if not answerable(row):
             out.append(empty)
             continue
-        prompt = _answer_prompt(context, str(row["question"]), language)
-        text, error = _asked(model, prompt, TASK_ANSWER, max_tokens)
-        if text is None:
+        generated, error = _answer(model, context, str(row["question"]), language, max_tokens)
+        if generated is None:
             out.append({**empty, ANSWER_ERROR: error})
             continue
-        generated = text.strip()
         verdict = judge_error = None
         if judge and gold is not None:
-            asked = judge_prompt(str(row["question"]), gold, generated, language)
-            said, judge_error = _asked(model, asked, TASK_JUDGE, JUDGE_MAX_TOKENS)
-            verdict = None if said is None else _verdict(said)
+            verdict, judge_error = _judge(model, str(row["question"]), gold, generated, language)
         scores = answer_scores(generated, gold, category)
         out.append({**empty, "generated": generated, **scores, "answer.judge": verdict, JUDGE_ERROR: judge_error})
     return out
