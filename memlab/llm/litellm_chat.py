@@ -17,7 +17,6 @@ to config.yaml) and part of the key.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -84,9 +83,7 @@ class LitellmChatModel(RecordedChatModel):
         self.seed = seed
 
     def _secrets(self) -> tuple[str, ...]:
-        """The key given in Python, and the value of the variable `api_key_env` names (whatever its name)."""
-        named = os.environ.get(self.provider.api_key_env) if self.provider.api_key_env else None
-        return tuple(k for k in (self.provider.api_key, named) if k)
+        return self.provider.secrets()
 
     def _complete(
         self, messages: Sequence[MessageLike], *, task: str, max_tokens: int | None, **params: Any

@@ -258,6 +258,12 @@ class Provider:
         except Exception:  # a model litellm cannot route: its request fails with litellm's own message
             return False
 
+    def secrets(self) -> tuple[str, ...]:
+        """What this provider sends that no record may repeat: the key, and the `headers_env` headers' values
+        (as set now; an unset variable is no secret yet)."""
+        named = [self.api_key_env, *self.headers_env.values()]
+        return tuple(v for v in (self.api_key, *(os.environ.get(n) for n in named if n)) if v)
+
     def resolved_headers(self) -> dict[str, str]:
         """The `headers_env` headers with their variables' values now (an unset variable is an error)."""
         problem = unset_header_variable(self.section, self.headers_env)

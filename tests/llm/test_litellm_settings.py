@@ -11,7 +11,7 @@ from openai_server import EMBEDDING_DIM, OpenAIServer, serve, text_reply
 
 from memlab.embed import LitellmEmbedder
 from memlab.errors import MemlabError
-from memlab.llm import TASK_CONTEXT_SUMMARY, LitellmChatModel
+from memlab.llm import TASK_CONTEXT_SUMMARY, LitellmChatModel, LLMError
 from memlab.llm.cache import request_key
 from memlab.metrics.events import event_metrics
 from memlab.trace import recording
@@ -112,6 +112,22 @@ def test_header_secrets_come_from_the_environment_and_stay_out_of_the_cache(
     with pytest.raises(MemlabError, match=r"^llm\.headers_env\.X-Gateway-Key names MEMLAB_TEST_GATEWAY, which is not"):
         LitellmChatModel(**uncached).complete(MESSAGES)
     assert len(openai_server.requests) == 3
+
+
+def test_a_header_secret_a_provider_echoes_is_masked_in_the_failed_calls_record(
+    openai_server: OpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failed call's recorded message (run.log shows it) masked the key, not a `headers_env` value held in a
+    variable whose name says nothing of secrets (the chat model listed its key alone)."""
+    monkeypatch.setenv("MEMLAB_TEST_GATEWAY_VALUE", "gw-SECRET-ECHOED")
+    echoed = {"error": {"message": "gateway refused header gw-SECRET-ECHOED", "type": "invalid_request_error"}}
+    openai_server.replies = [(400, echoed, {})]
+    chat: dict = {"model": "openai/m", "api_base": openai_server.base_url, "api_key": "sk-test", "cache_dir": None}
+    model = LitellmChatModel(**chat, num_retries=0, headers_env={"X-Gateway-Key": "MEMLAB_TEST_GATEWAY_VALUE"})
+    with recording() as events, pytest.raises(LLMError):
+        model.complete(MESSAGES)
+    (failed,) = [e.data for e in events if e.data.get("failed")]
+    assert "header ***" in failed["message"] and "gw-SECRET" not in json.dumps(failed)
 
 
 def test_a_run_sends_header_secrets_and_writes_them_nowhere(
