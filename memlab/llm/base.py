@@ -92,6 +92,11 @@ class LLMAuthError(MemlabError):
     """The provider refused or lacks the credentials: no call can succeed, so the run stops (not a fallback)."""
 
 
+class LLMUnavailable(MemlabError):
+    """A model that has not answered once in the run cannot be reached (no server at its URL) or is not served
+    there (HTTP 404): every chat call would fall back and measure nothing, so the run stops (not a fallback)."""
+
+
 @dataclass(frozen=True)
 class Completion:
     """A model's answer and what it cost.

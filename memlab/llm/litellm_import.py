@@ -5,7 +5,9 @@
 it sends one (at most `max_retry_after_s`), and turns every provider error into `LLMError` (a
 timeout into `LLMTimeout`). Missing or refused credentials are never retried: they raise
 `LLMAuthError`, which stops the run with one line naming the environment variable to set,
-instead of failing every call of a long run.
+instead of failing every call of a long run. So does a model that has not answered once in the run
+when, its retries spent, no server took the connection or the server has no such model or path (404):
+`LLMUnavailable`, naming the URL (an outage or a typo would otherwise run to the end on fallbacks).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 
 from memlab.errors import MemlabError
 from memlab.litellm_offline import import_litellm
-from memlab.llm.base import LLMAuthError, LLMError, LLMTimeout, one_line
+from memlab.llm.base import LLMAuthError, LLMError, LLMTimeout, LLMUnavailable, one_line, redact
 
 RETRY_STATUS = frozenset({408, 409, 429})  # and every 5xx
 DEFAULT_TIMEOUT_S = 60.0  # a request's seconds
@@ -126,6 +128,24 @@ def _auth_failure(error: Exception, litellm: ModuleType) -> bool:
     return any(phrase in text for phrase in _MISSING_KEY)
 
 
+def unreachable(error: BaseException) -> bool:
+    """Whether `error` says the endpoint cannot serve any request: no server took the connection (httpx's
+    ``ConnectError`` in its chain: refused, unknown host; litellm reports it as a 500 "Connection error."), or
+    the server has no such model or path (HTTP 404). A timeout or a connection dropped mid-answer is neither."""
+    import httpx  # litellm's and openai's HTTP client
+
+    if getattr(error, "status_code", None) == 404:
+        return True
+    seen: BaseException | None = error
+    for _ in range(32):  # a chain is a few links; a cycle ends here
+        if seen is None:
+            return False
+        if isinstance(seen, httpx.ConnectError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def call(
     function: Callable[[ModuleType], Any],
     *,
@@ -134,12 +154,14 @@ def call(
     what: str,
     max_retry_after_s: float = DEFAULT_MAX_RETRY_AFTER_S,
     on_auth_error: Callable[[Exception], LLMAuthError] | None = None,
+    on_unreachable: Callable[[Exception], LLMUnavailable] | None = None,
 ) -> Any:
     """`function(litellm)`, retried up to `num_retries` times; provider errors become `LLMError`.
 
     The n-th retry waits ``retry_backoff_s * 2**(n-1)`` seconds, or the server's ``Retry-After``
     when longer (capped at `max_retry_after_s`). `what` names the request in errors. A credentials
-    failure is not retried: it raises `on_auth_error(error)` (default: an `LLMAuthError`).
+    failure is not retried: it raises `on_auth_error(error)` (default: an `LLMAuthError`). With
+    `on_unreachable`, a failure that is `unreachable` once the retries are spent raises `on_unreachable(error)`.
     """
     litellm = import_litellm()
     import openai  # litellm's dependency; its OpenAIError is the base of every litellm provider exception
@@ -160,6 +182,8 @@ def call(
                 attempt += 1
                 continue
             tries = f"after {attempt + 1} attempt{'s' if attempt else ''}"
+            if on_unreachable is not None and unreachable(e):
+                raise on_unreachable(e) from None
             if isinstance(e, litellm.exceptions.Timeout):
                 raise LLMTimeout(f"{what} timed out {tries}: {e}") from e
             raise LLMError(f"{what} failed {tries}: {type(e).__name__}: {e}") from e
@@ -217,6 +241,16 @@ class Provider:
             fix = "check llm.api_key"
         return LLMAuthError(f"llm: {self.model}: authentication failed; {fix} ({one_line(str(error))})")
 
+    def unavailable(self, error: Exception) -> LLMUnavailable:
+        """One line: which model could not be reached where, and that the run stops rather than fall back."""
+        where = self.api_base or self.endpoint() or "the provider's default URL"
+        what = "not served" if getattr(error, "status_code", None) == 404 else "unreachable"
+        return LLMUnavailable(
+            f"{self.section}: {self.model} at {where} is {what} (it has not answered once in this run), so the run "
+            f"stops: check {self.section}.api_base and {self.section}.model, or start the server "
+            f"({one_line(redact(str(error), self.secrets()))})"
+        )
+
     def resolved_api_key(self) -> str | None:
         """An explicit key, else the named environment variable's value (an unset variable is an error)."""
         if self.api_key is not None or self.api_key_env is None:
@@ -271,10 +305,13 @@ class Provider:
             raise LLMAuthError(problem)
         return {header: os.environ[variable] for header, variable in self.headers_env.items()}
 
-    def request(self, endpoint: str, what: str, **kwargs: Any) -> Any:
+    def request(self, endpoint: str, what: str, *, answered: bool = True, **kwargs: Any) -> Any:
         """``litellm.<endpoint>(model=..., **kwargs)`` with this provider's settings, through `call`.
 
         The `headers_env` headers join an ``extra_headers`` of `kwargs` (a header in both takes the variable's value).
+        `answered`: whether the provider has answered the caller before; if not, an `unreachable` failure raises
+        `LLMUnavailable` (the run stops) instead of `LLMError` (a fallback). Once it has answered, such a failure
+        is a passing outage, and the call fails as any other (the strategy falls back).
         """
         api_key = self.resolved_api_key()
         headers = {**(kwargs.pop("extra_headers", None) or {}), **self.resolved_headers()}
@@ -294,4 +331,5 @@ class Provider:
             what=f"{self.model} ({what})",
             max_retry_after_s=self.max_retry_after_s,
             on_auth_error=self.auth_error,
+            on_unreachable=None if answered else self.unavailable,
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -13,7 +14,7 @@ import pytest
 from openai_server import EMBEDDING_DIM, USAGE, OpenAIServer, embedding_of, reply_to
 
 from memlab.embed import LitellmEmbedder
-from memlab.llm import TASK_CONTEXT_SUMMARY, LitellmChatModel, LLMAuthError, LLMError, LLMTimeout
+from memlab.llm import TASK_CONTEXT_SUMMARY, LitellmChatModel, LLMAuthError, LLMError, LLMTimeout, LLMUnavailable
 from memlab.trace import LLM_CALL, recording
 
 MESSAGES = [
@@ -252,6 +253,50 @@ def test_a_missing_key_is_not_retried_and_names_the_variable(monkeypatch, slept:
     with pytest.raises(LLMAuthError, match=r"llm: openai/gpt-4o-mini: authentication failed; set OPENAI_API_KEY"):
         model.complete(MESSAGES)
     assert slept == []  # no backoff: a retry would have waited 5 s first
+
+
+DOWN = "http://127.0.0.1:9/v1"  # no server listens on port 9 (discard) here
+
+
+def test_a_server_that_is_down_stops_the_run_at_the_first_call(slept: list[float]) -> None:
+    """The defect: a connection refused on every call ran a whole run on fallbacks and exited 0. A model that has
+    not answered once and whose retries end without a connection raises LLMUnavailable (the run stops), naming
+    the URL; its retries still run first (a server starting up gets them)."""
+    model = LitellmChatModel("openai/test-model", api_base=DOWN, api_key="sk-test-secret", num_retries=2)
+    with pytest.raises(LLMUnavailable) as info:
+        model.complete(MESSAGES)
+    said = str(info.value)
+    assert said.startswith(f"llm: openai/test-model at {DOWN} is unreachable (it has not answered once in this run)")
+    assert "Connection error" in said and "\n" not in said and "sk-test-secret" not in said
+    assert slept == [1.0, 2.0]
+
+
+def test_a_model_the_server_does_not_serve_stops_the_run(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    """A 404 (no such model or path) before any answer stops the run at once: it is not retried."""
+    openai_server.fail_with = [404] * 5
+    with pytest.raises(LLMUnavailable, match=r"^llm: openai/test-model at http://127\.0\.0\.1:\d+/v1 is not served"):
+        make_model(openai_server, tmp_path).complete(MESSAGES)
+    assert len(openai_server.requests) == 1
+
+
+def test_once_answered_a_lost_server_is_a_failed_call(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    """After an answer, a 404 or a refused connection is an LLMError, which the strategies fall back from, and the
+    embedder's the same; a new model (another run) that never got an answer stops."""
+    openai_server.fail_after, openai_server.fail_with = 1, [404] * 5
+    model = make_model(openai_server, tmp_path, cache_dir=None)
+    model.complete(MESSAGES)
+    with pytest.raises(LLMError) as info:
+        model.complete(MESSAGES)
+    assert not isinstance(info.value, LLMUnavailable)
+    model.provider = dataclasses.replace(model.provider, api_base=DOWN, num_retries=0)
+    with pytest.raises(LLMError, match="Connection error") as info:
+        model.complete(MESSAGES)
+    assert not isinstance(info.value, LLMUnavailable)
+    with pytest.raises(LLMUnavailable, match="is not served"):
+        make_model(openai_server, tmp_path, cache_dir=None).complete(MESSAGES)
+    embedder = make_embedder(openai_server, tmp_path, api_base=DOWN, num_retries=0, cache_dir=None)
+    with pytest.raises(LLMUnavailable, match=f"^embedder: openai/test-embedding at {DOWN} is unreachable"):
+        embedder.embed(["alpha"])
 
 
 def test_an_empty_answer_is_not_cached(openai_server: OpenAIServer, tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ Also: a swept parameter that changed no metric is flagged in the comparison.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -19,14 +20,9 @@ from memlab.report.comparison import inert_parameters
 SMALL = ("dataset.dialogues=1", "dataset.sessions=2", "context=summarize", "eval.answers=true")
 # No assert reads a figure: only the first run that measured nothing draws them (figures of a run whose every call
 # failed), the others leave them out (replays.NO_FIGURES).
-# No server listens on port 9 (discard) here: every call fails as with a provider that is down.
-SERVER_DOWN = (
-    "llm=litellm",
-    "llm.api_base=http://127.0.0.1:9/v1",
-    "llm.api_key_env=MEMLAB_TEST_KEY",
-    "llm.num_retries=0",
-    "llm.timeout=2",
-)
+# No server listens on port 9 (discard) here: a provider that is down.
+SERVER_DOWN = ("llm=litellm", "llm.api_base=http://127.0.0.1:9/v1", "llm.api_key_env=MEMLAB_TEST_KEY")
+LOCAL = ("llm.model=openai/test-model", "llm.api_key_env=MEMLAB_TEST_KEY", "llm.num_retries=0", "llm.cache_dir=null")
 
 
 @pytest.fixture
@@ -51,16 +47,22 @@ def memlab(
     return run
 
 
-@pytest.mark.parametrize(
-    "llm",
-    [
-        pytest.param(("llm=faulty", "llm.rate=1.0", "llm.modes=[error,timeout]"), id="faulty"),
-        pytest.param(SERVER_DOWN, id="server-down"),
-    ],
-)
+@pytest.mark.parametrize("backend", ["faulty", "server-500"])
 def test_every_call_failed_warns_and_strict_fails(
-    tmp_path: Path, memlab: Callable[..., tuple[int, str]], llm: tuple[str, ...]
+    tmp_path: Path, memlab: Callable[..., tuple[int, str]], backend: str, openai_server_module
 ) -> None:
+    """Every call fails: on purpose (llm=faulty), or a server that answers every request with a 500."""
+    with contextlib.ExitStack() as stack:
+        if backend == "faulty":
+            llm: tuple[str, ...] = ("llm=faulty", "llm.rate=1.0", "llm.modes=[error,timeout]")
+        else:
+            server = stack.enter_context(openai_server_module.serve())
+            server.fail_with = [500] * 1000
+            llm = ("llm=litellm", f"llm.api_base={server.base_url}", *LOCAL)
+        _every_call_failed(tmp_path, memlab, llm)
+
+
+def _every_call_failed(tmp_path: Path, memlab: Callable[..., tuple[int, str]], llm: tuple[str, ...]) -> None:
     status, stderr = memlab(*SMALL, *llm, f"hydra.run.dir={tmp_path / 'run'}")
     assert status == 0, stderr
     assert "memlab: WARNING: this run measured nothing here: every one of the" in stderr
@@ -77,6 +79,54 @@ def test_every_call_failed_warns_and_strict_fails(
     status, stderr = memlab(*SMALL, *llm, "strict=true", NO_FIGURES, f"hydra.run.dir={tmp_path / 'strict'}")
     assert status == 2
     assert "memlab: error: strict=true and the run measured nothing" in stderr
+
+
+@pytest.mark.parametrize("where", ["down", "404"])
+def test_a_model_that_cannot_be_reached_stops_the_run(
+    tmp_path: Path, memlab: Callable[..., tuple[int, str]], openai_server_module, where: str
+) -> None:
+    """The defect: with no server at llm.api_base, or one that has no such model, every call fell back and the run
+    exited 0 after all of them; it now stops at the first call, retries spent, in one line, and publishes nothing."""
+    with contextlib.ExitStack() as stack:
+        llm: tuple[str, ...] = (*SERVER_DOWN, *LOCAL)
+        if where == "404":
+            server = stack.enter_context(openai_server_module.serve())
+            server.fail_with = [404] * 100
+            llm = ("llm=litellm", f"llm.api_base={server.base_url}", *LOCAL)
+        status, stderr = memlab(*SMALL, *llm, NO_FIGURES, f"output_dir={tmp_path / 'run'}")
+        assert where == "down" or len(server.requests) == 1
+    assert status == 2
+    [line] = stderr.splitlines()
+    what = "unreachable" if where == "down" else "not served"
+    assert line.startswith("memlab: error: llm: openai/test-model at http://127.0.0.1:") and f" is {what} " in line
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("model", ["test-model", "gpt-4o-mini"])
+def test_a_model_the_price_table_does_not_know_is_named(
+    tmp_path: Path, memlab: Callable[..., tuple[int, str]], openai_server_module, model: str
+) -> None:
+    """The defect: a provider model that litellm's price table does not know (a local server's) was priced at
+    pricing.model's rates without a word, so cost.usd read as that model's bill. The server answers in the name it
+    was asked for: gpt-4o-mini is in the table."""
+    with openai_server_module.serve() as server:
+        llm = ("llm=litellm", f"llm.api_base={server.base_url}", *LOCAL, f"llm.model=openai/{model}")
+        status, stderr = memlab(*SMALL, *llm, NO_FIGURES, f"hydra.run.dir={tmp_path / 'run'}")
+    assert status == 0, stderr
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    said = [line for line in stderr.splitlines() if "price table does not know" in line]
+    if model == "gpt-4o-mini":
+        assert said == []
+        return
+    calls, answers = metrics["llm.calls"], metrics["answer.calls"]
+    rates = "prices those calls at pricing.model=gpt-4o-mini's rates; set pricing.model to a model the table knows"
+    assert said == [
+        f"memlab: WARNING: litellm's price table does not know test-model ({answers:,} calls), so answer.cost_usd "
+        f"{rates} that bills as yours does",
+        f"memlab: WARNING: litellm's price table does not know test-model ({calls:,} calls), so cost.usd {rates} that "
+        "bills as yours does",
+    ]
+    assert all(line.removeprefix("memlab: WARNING: ") in (tmp_path / "run" / "run.log").read_text() for line in said)
 
 
 def test_a_run_that_measured_something_has_no_warning(tmp_path: Path, memlab: Callable[..., tuple[int, str]]) -> None:
@@ -163,9 +213,11 @@ def test_failed_calls_say_why_in_run_log_and_once_on_stderr(
     def error(status: int, message: str) -> tuple[int, dict[str, object], dict[str, str]]:
         return status, {"error": {"message": message, "type": "server_error", "code": status}}, {}
 
+    answer = (200, {"object": "chat.completion", "choices": [{"index": 0, "message": {"content": "Ann."}}]}, {})
     with openai_server_module.serve() as server:
         server.replies = [
-            *[error(500, f"upstream overloaded (request signed with {key})")] * 8,
+            answer,  # answered once: a 404 later is a failed call, not an unreachable model (which stops the run)
+            *[error(500, f"upstream overloaded (request signed with {key})")] * 7,
             *[error(429, "Rate limit reached for sk-other-abcdef123456")] * 5,
             *[error(404, "The model `test-model` does not exist")] * 4,
             *[(200, {"id": "chatcmpl-1", "object": "chat.completion", "choices": []}, {})] * 3,  # no first choice
@@ -179,10 +231,10 @@ def test_failed_calls_say_why_in_run_log_and_once_on_stderr(
     assert status == 0, stderr
     run = tmp_path / "run"
     metrics = json.loads((run / "metrics.json").read_text())
-    assert metrics["llm.calls"] == metrics["llm.failures"] == 20
+    assert (metrics["llm.calls"], metrics["llm.failures"]) == (20, 19)
     said = (
-        "20 of 20 model calls the strategies made failed (llm.failures): "
-        "8 x InternalServerError (500: litellm.InternalServerError: InternalServerError: OpenAIException - upstream "
+        "19 of 20 model calls the strategies made failed (llm.failures): "
+        "7 x InternalServerError (500: litellm.InternalServerError: InternalServerError: OpenAIException - upstream "
         "overloaded (request signed with ***)), "
         "5 x RateLimitError (429: litellm.RateLimitError: RateLimitError: OpenAIException - Rate limit reached for "
         "sk-***), "
