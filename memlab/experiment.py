@@ -310,7 +310,7 @@ def _answer_evaluation(cfg: DictConfig, rows: list[dict[str, Any]], contexts: It
     """Answer every probe with `cfg.llm` and score it; adds columns to `rows`, returns the means."""
     if cfg.llm is None:
         raise MemlabError("eval.answers=true needs an llm (set llm=<entry>, e.g. llm=litellm)")
-    from memlab.report.health import failed_call_warnings  # the report code, loaded after the replay
+    from memlab.report.health import failed_call_warnings, unpriced_warnings  # the report code, after the replay
 
     model = instantiate(cfg.llm)
     with recording() as events:  # the calls' LLM_CALL events: what they cost, and why one failed
@@ -326,7 +326,8 @@ def _answer_evaluation(cfg: DictConfig, rows: list[dict[str, Any]], contexts: It
     metrics["answer.failures"] = sum(1 for r in asked if r.get(ANSWER_ERROR)) + judge_failures
     metrics["answer.judge.failures"] = judge_failures
     metrics.update(answer_call_metrics(events, model_price(cfg.pricing.model)))
-    for warning in failed_call_warnings(events, "answer and judge calls", "answer.failures"):
+    warnings = failed_call_warnings(events, "answer and judge calls", "answer.failures")
+    for warning in [*warnings, *unpriced_warnings(events, cfg.pricing.model, "answer.cost_usd")]:
         logging.getLogger(PROGRESS_LOGGER).warning(warning)  # on stderr and in run.log
     return metrics
 
@@ -741,6 +742,7 @@ def _replay_and_publish(
         fallback_warnings,
         measurement_warnings,
         unanswered_warnings,
+        unpriced_warnings,
     )
     from memlab.report.rundata import ERROR_FILE, METRICS_FILE
 
@@ -778,6 +780,7 @@ def _replay_and_publish(
     nothing = [f"this run measured nothing here: {w} (see {Path(run_dir) / 'report.md'})" for w in warnings]
     for warning in [
         *failed_call_warnings(events),
+        *unpriced_warnings(events, cfg.pricing.model, "cost.usd"),
         *fallback_warnings(run.metrics),
         *empty_request_warnings(events),
         *unanswered_warnings(run.metrics),

@@ -169,6 +169,26 @@ def aux_cost_usd(events: Iterable[Event], default: ModelPrice) -> float:
     return total
 
 
+def unpriced_models(events: Iterable[Event]) -> dict[str, int]:
+    """Provider models (``backend: litellm``) that answered calls among `events` but are not in the price table,
+    each with its answered calls: `aux_cost_usd` and `call_cost` price those at `pricing.model`'s rates.
+
+    The offline backends are left out: they stand in for the pricing model by design.
+
+    >>> from memlab.trace import Event
+    >>> unpriced_models([Event(LLM_CALL, {"backend": "litellm", "model": "my-llama"}),
+    ...                  Event(LLM_CALL, {"backend": "litellm", "model": "gpt-4o-mini"}),
+    ...                  Event(LLM_CALL, {"backend": "extractive", "model": "extractive"})])
+    {'my-llama': 1}
+    """
+    found: dict[str, int] = {}
+    for e in events:
+        model = e.data.get("model") if e.kind == LLM_CALL and e.data.get("backend") == "litellm" else None
+        if model and _known_price(str(model)) is None:
+            found[str(model)] = found.get(str(model), 0) + 1
+    return found
+
+
 @functools.lru_cache(maxsize=64)
 def _known_price(model: str) -> ModelPrice | None:
     entry = price_table().get(model)

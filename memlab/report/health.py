@@ -125,6 +125,26 @@ def failed_call_warnings(
     return [f"{failed:,} of {made:,} {calls} failed ({metric}): {', '.join(parts)}"]
 
 
+def unpriced_warnings(events: Iterable[Event], pricing_model: str, cost: str = "cost.aux_usd") -> list[str]:
+    """A sentence when provider models that answered are missing from litellm's price table: their calls are
+    priced at `pricing_model`'s rates, which a user must know to read `cost` (`memlab.metrics.unpriced_models`).
+
+    >>> from memlab.trace import Event
+    >>> unpriced_warnings([Event(LLM_CALL, {"backend": "litellm", "model": "my-llama"})], "gpt-4o-mini")[0][:58]
+    "litellm's price table does not know my-llama (1 call), so "
+    """
+    from memlab.metrics.pricing import unpriced_models
+
+    found = unpriced_models(events)
+    if not found:
+        return []
+    named = ", ".join(f"{m} ({n:,} call{'s' if n != 1 else ''})" for m, n in found.items())
+    return [
+        f"litellm's price table does not know {named}, so {cost} prices those calls at pricing.model={pricing_model}'s "
+        "rates; set pricing.model to a model the table knows that bills as yours does"
+    ]
+
+
 def empty_request_warnings(events: Iterable[Event]) -> list[str]:
     """A sentence when a context strategy sent empty requests, and one when it sent only system messages.
 
