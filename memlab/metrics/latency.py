@@ -14,10 +14,16 @@ from collections.abc import Iterable
 import numpy as np
 
 from memlab.sim.reference import reference_us
-from memlab.trace import CONTEXT_APPLY, LATENCY_REFERENCE, LONGTERM_EXTRACT, LONGTERM_RETRIEVE, Event
+from memlab.trace import CONTEXT_APPLY, LATENCY_REFERENCE, LLM_CALL, LONGTERM_EXTRACT, LONGTERM_RETRIEVE, Event
 
-# Stage name in the metric -> the event kind whose `latency_us` times it.
-LATENCY_STAGES = {"context": CONTEXT_APPLY, "retrieval": LONGTERM_RETRIEVE, "extract": LONGTERM_EXTRACT}
+# Stage name in the metric -> the event kind whose `latency_us` times it. `model`: the strategies' model calls
+# (summaries, extraction, the tool policy's) that no cache answered, failed ones included (a timeout is slow too).
+LATENCY_STAGES = {
+    "context": CONTEXT_APPLY,
+    "retrieval": LONGTERM_RETRIEVE,
+    "extract": LONGTERM_EXTRACT,
+    "model": LLM_CALL,
+}
 # Parts of a stage -> (event kind, field): retrieval splits into the query (embed, search, re-rank)
 # and the index rebuilds (only searches that rebuilt one have a sample); extraction into the model
 # call and the storage of what it found.
@@ -40,6 +46,8 @@ def latency_samples(events: Iterable[Event]) -> dict[str, list[int]]:
     fields += [(part, kind, field) for part, (kind, field) in LATENCY_PARTS.items()]
     samples: dict[str, list[int]] = {name: [] for name, _, _ in fields}
     for e in events:
+        if e.kind == LLM_CALL and e.data.get("cached"):  # a cache's answer times no model
+            continue
         for name, kind, field in fields:
             if e.kind == kind and e.data.get(field) is not None:
                 samples[name].append(int(e.data[field]))
