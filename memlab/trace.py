@@ -35,6 +35,7 @@ LONGTERM_SKIP = "longterm.skip"
 LONGTERM_TOOL = "longterm.tool"
 LONGTERM_INJECT = "longterm.inject"
 SESSION_FORK = "session.fork"
+TOOL_UNKNOWN = "tool.unknown"  # a tool call naming no tool a component offers (the runtime answers with an error)
 LATENCY_REFERENCE = "latency.reference"  # the reference workload timed during a replay (memlab.sim.reference)
 
 

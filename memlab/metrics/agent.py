@@ -6,8 +6,10 @@ retrieved nothing, so the metrics of runs without long-term memory keep their ex
 - ``longterm.tool.saves|searches|dedup_rejected|errors``: memory tool calls by outcome
   (LONGTERM_TOOL events): a new memory stored, a search answered, a save refused as a repeat of
   a stored memory (the document's substring dedup), a call refused before anything ran;
-- ``tool.calls``: tool calls the model made; ``tokens.tools.per_call|total``: the tokens the
-  tool schemas add to each request (part of ``tokens.prompt.*``);
+- ``tool.calls``: tool calls the model made; ``tool.unknown``: those naming a tool no component
+  offers (a misnamed tool, TOOL_UNKNOWN events), answered with an error result;
+  ``tokens.tools.per_call|total``: the tokens the tool schemas add to each request (part of
+  ``tokens.prompt.*``);
 - ``longterm.retrievals``: auto-load retrievals during the conversation (retrieval events outside
   probes, less the tool searches), ``longterm.injected_tokens.per_call``: the injected block's
   tokens averaged over every call (0 for a call without one);
@@ -32,7 +34,7 @@ import numpy as np
 from memlab.metrics.family import metric_family
 from memlab.metrics.longterm import EVIDENCE_KEY, EXCLUDED_CATEGORIES, recall_at_k
 from memlab.sim.records import CallRecord, ProbeRecord, Record
-from memlab.trace import LONGTERM_INJECT, LONGTERM_RETRIEVE, LONGTERM_TOOL, SESSION_FORK, Event
+from memlab.trace import LONGTERM_INJECT, LONGTERM_RETRIEVE, LONGTERM_TOOL, SESSION_FORK, TOOL_UNKNOWN, Event
 
 SOURCES_KEY = "longterm.retrieved_sources"
 CHANNELS = ("auto_extract", "agent_tool")
@@ -89,6 +91,7 @@ def agent_metrics(records: Sequence[Record]) -> dict[str, Any]:
     if any(c.tool_tokens for c in calls) or any(tools.values()):
         out.update(tools)
         out["tool.calls"] = sum(len(c.tool_calls) for c in calls)
+        out["tool.unknown"] = sum(1 for e in conversation if e.kind == TOOL_UNKNOWN)
         tool_tokens = [c.tool_tokens for c in calls]
         out["tokens.tools.per_call"] = float(np.mean(tool_tokens)) if tool_tokens else 0.0
         out["tokens.tools.total"] = int(sum(tool_tokens))

@@ -205,6 +205,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("session.forks", COUNT, NONE, S_CALLS, "histories forked at session ends (hooks.sessions.fork)"),
     Metric("session.fork_entries", COUNT, NONE, S_CALLS, "entries the forked branches hold, summed"),
     Metric("tool.calls", COUNT, NONE, S_CALLS, "tool calls the model (or the tool policy) made"),
+    Metric("tool.unknown", COUNT, LOWER, S_CALLS, "tool calls naming a tool no component offers (a misnamed tool), answered with an error"),
     # --- answers (eval.answers=true)
     Metric("answer.questions", COUNT, NONE, S_ANSWERS, f"questions answered: those with a gold answer, and adversarial ones ({_ANSWERS})"),
     Metric("answer.failures", COUNT, LOWER, S_ANSWERS, f"answer or judge calls that failed ({_ANSWERS})"),

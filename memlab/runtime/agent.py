@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from memlab.messages import Message, ToolCall, system, tool_result
 from memlab.tokens import Tallied, TalliedMessages, TokenCounter, request_tokens
+from memlab.trace import TOOL_UNKNOWN, emit
 
 if TYPE_CHECKING:
     from memlab.dialogues.model import Dialogue, Probe, Session
@@ -238,6 +239,7 @@ class Runtime:
             result = c.call_tool(self, call)
             if result is not None:
                 return result
+        emit(TOOL_UNKNOWN, name=call.name)
         error = json.dumps({"error": f"unknown tool {call.name!r}"})
         return tool_result(call, error)
 

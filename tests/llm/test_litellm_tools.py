@@ -45,7 +45,7 @@ def test_the_model_calls_the_memory_tools_and_gets_tool_messages_back(
     m = first.metrics
     saves = sum(c["function"]["name"] == "memory_save" for c in made)
     assert m["longterm.tool.saves"] + m["longterm.tool.dedup_rejected"] == saves > 0
-    assert m["longterm.tool.searches"] == len(made) - saves and m["longterm.tool.errors"] == 0
+    assert m["longterm.tool.searches"] == len(made) - saves and m["longterm.tool.errors"] == m["tool.unknown"] == 0
     calls = pd.read_csv(first.run_dir / "calls.csv", keep_default_na=False)
     assert [n for cell in calls["tool_calls"] for n in cell.split()] == [c["function"]["name"] for c in made]
     assert len(calls) == len(bodies)  # one recorded call per request the model answered
@@ -83,6 +83,7 @@ def test_a_tool_the_model_misnames_is_an_error_result_and_the_run_goes_on(
     made = openai_server.tool_calls_made()
     assert made and not openai_server.rejected  # every request after a misnamed call was one OpenAI accepts
     assert run.metrics["longterm.tool.saves"] == run.metrics["longterm.tool.searches"] == 0
+    assert run.metrics["tool.unknown"] == len(made) == run.metrics["tool.calls"]  # counted (was in no metric)
     ids = {c["id"] for c in made}
     answers = [m for r in openai_server.requests for m in r["body"]["messages"] if m.get("tool_call_id") in ids]
     assert answers and all("unknown tool" in json.loads(m["content"])["error"] for m in answers)
