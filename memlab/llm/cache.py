@@ -3,8 +3,9 @@
 A request is keyed by the sha256 of its canonical JSON (model, messages or inputs, parameters,
 api_base; never the API key), and its response is stored as one small JSON file under
 ``<dir>/<key[:2]>/<key>.json``, written atomically, so parallel runs can share the folder;
-`lock(key)` is an exclusive file lock on the key's shard (``<key[:2]>/.lock``) that a backend
-holds while it asks for a missing response, so concurrent runs pay once for it.
+`lock(key)` is an exclusive file lock (``<key[:2]>/.lock-<key[2:4]>``: one of 65,536, so that a request
+waiting out its retries and a server's Retry-After holds up one in 65,536 others, not one in 256) that a
+backend holds while it asks for a missing response, so concurrent runs pay once for it.
 The configs' default folder is ``$MEMLAB_CACHE/<llm|embed>`` (the root of memlab's caches: `memlab.bpe_cache`
 keeps tiktoken's parsed ranks in its ``tiktoken/``), else ``.memlab-cache/<llm|embed>`` in the working directory;
 in Python, no folder (the default) caches nothing.
@@ -44,13 +45,13 @@ class ResponseCache:
 
     @contextlib.contextmanager
     def lock(self, key: str) -> Iterator[None]:
-        """Hold the exclusive lock of `key`'s shard (shared with other processes); nothing without a folder."""
+        """Hold the exclusive lock of `key`'s bucket (shared with other processes); nothing without a folder."""
         if self.folder is None:
             yield
             return
         shard = self._path(key).parent
         shard.mkdir(parents=True, exist_ok=True)
-        with open(shard / ".lock", "a+b") as handle:
+        with open(shard / f".lock-{key[2:4]}", "a+b") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:
                 yield

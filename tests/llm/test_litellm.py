@@ -306,6 +306,39 @@ def test_an_empty_answer_is_not_cached(openai_server: OpenAIServer, tmp_path: Pa
     assert again.text == "2021 in Oslo to moved Ann" and not again.cached and len(openai_server.requests) == 2
 
 
+def test_a_request_holding_its_lock_blocks_few_others(tmp_path: Path) -> None:
+    """The defect: the lock a request holds while it asks (through its retries and a server's Retry-After, up to a
+    minute) was its 2-hex-digit shard's, so a concurrent run's request in the same shard, one in 256, waited for
+    it. Another key of that shard now takes its own lock; the same key still waits."""
+    from memlab.llm.cache import ResponseCache, request_key
+
+    keys = [request_key({"i": i}) for i in range(5000)]
+    first = keys[0]
+    other = next(k for k in keys if k[:2] == first[:2] and k[2:4] != first[2:4])
+    cache, held, release = ResponseCache(tmp_path), threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with cache.lock(first):
+            held.set()
+            release.wait(60)
+
+    def take(key: str, taken: threading.Event) -> None:
+        with cache.lock(key):
+            taken.set()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert held.wait(60)
+    got_other, got_same = threading.Event(), threading.Event()
+    threading.Thread(target=take, args=(other, got_other), daemon=True).start()
+    same = threading.Thread(target=take, args=(first, got_same), daemon=True)
+    same.start()
+    assert got_other.wait(60) and not got_same.is_set()  # the other key's lock was free; the same key's was not
+    release.set()
+    holder.join()
+    assert got_same.wait(60)
+
+
 def test_concurrent_runs_sharing_the_cache_pay_once(openai_server: OpenAIServer, tmp_path: Path) -> None:
     openai_server.delay_s = 0.3
     with ThreadPoolExecutor(4) as pool:
