@@ -83,7 +83,7 @@ def fold_summary(
 
     With a chat model: the context-summary prompt (keep the conversation coherent) over the
     previous summary and the dropped items, through `write_summary` (layer ``compressor``), so
-    the summary must be non-empty and hold fewer `counter` tokens than the previous summary and
+    the summary must be non-empty and hold no more `counter` tokens than the previous summary and
     the dropped items together. With no model, or when the model fails or its summary is rejected
     (a FALLBACK event with action ``count`` says so): the document's counting sample,
     ``[压缩] 历史片段条数=N`` appended.
