@@ -13,7 +13,8 @@ rejects it, "each tool_use must have a single result"; OpenAI pairs each `tool` 
 call). The design documents do not address the case (they store `function_call` /
 `function_call_output` items keyed by `call_id`, one output per call); this is our rule. The ids
 within one call message count as a set. Items (the AgentMemory model) group the same way, but a
-unit stays open until every call's output has arrived (`item_units`).
+unit stays open until every call's output has arrived or a user turn abandons the calls still
+pending (`item_units`, `abandons_pending_calls`).
 
 >>> from memlab.messages import Message, ToolCall
 >>> call = Message("assistant", None, tool_calls=(ToolCall("c1", "lookup"),))
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memlab.messages import FunctionCall, FunctionCallOutput, Item, Message
+from memlab.messages import FunctionCall, FunctionCallOutput, Item, Message, MessageItem
 
 
 def _call_ids(m: Message) -> frozenset[str] | None:
@@ -104,15 +105,30 @@ def orphans(messages: Sequence[Message]) -> list[int]:
     return bad
 
 
+def abandons_pending_calls(role: str) -> bool:
+    """Whether a message or item of `role` abandons the tool calls still waiting for their output.
+
+    A user turn does: an agent runtime answers its calls before it takes the next user input
+    (`memlab.runtime.react` runs them at once), so an output arriving after one could no longer be
+    paired with its call in order. Anything else (more calls, an assistant message beside them)
+    leaves the calls pending.
+    """
+    return role == "user"
+
+
 def item_units(items: Sequence[Item]) -> list[list[Item]]:
     """`items` cut into units: function calls and every item up to the last of their outputs are one unit.
 
-    A call whose output has not arrived yet keeps its unit open to the end, so a pending call is
-    never separated from the output that will follow it.
+    A call whose output has not arrived yet keeps its unit open, so a pending call is never
+    separated from the output that will follow it, until a user item abandons it
+    (`abandons_pending_calls`): that item starts a unit of its own, and the abandoned call can
+    no longer hold a window open.
     """
     units: list[list[Item]] = []
     open_ids: set[str] = set()
     for it in items:
+        if isinstance(it, MessageItem) and abandons_pending_calls(it.role):
+            open_ids.clear()
         if open_ids:
             units[-1].append(it)
             if isinstance(it, FunctionCall):

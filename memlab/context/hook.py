@@ -12,17 +12,27 @@ longer than the original. Beyond the document:
   instructions and the turn it must answer;
 - hard truncation is SLIDING_WINDOW at `trigger_tokens` (system messages kept), so it drops
   whole messages and tool-call units rather than cutting text; when the newest message (its
-  unit) alone exceeds the budget it is kept anyway, its text cut around an omission marker to
-  fit, and the CONTEXT_APPLY event counts the characters cut (`newest_cut_chars`);
+  unit) does not fit in the room the system messages leave under the trigger, it is kept anyway,
+  its longest texts cut around an omission marker to fit that room, and the CONTEXT_APPLY event
+  counts the characters cut (`newest_cut_chars`). When the system messages alone leave too little
+  room for any cut to fit, nothing short of cutting the instructions (which the hook never does)
+  brings the request under the trigger, so the newest unit is cut only to the trigger itself:
+  sent whole unless it alone is over, and the request is sent over the trigger. A text is never
+  replaced by a longer one (the marker alone can outgrow a short text), so the count is never
+  negative and the output never larger than the input;
 - the transcript sent for the summary is cut to MAX_CONVERSATION_CHARS, as in SUMMARIZE (an
   80,000-token request would otherwise overflow the summary call itself);
 - a rejected summary (empty, or longer in tokens) takes fallback (2); every summary and
   fallback is reported by `memlab.summary.write_summary` (layer ``context``);
+- fallback 2's message replaces the middle only when it has no more tokens than the middle (a
+  short middle's transcript plus the prefix can outgrow it); otherwise nothing replaces the middle
+  and the request is hard-truncated as with no model;
 - with a model, when what is kept verbatim (the system messages and the newest turn) is over the trigger
   on its own, the request is hard-truncated after the summary as with no model, so the request sent is
-  under the trigger, as the urgent compression is meant to leave it (the middle's summary, or fallback 2's
-  2,000 characters, is kept and counted in that budget; one that alone takes a request kept verbatim
-  under the trigger over it is sent as it is, as the document's fallback 2 says).
+  under the trigger, as the urgent compression is meant to leave it, unless the system messages alone
+  are over it (the middle's summary, or fallback 2's 2,000 characters, is kept and counted in that budget; one
+  that alone takes a request kept verbatim under the trigger over it is sent as it is, as the document's
+  fallback 2 says).
 """
 
 from __future__ import annotations
@@ -148,15 +158,16 @@ class SummarizationHook(Component):
             if summary is None:
                 clipped = keep_head_and_tail(prompts.render_transcript(middle), self.keep_chars, self.language)
                 summary = Message(role="system", content=prompts.CONTEXT_SUMMARY_PREFIX[self.language] + clipped)
-            out = [*ms[:head], summary, *ms[start:]]
-        if sum(map(self.counter.count, [*ms[:head], *ms[start:]])) > self.trigger_tokens:  # over with no summary
+            if self.counter.count(summary) <= sum(map(self.counter.count, middle)):  # never a larger replacement
+                out = [*ms[:head], summary, *ms[start:]]
+        if out is ms or sum(map(self.counter.count, [*ms[:head], *ms[start:]])) > self.trigger_tokens:
             return self._truncate(out)
         return out, 0
 
     def _truncate(self, ms: list[Message]) -> tuple[list[Message], int]:
-        """Hard truncation: SLIDING_WINDOW at the trigger, the newest unit cut to fit if it alone is over."""
+        """Hard truncation: SLIDING_WINDOW at the trigger, the newest unit kept if it does not fit beside the rest."""
         out = SlidingWindow(max_tokens=self.trigger_tokens, counter=self.counter, keep_system=True).apply(ms)
-        if ms and ms[-1].role != "system" and ms[-1] not in out:  # the newest turn alone is over the trigger
+        if ms and ms[-1].role != "system" and ms[-1] not in out:  # the newest turn does not fit beside them
             return self._keep_newest_cut(ms, out)
         return out, 0
 
@@ -165,11 +176,27 @@ class SummarizationHook(Component):
 
         Beyond the document (its hard truncation would leave only the system prompt, and the
         model nothing to answer): each cut keeps the head and tail of a text around the omission
-        marker, as fallback 2 does. Returns the messages and the characters cut.
+        marker, as fallback 2 does. The unit is cut to the room the system messages leave under
+        the trigger; when no cut fits that room (the system messages alone fill it, and the hook
+        never cuts instructions), cutting the turn to answer would not bring the request under the
+        trigger, so the unit is cut only as far as the trigger itself: whole, unless it alone is
+        over. Returns the messages and the characters cut.
         """
         system_part = [m for m in kept if m.role == "system"]
         unit = [m for m in ms[tail_start(ms, 1) :] if m.role != "system"]
-        budget = self.trigger_tokens - sum(map(self.counter.count, system_part))
+        room = self.trigger_tokens - sum(map(self.counter.count, system_part))
+        cut_unit, cut = self._cut_to(unit, room)
+        if sum(map(self.counter.count, cut_unit)) > room:
+            cut_unit, cut = self._cut_to(unit, self.trigger_tokens)
+        return [*system_part, *cut_unit], cut
+
+    def _cut_to(self, unit: list[Message], budget: int) -> tuple[list[Message], int]:
+        """`unit` with its longest texts cut until it fits `budget` tokens or cannot shrink; the characters cut.
+
+        A text is only ever replaced by a shorter one (characters and tokens): one the omission marker
+        alone would outgrow stays as it is.
+        """
+        unit = list(unit)
         cut = 0
         for i in sorted(range(len(unit)), key=lambda j: -len(unit[j].text)):
             over = sum(map(self.counter.count, unit)) - budget
@@ -184,10 +211,11 @@ class SummarizationHook(Component):
                     lo = mid
                 else:
                     hi = mid - 1
-            shorter = keep_head_and_tail(text, lo, self.language)
-            cut += len(text) - len(shorter)
-            unit[i] = unit[i].with_content(shorter)
-        return [*system_part, *unit], cut
+            shorter = unit[i].with_content(keep_head_and_tail(text, lo, self.language))
+            if len(shorter.text) < len(text) and self.counter.count(shorter) < self.counter.count(unit[i]):
+                cut += len(text) - len(shorter.text)
+                unit[i] = shorter
+        return unit, cut
 
     def _summarize(self, messages: list[Message], fallback: str) -> Folded:
         return write_summary(

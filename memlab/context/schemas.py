@@ -71,7 +71,7 @@ class SummarizeConfig:
     summary_tokens: int | None = ranges.positive(summary.DEFAULT_SUMMARY_TOKENS)
     """The longest summary asked for, in tokens (null: no limit)."""
     counter: str = "estimate"
-    """The token counter that checks a summary is shorter than what it replaces."""
+    """The token counter that checks a summary is not longer than what it replaces."""
 
 
 @dataclass

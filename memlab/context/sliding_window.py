@@ -65,13 +65,19 @@ def check_roles(name: str, roles: str | Sequence[str] | None) -> frozenset[str]:
 
 
 class SlidingWindow:
-    """Keep the newest messages whose tokens sum to at most `max_tokens`.
+    """Keep the newest messages that fit in `max_tokens`, after the leading system messages.
+
+    With ``keep_system=False`` the kept messages' tokens sum to at most `max_tokens`. With
+    `keep_system` (the default) the leading system messages are always kept and counted first, so
+    when they alone exceed `max_tokens` they are all that is kept, and the result is over the budget
+    (instructions are never dropped; see the module docstring).
 
     Args:
         max_tokens: The token budget of the messages sent.
         counter: How messages are counted: ``estimate`` (chars / 2.5 + 4, the document's), a tiktoken
             encoding or model name, or a `TokenCounter`.
-        keep_system: Keep the leading system messages and count them first (False: the document's bare walk).
+        keep_system: Keep the leading system messages, even over the budget, and count them first (False: the
+            document's bare walk).
         start_on: Drop the oldest kept units until the first starts with this role (None: off).
         end_on: Drop the newest messages until the last has this role, before counting (None: off).
         allow_partial: Keep the fitting tail of the message the walk stopped at (plain messages only).

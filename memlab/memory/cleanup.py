@@ -21,6 +21,7 @@ from memlab.memory.strategies import MemoryStrategy
 from memlab.messages import Message
 from memlab.runtime.agent import Component, Runtime
 from memlab.trace import MEMORY_CLEANUP, emit, timed
+from memlab.units import abandons_pending_calls
 
 if TYPE_CHECKING:
     from memlab.dialogues.model import Dialogue, Session
@@ -133,10 +134,14 @@ class MemoryCleanupService(Component):
             self._last = runtime.now
         # A periodic cleanup waits until every tool call is answered: run between a call and its
         # result, any strategy would see (and drop) half a unit, and the result would arrive orphaned.
+        # A user message abandons the calls still pending (the rule of `item_units`), so a call never
+        # answered does not stop periodic cleanup for the rest of the dialogue.
         if message.role == "assistant" and message.tool_calls:
             self._pending_calls = {c.id for c in message.tool_calls}
         elif message.role == "tool":
             self._pending_calls.discard(message.tool_call_id or "")
+        elif abandons_pending_calls(message.role):
+            self._pending_calls = set()
         if self._pending_calls:
             return
         if self.every_turns is not None and self._turns >= self.every_turns:

@@ -8,7 +8,9 @@
 
 No compressor separates a function_call from its function_call_output: cuts fall between
 `item_units`, so a window may keep a few items fewer than `max_items` (or more, when the newest
-tool exchange alone is larger).
+tool exchange alone is larger). A call still waiting for its output holds its unit open only
+until a user input abandons it (`memlab.units.abandons_pending_calls`); an unanswered call does
+not keep every later item.
 """
 
 from __future__ import annotations
@@ -39,7 +41,11 @@ FALLBACK_COUNT = "count"
 
 
 def split_window(items: Sequence[Item], max_items: int) -> tuple[list[Item], list[Item]]:
-    """(dropped, kept): drop whole units from the front until at most `max_items` remain (or one unit)."""
+    """(dropped, kept): drop whole units from the front until at most `max_items` remain (or one unit).
+
+    Units are `item_units`: a pending call keeps the items after it in its unit until a user input
+    abandons it, so the window stays at `max_items` after a call that is never answered.
+    """
     units = item_units(items)
     kept = len(items)
     drop = 0
@@ -77,7 +83,7 @@ def fold_summary(
 
     With a chat model: the context-summary prompt (keep the conversation coherent) over the
     previous summary and the dropped items, through `write_summary` (layer ``compressor``), so
-    the summary must be non-empty and hold fewer `counter` tokens than the previous summary and
+    the summary must be non-empty and hold no more `counter` tokens than the previous summary and
     the dropped items together. With no model, or when the model fails or its summary is rejected
     (a FALLBACK event with action ``count`` says so): the document's counting sample,
     ``[压缩] 历史片段条数=N`` appended.

@@ -57,7 +57,7 @@ class SummarizeStrategyConfig:
     max_tokens: int | None = ranges.positive(None)
     """The longest summary asked for, in tokens (null: the model's own limit)."""
     counter: str = "${tokenizer}"
-    """The token counter that checks a summary is shorter than what it replaces."""
+    """The token counter that checks a summary is not longer than what it replaces."""
 
 
 @dataclass
@@ -136,7 +136,7 @@ class SummaryFoldingConfig:
     max_tokens: int | None = ranges.positive(None)
     """The longest summary asked for, in tokens (null: the model's own limit)."""
     counter: str = "${tokenizer}"
-    """The token counter that checks a summary is shorter than what it replaces."""
+    """The token counter that checks a summary is not longer than what it replaces."""
 
 
 @dataclass

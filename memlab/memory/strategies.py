@@ -36,7 +36,7 @@ from memlab.units import message_units
 # Design document, Memory layer DELETE: "DELETE 策略 (keepLatest = 5)". TRIM and SUMMARIZE take the
 # Context layer's defaults ("算法与 Context 层 TRIM 相同"; SUMMARIZE "与 Context 版类似").
 DEFAULT_KEEP_LATEST = 5
-# Ours: the counter that checks a summary is shorter than its source (config: the run's tokenizer).
+# Ours: the counter that checks a summary is not longer than its source (config: the run's tokenizer).
 DEFAULT_SUMMARY_COUNTER = "cl100k_base"
 # The memory layer's fallback: keep the stored history as it is.
 FALLBACK_UNCHANGED = "unchanged"

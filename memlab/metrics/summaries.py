@@ -5,7 +5,8 @@ Every layer summarizes through `memlab.summary.write_summary`, which emits one t
 
 - `summary.<layer>.count`: summaries asked (layer ``context``, ``memory`` or ``compressor``);
 - `summary.<layer>.accepted`: those used (non-empty and not longer, in tokens, than their source);
-- `summary.<layer>.violations`: summaries returned with at least as many tokens as their source;
+- `summary.<layer>.violations`: summaries returned with more tokens than their source (the
+  design document: a summary "不应比原文更长"; one exactly as long is accepted, not a violation);
 - `summary.<layer>.empty` / `.failed`: empty summaries / model calls that raised;
 - `summary.<layer>.fallbacks`: summaries not used (the caller took its documented fallback);
 - `summary.<layer>.ratio.mean|max`: summary over source tokens, over every summary returned
@@ -39,14 +40,14 @@ def _layer_metrics(prefix: str, events: list[Event]) -> dict[str, float | int | 
         d = e.data
         counts["count"] += 1
         source, made = int(d.get("source_tokens") or 0), d.get("summary_tokens")
-        accepted = bool(d.get("accepted", made is not None and made < source))
+        accepted = bool(d.get("accepted", made is not None and made <= source))
         counts["accepted"] += accepted
         counts["fallbacks"] += not accepted
         if made is None:
             counts["failed"] += 1
             continue
         counts["empty"] += d.get("reason") == "empty_summary"
-        counts["violations"] += int(made) >= source
+        counts["violations"] += int(made) > source
         if source > 0:
             ratios.append(int(made) / source)
     r = np.array(ratios, dtype=np.float64)

@@ -20,8 +20,8 @@ The libraries count with memlab's counter (the run's tokenizer, over each messag
 is one SUMMARY event (layer ``memory`` or ``compressor``) whose `source_ids` are the messages folded in,
 so `summary.*`, `context.evidence_fed_to_summary` and `context.evidence_in_summary` read it as they read
 memlab's. Departures, named: a previous summary is recognised as one this entry wrote (by its text, in
-this process); neither library checks that a summary is shorter than its source (memlab's summarizers
-fall back when it is not): the summary is stored whatever the model wrote, and `accepted` is true.
+this process); neither library checks that a summary is not longer than its source (memlab's summarizers
+fall back when it is): the summary is stored whatever the model wrote, and `accepted` is true.
 """
 
 from __future__ import annotations

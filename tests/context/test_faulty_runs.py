@@ -65,8 +65,10 @@ def test_summarization_hook_without_a_model(make_config, tmp_path: Path) -> None
         assert (fallback["reason"], fallback["action"]) == ("no_model", "hard_truncation")
         (applied,) = of(call, CONTEXT_APPLY)[-1:]
         assert call.messages_kept == applied["messages_out"] <= applied["messages_in"]
-        # nothing dropped means the newest turn alone was over the trigger: it is kept, cut to fit
-        assert applied["messages_out"] < applied["messages_in"] or applied["newest_cut_chars"] > 0
+        # nothing dropped: the newest turn was over the room under the trigger and was cut to fit it, or the
+        # system prompt alone is over the trigger, so no cut brings the request under it and the turn goes whole
+        cut = applied["newest_cut_chars"] > 0
+        assert applied["messages_out"] < applied["messages_in"] or cut or applied["tokens_out"] > 20
 
 
 def test_summarize_without_a_model(make_config, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

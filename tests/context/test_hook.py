@@ -189,3 +189,23 @@ def test_no_model_keeps_the_newest_tool_unit_whole_when_cut() -> None:
     out = SummarizationHook(None, trigger_tokens=300).process(ms, ctx())
     assert [m.id for m in out[1:]] == ["a", "t"] and orphans(out) == []
     assert ESTIMATE.count_messages(out) <= 300
+
+
+@pytest.mark.parametrize("llm", [None, ExtractiveChatModel()], ids=["no_model", "a_model"])
+def test_system_messages_alone_over_the_trigger_leave_the_newest_turn_whole(llm) -> None:  # type: ignore[no-untyped-def]
+    """The defect: the newest turn became the omission marker alone, cut by -9 characters, the request grew."""
+    ms = [Message("system", "s" * 2_000), Message("user", "hello there"), Message("assistant", "hi")]
+    ms.append(Message("user", "what is my order status?"))
+    with recording() as events:
+        out = SummarizationHook(llm, trigger_tokens=500).process(ms, ctx())
+    assert out == [ms[0], ms[-1]]
+    (applied,) = events_of(events, CONTEXT_APPLY)
+    assert applied["newest_cut_chars"] == 0 and applied["tokens_out"] < applied["tokens_in"]
+
+
+def test_system_messages_alone_over_the_trigger_cut_the_newest_turn_to_the_trigger_only_when_it_alone_is_over() -> None:
+    huge = Message("user", "question " + " ".join(f"detail{j}" for j in range(2_000)) + " so what now?", id="last")
+    ms = [Message("system", "s" * 2_000), huge]
+    out = SummarizationHook(None, trigger_tokens=500).process(ms, ctx())
+    assert out[0] == ms[0] and out[-1].id == "last" and out[-1].text.endswith("so what now?")
+    assert 490 < ESTIMATE.count(out[-1]) <= 500  # cut to the trigger, not to the room the system prompt leaves (none)

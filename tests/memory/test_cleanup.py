@@ -22,11 +22,11 @@ from memlab.memory import (
     SummarizeStrategy,
     TrimStrategy,
 )
-from memlab.messages import Message
+from memlab.messages import Message, ToolCall
 from memlab.runtime import Runtime, SecurityContext
 from memlab.sim import CallRecord, LifecycleRecord, replay_dialogue
 from memlab.tokens import get_counter
-from memlab.trace import MEMORY_CLEANUP
+from memlab.trace import MEMORY_CLEANUP, recording
 
 T0 = datetime(2024, 3, 1, 9, 0)
 
@@ -75,6 +75,22 @@ def test_cleanup_every_n_turns() -> None:
     records, history = replay(MemoryCleanupService(TrimStrategy(1, 1), on_session_end=False, every_turns=4), dialogue())
     assert cleanups(records) == [("message", "turns", 4, 2), ("message", "turns", 6, 2), ("message", "turns", 6, 2)]
     assert len(history) == 2
+
+
+def test_a_tool_call_never_answered_does_not_stop_periodic_cleanup() -> None:
+    """The defect: the call stayed pending for good, and no periodic cleanup ran for the rest of the dialogue."""
+    history = InMemoryChatMemory()
+    service = MemoryCleanupService(DeleteStrategy(5), on_session_end=False, every_turns=5)
+    rt = Runtime(history=history, counter=get_counter("estimate"), security=SecurityContext("u"), components=[service])
+    call = Message("assistant", None, tool_calls=(ToolCall("c1", "search"),))
+    with recording() as events:
+        for m in [Message("user", "hi"), call, Message("assistant", "it is slow")]:
+            rt.append(m)
+        assert [e for e in events if e.kind == MEMORY_CLEANUP] == []  # the call still waits: no cleanup yet
+        for i in range(12):
+            rt.append(Message("user" if i % 2 == 0 else "assistant", f"m{i}"))
+    assert [e.data["trigger"] for e in events if e.kind == MEMORY_CLEANUP] == ["turns", "turns", "turns"]
+    assert len(history) == 5
 
 
 def test_cleanup_every_n_seconds_of_virtual_time() -> None:

@@ -98,6 +98,19 @@ def test_window_never_separates_a_call_from_its_output() -> None:
     assert WindowedMemoryCompressor(2).compress(MemorySnapshot.of(pending)).items == tuple(pending[3:])  # one open unit
 
 
+@pytest.mark.parametrize("compressor", [WindowedMemoryCompressor(20), HybridMemoryCompressor(20)], ids=["A", "B"])
+def test_a_call_never_answered_does_not_hold_the_window_open(compressor: Any) -> None:
+    """The defect: the pending call kept every later item in its unit, 101 items kept by a window of 20."""
+    memory = InMemoryAgentMemory(compressor)
+    memory.add_user_input("start")
+    memory.add_output_items([FunctionCall("c1", "search")])  # its output never arrives
+    for i in range(100):
+        memory.add_user_input(f"u{i}")
+    assert memory.get_items() == [MessageItem("user", f"u{i}") for i in range(80, 100)]
+    waiting = [FunctionCall("p", "slow"), MessageItem("assistant", "waiting"), FunctionCall("q", "x")]
+    assert [len(u) for u in item_units([*waiting, *users(2)])] == [3, 1, 1]  # the user input abandons p and q
+
+
 def test_per_task_keeps_the_live_task_and_a_summary_per_finished_one(scripted: Any) -> None:
     items = [
         MessageItem("user", "Cancel reservation ABC123"),

@@ -70,6 +70,14 @@ def test_summary_ratios_and_violations_per_layer() -> None:
     assert m["summary.compressor.ratio.mean"] == pytest.approx(4 / 30)
 
 
+def test_a_summary_exactly_as_long_as_its_source_is_accepted_and_no_violation() -> None:
+    """The defect: `write_summary` accepts it ("不应比原文更长"), and the metric counted it a violation too."""
+    m = summary_metrics(
+        [made("context", 44, 44), Event("summary", {"layer": "memory", "source_tokens": 44, "summary_tokens": 44})]
+    )
+    assert (m["summary.count"], m["summary.accepted"], m["summary.violations"], m["summary.fallbacks"]) == (2, 2, 0, 0)
+
+
 def test_no_summaries() -> None:
     m = summary_metrics([])
     assert m["summary.count"] == m["summary.memory.count"] == m["summary.violations"] == 0
