@@ -173,10 +173,11 @@ def test_a_group_choice_that_changed_nothing_is_not_said_to_miss_the_strategy() 
 def test_a_model_that_echoes_warns_that_most_summaries_fell_back(
     tmp_path: Path, memlab: Callable[..., tuple[int, str]], openai_server_module
 ) -> None:
-    """The server answers with the prompt reversed word by word: no summary is shorter than its source."""
+    """The server answers with the prompt reversed word by word: no summary is shorter than its source. It answers
+    as gpt-4o-mini, a model the price table knows (another would be named in a warning of its own)."""
     with openai_server_module.serve() as server:
         echo = (
-            "llm=litellm", "llm.model=openai/test-model", f"llm.api_base={server.base_url}",
+            "llm=litellm", "llm.model=openai/gpt-4o-mini", f"llm.api_base={server.base_url}",
             "llm.api_key_env=MEMLAB_TEST_KEY", "llm.num_retries=0", f"llm.cache_dir={tmp_path / 'cache'}",
         )  # fmt: skip
         status, stderr = memlab(*SMALL[:3], *echo, NO_FIGURES, f"hydra.run.dir={tmp_path / 'first'}")
