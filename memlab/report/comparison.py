@@ -39,6 +39,7 @@ MD_WIDTH = 110  # comparison.md's prose lines, so a terminal or a diff shows the
 KEY_CHARS = 28  # the longest label a figure shows; the table's row number identifies the rest
 NOT_SET = "(not set)"  # a swept key a run left as its config had it, where the config does not say
 DATA_DIGITS = 12  # of a run's data_sha256, in the table's DATA column: the Pareto fronts are per dataset
+NOT_MEASURED = "not measured"  # the Pareto cell of a run whose quality metrics are undefined: on no front, under none
 
 
 def _parse_override(text: str) -> tuple[str, str]:
@@ -221,17 +222,26 @@ def _display(frame: pd.DataFrame, *, html_badges: bool = False) -> pd.DataFrame:
                 shown["budget"] = [str(b) if b else "—" for b in budgets]
     fronts = [c for c in frame.columns if c.startswith("pareto.")]
     if fronts and any(frame[c].any() for c in fronts):
-        shown["pareto"] = [
-            ", ".join(c.split(".", 1)[1].replace("evidence_", "") for c in fronts if bool(frame.loc[i, c]))
-            for i in frame.index
-        ]
+        shown["pareto"] = [_pareto_cell(frame, i, fronts) for i in frame.index]
     if html_badges:
         shown["status"] = [f'<span class="badge {s}">{s}</span>' for s in frame["status"]]
         if "pareto" in shown:
             shown["pareto"] = [
-                " ".join(f'<span class="badge pareto">{p}</span>' for p in v.split(", ") if p) for v in shown["pareto"]
+                f'<span class="muted">{v}</span>'
+                if v == NOT_MEASURED
+                else " ".join(f'<span class="badge pareto">{p}</span>' for p in v.split(", ") if p)
+                for v in shown["pareto"]
             ]
     return shown
+
+
+def _pareto_cell(frame: pd.DataFrame, i: Any, fronts: Sequence[str]) -> str:
+    """The fronts row `i` is on, or NOT_MEASURED when it measures none of their metrics (neither on nor off one)."""
+    on = [c.split(".", 1)[1].replace("evidence_", "") for c in fronts if bool(frame.loc[i, c])]
+    measured = [m for m in QUALITY if f"pareto.{m.split('.', 1)[1]}" in fronts and not is_missing(frame.loc[i, m])]
+    if not on and not measured and frame.loc[i, "status"] == "ok":
+        return NOT_MEASURED
+    return ", ".join(on)
 
 
 def param_title(key: str) -> str:
@@ -365,7 +375,11 @@ def pareto_figures(frame: pd.DataFrame) -> list[tuple[Figure, str]]:
             fig = plots.pareto_figure(
                 pts, TOKENS, metric, pts[column].tolist(), tags, xlabel="prompt tokens per call", ylabel=f"{name} (%)"
             )
-            out.append((fig, f"Pareto front: prompt tokens against {name} (points numbered as the table's rows)"))
+            caption = f"Pareto front: prompt tokens against {name} (points numbered as the table's rows)"
+            left_out = [str(list(frame.index).index(i)) for i in okf.index if i not in pts.index]
+            if left_out:
+                caption += f"; not plotted, {name} not measured (undefined): " + ", ".join(f"#{t}" for t in left_out)
+            out.append((fig, caption))
     return out
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import random
 from pathlib import Path
@@ -153,3 +154,24 @@ def test_runs_of_different_data_have_a_front_each_and_no_pick_across_them(tmp_pa
     assert table["pareto.evidence_retention"].sum() >= 2  # one point per dataset at least
     md = (sweep / "comparison.md").read_text()
     assert "What to pick: these runs replayed different data" in md
+
+
+def test_a_run_without_evidence_is_not_measured_rather_than_dominated(tmp_path: Path, make_run, memlab_cli) -> None:
+    """The defect: a run whose evidence kept is undefined (tau-bench: no probe questions) was called "Dominated" though
+    it sent fewer tokens, and the Pareto figure left it out without saying so."""
+    probed = make_run(tmp_path / "probed", keep=0, dialogues=make_dialogues(2, 12))
+    bare = [dataclasses.replace(d, probes=()) for d in make_dialogues(2, 12)]
+    unprobed = make_run(tmp_path / "unprobed", keep=4, dialogues=bare)
+    assert memlab_cli("report", str(probed), str(unprobed), "-o", str(tmp_path / "cmp")) == 0
+    table = pd.read_csv(tmp_path / "cmp" / "comparison.csv")
+    assert table["tokens.prompt.mean"][1] < table["tokens.prompt.mean"][0]
+    assert pd.isna(table["context.evidence_retention"][1])
+    md = (tmp_path / "cmp" / "comparison.md").read_text()
+    assert "Dominated" not in md
+    said = "evidence kept not measured, so neither on its Pareto front nor dominated (left out of its figure): #1."
+    assert said in " ".join(md.split())
+    rows = [line for line in md.splitlines() if line.startswith("|   1 |")]
+    assert rows[0].rstrip(" |").endswith("not measured")
+    page = (tmp_path / "cmp" / "comparison.html").read_text()
+    assert '<span class="muted">not measured</span>' in page
+    assert "not plotted, evidence kept not measured (undefined): #1</figcaption>" in page
