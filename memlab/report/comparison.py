@@ -22,6 +22,7 @@ from memlab.report.findings import DATA, findings
 from memlab.report.fmt import fmt_value, is_missing
 from memlab.report.run_report import NO_PLOTS_NOTE, plots_wanted
 from memlab.report.rundata import RunData
+from memlab.report.table import Table
 from memlab.rundir import canonical_json
 
 if TYPE_CHECKING:
@@ -260,7 +261,7 @@ def _bullet(text: str) -> str:
 
 def _markdown(shown: pd.DataFrame) -> str:
     """A table with the registry's short column titles."""
-    return shown.rename(columns=lambda c: SHORT_NAMES.get(c) or c).to_markdown(index=False)
+    return Table.from_frame(shown.rename(columns=lambda c: SHORT_NAMES.get(c) or c)).to_markdown()
 
 
 def plot_keys(frame: pd.DataFrame) -> list[str]:
@@ -348,7 +349,12 @@ def comparison_md(frame: pd.DataFrame, title: str, notes: Sequence[str] = ()) ->
         out.append("")
     failed = frame[frame["status"] == "failed"]
     if not failed.empty:
-        out += ["## Failed configurations", "", failed[["label", "error", "run_dir"]].to_markdown(index=False), ""]
+        out += [
+            "## Failed configurations",
+            "",
+            Table.from_frame(failed[["label", "error", "run_dir"]]).to_markdown(),
+            "",
+        ]
     out += [
         "Pareto: not dominated in prompt tokens per call (lower is better) against evidence retention or",
         "long-term recall@10 (higher is better). Latencies are this machine's; compare them only as ratios.",

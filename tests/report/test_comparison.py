@@ -14,12 +14,14 @@ from simulated_runs import make_dialogues
 
 from memlab.report import RunData, find_runs, load_run
 from memlab.report.comparison import (
+    SHORT_NAMES,
     comparison_table,
     pareto_front,
     run_labels,
     swept_parameters,
     write_comparison,
 )
+from memlab.report.fmt import fmt_value
 
 
 def brute_force_front(cost: list[float], quality: list[float]) -> list[bool]:
@@ -175,3 +177,34 @@ def test_a_run_without_evidence_is_not_measured_rather_than_dominated(tmp_path: 
     page = (tmp_path / "cmp" / "comparison.html").read_text()
     assert '<span class="muted">not measured</span>' in page
     assert "not plotted, evidence kept not measured (undefined): #1</figcaption>" in page
+
+
+def test_comparison_md_shows_numbers_as_the_html_does(sweep_dir: Path, tmp_path: Path) -> None:
+    """The defect: tabulate re-parsed comparison.md's formatted cells (8,733.1 showed as 8733.1, 591.0 as 591).
+
+    The finished jobs only: a failed job's "—" made every column text, which tabulate left as it was."""
+    runs = [run for run in map(load_run, find_runs([sweep_dir])) if not run.failed]
+    paths = write_comparison(tmp_path, runs, title="sweep")
+    csv = pd.read_csv(paths["comparison.csv"])
+    lines = [line for line in paths["comparison.md"].read_text().splitlines() if line.startswith("|")]
+    tables: list[list[list[str]]] = []
+    for i, line in enumerate(lines):
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if i + 1 < len(lines) and set(lines[i + 1]) <= set("|-: "):
+            tables.append([cells])  # a header, its alignment row next
+        elif not set(line) <= set("|-: "):
+            tables[-1].append(cells)
+    columns = {short: name for name, short in SHORT_NAMES.items()}
+    checked = 0
+    for head, *rows in tables:
+        if head[0] != "#":
+            continue  # the failed jobs
+        for j, short in enumerate(head):
+            if short in columns and columns[short] in csv:
+                for row in rows:
+                    assert row[j] == fmt_value(columns[short], csv[columns[short]][int(row[0])]), short
+                    checked += 1
+    assert checked >= 12
+    assert any(
+        row[head.index("prompt p95")].endswith(".0") for head, *rows in tables if "prompt p95" in head for row in rows
+    )
