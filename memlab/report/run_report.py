@@ -188,14 +188,30 @@ def _formatted(table: Table) -> Table:
 WORST_ORDER = ("context.evidence_retention", "context.answer_coverage", "dialogue", "probe")
 
 
-def worst_questions(run: RunData, n: int = WORST_QUESTIONS) -> Table:
-    """The probes whose evidence the context kept least of (sorted as pandas' `sort_values`: gaps last)."""
+def measures_retention(run: RunData) -> bool:
+    """Whether some probe of the run has an evidence retention (questions.csv)."""
     q = run.questions
-    if q.empty or "context.evidence_retention" not in q or all(map(is_missing, q["context.evidence_retention"])):
+    return (
+        not q.empty and "context.evidence_retention" in q and not all(map(is_missing, q["context.evidence_retention"]))
+    )
+
+
+NONE_LOST = "No question lost evidence: every probe's evidence was sent verbatim (evidence kept 100%)."
+
+
+def worst_questions(run: RunData, n: int = WORST_QUESTIONS) -> Table:
+    """The probes whose evidence the context kept least of, those that lost some only (sorted as pandas'
+    `sort_values`: gaps last); empty when none lost any (`NONE_LOST`)."""
+    q = run.questions
+    if not measures_retention(run):
         return Table(())
     keys = [q.columns.index(c) for c in WORST_ORDER]
     rows = sorted(
-        (row for row, kept in zip(q.rows, q["context.evidence_retention"], strict=True) if not is_missing(kept)),
+        (
+            row
+            for row, kept in zip(q.rows, q["context.evidence_retention"], strict=True)
+            if not is_missing(kept) and kept < 1
+        ),
         key=lambda row: [(True, 0) if is_missing(row[i]) else (False, row[i]) for i in keys],
     )
     cols = [c for c in ("dialogue", "probe", "category", "question", "evidence", *RETENTION) if c in q]
@@ -280,6 +296,8 @@ def run_report_md(run: RunData) -> str:
     worst = worst_questions(run)
     if not worst.empty:
         out += ["## Questions whose evidence was lost most", "", human(_formatted(worst)).to_markdown(), ""]
+    elif measures_retention(run):
+        out += ["## Questions whose evidence was lost most", "", NONE_LOST, ""]
     out.append("Latencies vary per machine and are kept in `latency.json`, apart from the byte-stable `metrics.json`.")
     return "\n".join(out) + "\n"
 
@@ -341,6 +359,8 @@ def run_report_html(run: RunData) -> str:
             "<h2>Questions whose evidence was lost most</h2>"
             + html.table(human(_formatted(worst)), text_columns=("question", "evidence"))
         )
+    elif measures_retention(run):
+        body.append(f"<h2>Questions whose evidence was lost most</h2><p>{html.esc(NONE_LOST)}</p>")
     footer = (
         f"memlab · {html.esc(run.manifest.get('git_revision') or 'no git revision')}"
         f"{' (modified checkout)' if run.manifest.get('dirty') else ''} · data sha256 "
