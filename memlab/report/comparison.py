@@ -8,6 +8,7 @@ Written by the sweep callback into the sweep directory and by `memlab report DIR
 from __future__ import annotations
 
 import io
+import os
 import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -479,6 +480,21 @@ def sweep_title(name: str) -> str:
     return f"memlab sweep: {name}"
 
 
+def where_runs_are(runs: Sequence[RunData]) -> str:
+    """Where the compared run directories are: their common parent, or each of them when they share none but /.
+
+    Args:
+        runs: Runs read back (`load_run`).
+    """
+    paths = [str(r.path) for r in runs]
+    if len(paths) == 1:
+        return f"1 run directory: {paths[0]}"
+    parent = os.path.commonpath(paths) if len({os.path.isabs(p) for p in paths}) == 1 else ""
+    if parent in ("", os.sep):
+        return f"{len(paths)} run directories: {', '.join(paths)}"
+    return f"{len(paths)} run directories under {parent}"
+
+
 def write_comparison(
     out_dir: Path, runs: Sequence[RunData], title: str | None = None, notes: Sequence[str] | None = None
 ) -> dict[str, Path]:
@@ -494,7 +510,7 @@ def write_comparison(
     names = dict.fromkeys(r.name for r in runs if not r.failed) or dict.fromkeys(r.name for r in runs)
     title = title or "memlab comparison: " + ", ".join(names)
     notes = cautions(runs) if notes is None else notes
-    subtitle = [html.esc(f"{len(runs)} run directories under {out_dir}")]
+    subtitle = [html.esc(where_runs_are(runs))]
     csv = io.StringIO()
     frame.to_csv(csv, index=False)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -208,3 +208,16 @@ def test_comparison_md_shows_numbers_as_the_html_does(sweep_dir: Path, tmp_path:
     assert any(
         row[head.index("prompt p95")].endswith(".0") for head, *rows in tables if "prompt p95" in head for row in rows
     )
+
+
+def test_the_subtitle_says_where_the_runs_are_not_where_the_comparison_goes(
+    tmp_path: Path, make_run, memlab_cli
+) -> None:
+    """The defect: `memlab report A B -o OUT` said "2 run directories under OUT", where no run is."""
+    a = make_run(tmp_path / "runs" / "a", keep=0, dialogues=make_dialogues(1, 6))
+    b = make_run(tmp_path / "runs" / "b", keep=4, dialogues=make_dialogues(1, 6))
+    assert memlab_cli("report", str(a), str(b), "-o", str(tmp_path / "cmp")) == 0
+    page = (tmp_path / "cmp" / "comparison.html").read_text()
+    said = f"2 run directories under {tmp_path / 'runs'}"
+    assert f"<p>{html.escape(said)}</p>" in page
+    assert str(tmp_path / "cmp") not in page
