@@ -397,7 +397,7 @@ def comparison_html(
     shows = findings(frame)
     text_columns = ("label", *[param_title(c.removeprefix("param.")) for c in frame.columns if c.startswith("param.")])
     body = [
-        *[f'<div class="banner">{html.esc(note)}.</div>' for note in notes],
+        *[f'<div class="banner">{html.prose(note)}.</div>' for note in notes],
         html.cards(
             [
                 ("configurations", str(len(frame)), "rows below"),
@@ -405,7 +405,7 @@ def comparison_html(
                 *_best_cards(frame),
             ]
         ),
-        "<h2>What this shows</h2><ul>" + "".join(f"<li>{html.esc(x)}</li>" for x in shows) + "</ul>" if shows else "",
+        "<h2>What this shows</h2><ul>" + "".join(f"<li>{html.prose(x)}</li>" for x in shows) + "</ul>" if shows else "",
         "<h2>Configurations</h2>",
         html.table(
             _display(frame, html_badges=True),
@@ -431,7 +431,7 @@ def comparison_html(
     if terms:
         body.append(
             "<h2>Metrics</h2><dl>"
-            + "".join(f"<dt>{html.esc(t)} <code>{html.esc(n)}</code></dt><dd>{html.esc(a)}</dd>" for n, t, a in terms)
+            + "".join(f"<dt>{html.esc(t)} <code>{html.esc(n)}</code></dt><dd>{html.prose(a)}</dd>" for n, t, a in terms)
             + "</dl>"
         )
     footer = "memlab · comparison.csv holds every metric of every configuration · latencies vary per machine"

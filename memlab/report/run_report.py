@@ -315,7 +315,7 @@ def run_report_html(run: RunData) -> str:
     tokens_note = f"; {budget[1]:.0%} of the {budget[0]} budget" if budget else ""
     body = [
         *(
-            f'<div class="banner">WARNING: this run measured nothing here: {html.esc(w)}.</div>'
+            f'<div class="banner">WARNING: this run measured nothing here: {html.prose(w)}.</div>'
             for w in measurement_warnings(run.metrics)
         ),
         html.cards(
@@ -344,7 +344,7 @@ def run_report_html(run: RunData) -> str:
             body.append(
                 f"<div><h3>{html.esc(s.title)}</h3>{html.table(s.table) if not s.table.empty else ''}"
                 + (f'<p class="muted">Zero or undefined in this run: {html.esc(s.folded())}.</p>' if s.folded() else "")
-                + (f"<p>{html.esc(note)}.</p>" if note else "")
+                + (f"<p>{html.prose(note)}.</p>" if note else "")
                 + "</div>"
             )
         body.append("</div>")
@@ -352,7 +352,7 @@ def run_report_html(run: RunData) -> str:
         body.append("<h2>Per question category</h2>" + html.table(human(_formatted(cats))))
     stages = stage_moves_table(run.retrievals)
     if not stages.empty:
-        body.append(f"<h2>Re-ranking stages</h2><p>{html.esc(STAGES_NOTE)}</p>" + html.table(stages))
+        body.append(f"<h2>Re-ranking stages</h2><p>{html.prose(STAGES_NOTE)}</p>" + html.table(stages))
     worst = worst_questions(run)
     if not worst.empty:
         body.append(

@@ -221,3 +221,12 @@ def test_the_subtitle_says_where_the_runs_are_not_where_the_comparison_goes(
     said = f"2 run directories under {tmp_path / 'runs'}"
     assert f"<p>{html.escape(said)}</p>" in page
     assert str(tmp_path / "cmp") not in page
+
+
+def test_inline_code_of_the_findings_is_code_in_html(sweep_dir: Path, tmp_path: Path) -> None:
+    """The defect: comparison.html showed markdown's backticks ("`memlab recommend SWEEP_DIR --budget N`")."""
+    paths = write_comparison(tmp_path, [load_run(p) for p in find_runs([sweep_dir])], title="sweep")
+    assert "`memlab recommend SWEEP_DIR --budget N`" in " ".join(paths["comparison.md"].read_text().split())
+    page = paths["comparison.html"].read_text()
+    shows = page[page.index("<h2>What this shows</h2>") : page.index("<h2>Configurations</h2>")]
+    assert "<code>memlab recommend SWEEP_DIR --budget N</code>" in shows and "`" not in shows
