@@ -16,6 +16,7 @@ from memlab.report import RunData, find_runs, load_run
 from memlab.report.comparison import (
     SHORT_NAMES,
     comparison_table,
+    pareto_figures,
     pareto_front,
     run_labels,
     swept_parameters,
@@ -230,3 +231,19 @@ def test_inline_code_of_the_findings_is_code_in_html(sweep_dir: Path, tmp_path: 
     page = paths["comparison.html"].read_text()
     shows = page[page.index("<h2>What this shows</h2>") : page.index("<h2>Configurations</h2>")]
     assert "<code>memlab recommend SWEEP_DIR --budget N</code>" in shows and "`" not in shows
+
+
+def test_a_pareto_figure_of_one_point_shows_no_comparison_and_no_share_above_100(tmp_path: Path, make_run) -> None:
+    """The defect: one plotted run (the other's evidence kept undefined) still had a "dominated" legend entry, and the
+    share axis ran to 102.5% with ticks at 101 and 102."""
+    probed = make_run(tmp_path / "probed", keep=0, dialogues=make_dialogues(2, 12))
+    bare = [dataclasses.replace(d, probes=()) for d in make_dialogues(2, 12)]
+    unprobed = make_run(tmp_path / "unprobed", keep=4, dialogues=bare)
+    frame = comparison_table([load_run(probed), load_run(unprobed)])
+    assert frame["context.evidence_retention"][0] == 1.0
+    (fig, caption), *_ = pareto_figures(frame)
+    (ax,) = fig.axes
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["Pareto front"]
+    assert ax.get_ylim()[1] == 100.0 and max(ax.get_yticks()) <= 100.0
+    assert [len(c.get_offsets()) for c in ax.collections] == [1]
+    assert caption.endswith("not plotted, evidence kept not measured (undefined): #1")
