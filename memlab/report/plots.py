@@ -269,7 +269,7 @@ def pareto_figure(
     else:
         ax.set_xlim(*_fitted(xs, floor=0.0))
     ax.set_ylim(*_fitted(ys, floor=0.0, ceiling=100.0))
-    ax.legend(fontsize=8.5, loc="lower right")
+    _legend_below(ax, len(ax.collections))  # outside the axes: inside, it lay on the front's line and points
     groups: dict[tuple[float, float], list[str]] = {}
     for tag, px, py in zip(tags, xs, ys, strict=True):
         if np.isfinite(px) and np.isfinite(py):

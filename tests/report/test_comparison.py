@@ -247,3 +247,16 @@ def test_a_pareto_figure_of_one_point_shows_no_comparison_and_no_share_above_100
     assert ax.get_ylim()[1] == 100.0 and max(ax.get_yticks()) <= 100.0
     assert [len(c.get_offsets()) for c in ax.collections] == [1]
     assert caption.endswith("not plotted, evidence kept not measured (undefined): #1")
+
+
+def test_the_pareto_legend_lies_outside_the_plot(sweep_dir: Path) -> None:
+    """The defect: the legend sat inside the axes, on the front's line near its foot, its marker read as a point."""
+    runs = [load_run(p) for p in find_runs([sweep_dir])]
+    figures = pareto_figures(comparison_table(runs))
+    assert figures
+    for fig, _ in figures:
+        fig.canvas.draw()
+        (ax,) = fig.axes
+        legend, frame = ax.get_legend().get_window_extent(), ax.get_window_extent()
+        assert legend.y1 < frame.y0 and not legend.overlaps(frame)
+        assert fig.bbox.contains(legend.x0, legend.y0) and fig.bbox.contains(legend.x1, legend.y1)
