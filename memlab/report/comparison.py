@@ -8,6 +8,7 @@ Written by the sweep callback into the sweep directory and by `memlab report DIR
 from __future__ import annotations
 
 import io
+import os
 import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -22,6 +23,7 @@ from memlab.report.findings import DATA, findings
 from memlab.report.fmt import fmt_value, is_missing
 from memlab.report.run_report import NO_PLOTS_NOTE, plots_wanted
 from memlab.report.rundata import RunData
+from memlab.report.table import Table
 from memlab.rundir import canonical_json
 
 if TYPE_CHECKING:
@@ -39,6 +41,7 @@ MD_WIDTH = 110  # comparison.md's prose lines, so a terminal or a diff shows the
 KEY_CHARS = 28  # the longest label a figure shows; the table's row number identifies the rest
 NOT_SET = "(not set)"  # a swept key a run left as its config had it, where the config does not say
 DATA_DIGITS = 12  # of a run's data_sha256, in the table's DATA column: the Pareto fronts are per dataset
+NOT_MEASURED = "not measured"  # the Pareto cell of a run whose quality metrics are undefined: on no front, under none
 
 
 def _parse_override(text: str) -> tuple[str, str]:
@@ -221,17 +224,26 @@ def _display(frame: pd.DataFrame, *, html_badges: bool = False) -> pd.DataFrame:
                 shown["budget"] = [str(b) if b else "—" for b in budgets]
     fronts = [c for c in frame.columns if c.startswith("pareto.")]
     if fronts and any(frame[c].any() for c in fronts):
-        shown["pareto"] = [
-            ", ".join(c.split(".", 1)[1].replace("evidence_", "") for c in fronts if bool(frame.loc[i, c]))
-            for i in frame.index
-        ]
+        shown["pareto"] = [_pareto_cell(frame, i, fronts) for i in frame.index]
     if html_badges:
         shown["status"] = [f'<span class="badge {s}">{s}</span>' for s in frame["status"]]
         if "pareto" in shown:
             shown["pareto"] = [
-                " ".join(f'<span class="badge pareto">{p}</span>' for p in v.split(", ") if p) for v in shown["pareto"]
+                f'<span class="muted">{v}</span>'
+                if v == NOT_MEASURED
+                else " ".join(f'<span class="badge pareto">{p}</span>' for p in v.split(", ") if p)
+                for v in shown["pareto"]
             ]
     return shown
+
+
+def _pareto_cell(frame: pd.DataFrame, i: Any, fronts: Sequence[str]) -> str:
+    """The fronts row `i` is on, or NOT_MEASURED when it measures none of their metrics (neither on nor off one)."""
+    on = [c.split(".", 1)[1].replace("evidence_", "") for c in fronts if bool(frame.loc[i, c])]
+    measured = [m for m in QUALITY if f"pareto.{m.split('.', 1)[1]}" in fronts and not is_missing(frame.loc[i, m])]
+    if not on and not measured and frame.loc[i, "status"] == "ok":
+        return NOT_MEASURED
+    return ", ".join(on)
 
 
 def param_title(key: str) -> str:
@@ -250,7 +262,7 @@ def _bullet(text: str) -> str:
 
 def _markdown(shown: pd.DataFrame) -> str:
     """A table with the registry's short column titles."""
-    return shown.rename(columns=lambda c: SHORT_NAMES.get(c) or c).to_markdown(index=False)
+    return Table.from_frame(shown.rename(columns=lambda c: SHORT_NAMES.get(c) or c)).to_markdown()
 
 
 def plot_keys(frame: pd.DataFrame) -> list[str]:
@@ -338,7 +350,12 @@ def comparison_md(frame: pd.DataFrame, title: str, notes: Sequence[str] = ()) ->
         out.append("")
     failed = frame[frame["status"] == "failed"]
     if not failed.empty:
-        out += ["## Failed configurations", "", failed[["label", "error", "run_dir"]].to_markdown(index=False), ""]
+        out += [
+            "## Failed configurations",
+            "",
+            Table.from_frame(failed[["label", "error", "run_dir"]]).to_markdown(),
+            "",
+        ]
     out += [
         "Pareto: not dominated in prompt tokens per call (lower is better) against evidence retention or",
         "long-term recall@10 (higher is better). Latencies are this machine's; compare them only as ratios.",
@@ -365,7 +382,11 @@ def pareto_figures(frame: pd.DataFrame) -> list[tuple[Figure, str]]:
             fig = plots.pareto_figure(
                 pts, TOKENS, metric, pts[column].tolist(), tags, xlabel="prompt tokens per call", ylabel=f"{name} (%)"
             )
-            out.append((fig, f"Pareto front: prompt tokens against {name} (points numbered as the table's rows)"))
+            caption = f"Pareto front: prompt tokens against {name} (points numbered as the table's rows)"
+            left_out = [str(list(frame.index).index(i)) for i in okf.index if i not in pts.index]
+            if left_out:
+                caption += f"; not plotted, {name} not measured (undefined): " + ", ".join(f"#{t}" for t in left_out)
+            out.append((fig, caption))
     return out
 
 
@@ -376,7 +397,7 @@ def comparison_html(
     shows = findings(frame)
     text_columns = ("label", *[param_title(c.removeprefix("param.")) for c in frame.columns if c.startswith("param.")])
     body = [
-        *[f'<div class="banner">{html.esc(note)}.</div>' for note in notes],
+        *[f'<div class="banner">{html.prose(note)}.</div>' for note in notes],
         html.cards(
             [
                 ("configurations", str(len(frame)), "rows below"),
@@ -384,7 +405,7 @@ def comparison_html(
                 *_best_cards(frame),
             ]
         ),
-        "<h2>What this shows</h2><ul>" + "".join(f"<li>{html.esc(x)}</li>" for x in shows) + "</ul>" if shows else "",
+        "<h2>What this shows</h2><ul>" + "".join(f"<li>{html.prose(x)}</li>" for x in shows) + "</ul>" if shows else "",
         "<h2>Configurations</h2>",
         html.table(
             _display(frame, html_badges=True),
@@ -410,7 +431,7 @@ def comparison_html(
     if terms:
         body.append(
             "<h2>Metrics</h2><dl>"
-            + "".join(f"<dt>{html.esc(t)} <code>{html.esc(n)}</code></dt><dd>{html.esc(a)}</dd>" for n, t, a in terms)
+            + "".join(f"<dt>{html.esc(t)} <code>{html.esc(n)}</code></dt><dd>{html.prose(a)}</dd>" for n, t, a in terms)
             + "</dl>"
         )
     footer = "memlab · comparison.csv holds every metric of every configuration · latencies vary per machine"
@@ -459,6 +480,21 @@ def sweep_title(name: str) -> str:
     return f"memlab sweep: {name}"
 
 
+def where_runs_are(runs: Sequence[RunData]) -> str:
+    """Where the compared run directories are: their common parent, or each of them when they share none but /.
+
+    Args:
+        runs: Runs read back (`load_run`).
+    """
+    paths = [str(r.path) for r in runs]
+    if len(paths) == 1:
+        return f"1 run directory: {paths[0]}"
+    parent = os.path.commonpath(paths) if len({os.path.isabs(p) for p in paths}) == 1 else ""
+    if parent in ("", os.sep):
+        return f"{len(paths)} run directories: {', '.join(paths)}"
+    return f"{len(paths)} run directories under {parent}"
+
+
 def write_comparison(
     out_dir: Path, runs: Sequence[RunData], title: str | None = None, notes: Sequence[str] | None = None
 ) -> dict[str, Path]:
@@ -474,7 +510,7 @@ def write_comparison(
     names = dict.fromkeys(r.name for r in runs if not r.failed) or dict.fromkeys(r.name for r in runs)
     title = title or "memlab comparison: " + ", ".join(names)
     notes = cautions(runs) if notes is None else notes
-    subtitle = [html.esc(f"{len(runs)} run directories under {out_dir}")]
+    subtitle = [html.esc(where_runs_are(runs))]
     csv = io.StringIO()
     frame.to_csv(csv, index=False)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -75,12 +75,18 @@ def findings(frame: pd.DataFrame) -> list[str]:
                 f"(within {100 * (1 - NEAR_BEST):.0f}% of that) at {fmt_value(TOKENS, cheap[TOKENS])}"
             )
         out.append(sentence + ".")
-        dominated = [r for r in ok if r.get(FRONT) is False or r.get(FRONT) == 0]
+        dominated = [r for r in kept if r.get(FRONT) is False or r.get(FRONT) == 0]
         if FRONT in frame and dominated:
             out.append(
                 "Dominated (another configuration sends no more tokens and keeps at least as much evidence): "
                 + ", ".join(f"#{r['#']}" for r in dominated)
                 + "."
+            )
+        unmeasured = [r for r in ok if _number(r.get(RETENTION)) is None]
+        if FRONT in frame and unmeasured:  # no retention to compare: neither on the front nor dominated
+            out.append(
+                f"{title(RETENTION)} not measured, so neither on its Pareto front nor dominated (left out of its "
+                "figure): " + ", ".join(f"#{r['#']}" for r in unmeasured) + "."
             )
     ignored: dict[str, list[str]] = {}
     for r in ok:
@@ -137,11 +143,14 @@ def _what_to_pick(ok: Sequence[Row], params: Sequence[str]) -> list[str]:
         for (tokens, q), rows in points.items()
     ]
     name = title(quality)
+    others = "every other configuration is dominated"
+    if any(_number(r.get(quality)) is None for r in ok):
+        others = f"every other configuration measuring {name} is dominated"
     if len(steps) == 1:
         return [f"What to pick: {steps[0].split(' at ')[0]}: it sends the fewest tokens and has the best {name}."]
     return [
         f"What to pick, by the prompt tokens per call you can spend (each the best {name} until the next one's "
-        f"tokens; every other configuration is dominated): " + "; ".join(steps) + ". For a budget, "
+        f"tokens; {others}): " + "; ".join(steps) + ". For a budget, "
         "`memlab recommend SWEEP_DIR --budget N` names the one that fits it."
     ]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -61,6 +62,15 @@ footer { color: var(--muted); font-size: 12.5px; padding: 18px 40px; border-top:
 
 def esc(text: Any) -> str:
     return html.escape(str(text), quote=True)
+
+
+def prose(text: Any) -> str:
+    """`text` escaped, its markdown inline code (`memlab recommend`) as <code>, as report.md shows it.
+
+    >>> prose("run `memlab report A <B>` & see")
+    'run <code>memlab report A &lt;B&gt;</code> &amp; see'
+    """
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", esc(text))
 
 
 def figure(png: bytes, caption: str) -> str:

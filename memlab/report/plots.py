@@ -247,8 +247,12 @@ def pareto_figure(
     fig, ax = plt.subplots(figsize=(6.8, 4.4), dpi=DPI)
     xs, ys = points[x].to_numpy(dtype=float), points[y].to_numpy(dtype=float) * 100
     on = np.array(front, dtype=bool)
-    ax.scatter(xs[~on], ys[~on], s=46, color="#9aa4b2", zorder=3, label="dominated")
-    ax.scatter(xs[on], ys[on], s=60, color=PALETTE[0], zorder=4, label="Pareto front")
+    for where, size, colour, z, label in (
+        (~on, 46, "#9aa4b2", 3, "dominated"),
+        (on, 60, PALETTE[0], 4, "Pareto front"),
+    ):
+        if where.any():  # a legend entry only for points drawn (one run: nothing is dominated)
+            ax.scatter(xs[where], ys[where], s=size, color=colour, zorder=z, label=label, clip_on=False)
     order = np.argsort(xs[on])
     ax.step(xs[on][order], ys[on][order], where="post", color=PALETTE[0], linewidth=1.2, alpha=0.7)
     finite = xs[np.isfinite(xs) & (xs > 0)]
@@ -265,7 +269,7 @@ def pareto_figure(
     else:
         ax.set_xlim(*_fitted(xs, floor=0.0))
     ax.set_ylim(*_fitted(ys, floor=0.0, ceiling=100.0))
-    ax.legend(fontsize=8.5, loc="lower right")
+    _legend_below(ax, len(ax.collections))  # outside the axes: inside, it lay on the front's line and points
     groups: dict[tuple[float, float], list[str]] = {}
     for tag, px, py in zip(tags, xs, ys, strict=True):
         if np.isfinite(px) and np.isfinite(py):
@@ -375,13 +379,13 @@ def _outside(box: Any, frame: Any) -> float:
 
 
 def _fitted(values: np.ndarray, *, floor: float, ceiling: float | None = None) -> tuple[float, float]:
-    """Axis limits around `values` with a margin, so close points stay apart (never below `floor`)."""
+    """Axis limits around `values` with a margin, so close points stay apart (never below `floor`, above `ceiling`)."""
     finite = values[np.isfinite(values)]
     if finite.size == 0:
         return floor, ceiling if ceiling is not None else 1.0
     low, high = float(finite.min()), float(finite.max())
     pad = max((high - low) * 0.12, abs(high) * 0.05, 0.5)
-    top = high + pad if ceiling is None else min(ceiling + pad / 2, high + pad)
+    top = high + pad if ceiling is None else min(ceiling, high + pad)  # a share ends at 100%
     return max(floor - pad / 2, low - pad), top
 
 

@@ -188,14 +188,30 @@ def _formatted(table: Table) -> Table:
 WORST_ORDER = ("context.evidence_retention", "context.answer_coverage", "dialogue", "probe")
 
 
-def worst_questions(run: RunData, n: int = WORST_QUESTIONS) -> Table:
-    """The probes whose evidence the context kept least of (sorted as pandas' `sort_values`: gaps last)."""
+def measures_retention(run: RunData) -> bool:
+    """Whether some probe of the run has an evidence retention (questions.csv)."""
     q = run.questions
-    if q.empty or "context.evidence_retention" not in q or all(map(is_missing, q["context.evidence_retention"])):
+    return (
+        not q.empty and "context.evidence_retention" in q and not all(map(is_missing, q["context.evidence_retention"]))
+    )
+
+
+NONE_LOST = "No question lost evidence: every probe's evidence was sent verbatim (evidence kept 100%)."
+
+
+def worst_questions(run: RunData, n: int = WORST_QUESTIONS) -> Table:
+    """The probes whose evidence the context kept least of, those that lost some only (sorted as pandas'
+    `sort_values`: gaps last); empty when none lost any (`NONE_LOST`)."""
+    q = run.questions
+    if not measures_retention(run):
         return Table(())
     keys = [q.columns.index(c) for c in WORST_ORDER]
     rows = sorted(
-        (row for row, kept in zip(q.rows, q["context.evidence_retention"], strict=True) if not is_missing(kept)),
+        (
+            row
+            for row, kept in zip(q.rows, q["context.evidence_retention"], strict=True)
+            if not is_missing(kept) and kept < 1
+        ),
         key=lambda row: [(True, 0) if is_missing(row[i]) else (False, row[i]) for i in keys],
     )
     cols = [c for c in ("dialogue", "probe", "category", "question", "evidence", *RETENTION) if c in q]
@@ -280,6 +296,8 @@ def run_report_md(run: RunData) -> str:
     worst = worst_questions(run)
     if not worst.empty:
         out += ["## Questions whose evidence was lost most", "", human(_formatted(worst)).to_markdown(), ""]
+    elif measures_retention(run):
+        out += ["## Questions whose evidence was lost most", "", NONE_LOST, ""]
     out.append("Latencies vary per machine and are kept in `latency.json`, apart from the byte-stable `metrics.json`.")
     return "\n".join(out) + "\n"
 
@@ -297,7 +315,7 @@ def run_report_html(run: RunData) -> str:
     tokens_note = f"; {budget[1]:.0%} of the {budget[0]} budget" if budget else ""
     body = [
         *(
-            f'<div class="banner">WARNING: this run measured nothing here: {html.esc(w)}.</div>'
+            f'<div class="banner">WARNING: this run measured nothing here: {html.prose(w)}.</div>'
             for w in measurement_warnings(run.metrics)
         ),
         html.cards(
@@ -326,7 +344,7 @@ def run_report_html(run: RunData) -> str:
             body.append(
                 f"<div><h3>{html.esc(s.title)}</h3>{html.table(s.table) if not s.table.empty else ''}"
                 + (f'<p class="muted">Zero or undefined in this run: {html.esc(s.folded())}.</p>' if s.folded() else "")
-                + (f"<p>{html.esc(note)}.</p>" if note else "")
+                + (f"<p>{html.prose(note)}.</p>" if note else "")
                 + "</div>"
             )
         body.append("</div>")
@@ -334,13 +352,15 @@ def run_report_html(run: RunData) -> str:
         body.append("<h2>Per question category</h2>" + html.table(human(_formatted(cats))))
     stages = stage_moves_table(run.retrievals)
     if not stages.empty:
-        body.append(f"<h2>Re-ranking stages</h2><p>{html.esc(STAGES_NOTE)}</p>" + html.table(stages))
+        body.append(f"<h2>Re-ranking stages</h2><p>{html.prose(STAGES_NOTE)}</p>" + html.table(stages))
     worst = worst_questions(run)
     if not worst.empty:
         body.append(
             "<h2>Questions whose evidence was lost most</h2>"
             + html.table(human(_formatted(worst)), text_columns=("question", "evidence"))
         )
+    elif measures_retention(run):
+        body.append(f"<h2>Questions whose evidence was lost most</h2><p>{html.esc(NONE_LOST)}</p>")
     footer = (
         f"memlab · {html.esc(run.manifest.get('git_revision') or 'no git revision')}"
         f"{' (modified checkout)' if run.manifest.get('dirty') else ''} · data sha256 "

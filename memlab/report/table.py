@@ -21,6 +21,7 @@ import csv
 import io
 import math
 import numbers
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -116,7 +117,34 @@ class Table:
         return buf.getvalue()
 
     def to_markdown(self) -> str:
-        """`DataFrame.to_markdown(index=False)`'s text: a tabulate pipe table."""
-        from tabulate import tabulate
+        """A tabulate pipe table of the cells as they are (`markdown`)."""
+        return markdown(self.columns, self.rows)
 
-        return tabulate([list(row) for row in self.rows], headers=list(self.columns), tablefmt="pipe")
+
+NUMBER_TEXT = re.compile(r"^[-+]?\$?(\d{1,3}(,\d{3})*|\d+)?(\.\d+)?([eE][-+]?\d+)?%?$")
+
+
+def _numeric(cell: Any) -> bool:
+    """A number, or a number as the reports format it ("1,849", "591.0", "$0.0751", "13.5%"), or a gap."""
+    text = str(cell)
+    return _gap(cell) or _is_number(cell) or bool(NUMBER_TEXT.match(text) and any(map(str.isdigit, text)))
+
+
+def _gap(cell: Any) -> bool:
+    return is_missing(cell) or str(cell) in ("", "—", "nan")
+
+
+def markdown(columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """A tabulate pipe table (`DataFrame.to_markdown(index=False)`) showing each cell as written.
+
+    Tabulate re-parses text that looks like a number ("1,849" as 1849, "591.0" as 591): the reports' formatting
+    was lost. Its number parsing is off; a column of numbers (formatted or not) is right-aligned as it aligned them.
+    """
+    from tabulate import tabulate
+
+    body = [list(row) for row in rows]
+    align = [
+        "right" if all(_numeric(row[i]) for row in body) and not all(_gap(row[i]) for row in body) else "left"
+        for i in range(len(columns))
+    ]
+    return tabulate(body, headers=list(columns), tablefmt="pipe", disable_numparse=True, colalign=align)

@@ -94,4 +94,5 @@ def test_the_run_report_counts_each_stages_moves_from_the_jsonl(conv26_run, stag
     assert table.loc["revisions", "top 10 changed"] > 0  # updates is off by default
     report = (conv26_run / "report.md").read_text()
     assert "## Re-ranking stages" in report and re.search(r"\| revisions +\|", report)
-    assert "Re-ranking stages" in (conv26_run / "report.html").read_text()
+    page = (conv26_run / "report.html").read_text()
+    assert "Re-ranking stages" in page and "(<code>longterm.rerank</code>)" in page and "`" not in page

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import random
 from pathlib import Path
@@ -13,12 +14,15 @@ from simulated_runs import make_dialogues
 
 from memlab.report import RunData, find_runs, load_run
 from memlab.report.comparison import (
+    SHORT_NAMES,
     comparison_table,
+    pareto_figures,
     pareto_front,
     run_labels,
     swept_parameters,
     write_comparison,
 )
+from memlab.report.fmt import fmt_value
 
 
 def brute_force_front(cost: list[float], quality: list[float]) -> list[bool]:
@@ -153,3 +157,106 @@ def test_runs_of_different_data_have_a_front_each_and_no_pick_across_them(tmp_pa
     assert table["pareto.evidence_retention"].sum() >= 2  # one point per dataset at least
     md = (sweep / "comparison.md").read_text()
     assert "What to pick: these runs replayed different data" in md
+
+
+def test_a_run_without_evidence_is_not_measured_rather_than_dominated(tmp_path: Path, make_run, memlab_cli) -> None:
+    """The defect: a run whose evidence kept is undefined (tau-bench: no probe questions) was called "Dominated" though
+    it sent fewer tokens, and the Pareto figure left it out without saying so."""
+    probed = make_run(tmp_path / "probed", keep=0, dialogues=make_dialogues(2, 12))
+    bare = [dataclasses.replace(d, probes=()) for d in make_dialogues(2, 12)]
+    unprobed = make_run(tmp_path / "unprobed", keep=4, dialogues=bare)
+    assert memlab_cli("report", str(probed), str(unprobed), "-o", str(tmp_path / "cmp")) == 0
+    table = pd.read_csv(tmp_path / "cmp" / "comparison.csv")
+    assert table["tokens.prompt.mean"][1] < table["tokens.prompt.mean"][0]
+    assert pd.isna(table["context.evidence_retention"][1])
+    md = (tmp_path / "cmp" / "comparison.md").read_text()
+    assert "Dominated" not in md
+    said = "evidence kept not measured, so neither on its Pareto front nor dominated (left out of its figure): #1."
+    assert said in " ".join(md.split())
+    rows = [line for line in md.splitlines() if line.startswith("|   1 |")]
+    assert rows[0].rstrip(" |").endswith("not measured")
+    page = (tmp_path / "cmp" / "comparison.html").read_text()
+    assert '<span class="muted">not measured</span>' in page
+    assert "not plotted, evidence kept not measured (undefined): #1</figcaption>" in page
+
+
+def test_comparison_md_shows_numbers_as_the_html_does(sweep_dir: Path, tmp_path: Path) -> None:
+    """The defect: tabulate re-parsed comparison.md's formatted cells (8,733.1 showed as 8733.1, 591.0 as 591).
+
+    The finished jobs only: a failed job's "—" made every column text, which tabulate left as it was."""
+    runs = [run for run in map(load_run, find_runs([sweep_dir])) if not run.failed]
+    paths = write_comparison(tmp_path, runs, title="sweep")
+    csv = pd.read_csv(paths["comparison.csv"])
+    lines = [line for line in paths["comparison.md"].read_text().splitlines() if line.startswith("|")]
+    tables: list[list[list[str]]] = []
+    for i, line in enumerate(lines):
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if i + 1 < len(lines) and set(lines[i + 1]) <= set("|-: "):
+            tables.append([cells])  # a header, its alignment row next
+        elif not set(line) <= set("|-: "):
+            tables[-1].append(cells)
+    columns = {short: name for name, short in SHORT_NAMES.items()}
+    checked = 0
+    for head, *rows in tables:
+        if head[0] != "#":
+            continue  # the failed jobs
+        for j, short in enumerate(head):
+            if short in columns and columns[short] in csv:
+                for row in rows:
+                    assert row[j] == fmt_value(columns[short], csv[columns[short]][int(row[0])]), short
+                    checked += 1
+    assert checked >= 12
+    assert any(
+        row[head.index("prompt p95")].endswith(".0") for head, *rows in tables if "prompt p95" in head for row in rows
+    )
+
+
+def test_the_subtitle_says_where_the_runs_are_not_where_the_comparison_goes(
+    tmp_path: Path, make_run, memlab_cli
+) -> None:
+    """The defect: `memlab report A B -o OUT` said "2 run directories under OUT", where no run is."""
+    a = make_run(tmp_path / "runs" / "a", keep=0, dialogues=make_dialogues(1, 6))
+    b = make_run(tmp_path / "runs" / "b", keep=4, dialogues=make_dialogues(1, 6))
+    assert memlab_cli("report", str(a), str(b), "-o", str(tmp_path / "cmp")) == 0
+    page = (tmp_path / "cmp" / "comparison.html").read_text()
+    said = f"2 run directories under {tmp_path / 'runs'}"
+    assert f"<p>{html.escape(said)}</p>" in page
+    assert str(tmp_path / "cmp") not in page
+
+
+def test_inline_code_of_the_findings_is_code_in_html(sweep_dir: Path, tmp_path: Path) -> None:
+    """The defect: comparison.html showed markdown's backticks ("`memlab recommend SWEEP_DIR --budget N`")."""
+    paths = write_comparison(tmp_path, [load_run(p) for p in find_runs([sweep_dir])], title="sweep")
+    assert "`memlab recommend SWEEP_DIR --budget N`" in " ".join(paths["comparison.md"].read_text().split())
+    page = paths["comparison.html"].read_text()
+    shows = page[page.index("<h2>What this shows</h2>") : page.index("<h2>Configurations</h2>")]
+    assert "<code>memlab recommend SWEEP_DIR --budget N</code>" in shows and "`" not in shows
+
+
+def test_a_pareto_figure_of_one_point_shows_no_comparison_and_no_share_above_100(tmp_path: Path, make_run) -> None:
+    """The defect: one plotted run (the other's evidence kept undefined) still had a "dominated" legend entry, and the
+    share axis ran to 102.5% with ticks at 101 and 102."""
+    probed = make_run(tmp_path / "probed", keep=0, dialogues=make_dialogues(2, 12))
+    bare = [dataclasses.replace(d, probes=()) for d in make_dialogues(2, 12)]
+    unprobed = make_run(tmp_path / "unprobed", keep=4, dialogues=bare)
+    frame = comparison_table([load_run(probed), load_run(unprobed)])
+    assert frame["context.evidence_retention"][0] == 1.0
+    (fig, caption), *_ = pareto_figures(frame)
+    (ax,) = fig.axes
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["Pareto front"]
+    assert ax.get_ylim()[1] == 100.0 and max(ax.get_yticks()) <= 100.0
+    assert [len(c.get_offsets()) for c in ax.collections] == [1]
+    assert caption.endswith("not plotted, evidence kept not measured (undefined): #1")
+
+
+def test_the_pareto_legend_lies_outside_the_plot(sweep_dir: Path) -> None:
+    """The defect: the legend sat inside the axes, on the front's line near its foot, its marker read as a point."""
+    runs = [load_run(p) for p in find_runs([sweep_dir])]
+    figures = pareto_figures(comparison_table(runs))
+    assert figures
+    for fig, _ in figures:
+        fig.canvas.draw()
+        (ax,) = fig.axes
+        legend, frame = ax.get_legend().get_window_extent(), ax.get_window_extent()
+        assert legend.y1 < frame.y0 and not legend.overlaps(frame)
+        assert fig.bbox.contains(legend.x0, legend.y0) and fig.bbox.contains(legend.x1, legend.y1)

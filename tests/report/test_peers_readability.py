@@ -89,7 +89,7 @@ def test_each_run_report_is_titled_by_its_configuration_with_human_headers(peers
     runs = {r.manifest["overrides"][0].rsplit("=", 1)[1]: r for r in _runs(peers_sweep)}
     window = (runs["sliding_window_1000"].path / "report.md").read_text(encoding="utf-8")
     assert window.startswith("# memlab run: peers: sliding_window_1000\n")
-    rows = [line for line in window.splitlines() if re.match(r"\| [a-z]+\.\S+ +\| (0|0\.0%|—|\$0) +\|$", line)]
+    rows = [line for line in window.splitlines() if re.match(r"\| [a-z]+\.\S+ +\| +(0|0\.0%|—|\$0) *\|$", line)]
     assert rows == [], "metrics at zero or undefined are folded, not listed"
     folded = " ".join(window[window.index("## Summaries") :].split("\n\n")[1].split())
     assert folded.startswith("Zero or undefined in this run: zero: ") and "summary.count" in folded  # one paragraph

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -85,3 +86,19 @@ def test_answer_evaluation_scores_or_counts_every_answerable_question(make_confi
     assert questions.loc[scored, "answer.bleu1.mem0"].between(0, 1).all()
     if scored.any():
         assert result.metrics["answer.f1.locomo"] == questions.loc[scored, "answer.f1.locomo"].mean()
+
+
+def test_lost_questions_are_those_that_lost_evidence_or_none_said(make_run, tmp_path: Path) -> None:
+    """The defect: "Questions whose evidence was lost most" listed questions that had lost none (evidence kept 100%)."""
+    lossy = (make_run(tmp_path / "lossy", keep=6) / "report.md").read_text()
+    section = lossy[lossy.index("## Questions whose evidence was lost most") :].split("\n\n")[1]
+    rows = section.splitlines()[2:]
+    assert len(rows) == 6 and not [row for row in rows if "100.0%" in row.split("|")[6]]  # the late probes kept all
+    whole = make_run(tmp_path / "whole", keep=0)
+    md = (whole / "report.md").read_text()
+    said = "No question lost evidence: every probe's evidence was sent verbatim (evidence kept 100%)."
+    assert f"## Questions whose evidence was lost most\n\n{said}\n" in md
+    assert (
+        f"<h2>Questions whose evidence was lost most</h2><p>{html.escape(said)}</p>"
+        in (whole / "report.html").read_text()
+    )
