@@ -15,6 +15,13 @@ came from. Two families, named for what they count:
   with LongMemEval's discount (rank 1 and 2 undiscounted, rank i > 1 divided by log2 i), which
   differs from the log2(i + 1) of ``ndcg@k``.
 
+- the top of the ranking, memory units: ``precision@1``: 1 if the rank-1 memory cites any evidence turn;
+  ``mrr``: 1 / the rank of the first memory citing any evidence turn (0 when none of the retrieved does).
+  A memory is relevant when it cites an evidence turn, so a memory citing two counts once. ranx's
+  ``precision@1`` and ``mrr`` on ``retrievals.trec``/``.qrels`` judge TREC docids (turns), yet give the same
+  values: the first memory citing evidence is first to cite it, so `credited_docids` names it by an evidence
+  turn, and no memory before it has an evidence docid (exact, unlike ``ndcg@k``'s gain of 2).
+
 With one turn per memory the two families agree on K. Overall means leave out the categories in
 `excluded` (by default LoCoMo's adversarial questions, as the references report them); each
 category, excluded ones included, is also reported on its own as ``<name>.cat_<category>``.
@@ -95,6 +102,26 @@ def ndcg_at_k(evidence: Iterable[str], retrieved: Sequence[Sequence[str]], k: in
     return _dcg(gains, k) / _dcg(ideal, k)
 
 
+def precision_at_1(evidence: Iterable[str], retrieved: Sequence[Sequence[str]]) -> float:
+    """1.0 if the rank-1 memory cites any evidence turn (ranx's ``precision@1`` over memories).
+
+    >>> precision_at_1(["a"], [["x", "a"], ["b"]]), precision_at_1(["a"], [["x"], ["a"]]), precision_at_1(["a"], [])
+    (1.0, 0.0, 0.0)
+    """
+    wanted = _wanted(evidence)
+    return float(bool(retrieved) and bool(wanted & set(retrieved[0])))
+
+
+def reciprocal_rank(evidence: Iterable[str], retrieved: Sequence[Sequence[str]]) -> float:
+    """1 / the rank of the first memory citing any evidence turn; 0.0 when none does (ranx's ``mrr`` per question).
+
+    >>> reciprocal_rank(["a", "b"], [["x"], ["y"], ["b"]]), reciprocal_rank(["a"], [["x"]])
+    (0.3333333333333333, 0.0)
+    """
+    rank = first_citing(_wanted(evidence), retrieved)
+    return 0.0 if rank is None else 1.0 / (rank + 1)
+
+
 def turn_ranking(retrieved: Sequence[Sequence[str]]) -> list[str]:
     """The turns the memories cite, in the order they are first cited."""
     return list(dict.fromkeys(t for memory in retrieved for t in memory))
@@ -126,6 +153,8 @@ def retrieval_scores(
         row[f"recall@{k}"] = recall_at_k(evidence, retrieved, k)
         row[f"recall_any@{k}"] = recall_any_at_k(evidence, retrieved, k)
         row[f"recall_all@{k}"] = recall_all_at_k(evidence, retrieved, k)
+    row["precision@1"] = precision_at_1(evidence, retrieved)
+    row["mrr"] = reciprocal_rank(evidence, retrieved)
     row[f"ndcg@{NDCG_K}"] = ndcg_at_k(evidence, retrieved, NDCG_K)
     row[f"ndcg_any@{NDCG_K}"] = ndcg_any_at_k(evidence, retrieved, NDCG_K)
     return row
@@ -137,7 +166,8 @@ def longterm_metrics(
     k_values: Sequence[int] = K_VALUES,
     excluded: Sequence[str] = EXCLUDED_CATEGORIES,
 ) -> dict[str, float]:
-    """``longterm.recall@K`` and the rest, ``longterm.injected_tokens.mean``, overall and per category.
+    """``longterm.recall@K``, ``precision@1``, ``mrr`` and the rest, ``longterm.injected_tokens.mean``, overall and
+    per category.
 
     `probes` are `ProbeRecord`s (anything with ``probe.evidence``, ``probe.category`` and a
     ``results`` mapping). ``longterm.questions`` counts what the overall means cover. Empty when no

@@ -158,6 +158,8 @@ METRICS: tuple[Metric, ...] = (
     Metric("longterm.recall@1", SHARE, HIGHER, S_LONGTERM, "share of the evidence turns cited by the top memory (fractional)", "recall@1"),
     Metric("longterm.recall@5", SHARE, HIGHER, S_LONGTERM, "share of the evidence turns cited by the top 5 memories (fractional)", "recall@5"),
     Metric("longterm.recall@*", SHARE, HIGHER, S_LONGTERM, "share of the evidence turns cited by the top K memories (fractional)", "recall@10"),
+    Metric("longterm.precision@1", SHARE, HIGHER, S_LONGTERM, "share of questions whose rank-1 memory cites an evidence turn (ranx's precision@1 over memories)", "P@1"),
+    Metric("longterm.mrr", SHARE, HIGHER, S_LONGTERM, "mean 1 / rank of the first memory citing an evidence turn, 0 when none is retrieved (ranx's mrr)", "MRR"),
     Metric("longterm.recall_any@*", SHARE, HIGHER, S_LONGTERM, "1 if any evidence turn is among the first K turns the memories cite (LongMemEval)"),
     Metric("longterm.recall_all@*", SHARE, HIGHER, S_LONGTERM, "1 if every evidence turn is among the first K turns the memories cite (LongMemEval)"),
     Metric("longterm.ndcg_any@*", SHARE, HIGHER, S_LONGTERM, "binary nDCG@K over the cited turns, LongMemEval's ideal and discount"),
@@ -251,7 +253,14 @@ _RETENTION_VIEW = (
     "context.evidence_in_summary",
     "context.answer_coverage",
 )
-_RETRIEVAL_VIEW = ("longterm.recall@1", "longterm.recall@5", "longterm.recall@10", "longterm.ndcg@10")
+_RETRIEVAL_VIEW = (
+    "longterm.recall@1",
+    "longterm.recall@5",
+    "longterm.recall@10",
+    "longterm.precision@1",
+    "longterm.mrr",
+    "longterm.ndcg@10",
+)
 VIEWS: dict[str, tuple[str, ...]] = {
     V_RUN_HEADLINE: (
         "calls",

@@ -11,7 +11,7 @@ from replays import CONV26_LONGTERM, SHARED_RUNS_GROUP
 
 from memlab.report.run_report import stage_moves_table
 
-METRICS = ("recall@1", "recall@5", "recall@10", "recall@20", "ndcg@10")
+METRICS = ("recall@1", "recall@5", "recall@10", "recall@20", "ndcg@10", "precision@1", "mrr")
 
 
 pytestmark = SHARED_RUNS_GROUP

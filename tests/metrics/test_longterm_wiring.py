@@ -11,7 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memlab.metrics import compute_metrics, probe_rows
-from memlab.metrics.longterm import ndcg_any_at_k, ndcg_at_k, recall_all_at_k, recall_any_at_k
+from memlab.metrics.longterm import (
+    ndcg_any_at_k,
+    ndcg_at_k,
+    precision_at_1,
+    recall_all_at_k,
+    recall_any_at_k,
+    reciprocal_rank,
+)
 
 EVIDENCE = "longterm.retrieved_evidence"
 
@@ -135,6 +142,38 @@ def test_ndcg_matches_ranx(evidence: list[str], retrieved: list[list[str]], k: i
     qrels.update({f"missed-{e}": 1 for e in set(evidence) - seen})
     expected = ranx_ndcg(qrels, [f"m{i}" for i in range(len(retrieved))], k)
     assert ndcg_at_k(evidence, retrieved, k) == pytest.approx(expected, abs=1e-12)
+
+
+def ranx_top(qrels: dict[str, int], run: list[str]) -> tuple[float, float]:
+    ranx = pytest.importorskip("ranx")
+    scores = {doc: float(len(run) - i) for i, doc in enumerate(run)}
+    if not scores:
+        return 0.0, 0.0
+    got = ranx.evaluate(ranx.Qrels({"q": qrels}), ranx.Run({"q": scores}), ["precision@1", "mrr"])
+    return float(got["precision@1"]), float(got["mrr"])
+
+
+@pytest.mark.parametrize(("evidence", "retrieved"), [*CASES, (["a"], []), (["a", "b"], [["b", "a"]])])
+def test_precision_at_1_and_mrr_match_ranx(evidence: list[str], retrieved: list[list[str]]) -> None:
+    # memory units: a memory is relevant (1) when it cites any evidence turn, however many
+    qrels = {f"m{i}": 1 for i, memory in enumerate(retrieved) if set(memory) & set(evidence)} or {"missed": 1}
+    p1, mrr = ranx_top(qrels, [f"m{i}" for i in range(len(retrieved))])
+    assert precision_at_1(evidence, retrieved) == p1
+    assert reciprocal_rank(evidence, retrieved) == pytest.approx(mrr, abs=1e-12)
+
+
+def test_precision_at_1_and_mrr_in_metrics_json_per_category() -> None:
+    records = [
+        probe(("a",), (), pid="q1", category="1", results={EVIDENCE: [["x"], ["y"], ["a"]]}),
+        probe(("b", "c"), (), pid="q2", category="2", results={EVIDENCE: [["c", "b"], ["b"]]}),
+        probe(("d",), (), pid="q3", category="2", results={EVIDENCE: [["x"]]}),
+        probe(("e",), (), pid="q4", category="adversarial", results={EVIDENCE: [["e"]]}),
+    ]
+    m = compute_metrics(records)
+    assert m["longterm.precision@1"] == pytest.approx(1 / 3)
+    assert m["longterm.mrr"] == pytest.approx((1 / 3 + 1 + 0) / 3)
+    assert m["longterm.precision@1.cat_2"] == 0.5 and m["longterm.mrr.cat_1"] == pytest.approx(1 / 3)
+    assert m["longterm.precision@1.cat_adversarial"] == m["longterm.mrr.cat_adversarial"] == 1.0
 
 
 @pytest.mark.parametrize(("evidence", "retrieved"), CASES)
