@@ -212,6 +212,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("answer.questions", COUNT, NONE, S_ANSWERS, f"questions answered: those with a gold answer, and adversarial ones ({_ANSWERS})"),
     Metric("answer.failures", COUNT, LOWER, S_ANSWERS, f"answer or judge calls that failed ({_ANSWERS})"),
     Metric("answer.judge.failures", COUNT, LOWER, S_ANSWERS, f"judge calls that failed, of answer.failures ({_ANSWERS})"),
+    Metric("answer.judge.unparsed", COUNT, LOWER, S_ANSWERS, f"judge replies that said neither CORRECT nor WRONG: no verdict, so not in answer.judge's denominator ({_ANSWERS})"),
     Metric("answer.calls", COUNT, NONE, S_ANSWERS, f"model calls that answered and judged the questions, not in llm.calls ({_ANSWERS})"),
     Metric("answer.tokens.prompt", TOKENS, LOWER, S_ANSWERS, f"prompt tokens of the answer and judge calls, not in tokens.aux.* ({_ANSWERS})"),
     Metric("answer.tokens.completion", TOKENS, LOWER, S_ANSWERS, f"completion tokens of the answer and judge calls ({_ANSWERS})"),
@@ -220,7 +221,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("answer.f1.locomo", SCORE, HIGHER, S_ANSWERS, f"LoCoMo evaluation.py: stemmed F1 with per-category rules, adversarial by abstention ({_ANSWERS})", "F1 (LoCoMo)"),
     Metric("answer.f1.mem0", SCORE, HIGHER, S_ANSWERS, f"mem0 evaluation token-set F1, adversarial skipped ({_ANSWERS})"),
     Metric("answer.bleu1.mem0", SCORE, HIGHER, S_ANSWERS, f"mem0 evaluation BLEU-1, adversarial skipped ({_ANSWERS})"),
-    Metric("answer.judge", SCORE, HIGHER, S_ANSWERS, f"share of answers with a gold answer the judge model calls CORRECT ({_ANSWERS})", abs_tol=0.01),
+    Metric("answer.judge", SCORE, HIGHER, S_ANSWERS, f"share of CORRECT among the judge's verdicts on answers with a gold answer (failed and unparsed judgings have none) ({_ANSWERS})", abs_tol=0.01),
     # --- latency (latency.json; compared as ratios to latency.reference_us, gated only when asked)
     Metric("latency.reference_us", MICROSECONDS, NONE, S_LATENCY, "median time of a fixed workload timed throughout the replay"),
     # Depends on the process (workers, earlier runs of a sweep), so never gated: infinite tolerance.

@@ -35,7 +35,7 @@ from memlab.metrics import (
     latency_samples,
     probe_rows,
 )
-from memlab.metrics.answers import ANSWER_ERROR, JUDGE_ERROR, answerable
+from memlab.metrics.answers import ANSWER_ERROR, JUDGE_ERROR, JUDGE_UNPARSED, answerable
 from memlab.metrics.longterm import retrieval_lines, trec_qrels, trec_run
 from memlab.report.table import Table
 from memlab.rundir import canonical_json
@@ -73,6 +73,7 @@ QUESTION_TEXT = (
     "generated",
     ANSWER_ERROR,
     JUDGE_ERROR,
+    JUDGE_UNPARSED,
 )
 LATENCY_TEXT = ("stage",)
 
