@@ -297,7 +297,8 @@ RETRIEVAL_KEY = "longterm.retrieval"  # a probe's ranked ids, scores, cited turn
 def retrieval_lines(probes: Iterable[Any], excluded: Sequence[str] = EXCLUDED_CATEGORIES) -> list[dict[str, Any]]:
     """One ``retrievals.jsonl`` line per probe a long-term component retrieved for, in probe order.
 
-    Each line: ``qid`` (the probe id, with its dialogue unless the id names it), ``dialogue``, ``category``,
+    Each line: ``qid`` (the probe id, as questions.csv's ``probe`` and questions.jsonl's ``question_id``: the
+    loaders make it unique in a run), ``dialogue``, ``category``,
     ``evidence``, ``scored`` (counted in the overall means: it has evidence, its category is not excluded),
     ``ranked`` (``[memory id, score, [cited turns]]``, best first) and ``stages`` (each re-ranking stage's
     ``moved`` ``[memory id, rank before, rank after]`` and the first evidence-citing rank before and after).
@@ -309,7 +310,7 @@ def retrieval_lines(probes: Iterable[Any], excluded: Sequence[str] = EXCLUDED_CA
             continue
         probe = record.probe
         evidence = [e for e in probe.evidence if e]
-        qid = probe.id if str(probe.id).startswith(record.dialogue_id) else f"{record.dialogue_id}/{probe.id}"
+        qid = str(probe.id)
         scored = bool(evidence) and str(probe.category) not in excluded
         out.append(
             {"qid": qid, "dialogue": record.dialogue_id, "category": str(probe.category), "evidence": evidence}
