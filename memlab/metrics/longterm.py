@@ -170,8 +170,11 @@ def longterm_metrics(
     per category.
 
     `probes` are `ProbeRecord`s (anything with ``probe.evidence``, ``probe.category`` and a
-    ``results`` mapping). ``longterm.questions`` counts what the overall means cover. Empty when no
-    probe carries long-term results.
+    ``results`` mapping). The retrieval metrics are over the probes with evidence, which
+    ``longterm.questions`` counts; ``longterm.injected_tokens.mean`` is per probe, over every probe a
+    long-term component retrieved for, with evidence or not (the block is injected either way, and
+    questions.csv records it for each). Categories in `excluded` are left out of both overall means.
+    Empty when no probe carries long-term results.
 
     Args:
         probes: The run's probe records (those with long-term results count).
@@ -179,26 +182,32 @@ def longterm_metrics(
         excluded: Question categories left out of the overall means.
     """
     rows: list[tuple[str, dict[str, float]]] = []
+    injected: list[tuple[str, dict[str, float]]] = []
     for record in probes:
         results: Mapping[str, Any] = record.results
-        evidence = [e for e in record.probe.evidence if e]
-        if EVIDENCE_KEY not in results or not evidence:
+        if EVIDENCE_KEY not in results:
             continue
-        row = retrieval_scores(evidence, [list(m) for m in results[EVIDENCE_KEY]], k_values)
-        row["injected_tokens.mean"] = float(results.get(INJECTED_TOKENS_KEY, 0))
-        rows.append((str(record.probe.category), row))
-    if not rows:
+        category = str(record.probe.category)
+        injected.append((category, {"injected_tokens.mean": float(results.get(INJECTED_TOKENS_KEY, 0))}))
+        evidence = [e for e in record.probe.evidence if e]
+        if evidence:
+            rows.append((category, retrieval_scores(evidence, [list(m) for m in results[EVIDENCE_KEY]], k_values)))
+    if not injected:
         return {}
-    overall = [r for c, r in rows if c not in excluded]
-    out = {"longterm.questions": float(len(overall))}
-    if overall:
-        out.update(_means("", overall))
-    by_category: dict[str, list[dict[str, float]]] = defaultdict(list)
-    for category, row in rows:
-        by_category[category].append(row)
-    for category in sorted(by_category):
-        out[f"longterm.questions.cat_{category}"] = float(len(by_category[category]))
-        out.update(_means(f".cat_{category}", by_category[category]))
+    out: dict[str, float] = {}
+    if rows:
+        out["longterm.questions"] = float(sum(c not in excluded for c, _ in rows))
+    for family in (rows, injected):
+        overall = [r for c, r in family if c not in excluded]
+        if overall:
+            out.update(_means("", overall))
+        by_category: dict[str, list[dict[str, float]]] = defaultdict(list)
+        for category, row in family:
+            by_category[category].append(row)
+        for category in sorted(by_category):
+            if family is rows:
+                out[f"longterm.questions.cat_{category}"] = float(len(by_category[category]))
+            out.update(_means(f".cat_{category}", by_category[category]))
     return out
 
 

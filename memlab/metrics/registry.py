@@ -176,7 +176,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("longterm.session_recall_any@*", SHARE, HIGHER, S_LONGTERM, "1 if any evidence session is among the first K sessions the memories cite (LongMemEval)"),
     Metric("longterm.session_recall_all@*", SHARE, HIGHER, S_LONGTERM, "1 if every evidence session is among the first K sessions the memories cite (LongMemEval)"),
     Metric("longterm.session_ndcg_any@*", SHARE, HIGHER, S_LONGTERM, "binary nDCG@K over the cited sessions, LongMemEval's ideal and discount"),
-    Metric("longterm.injected_tokens.mean", TOKENS, LOWER, S_LONGTERM, "tokens of the injected <long_term_memory> block per probe"),
+    Metric("longterm.injected_tokens.mean", TOKENS, LOWER, S_LONGTERM, "tokens of the injected <long_term_memory> block per probe, over every probe retrieved for (with evidence or not)"),
     Metric("longterm.memories", COUNT, NONE, S_LONGTERM, "memories saved by extraction"),
     Metric("longterm.duplicates", COUNT, LOWER, S_LONGTERM, "saved memories that repeat a stored one"),
     Metric("longterm.skipped", COUNT, NONE, S_LONGTERM, "turns extraction skipped before any model call"),

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
+from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 from hand_made import probe
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memlab.experiment import run_experiment
 from memlab.metrics import compute_metrics, probe_rows
 from memlab.metrics.longterm import (
     ndcg_any_at_k,
@@ -66,6 +71,37 @@ def test_hand_made_case() -> None:
     assert m["longterm.questions"] == 2 and m["longterm.questions.cat_adversarial"] == 1
     rows = probe_rows(records)
     assert rows[0]["longterm.recall@10"] == 1.0 and rows[0]["longterm.ndcg@10"] == pytest.approx(q1)
+
+
+def test_injected_tokens_are_averaged_over_every_probe_retrieved_for(make_config: Any, tmp_path: Path) -> None:
+    """The defect: the mean covered only probes with evidence, while questions.csv records the block for each."""
+    ana = [
+        {"role": "user", "id": "m1", "content": "I work as a nurse at the city hospital."},
+        {"role": "assistant", "content": "That sounds demanding."},
+        {"role": "user", "id": "m3", "content": "Actually I changed jobs: I am a paramedic now."},
+        {"role": "assistant", "content": "Congratulations!"},
+    ]
+    short = [{"role": "user", "id": "n1", "content": "I live in Oslo and I like cats."}]
+    lines = [
+        {"id": "ana", "messages": ana, "probes": [{"question": "My job?", "answer": "paramedic", "evidence": ["m3"]}]},
+        {  # no evidence: not scored, yet retrieved for, with a block of another size
+            "id": "oslo",
+            "messages": short,
+            "probes": [{"question": "Where?", "evidence": ["n1"]}, {"question": "Anything?", "answer": "no"}],
+        },
+    ]
+    data = tmp_path / "edge.jsonl"
+    data.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    cfg = make_config("dataset=jsonl", f"dataset.path={data}", "longterm=chat", "context=trim")
+    run_dir = run_experiment(cfg, tmp_path / "run").run_dir
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    questions = pd.read_csv(run_dir / "questions.csv")
+    injected = questions["longterm.injected_tokens"]
+    assert injected.notna().all() and injected.nunique() > 1 and metrics["longterm.questions"] == 2
+    assert metrics["longterm.injected_tokens.mean"] == pytest.approx(injected.mean(), abs=1e-6)
+    for category, group in questions.groupby("category"):
+        got = metrics[f"longterm.injected_tokens.mean.cat_{category}"]
+        assert got == pytest.approx(group["longterm.injected_tokens"].mean(), abs=1e-6)
 
 
 ids = st.sampled_from(list("abcdefgh"))
