@@ -165,7 +165,7 @@ def longterm_metrics(
     probes: Iterable[Any],
     k_values: Sequence[int] = K_VALUES,
     excluded: Sequence[str] = EXCLUDED_CATEGORIES,
-) -> dict[str, float]:
+) -> dict[str, float | int]:
     """``longterm.recall@K``, ``precision@1``, ``mrr`` and the rest, ``longterm.injected_tokens.mean``, overall and
     per category.
 
@@ -194,9 +194,9 @@ def longterm_metrics(
             rows.append((category, retrieval_scores(evidence, [list(m) for m in results[EVIDENCE_KEY]], k_values)))
     if not injected:
         return {}
-    out: dict[str, float] = {}
+    out: dict[str, float | int] = {}
     if rows:
-        out["longterm.questions"] = float(sum(c not in excluded for c, _ in rows))
+        out["longterm.questions"] = sum(c not in excluded for c, _ in rows)
     for family in (rows, injected):
         overall = [r for c, r in family if c not in excluded]
         if overall:
@@ -206,7 +206,7 @@ def longterm_metrics(
             by_category[category].append(row)
         for category in sorted(by_category):
             if family is rows:
-                out[f"longterm.questions.cat_{category}"] = float(len(by_category[category]))
+                out[f"longterm.questions.cat_{category}"] = len(by_category[category])
             out.update(_means(f".cat_{category}", by_category[category]))
     return out
 
@@ -249,7 +249,7 @@ def _related(probes: Iterable[Any], key: str) -> list[tuple[str, tuple[str, ...]
 
 
 @metric_family
-def newer_first_metrics(probes: Iterable[Any]) -> dict[str, float]:
+def newer_first_metrics(probes: Iterable[Any]) -> dict[str, float | int]:
     """``longterm.newer_first``: over the probes of updated facts (a ``superseded`` list in their metadata: the
     synthetic generator's UPDATE, datasets/updates/) where the newer or a superseded statement is among the
     retrieved memories, the share where the first memory citing the newer ranks above every memory citing a
@@ -258,11 +258,11 @@ def newer_first_metrics(probes: Iterable[Any]) -> dict[str, float]:
     counted = [o for o in outcomes if o is not None]
     if not counted:
         return {}
-    return {"longterm.newer_first": sum(counted) / len(counted), "longterm.newer_first.probes": float(len(counted))}
+    return {"longterm.newer_first": sum(counted) / len(counted), "longterm.newer_first.probes": len(counted)}
 
 
 @metric_family
-def update_rank_metrics(probes: Iterable[Any]) -> dict[str, float]:
+def update_rank_metrics(probes: Iterable[Any]) -> dict[str, float | int]:
     """The top of the ranking on updated facts, over every probe with a ``superseded`` list (none left out, unlike
     ``longterm.newer_first``): ``longterm.newer@1``, the top memory cites the newer statement;
     ``longterm.older@1``, it cites a superseded one (a memory citing both counts for both);
@@ -273,7 +273,7 @@ def update_rank_metrics(probes: Iterable[Any]) -> dict[str, float]:
         return {}
     n = len(ranks)
     return {
-        "longterm.update_probes": float(n),
+        "longterm.update_probes": n,
         "longterm.newer@1": sum(newer == 0 for newer, _ in ranks) / n,
         "longterm.older@1": sum(older == 0 for _, older in ranks) / n,
         f"longterm.newer_missed@{UPDATE_DEPTH}": sum(newer is None or newer >= UPDATE_DEPTH for newer, _ in ranks) / n,
@@ -281,7 +281,7 @@ def update_rank_metrics(probes: Iterable[Any]) -> dict[str, float]:
 
 
 @metric_family
-def decoy_metrics(probes: Iterable[Any]) -> dict[str, float]:
+def decoy_metrics(probes: Iterable[Any]) -> dict[str, float | int]:
     """Cue words that revise nothing, over every probe with ``decoys`` (later turns that sound like a revision of
     its evidence, e.g. datasets/updates/misfire_*.json): ``longterm.decoy_above``, a memory citing a decoy ranks
     above every memory citing the evidence (or it alone is retrieved; a tie is not above);
@@ -294,7 +294,7 @@ def decoy_metrics(probes: Iterable[Any]) -> dict[str, float]:
         return {}
     n = len(ranks)
     return {
-        "longterm.decoy_probes": float(n),
+        "longterm.decoy_probes": n,
         "longterm.decoy_above": sum(d is not None and (a is None or d < a) for a, d in ranks) / n,
         "longterm.decoy_answer@1": sum(a == 0 for a, _ in ranks) / n,
     }
