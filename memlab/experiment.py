@@ -414,7 +414,7 @@ def replay_workers(cfg: DictConfig, apart: int, run_wide: Sequence[object] = ())
     """`sim.workers`, or the machine's cores, never more than `apart`: the replay's groups of dialogues that can
     replay apart (`memlab.sim.chains`: one per dialogue, or per user when long-term memory ties a user's).
 
-    One process when the run's models keep state across dialogues (llm=faulty's one random sequence): `llm`
+    One process when the run's models keep state across dialogues (llm=faulty's random sequence, one per model): `llm`
     names one, or `run_wide` holds the ones the components built (a faulty model under context.strategy.llm,
     say), since workers would each draw from their own copy in the order the pool hands out dialogues.
     """
