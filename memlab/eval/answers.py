@@ -6,7 +6,6 @@ The scores themselves are pure functions in `memlab.metrics.answers`; this modul
 
 from __future__ import annotations
 
-import json
 import string
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -24,6 +23,7 @@ from memlab.metrics.answers import (
     answer_scores,
     answerable,
     gold_answer,
+    unparsed_reply,
 )
 
 ERROR_COLUMNS = (ANSWER_ERROR, JUDGE_ERROR, JUDGE_UNPARSED)
@@ -69,7 +69,7 @@ def _judge(
         return None, error, None
     words = said.strip().upper().split()
     if not words or words[0].strip(string.punctuation) not in ("CORRECT", "WRONG"):
-        return None, None, json.dumps(said, ensure_ascii=False)
+        return None, None, unparsed_reply(said)
     return (1.0 if words[0].strip(string.punctuation) == "CORRECT" else 0.0), None, None
 
 
