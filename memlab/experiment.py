@@ -41,7 +41,14 @@ from memlab.llm import run_wide_models
 from memlab.llm.extractive import SUMMARY_MEMO
 from memlab.llm.litellm_import import unset_header_variable
 from memlab.metrics import all_events, check_tokenizer, mean_by_category, probe_rows, registry
-from memlab.metrics.answers import ANSWER_ERROR, ANSWER_METRICS, JUDGE_ERROR, answer_call_metrics, answerable
+from memlab.metrics.answers import (
+    ANSWER_ERROR,
+    ANSWER_METRICS,
+    JUDGE_ERROR,
+    JUDGE_UNPARSED,
+    answer_call_metrics,
+    answerable,
+)
 from memlab.metrics.pricing import model_price
 from memlab.ranges import check_config
 from memlab.rundir import claimed, data_hash, discard_empty, git_state, outermost_missing, publish, run_folder, versions
@@ -310,7 +317,11 @@ def _answer_evaluation(cfg: DictConfig, rows: list[dict[str, Any]], contexts: It
     """Answer every probe with `cfg.llm` and score it; adds columns to `rows`, returns the means."""
     if cfg.llm is None:
         raise MemlabError("eval.answers=true needs an llm (set llm=<entry>, e.g. llm=litellm)")
-    from memlab.report.health import failed_call_warnings, unpriced_warnings  # the report code, after the replay
+    from memlab.report.health import (  # the report code, after the replay
+        failed_call_warnings,
+        unparsed_judge_warnings,
+        unpriced_warnings,
+    )
 
     model = instantiate(cfg.llm)
     with recording() as events:  # the calls' LLM_CALL events: what they cost, and why one failed
@@ -325,8 +336,12 @@ def _answer_evaluation(cfg: DictConfig, rows: list[dict[str, Any]], contexts: It
     judge_failures = sum(1 for r in asked if r.get(JUDGE_ERROR))
     metrics["answer.failures"] = sum(1 for r in asked if r.get(ANSWER_ERROR)) + judge_failures
     metrics["answer.judge.failures"] = judge_failures
+    metrics["answer.judge.unparsed"] = sum(1 for r in asked if r.get(JUDGE_UNPARSED) is not None)
     metrics.update(answer_call_metrics(events, model_price(cfg.pricing.model)))
-    warnings = failed_call_warnings(events, "answer and judge calls", "answer.failures")
+    warnings = [
+        *failed_call_warnings(events, "answer and judge calls", "answer.failures"),
+        *unparsed_judge_warnings(metrics),
+    ]
     for warning in [*warnings, *unpriced_warnings(events, cfg.pricing.model, "answer.cost_usd")]:
         logging.getLogger(PROGRESS_LOGGER).warning(warning)  # on stderr and in run.log
     return metrics
@@ -399,7 +414,7 @@ def replay_workers(cfg: DictConfig, apart: int, run_wide: Sequence[object] = ())
     """`sim.workers`, or the machine's cores, never more than `apart`: the replay's groups of dialogues that can
     replay apart (`memlab.sim.chains`: one per dialogue, or per user when long-term memory ties a user's).
 
-    One process when the run's models keep state across dialogues (llm=faulty's one random sequence): `llm`
+    One process when the run's models keep state across dialogues (llm=faulty's random sequence, one per model): `llm`
     names one, or `run_wide` holds the ones the components built (a faulty model under context.strategy.llm,
     say), since workers would each draw from their own copy in the order the pool hands out dialogues.
     """

@@ -234,6 +234,11 @@ def system(content: str) -> Message:
 # --- AgentMemory items (second design document, "Memory item 的真实形态") ---------------
 # Beyond the document, every item carries `source_id`: the id of the message it came from (None when it
 # has none), so that what a compressor folds or keeps is known by source id, as for chat messages.
+# Also beyond it, so that items rebuild the very messages they came from (the request a compressor that
+# dropped nothing sends is the full history, token for token): a `function_call_output` keeps the tool
+# message's ``name``, and a `function_call` says with ``joined`` that it belongs to the assistant message
+# just before it (the text of a message that has both text and calls, or an earlier call of that message).
+# Both keys are written only when set, so the document's items read as before.
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +260,7 @@ class FunctionCall:
     arguments: str = "{}"
     type: Literal["function_call"] = "function_call"
     source_id: str | None = None
+    joined: bool = False  # part of the assistant message before it (beyond the document, see above)
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,19 +271,24 @@ class FunctionCallOutput:
     output: str
     type: Literal["function_call_output"] = "function_call_output"
     source_id: str | None = None
+    name: str | None = None  # the tool message's name (beyond the document, see above)
 
 
 Item = MessageItem | FunctionCall | FunctionCallOutput
 
 
 def item_to_dict(item: Item) -> dict[str, Any]:
-    """The document's item dict, plus ``source_id`` when the item has one."""
+    """The document's item dict, plus ``source_id``, ``joined`` and a tool output's ``name`` when the item has them."""
     if isinstance(item, MessageItem):
         out: dict[str, Any] = {"type": "message", "role": item.role, "content": item.content}
     elif isinstance(item, FunctionCall):
         out = {"type": "function_call", "call_id": item.call_id, "name": item.name, "arguments": item.arguments}
+        if item.joined:
+            out["joined"] = True
     else:
         out = {"type": "function_call_output", "call_id": item.call_id, "output": item.output}
+        if item.name is not None:
+            out["name"] = item.name
     if item.source_id is not None:
         out["source_id"] = item.source_id
     return out
@@ -295,40 +306,63 @@ def item_from_dict(raw: Mapping[str, Any]) -> Item:
             name=str(raw["name"]),
             arguments=str(raw.get("arguments", "{}")),
             source_id=source_id,
+            joined=bool(raw.get("joined", False)),
         )
     if kind == "function_call_output":
-        return FunctionCallOutput(call_id=str(raw["call_id"]), output=str(raw.get("output", "")), source_id=source_id)
+        name = raw.get("name")
+        return FunctionCallOutput(
+            call_id=str(raw["call_id"]),
+            output=str(raw.get("output", "")),
+            source_id=source_id,
+            name=None if name is None else str(name),
+        )
     raise ValueError(f"unknown item type {kind!r}; expected message, function_call or function_call_output")
 
 
 def messages_to_items(ms: Sequence[Message]) -> list[Item]:
-    """Chat messages as AgentMemory items: tool calls and results become call items, each with its message's id."""
+    """Chat messages as AgentMemory items: tool calls and results become call items, each with its message's id.
+
+    `items_to_messages` gives the messages back: a tool result keeps its ``name``, and the calls of an assistant
+    message after its text, or after its first call, are ``joined`` to it (one message, not one per part).
+
+    >>> m = Message("assistant", "Let me check.", tool_calls=(ToolCall("c1", "search"),), id="a1")
+    >>> [type(i).__name__ for i in messages_to_items([m])], items_to_messages(messages_to_items([m])) == [m]
+    (['MessageItem', 'FunctionCall'], True)
+    """
     items: list[Item] = []
     for m in ms:
         if m.role == "tool":
-            items.append(FunctionCallOutput(call_id=m.tool_call_id or "", output=m.text, source_id=m.id))
+            items.append(FunctionCallOutput(call_id=m.tool_call_id or "", output=m.text, source_id=m.id, name=m.name))
             continue
-        if m.content:
-            items.append(MessageItem(role=m.role, content=m.content, source_id=m.id))
+        text = m.role != "assistant" or bool(m.content) or not m.tool_calls
+        if text:
+            items.append(MessageItem(role=m.role, content=m.text, source_id=m.id))
         items.extend(
-            FunctionCall(call_id=c.id, name=c.name, arguments=c.arguments, source_id=m.id) for c in m.tool_calls
+            FunctionCall(call_id=c.id, name=c.name, arguments=c.arguments, source_id=m.id, joined=text or i > 0)
+            for i, c in enumerate(m.tool_calls)
         )
     return items
 
 
 def items_to_messages(items: Sequence[Item]) -> list[Message]:
-    """Items as chat messages with their source ids; consecutive calls of one message join one assistant message."""
+    """Items as chat messages with their source ids; a call joins the assistant message before it when it is
+    ``joined`` to it, or follows another call of the same source (items stored before ``joined`` existed)."""
     out: list[Message] = []
     for it in items:
         if isinstance(it, FunctionCall):
             call = ToolCall(id=it.call_id, name=it.name, arguments=it.arguments)
             prev = out[-1] if out else None
-            if prev is not None and prev.role == "assistant" and prev.tool_calls and prev.id == it.source_id:
+            if (
+                prev is not None
+                and prev.role == "assistant"
+                and prev.id == it.source_id
+                and (it.joined or prev.tool_calls)
+            ):
                 out[-1] = replace(prev, tool_calls=(*prev.tool_calls, call))
             else:
                 out.append(Message(role="assistant", content=None, tool_calls=(call,), id=it.source_id))
         elif isinstance(it, FunctionCallOutput):
-            out.append(Message(role="tool", content=it.output, tool_call_id=it.call_id, id=it.source_id))
+            out.append(Message(role="tool", content=it.output, tool_call_id=it.call_id, id=it.source_id, name=it.name))
         else:
             out.append(Message(role=it.role, content=it.content, id=it.source_id))
     return out

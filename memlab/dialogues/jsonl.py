@@ -54,6 +54,7 @@ def load_jsonl(path: str | Path, max_dialogues: int | None = None) -> list[Dialo
         check_format(file, records[0] if isinstance(records, list) and records else None, "jsonl")
         raise _one_document(file, text, records)
     dialogues: list[Dialogue] = []
+    probe_lines: dict[str, int] = {}  # each probe id and its line: ids are unique in the file
     # Lines end at "\n" only: `splitlines` also ends them at U+2028, U+0085..., which JSON strings may hold raw.
     for lineno, line in enumerate(text.split("\n"), start=1):
         if max_dialogues is not None and len(dialogues) >= max_dialogues:
@@ -67,9 +68,27 @@ def load_jsonl(path: str | Path, max_dialogues: int | None = None) -> list[Dialo
                 raise
             check_format(file, raw, "jsonl", f"line {lineno}")
             dialogues.append(_dialogue(JsonReader(f"{file}:{lineno}"), raw, lineno))
+            _check_probe_ids(JsonReader(f"{file}:{lineno}"), raw, dialogues[-1], lineno, probe_lines)
     if not dialogues:
         raise JsonReader(file).error("", "no conversations; expected one JSON object per line")
     return dialogues
+
+
+def _check_probe_ids(
+    reader: JsonReader, raw: Any, dialogue: Dialogue, lineno: int, probe_lines: dict[str, int]
+) -> None:
+    """Refuse a probe id another line's probe has: questions.csv, questions.jsonl and retrievals.* name a question
+    by its id alone, so two lines' "q1" would be one question there; then note this line's ids in `probe_lines`."""
+    for i, probe in enumerate(dialogue.probes):
+        if probe.id in probe_lines:
+            given = "id" in raw["probes"][i]
+            raise reader.error(
+                child(child("probes", i), "id") if given else child("probes", i),
+                f"{'' if given else 'its default id '}{probe.id!r} is also a probe id on line {probe_lines[probe.id]}; "
+                "probe ids are unique in the file (questions.csv, questions.jsonl and retrievals.* name a question "
+                "by it)",
+            )
+    probe_lines.update(dict.fromkeys((p.id for p in dialogue.probes), lineno))
 
 
 def _whole_document(text: str) -> Any:

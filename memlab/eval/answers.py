@@ -15,9 +15,18 @@ from memlab.dialogues.locomo import ADVERSARIAL
 from memlab.llm.base import TASK_ANSWER, TASK_JUDGE, ChatModel, LLMError, failure_label
 from memlab.llm.prompts import build, judge_prompt, render_transcript
 from memlab.messages import Message
-from memlab.metrics.answers import ANSWER_ERROR, ANSWER_METRICS, JUDGE_ERROR, answer_scores, answerable, gold_answer
+from memlab.metrics.answers import (
+    ANSWER_ERROR,
+    ANSWER_METRICS,
+    JUDGE_ERROR,
+    JUDGE_UNPARSED,
+    answer_scores,
+    answerable,
+    gold_answer,
+    unparsed_reply,
+)
 
-ERROR_COLUMNS = (ANSWER_ERROR, JUDGE_ERROR)
+ERROR_COLUMNS = (ANSWER_ERROR, JUDGE_ERROR, JUDGE_UNPARSED)
 JUDGE_MAX_TOKENS = 4  # CORRECT or WRONG
 
 
@@ -52,15 +61,16 @@ def _answer(
 
 def _judge(
     model: ChatModel, question: str, gold: str, generated: str, language: str
-) -> tuple[float | None, str | None]:
-    """1.0 for CORRECT, 0.0 for WRONG, None for a reply that says neither or a failed call (and why it failed)."""
+) -> tuple[float | None, str | None, str | None]:
+    """1.0 for CORRECT, 0.0 for WRONG, else None; why the call failed; the reply when it said neither, JSON-quoted so
+    that an empty reply reads ``""`` in questions.csv, not as a gap (else None)."""
     said, error = _asked(model, judge_prompt(question, gold, generated, language), TASK_JUDGE, JUDGE_MAX_TOKENS)
     if said is None:
-        return None, error
+        return None, error, None
     words = said.strip().upper().split()
     if not words or words[0].strip(string.punctuation) not in ("CORRECT", "WRONG"):
-        return None, None
-    return (1.0 if words[0].strip(string.punctuation) == "CORRECT" else 0.0), None
+        return None, None, unparsed_reply(said)
+    return (1.0 if words[0].strip(string.punctuation) == "CORRECT" else 0.0), None, None
 
 
 def answer_question(
@@ -104,7 +114,9 @@ def answer_rows(
 
     A probe is answered when it has a gold answer or is adversarial (scored without one); the
     judge needs a gold answer. `answer_error` / `judge_error` name a failed answer or judge call
-    (`failure_label`; None when it did not fail), so a failed answer is told from an empty one.
+    (`failure_label`; None when it did not fail), so a failed answer is told from an empty one;
+    `judge_unparsed` holds a judge reply that said neither CORRECT nor WRONG, JSON-quoted (no verdict; None
+    otherwise).
 
     Args:
         model: The answering (and judging) model.
@@ -126,11 +138,14 @@ def answer_rows(
         if generated is None:
             out.append({**empty, ANSWER_ERROR: error})
             continue
-        verdict = judge_error = None
+        verdict = judge_error = unparsed = None
         if judge and gold is not None:
-            verdict, judge_error = _judge(model, str(row["question"]), gold, generated, language)
+            verdict, judge_error, unparsed = _judge(model, str(row["question"]), gold, generated, language)
         scores = answer_scores(generated, gold, category)
-        out.append({**empty, "generated": generated, **scores, "answer.judge": verdict, JUDGE_ERROR: judge_error})
+        out.append(
+            {**empty, "generated": generated, **scores, "answer.judge": verdict}
+            | {JUDGE_ERROR: judge_error, JUDGE_UNPARSED: unparsed}
+        )
     return out
 
 

@@ -4,6 +4,10 @@ At `rate`, a call is answered with one of `modes` (drawn uniformly) instead of t
 ``error`` raises `LLMError`, ``timeout`` raises `LLMTimeout`, ``empty`` returns "", and ``long``
 returns text longer than its input (the transcript, or the last message, twice). The draws come
 from a `random.Random(seed)`, so a run with the same calls in the same order fails the same way.
+Each instance draws from its own sequence: with ``llm=faulty`` every component given ``${llm}`` (a
+context or memory summarizer, long-term extraction, a compressor) and the answer evaluation builds its
+own model, all seeded with the run's `seed`, so each component's calls meet the same fault sequence,
+not shares of one sequence through the run.
 Calls that pass through are recorded by the inner backend; an injected fault is recorded as an
 LLM_CALL of backend ``faulty`` whose `model` is ``faulty:<mode>``.
 
@@ -36,7 +40,8 @@ class FaultyChatModel(RecordedChatModel):
     """
 
     name = "faulty"
-    # Failures follow one random sequence through the whole run, so its dialogues replay in one process.
+    # This instance's failures follow one random sequence through all of the run's dialogues (one sequence per
+    # instance: each component builds its own, seeded alike), so the dialogues replay in one process.
     run_wide_state = True
 
     def __init__(

@@ -42,7 +42,9 @@ class AgentMemoryHistory:
         if message.role == "user":
             self.memory.add_user_input(MessageItem(role="user", content=message.text, source_id=message.id))
         elif message.role == "tool":
-            self.memory.add_tool_output(message.tool_call_id or "", message.text, source_id=message.id)
+            self.memory.add_tool_output(
+                message.tool_call_id or "", message.text, source_id=message.id, name=message.name
+            )
         else:
             self.memory.add_output_items(messages_to_items([message]))
 

@@ -32,6 +32,7 @@ untrained defaults, which differ only around abbreviations ("p.m. on" stays one 
 from __future__ import annotations
 
 import functools
+import json
 import math
 import string
 from collections import Counter
@@ -49,6 +50,20 @@ ABSTENTION_PHRASES = METRIC_ABSTENTION_PHRASES  # LoCoMo's adversarial check
 ANSWER_METRICS = ("answer.f1.locomo", "answer.f1.mem0", "answer.bleu1.mem0", "answer.judge")
 # questions.csv's columns naming a failed answer or judge call (memlab.eval.answers): empty when it did not fail.
 ANSWER_ERROR, JUDGE_ERROR = "answer_error", "judge_error"
+# questions.csv's column holding a judge reply that said neither CORRECT nor WRONG (no verdict), JSON-quoted so that an
+# empty reply is "" and not a gap: empty otherwise.
+JUDGE_UNPARSED = "judge_unparsed"
+
+
+def unparsed_reply(reply: str) -> str:
+    """A judge reply as `JUDGE_UNPARSED` holds it: JSON-quoted, so that an empty one is ``""``, not a gap.
+
+    >>> unparsed_reply(""), unparsed_reply("Maybe")
+    ('""', '"Maybe"')
+    """
+    return json.dumps(reply, ensure_ascii=False)
+
+
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
 _MEM0_SEPARATORS = str.maketrans(".,!?", "    ")
 

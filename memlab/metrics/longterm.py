@@ -15,6 +15,13 @@ came from. Two families, named for what they count:
   with LongMemEval's discount (rank 1 and 2 undiscounted, rank i > 1 divided by log2 i), which
   differs from the log2(i + 1) of ``ndcg@k``.
 
+- the top of the ranking, memory units: ``precision@1``: 1 if the rank-1 memory cites any evidence turn;
+  ``mrr``: 1 / the rank of the first memory citing any evidence turn (0 when none of the retrieved does).
+  A memory is relevant when it cites an evidence turn, so a memory citing two counts once. ranx's
+  ``precision@1`` and ``mrr`` on ``retrievals.trec``/``.qrels`` judge TREC docids (turns), yet give the same
+  values: the first memory citing evidence is first to cite it, so `credited_docids` names it by an evidence
+  turn, and no memory before it has an evidence docid (exact, unlike ``ndcg@k``'s gain of 2).
+
 With one turn per memory the two families agree on K. Overall means leave out the categories in
 `excluded` (by default LoCoMo's adversarial questions, as the references report them); each
 category, excluded ones included, is also reported on its own as ``<name>.cat_<category>``.
@@ -95,6 +102,26 @@ def ndcg_at_k(evidence: Iterable[str], retrieved: Sequence[Sequence[str]], k: in
     return _dcg(gains, k) / _dcg(ideal, k)
 
 
+def precision_at_1(evidence: Iterable[str], retrieved: Sequence[Sequence[str]]) -> float:
+    """1.0 if the rank-1 memory cites any evidence turn (ranx's ``precision@1`` over memories).
+
+    >>> precision_at_1(["a"], [["x", "a"], ["b"]]), precision_at_1(["a"], [["x"], ["a"]]), precision_at_1(["a"], [])
+    (1.0, 0.0, 0.0)
+    """
+    wanted = _wanted(evidence)
+    return float(bool(retrieved) and bool(wanted & set(retrieved[0])))
+
+
+def reciprocal_rank(evidence: Iterable[str], retrieved: Sequence[Sequence[str]]) -> float:
+    """1 / the rank of the first memory citing any evidence turn; 0.0 when none does (ranx's ``mrr`` per question).
+
+    >>> reciprocal_rank(["a", "b"], [["x"], ["y"], ["b"]]), reciprocal_rank(["a"], [["x"]])
+    (0.3333333333333333, 0.0)
+    """
+    rank = first_citing(_wanted(evidence), retrieved)
+    return 0.0 if rank is None else 1.0 / (rank + 1)
+
+
 def turn_ranking(retrieved: Sequence[Sequence[str]]) -> list[str]:
     """The turns the memories cite, in the order they are first cited."""
     return list(dict.fromkeys(t for memory in retrieved for t in memory))
@@ -126,6 +153,8 @@ def retrieval_scores(
         row[f"recall@{k}"] = recall_at_k(evidence, retrieved, k)
         row[f"recall_any@{k}"] = recall_any_at_k(evidence, retrieved, k)
         row[f"recall_all@{k}"] = recall_all_at_k(evidence, retrieved, k)
+    row["precision@1"] = precision_at_1(evidence, retrieved)
+    row["mrr"] = reciprocal_rank(evidence, retrieved)
     row[f"ndcg@{NDCG_K}"] = ndcg_at_k(evidence, retrieved, NDCG_K)
     row[f"ndcg_any@{NDCG_K}"] = ndcg_any_at_k(evidence, retrieved, NDCG_K)
     return row
@@ -136,12 +165,16 @@ def longterm_metrics(
     probes: Iterable[Any],
     k_values: Sequence[int] = K_VALUES,
     excluded: Sequence[str] = EXCLUDED_CATEGORIES,
-) -> dict[str, float]:
-    """``longterm.recall@K`` and the rest, ``longterm.injected_tokens.mean``, overall and per category.
+) -> dict[str, float | int]:
+    """``longterm.recall@K``, ``precision@1``, ``mrr`` and the rest, ``longterm.injected_tokens.mean``, overall and
+    per category.
 
     `probes` are `ProbeRecord`s (anything with ``probe.evidence``, ``probe.category`` and a
-    ``results`` mapping). ``longterm.questions`` counts what the overall means cover. Empty when no
-    probe carries long-term results.
+    ``results`` mapping). The retrieval metrics are over the probes with evidence, which
+    ``longterm.questions`` counts; ``longterm.injected_tokens.mean`` is per probe, over every probe a
+    long-term component retrieved for, with evidence or not (the block is injected either way, and
+    questions.csv records it for each). Categories in `excluded` are left out of both overall means.
+    Empty when no probe carries long-term results.
 
     Args:
         probes: The run's probe records (those with long-term results count).
@@ -149,26 +182,32 @@ def longterm_metrics(
         excluded: Question categories left out of the overall means.
     """
     rows: list[tuple[str, dict[str, float]]] = []
+    injected: list[tuple[str, dict[str, float]]] = []
     for record in probes:
         results: Mapping[str, Any] = record.results
-        evidence = [e for e in record.probe.evidence if e]
-        if EVIDENCE_KEY not in results or not evidence:
+        if EVIDENCE_KEY not in results:
             continue
-        row = retrieval_scores(evidence, [list(m) for m in results[EVIDENCE_KEY]], k_values)
-        row["injected_tokens.mean"] = float(results.get(INJECTED_TOKENS_KEY, 0))
-        rows.append((str(record.probe.category), row))
-    if not rows:
+        category = str(record.probe.category)
+        injected.append((category, {"injected_tokens.mean": float(results.get(INJECTED_TOKENS_KEY, 0))}))
+        evidence = [e for e in record.probe.evidence if e]
+        if evidence:
+            rows.append((category, retrieval_scores(evidence, [list(m) for m in results[EVIDENCE_KEY]], k_values)))
+    if not injected:
         return {}
-    overall = [r for c, r in rows if c not in excluded]
-    out = {"longterm.questions": float(len(overall))}
-    if overall:
-        out.update(_means("", overall))
-    by_category: dict[str, list[dict[str, float]]] = defaultdict(list)
-    for category, row in rows:
-        by_category[category].append(row)
-    for category in sorted(by_category):
-        out[f"longterm.questions.cat_{category}"] = float(len(by_category[category]))
-        out.update(_means(f".cat_{category}", by_category[category]))
+    out: dict[str, float | int] = {}
+    if rows:
+        out["longterm.questions"] = sum(c not in excluded for c, _ in rows)
+    for family in (rows, injected):
+        overall = [r for c, r in family if c not in excluded]
+        if overall:
+            out.update(_means("", overall))
+        by_category: dict[str, list[dict[str, float]]] = defaultdict(list)
+        for category, row in family:
+            by_category[category].append(row)
+        for category in sorted(by_category):
+            if family is rows:
+                out[f"longterm.questions.cat_{category}"] = len(by_category[category])
+            out.update(_means(f".cat_{category}", by_category[category]))
     return out
 
 
@@ -210,7 +249,7 @@ def _related(probes: Iterable[Any], key: str) -> list[tuple[str, tuple[str, ...]
 
 
 @metric_family
-def newer_first_metrics(probes: Iterable[Any]) -> dict[str, float]:
+def newer_first_metrics(probes: Iterable[Any]) -> dict[str, float | int]:
     """``longterm.newer_first``: over the probes of updated facts (a ``superseded`` list in their metadata: the
     synthetic generator's UPDATE, datasets/updates/) where the newer or a superseded statement is among the
     retrieved memories, the share where the first memory citing the newer ranks above every memory citing a
@@ -219,11 +258,11 @@ def newer_first_metrics(probes: Iterable[Any]) -> dict[str, float]:
     counted = [o for o in outcomes if o is not None]
     if not counted:
         return {}
-    return {"longterm.newer_first": sum(counted) / len(counted), "longterm.newer_first.probes": float(len(counted))}
+    return {"longterm.newer_first": sum(counted) / len(counted), "longterm.newer_first.probes": len(counted)}
 
 
 @metric_family
-def update_rank_metrics(probes: Iterable[Any]) -> dict[str, float]:
+def update_rank_metrics(probes: Iterable[Any]) -> dict[str, float | int]:
     """The top of the ranking on updated facts, over every probe with a ``superseded`` list (none left out, unlike
     ``longterm.newer_first``): ``longterm.newer@1``, the top memory cites the newer statement;
     ``longterm.older@1``, it cites a superseded one (a memory citing both counts for both);
@@ -234,7 +273,7 @@ def update_rank_metrics(probes: Iterable[Any]) -> dict[str, float]:
         return {}
     n = len(ranks)
     return {
-        "longterm.update_probes": float(n),
+        "longterm.update_probes": n,
         "longterm.newer@1": sum(newer == 0 for newer, _ in ranks) / n,
         "longterm.older@1": sum(older == 0 for _, older in ranks) / n,
         f"longterm.newer_missed@{UPDATE_DEPTH}": sum(newer is None or newer >= UPDATE_DEPTH for newer, _ in ranks) / n,
@@ -242,7 +281,7 @@ def update_rank_metrics(probes: Iterable[Any]) -> dict[str, float]:
 
 
 @metric_family
-def decoy_metrics(probes: Iterable[Any]) -> dict[str, float]:
+def decoy_metrics(probes: Iterable[Any]) -> dict[str, float | int]:
     """Cue words that revise nothing, over every probe with ``decoys`` (later turns that sound like a revision of
     its evidence, e.g. datasets/updates/misfire_*.json): ``longterm.decoy_above``, a memory citing a decoy ranks
     above every memory citing the evidence (or it alone is retrieved; a tie is not above);
@@ -255,7 +294,7 @@ def decoy_metrics(probes: Iterable[Any]) -> dict[str, float]:
         return {}
     n = len(ranks)
     return {
-        "longterm.decoy_probes": float(n),
+        "longterm.decoy_probes": n,
         "longterm.decoy_above": sum(d is not None and (a is None or d < a) for a, d in ranks) / n,
         "longterm.decoy_answer@1": sum(a == 0 for a, _ in ranks) / n,
     }
@@ -267,7 +306,8 @@ RETRIEVAL_KEY = "longterm.retrieval"  # a probe's ranked ids, scores, cited turn
 def retrieval_lines(probes: Iterable[Any], excluded: Sequence[str] = EXCLUDED_CATEGORIES) -> list[dict[str, Any]]:
     """One ``retrievals.jsonl`` line per probe a long-term component retrieved for, in probe order.
 
-    Each line: ``qid`` (the probe id, with its dialogue unless the id names it), ``dialogue``, ``category``,
+    Each line: ``qid`` (the probe id, as questions.csv's ``probe`` and questions.jsonl's ``question_id``: the
+    loaders make it unique in a run), ``dialogue``, ``category``,
     ``evidence``, ``scored`` (counted in the overall means: it has evidence, its category is not excluded),
     ``ranked`` (``[memory id, score, [cited turns]]``, best first) and ``stages`` (each re-ranking stage's
     ``moved`` ``[memory id, rank before, rank after]`` and the first evidence-citing rank before and after).
@@ -279,7 +319,7 @@ def retrieval_lines(probes: Iterable[Any], excluded: Sequence[str] = EXCLUDED_CA
             continue
         probe = record.probe
         evidence = [e for e in probe.evidence if e]
-        qid = probe.id if str(probe.id).startswith(record.dialogue_id) else f"{record.dialogue_id}/{probe.id}"
+        qid = str(probe.id)
         scored = bool(evidence) and str(probe.category) not in excluded
         out.append(
             {"qid": qid, "dialogue": record.dialogue_id, "category": str(probe.category), "evidence": evidence}

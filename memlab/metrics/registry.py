@@ -158,6 +158,8 @@ METRICS: tuple[Metric, ...] = (
     Metric("longterm.recall@1", SHARE, HIGHER, S_LONGTERM, "share of the evidence turns cited by the top memory (fractional)", "recall@1"),
     Metric("longterm.recall@5", SHARE, HIGHER, S_LONGTERM, "share of the evidence turns cited by the top 5 memories (fractional)", "recall@5"),
     Metric("longterm.recall@*", SHARE, HIGHER, S_LONGTERM, "share of the evidence turns cited by the top K memories (fractional)", "recall@10"),
+    Metric("longterm.precision@1", SHARE, HIGHER, S_LONGTERM, "share of questions whose rank-1 memory cites an evidence turn (ranx's precision@1 over memories)", "P@1"),
+    Metric("longterm.mrr", SHARE, HIGHER, S_LONGTERM, "mean 1 / rank of the first memory citing an evidence turn, 0 when none is retrieved (ranx's mrr)", "MRR"),
     Metric("longterm.recall_any@*", SHARE, HIGHER, S_LONGTERM, "1 if any evidence turn is among the first K turns the memories cite (LongMemEval)"),
     Metric("longterm.recall_all@*", SHARE, HIGHER, S_LONGTERM, "1 if every evidence turn is among the first K turns the memories cite (LongMemEval)"),
     Metric("longterm.ndcg_any@*", SHARE, HIGHER, S_LONGTERM, "binary nDCG@K over the cited turns, LongMemEval's ideal and discount"),
@@ -174,7 +176,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("longterm.session_recall_any@*", SHARE, HIGHER, S_LONGTERM, "1 if any evidence session is among the first K sessions the memories cite (LongMemEval)"),
     Metric("longterm.session_recall_all@*", SHARE, HIGHER, S_LONGTERM, "1 if every evidence session is among the first K sessions the memories cite (LongMemEval)"),
     Metric("longterm.session_ndcg_any@*", SHARE, HIGHER, S_LONGTERM, "binary nDCG@K over the cited sessions, LongMemEval's ideal and discount"),
-    Metric("longterm.injected_tokens.mean", TOKENS, LOWER, S_LONGTERM, "tokens of the injected <long_term_memory> block per probe"),
+    Metric("longterm.injected_tokens.mean", TOKENS, LOWER, S_LONGTERM, "tokens of the injected <long_term_memory> block per probe, over every probe retrieved for (with evidence or not)"),
     Metric("longterm.memories", COUNT, NONE, S_LONGTERM, "memories saved by extraction"),
     Metric("longterm.duplicates", COUNT, LOWER, S_LONGTERM, "saved memories that repeat a stored one"),
     Metric("longterm.skipped", COUNT, NONE, S_LONGTERM, "turns extraction skipped before any model call"),
@@ -210,6 +212,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("answer.questions", COUNT, NONE, S_ANSWERS, f"questions answered: those with a gold answer, and adversarial ones ({_ANSWERS})"),
     Metric("answer.failures", COUNT, LOWER, S_ANSWERS, f"answer or judge calls that failed ({_ANSWERS})"),
     Metric("answer.judge.failures", COUNT, LOWER, S_ANSWERS, f"judge calls that failed, of answer.failures ({_ANSWERS})"),
+    Metric("answer.judge.unparsed", COUNT, LOWER, S_ANSWERS, f"judge replies that said neither CORRECT nor WRONG: no verdict, so not in answer.judge's denominator ({_ANSWERS})"),
     Metric("answer.calls", COUNT, NONE, S_ANSWERS, f"model calls that answered and judged the questions, not in llm.calls ({_ANSWERS})"),
     Metric("answer.tokens.prompt", TOKENS, LOWER, S_ANSWERS, f"prompt tokens of the answer and judge calls, not in tokens.aux.* ({_ANSWERS})"),
     Metric("answer.tokens.completion", TOKENS, LOWER, S_ANSWERS, f"completion tokens of the answer and judge calls ({_ANSWERS})"),
@@ -218,7 +221,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("answer.f1.locomo", SCORE, HIGHER, S_ANSWERS, f"LoCoMo evaluation.py: stemmed F1 with per-category rules, adversarial by abstention ({_ANSWERS})", "F1 (LoCoMo)"),
     Metric("answer.f1.mem0", SCORE, HIGHER, S_ANSWERS, f"mem0 evaluation token-set F1, adversarial skipped ({_ANSWERS})"),
     Metric("answer.bleu1.mem0", SCORE, HIGHER, S_ANSWERS, f"mem0 evaluation BLEU-1, adversarial skipped ({_ANSWERS})"),
-    Metric("answer.judge", SCORE, HIGHER, S_ANSWERS, f"share of answers with a gold answer the judge model calls CORRECT ({_ANSWERS})", abs_tol=0.01),
+    Metric("answer.judge", SCORE, HIGHER, S_ANSWERS, f"share of CORRECT among the judge's verdicts on answers with a gold answer (failed and unparsed judgings have none) ({_ANSWERS})", abs_tol=0.01),
     # --- latency (latency.json; compared as ratios to latency.reference_us, gated only when asked)
     Metric("latency.reference_us", MICROSECONDS, NONE, S_LATENCY, "median time of a fixed workload timed throughout the replay"),
     # Depends on the process (workers, earlier runs of a sweep), so never gated: infinite tolerance.
@@ -251,7 +254,14 @@ _RETENTION_VIEW = (
     "context.evidence_in_summary",
     "context.answer_coverage",
 )
-_RETRIEVAL_VIEW = ("longterm.recall@1", "longterm.recall@5", "longterm.recall@10", "longterm.ndcg@10")
+_RETRIEVAL_VIEW = (
+    "longterm.recall@1",
+    "longterm.recall@5",
+    "longterm.recall@10",
+    "longterm.precision@1",
+    "longterm.mrr",
+    "longterm.ndcg@10",
+)
 VIEWS: dict[str, tuple[str, ...]] = {
     V_RUN_HEADLINE: (
         "calls",

@@ -19,7 +19,7 @@ from memlab.trace import LLM_CALL, Event
 
 
 @metric_family
-def token_metrics(calls: Sequence[CallRecord]) -> dict[str, float | int]:
+def token_metrics(calls: Sequence[CallRecord]) -> dict[str, float | int | None]:
     """`calls`, `tokens.prompt.mean|p95|max|total` (p95 by linear interpolation), `tokens.completion.total`,
     `tokens.full_history.total` and `tokens.saved_ratio`.
 
@@ -30,6 +30,9 @@ def token_metrics(calls: Sequence[CallRecord]) -> dict[str, float | int]:
     `tokens.saved_ratio` = 1 - prompt / full-history tokens over all calls: the prompt tokens the
     strategy saved, not counting what its own model calls spent (`net_saved_ratio` does).
 
+    A run without calls has no prompt to average: `tokens.prompt.mean` and `.p95` are None (null in
+    metrics.json), as is `tokens.saved_ratio` without full-history tokens; counts and totals are 0.
+
     Args:
         calls: The run's call records.
     """
@@ -38,13 +41,13 @@ def token_metrics(calls: Sequence[CallRecord]) -> dict[str, float | int]:
     if prompt.size == 0:
         return {
             "calls": 0,
-            "tokens.prompt.mean": 0.0,
-            "tokens.prompt.p95": 0.0,
+            "tokens.prompt.mean": None,
+            "tokens.prompt.p95": None,
             "tokens.prompt.max": 0,
             "tokens.prompt.total": 0,
             "tokens.completion.total": 0,
             "tokens.full_history.total": 0,
-            "tokens.saved_ratio": 0.0,
+            "tokens.saved_ratio": None,
         }
     full_total = int(full.sum())
     return {
@@ -55,7 +58,7 @@ def token_metrics(calls: Sequence[CallRecord]) -> dict[str, float | int]:
         "tokens.prompt.total": int(prompt.sum()),
         "tokens.completion.total": sum(c.completion_tokens for c in calls),
         "tokens.full_history.total": full_total,
-        "tokens.saved_ratio": 1.0 - int(prompt.sum()) / full_total if full_total else 0.0,
+        "tokens.saved_ratio": 1.0 - int(prompt.sum()) / full_total if full_total else None,
     }
 
 
@@ -94,8 +97,9 @@ def aux_token_metrics(events: Iterable[Event]) -> dict[str, int]:
 
 
 @metric_family
-def net_saved_metrics(calls: Sequence[CallRecord], events: Iterable[Event]) -> dict[str, float]:
-    """`tokens.net_saved_ratio` of the run's calls and its strategies' model calls."""
+def net_saved_metrics(calls: Sequence[CallRecord], events: Iterable[Event]) -> dict[str, float | None]:
+    """`tokens.net_saved_ratio` of the run's calls and its strategies' model calls (None without full-history
+    tokens)."""
     prompt_total = sum(c.prompt_tokens for c in calls)
     full_total = sum(c.full_tokens for c in calls)
     return {
@@ -105,18 +109,19 @@ def net_saved_metrics(calls: Sequence[CallRecord], events: Iterable[Event]) -> d
     }
 
 
-def net_saved_ratio(prompt_total: int, aux_total: int, full_total: int) -> float:
+def net_saved_ratio(prompt_total: int, aux_total: int, full_total: int) -> float | None:
     """`tokens.net_saved_ratio` = 1 - (prompt + auxiliary tokens) / full-history tokens.
 
     What the strategy saved once the tokens its own model calls read and wrote (summaries,
-    extraction) are paid for; negative when it spent more than sending the whole history would.
+    extraction) are paid for; negative when it spent more than sending the whole history would;
+    None (undefined) when there are no full-history tokens to save from (a run without calls).
 
     Args:
         prompt_total: Prompt tokens sent over the run.
         aux_total: Tokens of the strategies' own model calls.
         full_total: Tokens sending the whole history every call would have sent.
 
-    >>> net_saved_ratio(prompt_total=100, aux_total=250, full_total=200)
-    -0.75
+    >>> net_saved_ratio(prompt_total=100, aux_total=250, full_total=200), net_saved_ratio(0, 40, 0)
+    (-0.75, None)
     """
-    return 1.0 - (prompt_total + aux_total) / full_total if full_total else 0.0
+    return 1.0 - (prompt_total + aux_total) / full_total if full_total else None

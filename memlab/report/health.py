@@ -46,12 +46,30 @@ def measurement_warnings(metrics: Mapping[str, Any]) -> list[str]:
         out.append(
             f"every one of the {asked:,} answer calls failed (answer.failures = answer.questions): no answer was scored"
         )
-    if judged and metrics.get("answer.judge") is None:
+    unparsed = _count(metrics, "answer.judge.unparsed")
+    if (judged or unparsed) and metrics.get("answer.judge") is None:
         out.append(
-            f"no answer was judged: {judged:,} judge calls failed (answer.judge.failures) and no other gave a verdict "
+            f"no answer was judged: {judged:,} judge calls failed (answer.judge.failures), {unparsed:,} judge replies "
+            "said neither CORRECT nor WRONG (answer.judge.unparsed) and no other gave a verdict "
             "(answer.judge is undefined)"
         )
     return out
+
+
+def unparsed_judge_warnings(metrics: Mapping[str, Any]) -> list[str]:
+    """A sentence when judge replies said neither CORRECT nor WRONG: no verdict, so answer.judge's denominator shrank.
+
+    >>> unparsed_judge_warnings({"answer.questions": 8, "answer.judge.unparsed": 2})[0][:40]
+    '2 of the 8 questions asked got a judge r'
+    """
+    unparsed = _count(metrics, "answer.judge.unparsed")
+    if not unparsed:
+        return []
+    return [
+        f"{unparsed:,} of the {_count(metrics, 'answer.questions'):,} questions asked got a judge reply that said "
+        "neither CORRECT nor WRONG (answer.judge.unparsed; the reply is judge_unparsed in questions.csv): they have no "
+        "verdict, and answer.judge is the share of CORRECT among the verdicts given"
+    ]
 
 
 def fallback_warnings(metrics: Mapping[str, Any]) -> list[str]:

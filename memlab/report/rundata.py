@@ -35,8 +35,9 @@ from memlab.metrics import (
     latency_samples,
     probe_rows,
 )
-from memlab.metrics.answers import ANSWER_ERROR, JUDGE_ERROR, answerable
+from memlab.metrics.answers import ANSWER_ERROR, JUDGE_ERROR, JUDGE_UNPARSED, answerable
 from memlab.metrics.longterm import retrieval_lines, trec_qrels, trec_run
+from memlab.metrics.retention import RETENTION_METRICS
 from memlab.report.table import Table
 from memlab.rundir import canonical_json
 from memlab.sim.records import CallRecord, ProbeRecord, Record
@@ -59,6 +60,18 @@ CALL_COLUMNS = (
     "tool_tokens",
     "tool_calls",
 )
+# questions.csv's leading columns, which every probe row has (`memlab.metrics.probe_rows`): a run without probes
+# still writes them, as calls.csv writes its header with no call; a row's other columns follow in order.
+QUESTION_COLUMNS = (
+    "dialogue",
+    "probe",
+    "category",
+    "question",
+    "answer",
+    "evidence",
+    "prompt_tokens",
+    *RETENTION_METRICS,
+)
 LATENCY_COLUMNS = ("stage", "latency_us")
 # The columns each table writes from Python strings (`typed_column` keeps them as they are): read back as text,
 # or pandas would make a number of "007" or "3.50" and a gap of "NA" (`_read_csv`).
@@ -73,6 +86,7 @@ QUESTION_TEXT = (
     "generated",
     ANSWER_ERROR,
     JUDGE_ERROR,
+    JUDGE_UNPARSED,
 )
 LATENCY_TEXT = ("stage",)
 
@@ -177,12 +191,12 @@ def calls_table(records: Sequence[Record]) -> Table:
 
 
 def questions_table(rows: Sequence[Mapping[str, Any]]) -> Table:
-    """The questions.csv table: one row per probe.
+    """The questions.csv table: one row per probe, `QUESTION_COLUMNS` first (a header even without a probe).
 
     Args:
         rows: The probe rows (`memlab.metrics.probe_rows`).
     """
-    return Table.from_records(rows)
+    return Table.from_records(rows, list(dict.fromkeys([*QUESTION_COLUMNS, *(key for row in rows for key in row)])))
 
 
 def latency_table(samples: Mapping[str, Sequence[int]]) -> Table:

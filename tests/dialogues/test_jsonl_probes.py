@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 from datetime import datetime
 from pathlib import Path
@@ -136,6 +137,45 @@ def test_a_bad_probe_names_file_line_and_key(tmp_path: Path, row: Any, message: 
     with pytest.raises(DatasetError, match=message) as e:
         load_jsonl(path)
     assert str(e.value).startswith(f"{path}:2: ")
+
+
+def test_a_probe_id_another_line_has_is_refused(tmp_path: Path) -> None:
+    """questions.csv, questions.jsonl and retrievals.* name a question by its id alone: it is unique in the file."""
+    given = {**CHAT, "probes": [{"question": "a", "id": "ana-job"}]}
+    with pytest.raises(DatasetError, match=r":2: probes\[0\]\.id: 'ana-job' is also a probe id on line 1; "):
+        load_jsonl(write(tmp_path / "given.jsonl", NURSE, given))
+    default = {**CHAT, "id": "ana", "probes": [{"question": "a"}, {"question": "b"}]}  # ana:q1 is on line 1
+    with pytest.raises(DatasetError, match=r":2: probes\[1\]: its default id 'ana:q1' is also a probe id on line 1"):
+        load_jsonl(write(tmp_path / "default.jsonl", NURSE, default))
+
+
+def test_every_output_names_a_question_by_the_same_id(tmp_path: Path) -> None:
+    """The defect: a probe whose id does not start with its dialogue's was ``job-2`` in questions.csv and
+    questions.jsonl but ``ana/job-2`` in retrievals.jsonl, .trec and .qrels."""
+    given = {
+        **NURSE,
+        "probes": [*NURSE["probes"], {"id": "job-2", "question": "My job?", "answer": "x", "evidence": ["a5"]}],
+    }
+    path = write(tmp_path / "logs.jsonl", given, CHAT)
+    args = [
+        f"dataset.path={path}",
+        "dataset=jsonl",
+        "longterm=chat",
+        "context=trim",
+        "sim.workers=1",
+        "eval.answers=true",
+    ]
+    run_dir = memlab.run(args, tmp_path / "run").run_dir
+    expected = ["ana-job", "ana:q1", "ana:q2", "job-2", "line-2:q0", "line-2:q1"]
+    with (run_dir / "questions.csv").open(newline="") as f:
+        assert [row["probe"] for row in csv.DictReader(f)] == expected
+    jsonl = [json.loads(line) for line in (run_dir / "retrievals.jsonl").read_text().splitlines()]
+    assert [line["qid"] for line in jsonl] == expected
+    answered = [json.loads(line)["question_id"] for line in (run_dir / "questions.jsonl").read_text().splitlines()]
+    assert answered and set(answered) <= set(expected)
+    for name in ("retrievals.trec", "retrievals.qrels"):
+        qids = {line.split()[0] for line in (run_dir / name).read_text().splitlines()}
+        assert qids == set(expected), name
 
 
 def _recall(evidence: tuple[str, ...], retrieved: list[list[str]], k: int) -> float:

@@ -48,8 +48,10 @@ def test_answer_rows_answer_from_the_context_and_score() -> None:
         "answer.judge": 1.0,
         "answer_error": None,
         "judge_error": None,
+        "judge_unparsed": None,
     }
     assert out[1]["answer.f1.locomo"] == 0.0 and out[1]["answer.judge"] is None  # the judge said neither word
+    assert out[1]["judge_unparsed"] == '"in June"' and out[1]["judge_error"] is None  # kept, and not a failed call
     assert out[2]["generated"] is None  # no gold answer and not adversarial: not asked
     # adversarial: asked, scored by LoCoMo's abstention check, skipped by mem0, not judged (no gold)
     assert out[3]["answer.f1.locomo"] == 1.0 and out[3]["answer.f1.mem0"] is None and out[3]["answer.judge"] is None

@@ -51,6 +51,7 @@ def test_metrics_average_over_questions_with_evidence_and_by_category() -> None:
     assert m["longterm.recall@1"] == 0.5 and m["longterm.recall@5"] == 0.75
     assert m["longterm.recall@1.cat_1"] == 1.0 and m["longterm.recall@5.cat_2"] == 0.5
     assert m["longterm.recall@1.cat_adversarial"] == 1.0 and m["longterm.questions.cat_adversarial"] == 1
-    assert m["longterm.injected_tokens.mean"] == 200.0
+    assert m["longterm.injected_tokens.mean"] == (100 + 300 + 100) / 3
+    assert m["longterm.injected_tokens.mean.cat_4"] == 100 and "longterm.recall@1.cat_4" not in m
     assert m["longterm.ndcg@10.cat_1"] == 1.0
     assert longterm_metrics([]) == {}

@@ -11,7 +11,7 @@ from replays import CONV26_LONGTERM, SHARED_RUNS_GROUP
 
 from memlab.report.run_report import stage_moves_table
 
-METRICS = ("recall@1", "recall@5", "recall@10", "recall@20", "ndcg@10")
+METRICS = ("recall@1", "recall@5", "recall@10", "recall@20", "ndcg@10", "precision@1", "mrr")
 
 
 pytestmark = SHARED_RUNS_GROUP
@@ -55,6 +55,9 @@ def test_retrievals_jsonl_has_every_question_its_ranking_and_each_stages_moves(c
     lines = [json.loads(line) for line in (conv26_run / "retrievals.jsonl").read_text().splitlines()]
     questions = [line for line in (conv26_run / "questions.csv").read_text().splitlines()[1:] if line]
     assert len(lines) == len(questions) and len({line["qid"] for line in lines}) == len(lines)
+    # LoCoMo's ids (conv-26:q0) are the same in questions.csv, questions.jsonl and the retrieval files
+    assert [line["qid"] for line in lines] == [row.split(",", 2)[1] for row in questions]
+    assert lines[0]["qid"] == "conv-26:q0"
     metrics = json.loads((conv26_run / "metrics.json").read_text())
     assert sum(line["scored"] for line in lines) == metrics["longterm.questions"]
     for line in lines:

@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
+from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 from hand_made import probe
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memlab.experiment import run_experiment
 from memlab.metrics import compute_metrics, probe_rows
-from memlab.metrics.longterm import ndcg_any_at_k, ndcg_at_k, recall_all_at_k, recall_any_at_k
+from memlab.metrics.longterm import (
+    ndcg_any_at_k,
+    ndcg_at_k,
+    precision_at_1,
+    recall_all_at_k,
+    recall_any_at_k,
+    reciprocal_rank,
+)
 
 EVIDENCE = "longterm.retrieved_evidence"
 
@@ -59,6 +71,37 @@ def test_hand_made_case() -> None:
     assert m["longterm.questions"] == 2 and m["longterm.questions.cat_adversarial"] == 1
     rows = probe_rows(records)
     assert rows[0]["longterm.recall@10"] == 1.0 and rows[0]["longterm.ndcg@10"] == pytest.approx(q1)
+
+
+def test_injected_tokens_are_averaged_over_every_probe_retrieved_for(make_config: Any, tmp_path: Path) -> None:
+    """The defect: the mean covered only probes with evidence, while questions.csv records the block for each."""
+    ana = [
+        {"role": "user", "id": "m1", "content": "I work as a nurse at the city hospital."},
+        {"role": "assistant", "content": "That sounds demanding."},
+        {"role": "user", "id": "m3", "content": "Actually I changed jobs: I am a paramedic now."},
+        {"role": "assistant", "content": "Congratulations!"},
+    ]
+    short = [{"role": "user", "id": "n1", "content": "I live in Oslo and I like cats."}]
+    lines = [
+        {"id": "ana", "messages": ana, "probes": [{"question": "My job?", "answer": "paramedic", "evidence": ["m3"]}]},
+        {  # no evidence: not scored, yet retrieved for, with a block of another size
+            "id": "oslo",
+            "messages": short,
+            "probes": [{"question": "Where?", "evidence": ["n1"]}, {"question": "Anything?", "answer": "no"}],
+        },
+    ]
+    data = tmp_path / "edge.jsonl"
+    data.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    cfg = make_config("dataset=jsonl", f"dataset.path={data}", "longterm=chat", "context=trim")
+    run_dir = run_experiment(cfg, tmp_path / "run").run_dir
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    questions = pd.read_csv(run_dir / "questions.csv")
+    injected = questions["longterm.injected_tokens"]
+    assert injected.notna().all() and injected.nunique() > 1 and metrics["longterm.questions"] == 2
+    assert metrics["longterm.injected_tokens.mean"] == pytest.approx(injected.mean(), abs=1e-6)
+    for category, group in questions.groupby("category"):
+        got = metrics[f"longterm.injected_tokens.mean.cat_{category}"]
+        assert got == pytest.approx(group["longterm.injected_tokens"].mean(), abs=1e-6)
 
 
 ids = st.sampled_from(list("abcdefgh"))
@@ -135,6 +178,38 @@ def test_ndcg_matches_ranx(evidence: list[str], retrieved: list[list[str]], k: i
     qrels.update({f"missed-{e}": 1 for e in set(evidence) - seen})
     expected = ranx_ndcg(qrels, [f"m{i}" for i in range(len(retrieved))], k)
     assert ndcg_at_k(evidence, retrieved, k) == pytest.approx(expected, abs=1e-12)
+
+
+def ranx_top(qrels: dict[str, int], run: list[str]) -> tuple[float, float]:
+    ranx = pytest.importorskip("ranx")
+    scores = {doc: float(len(run) - i) for i, doc in enumerate(run)}
+    if not scores:
+        return 0.0, 0.0
+    got = ranx.evaluate(ranx.Qrels({"q": qrels}), ranx.Run({"q": scores}), ["precision@1", "mrr"])
+    return float(got["precision@1"]), float(got["mrr"])
+
+
+@pytest.mark.parametrize(("evidence", "retrieved"), [*CASES, (["a"], []), (["a", "b"], [["b", "a"]])])
+def test_precision_at_1_and_mrr_match_ranx(evidence: list[str], retrieved: list[list[str]]) -> None:
+    # memory units: a memory is relevant (1) when it cites any evidence turn, however many
+    qrels = {f"m{i}": 1 for i, memory in enumerate(retrieved) if set(memory) & set(evidence)} or {"missed": 1}
+    p1, mrr = ranx_top(qrels, [f"m{i}" for i in range(len(retrieved))])
+    assert precision_at_1(evidence, retrieved) == p1
+    assert reciprocal_rank(evidence, retrieved) == pytest.approx(mrr, abs=1e-12)
+
+
+def test_precision_at_1_and_mrr_in_metrics_json_per_category() -> None:
+    records = [
+        probe(("a",), (), pid="q1", category="1", results={EVIDENCE: [["x"], ["y"], ["a"]]}),
+        probe(("b", "c"), (), pid="q2", category="2", results={EVIDENCE: [["c", "b"], ["b"]]}),
+        probe(("d",), (), pid="q3", category="2", results={EVIDENCE: [["x"]]}),
+        probe(("e",), (), pid="q4", category="adversarial", results={EVIDENCE: [["e"]]}),
+    ]
+    m = compute_metrics(records)
+    assert m["longterm.precision@1"] == pytest.approx(1 / 3)
+    assert m["longterm.mrr"] == pytest.approx((1 / 3 + 1 + 0) / 3)
+    assert m["longterm.precision@1.cat_2"] == 0.5 and m["longterm.mrr.cat_1"] == pytest.approx(1 / 3)
+    assert m["longterm.precision@1.cat_adversarial"] == m["longterm.mrr.cat_adversarial"] == 1.0
 
 
 @pytest.mark.parametrize(("evidence", "retrieved"), CASES)

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 from hand_made import call
 
+from memlab.experiment import run_experiment
 from memlab.metrics import aux_token_metrics, budget_violations, token_metrics
 from memlab.trace import LLM_CALL, Event
 
@@ -20,9 +25,25 @@ def test_prompt_statistics_and_saved_ratio() -> None:
     assert m["tokens.saved_ratio"] == 1 - 100 / 300
 
 
-def test_no_calls_gives_zeros() -> None:
+UNDEFINED_WITHOUT_CALLS = ("tokens.prompt.mean", "tokens.prompt.p95", "tokens.saved_ratio", "tokens.net_saved_ratio")
+
+
+def test_no_calls_gives_zero_counts_and_undefined_means() -> None:
     m = token_metrics([])
-    assert m["calls"] == 0 and m["tokens.prompt.total"] == 0 and m["tokens.saved_ratio"] == 0.0
+    assert m["calls"] == 0 and m["tokens.prompt.total"] == 0 and m["tokens.full_history.total"] == 0
+    assert m["tokens.prompt.mean"] is None and m["tokens.prompt.p95"] is None and m["tokens.saved_ratio"] is None
+
+
+def test_a_run_without_calls_writes_its_undefined_token_metrics_as_null(make_config: Any, tmp_path: Path) -> None:
+    """A dialogue of user messages only: no assistant turn, so no call; a mean over no prompt is no 0."""
+    messages = [{"role": "user", "id": "n1", "content": "I live in Oslo."}, {"role": "user", "content": "Hi."}]
+    probes = [{"question": "Where do I live?", "answer": "Oslo", "evidence": ["n1"]}]
+    data = tmp_path / "nocalls.jsonl"
+    data.write_text(json.dumps({"id": "nocalls", "messages": messages, "probes": probes}) + "\n")
+    result = run_experiment(make_config("dataset=jsonl", f"dataset.path={data}", "context=trim"), tmp_path / "run")
+    written = json.loads((result.run_dir / "metrics.json").read_text())
+    assert written["calls"] == 0 and written["tokens.prompt.total"] == 0
+    assert {name: written[name] for name in UNDEFINED_WITHOUT_CALLS} == dict.fromkeys(UNDEFINED_WITHOUT_CALLS)
 
 
 def test_budget_violations_count_calls_over_the_window() -> None:

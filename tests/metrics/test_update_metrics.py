@@ -36,12 +36,12 @@ def test_rank_one_counts_every_updated_fact_and_a_memory_citing_both_counts_twic
         record("new", [["new"]]),  # no superseded list: not an updated fact
     ]
     assert update_rank_metrics(probes) == {
-        "longterm.update_probes": 5.0,
+        "longterm.update_probes": 5,
         "longterm.newer@1": 2 / 5,
         "longterm.older@1": 1 / 5,
         "longterm.newer_missed@10": 3 / 5,
     }
-    assert newer_first_metrics(probes) == {"longterm.newer_first": 2 / 4, "longterm.newer_first.probes": 4.0}
+    assert newer_first_metrics(probes) == {"longterm.newer_first": 2 / 4, "longterm.newer_first.probes": 4}
     assert update_rank_metrics(probes[-1:]) == {}
 
 
@@ -53,7 +53,7 @@ def test_a_decoy_is_above_only_when_it_ranks_strictly_before_the_answer() -> Non
         record("ans", [["x"]], decoys=("later",)),  # neither: not above
     ]
     assert decoy_metrics(probes) == {
-        "longterm.decoy_probes": 4.0,
+        "longterm.decoy_probes": 4,
         "longterm.decoy_above": 2 / 4,
         "longterm.decoy_answer@1": 1 / 4,
     }
@@ -99,6 +99,12 @@ def test_update_metrics_of_a_run_match_an_independent_count(runs: dict[str, Any]
     m, counts = written(runs[name]), recount(runs[name].records, SUPERSEDED_KEY)
     asked = counts["newer@1"][1]
     assert asked > 0 and m["longterm.update_probes"] == asked
+    # counts are written as integers, as every other count (they were 5.0, 150.0)
+    counts_written = [k for k in m if k.startswith(("longterm.questions", "longterm.newer_first.probes"))]
+    assert {k: type(m[k]) for k in [*counts_written, "longterm.update_probes"]} == dict.fromkeys(
+        [*counts_written, "longterm.update_probes"], int
+    )
+    assert "longterm.newer_first.probes" in counts_written and "longterm.questions" in counts_written
     for metric, outcome in (("newer@1", "newer@1"), ("older@1", "older@1"), ("newer_missed@10", "missed")):
         assert m[f"longterm.{metric}"] == round(counts[outcome][0] / asked, 6), metric
     if name == "updates":  # the hand-written conversation: the current rules neither always win nor always lose
@@ -109,7 +115,7 @@ def test_update_metrics_of_a_run_match_an_independent_count(runs: dict[str, Any]
 def test_decoy_metrics_of_a_run_match_an_independent_count(runs: dict[str, Any]) -> None:
     m, counts = written(runs["misfires"]), recount(runs["misfires"].records, DECOYS_KEY)
     asked = counts["answer_at_1"][1]
-    assert asked == 24 and m["longterm.decoy_probes"] == asked
+    assert asked == 24 and m["longterm.decoy_probes"] == asked and type(m["longterm.decoy_probes"]) is int
     assert m["longterm.decoy_above"] == round(counts["decoy_above"][0] / asked, 6)
     assert m["longterm.decoy_answer@1"] == round(counts["answer_at_1"][0] / asked, 6)
     assert 0 < m["longterm.decoy_above"] < 1

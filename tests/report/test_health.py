@@ -10,6 +10,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from in_process import memlab_main
 from replays import NO_FIGURES
@@ -79,6 +80,32 @@ def _every_call_failed(tmp_path: Path, memlab: Callable[..., tuple[int, str]], l
     status, stderr = memlab(*SMALL, *llm, "strict=true", NO_FIGURES, f"hydra.run.dir={tmp_path / 'strict'}")
     assert status == 2
     assert "memlab: error: strict=true and the run measured nothing" in stderr
+
+
+@pytest.mark.parametrize("rate", ["0.5", "1.0"])
+def test_judge_replies_that_say_neither_verdict_are_counted_and_named(
+    tmp_path: Path, memlab: Callable[..., tuple[int, str]], rate: str
+) -> None:
+    """llm=faulty's empty replies: a judge that says neither CORRECT nor WRONG gives no verdict; the defect was that
+    such questions silently left answer.judge's denominator, counted nowhere and named in no warning."""
+    llm = ("llm=faulty", f"llm.rate={rate}", "llm.modes=[empty]")
+    status, stderr = memlab(*SMALL, *llm, NO_FIGURES, f"hydra.run.dir={tmp_path / 'run'}")
+    assert status == 0, stderr
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    questions = pd.read_csv(tmp_path / "run" / "questions.csv")
+    judged = questions[questions.answer.notna() & questions.answer_error.isna()]  # a judge was asked about these
+    verdicts = judged["answer.judge"].dropna()
+    unparsed = int(judged.judge_unparsed.notna().sum())
+    assert set(judged.judge_unparsed.dropna()) == {'""'}  # the empty replies, told from no reply
+    assert metrics["answer.judge.unparsed"] == unparsed > 0
+    assert len(verdicts) + unparsed + metrics["answer.judge.failures"] == len(judged)
+    expected = f"{unparsed} of the {metrics['answer.questions']} questions asked got a judge reply that said neither"
+    assert f"memlab: WARNING: {expected}" in stderr
+    if rate == "1.0":  # every judge reply empty: no verdict at all
+        assert metrics["answer.judge"] is None and verdicts.empty
+        assert "this run measured nothing here: no answer was judged" in stderr
+    else:
+        assert len(verdicts) > 0 and metrics["answer.judge"] == pytest.approx(verdicts.mean(), abs=1e-6)
 
 
 @pytest.mark.parametrize("where", ["down", "404"])

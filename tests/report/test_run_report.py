@@ -102,3 +102,23 @@ def test_lost_questions_are_those_that_lost_evidence_or_none_said(make_run, tmp_
         f"<h2>Questions whose evidence was lost most</h2><p>{html.escape(said)}</p>"
         in (whole / "report.html").read_text()
     )
+
+
+def test_a_run_without_probes_writes_the_questions_header(make_config, tmp_path: Path, tau_bench_path: Path) -> None:
+    """The defect: questions.csv was a single newline, which pandas refuses (EmptyDataError); calls.csv with no call
+    already wrote its header. tau-bench has no probes."""
+    import pandas as pd
+
+    from memlab.experiment import run_experiment
+
+    cfg = make_config("dataset=tau_bench", f"dataset.path={tau_bench_path}", "dataset.max_dialogues=1")
+    run_dir = run_experiment(cfg, tmp_path / "run").run_dir
+    questions = pd.read_csv(run_dir / "questions.csv")
+    assert questions.empty and list(questions.columns)[:7] == [
+        "dialogue", "probe", "category", "question", "answer", "evidence", "prompt_tokens",
+    ]  # fmt: skip
+    # The columns are those a run with probes starts with, and the run reads back and rebuilds its reports.
+    with_probes = run_experiment(make_config("dataset=synthetic", "dataset.dialogues=1"), tmp_path / "probes").run_dir
+    header = (with_probes / "questions.csv").read_text().splitlines()[0].split(",")
+    assert header[: len(questions.columns)] == list(questions.columns)
+    assert run_files(load_run(run_dir))["questions.csv"] == (run_dir / "questions.csv").read_text()
