@@ -354,7 +354,7 @@ def _report(argv: list[str]) -> int:
     from memlab.naming import MULTIRUN_FILE
     from memlab.report import find_runs, load_run, run_files
     from memlab.report.comparison import cautions, sweep_title, write_comparison
-    from memlab.report.sweep import sweep_jobs
+    from memlab.report.sweep import never_finished_note
 
     parser = argparse.ArgumentParser(prog="memlab report", description="Rebuild reports from run directories.")
     parser.add_argument("dirs", nargs="+", type=Path, help="run directories or sweep directories")
@@ -362,10 +362,9 @@ def _report(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     runs = [load_run(p) for p in find_runs(args.dirs)]
     for folder in args.dirs:
-        if (folder / MULTIRUN_FILE).is_file():
-            missing = sweep_jobs(folder).missing
-            if missing:
-                print(f"memlab: {folder}: job(s) {', '.join(map(str, missing))} never finished", file=sys.stderr)
+        note = never_finished_note(folder)
+        if note:
+            print(f"memlab: {note}", file=sys.stderr)
     if len(args.dirs) == 1 and len(runs) == 1 and runs[0].path == args.dirs[0]:
         run = runs[0]
         if run.failed:  # no metrics, no report: a comparison of it would be one failed row
@@ -401,6 +400,7 @@ def _compare(argv: list[str]) -> int:
         load_rules,
         load_side,
     )
+    from memlab.report.sweep import never_finished, never_finished_note
 
     parser = argparse.ArgumentParser(
         prog="memlab compare", description="Compare a candidate's metrics with a baseline's; exit 1 on a regression."
@@ -433,6 +433,12 @@ def _compare(argv: list[str]) -> int:
     if args.update:
         if args.baseline.is_dir():
             raise MemlabError(f"--update writes a baseline JSON file; {args.baseline} is a directory")
+        missing = never_finished(args.candidate)
+        if missing:  # written, the baseline would leave their configurations out: never gated again
+            raise MemlabError(
+                f"{args.candidate}: job(s) {', '.join(map(str, missing))} never finished (killed, or not started); "
+                f"{args.baseline} was not written (run the sweep to its end, into a new hydra.sweep.dir)"
+            )
         broken = failed_configurations(candidate)
         if broken and not args.keep_failed:
             which = (
@@ -447,7 +453,12 @@ def _compare(argv: list[str]) -> int:
         args.baseline.write_text(baseline_json(candidate, rules), encoding="utf-8")
         print(f"memlab: baseline {args.baseline} updated from {args.candidate}")
         return 0
-    rows = compare_sides(load_side(args.baseline), candidate, rules)
+    baseline = load_side(args.baseline)
+    for side in (args.baseline, args.candidate):
+        note = never_finished_note(side)
+        if note:  # the configurations of those jobs are not compared: not in this side at all
+            print(f"memlab: WARNING: {note}: their configurations are not compared", file=sys.stderr)
+    rows = compare_sides(baseline, candidate, rules)
     if args.format == "table":
         print(format_rows(rows, show_all=args.all))
     else:
@@ -472,6 +483,7 @@ def _recommend(argv: list[str]) -> int:
     from memlab.report import find_runs, load_run
     from memlab.report.comparison import comparison_table, data_note
     from memlab.report.recommend import recommend
+    from memlab.report.sweep import never_finished_note
 
     parser = argparse.ArgumentParser(
         prog="memlab recommend", description="The best configuration under a token budget."
@@ -488,6 +500,10 @@ def _recommend(argv: list[str]) -> int:
     )
     args = parser.parse_args(argv)
     runs = [load_run(p) for p in find_runs(args.dirs)]
+    for folder in args.dirs:
+        unfinished = never_finished_note(folder)
+        if unfinished:  # a configuration no job ran cannot be recommended: the pick is among the others
+            print(f"memlab: WARNING: {unfinished}: their configurations are not considered", file=sys.stderr)
     note = data_note(runs)
     if note:  # a pick among runs of different data (a seed sweep) may pick the data, not the configuration
         print(f"memlab: WARNING: {note}", file=sys.stderr)
