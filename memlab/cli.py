@@ -297,6 +297,13 @@ def _discard_if_empty(run_dir: Path) -> None:
             return
 
 
+_SWEEP_OUTPUT_DIR = (
+    "output_dir={} in a sweep (-m, or a preset that sweeps, such as hparams_search=...): every job would publish "
+    "into that one folder, each replacing the one before; leave output_dir out (each job writes into "
+    "hydra.sweep.dir/<n>_<what it varies>/) and set hydra.sweep.dir=DIR to choose the sweep's folder"
+)
+
+
 class OutputFolders(Callback):
     """Remembers where the run or sweep writes, so that one stopped at start leaves no folder behind.
 
@@ -319,6 +326,9 @@ class OutputFolders(Callback):
 
     def on_multirun_start(self, config: DictConfig, **kwargs: object) -> None:
         sweep = Path(config.hydra.sweep.dir)
+        if config.get("output_dir"):  # every job would publish into it, each replacing the one before
+            print(f"memlab: error: {_SWEEP_OUTPUT_DIR.format(config.output_dir)}", file=sys.stderr)
+            sys.exit(2)
         if sweep.is_dir() and any(sweep.iterdir()):  # before Hydra writes into it
             # Its comparison, gate and recommendation would read the earlier jobs as this sweep's. Exited, not
             # raised: Hydra turns a callback's exception into a warning and sweeps on.

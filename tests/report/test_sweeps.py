@@ -167,6 +167,29 @@ def test_a_sweep_into_a_folder_holding_an_earlier_sweep_is_refused(
     assert memlab_run_err("-m", *TINY, "context=none", f"hydra.sweep.dir={tmp_path / 'empty'}")[0] == 0
 
 
+@pytest.mark.parametrize(
+    "sweeping",
+    [("-m", "context=none,trim"), ("context=sliding_window", "hparams_search=window_budget")],
+    ids=["-m", "hparams_search"],
+)
+def test_output_dir_in_a_sweep_is_refused_at_start(
+    sweeping: tuple[str, ...],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    memlab_run_err: Callable[..., tuple[int, str]],
+) -> None:
+    """The defect: every job published into output_dir, each replacing the one before, and the sweep then said its
+    jobs never finished; a preset that sweeps by itself (an optuna search) did the same."""
+    if "hparams_search=window_budget" in sweeping:
+        pytest.importorskip("hydra_plugins.hydra_optuna_sweeper", reason="needs memlab[optuna]")
+    monkeypatch.setenv("CI", "1")
+    out, sweep = tmp_path / "out", tmp_path / "sweep"
+    status, err = memlab_run_err(*sweeping, *TINY, f"output_dir={out}", f"hydra.sweep.dir={sweep}")
+    said = f"memlab: error: output_dir={out} in a sweep (-m, or a preset that sweeps, such as hparams_search=...): "
+    assert status == 2 and err.startswith(said) and err.count("\n") == 1, err
+    assert "leave output_dir out" in err and not out.exists() and not sweep.exists()
+
+
 @pytest.fixture
 def optuna_sweep(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Where an optuna sweep goes; the test is skipped without memlab[optuna]."""
