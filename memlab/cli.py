@@ -403,6 +403,7 @@ def _compare(argv: list[str]) -> int:
     from memlab.report.gate import (
         LATENCY_GATE,
         baseline_json,
+        check_ratio_targets,
         compare_sides,
         failed,
         failed_configurations,
@@ -440,6 +441,8 @@ def _compare(argv: list[str]) -> int:
     if args.keep_failed and not args.update:
         raise MemlabError("--keep-failed goes with --update (it says what the baseline written may hold)")
     candidate = load_side(args.candidate, metrics_file=True)
+    baseline = None if args.update else load_side(args.baseline)
+    check_ratio_targets(rules, candidate, *([] if baseline is None else [baseline]))
     if args.update:
         if args.baseline.is_dir():
             raise MemlabError(f"--update writes a baseline JSON file; {args.baseline} is a directory")
@@ -463,7 +466,7 @@ def _compare(argv: list[str]) -> int:
         args.baseline.write_text(baseline_json(candidate, rules), encoding="utf-8")
         print(f"memlab: baseline {args.baseline} updated from {args.candidate}")
         return 0
-    baseline = load_side(args.baseline)
+    assert baseline is not None
     for side in (args.baseline, args.candidate):
         note = never_finished_note(side)
         if note:  # the configurations of those jobs are not compared: not in this side at all

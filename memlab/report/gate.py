@@ -67,6 +67,7 @@ class Override:
 
     pattern: str
     sets: Mapping[str, Any]
+    where: str = ""  # the rule in its file (`tol.yaml: rules[0]`), for an error about it
 
 
 @dataclass(frozen=True)
@@ -113,8 +114,28 @@ def load_rules(path: Path | str | None = None) -> list[Override]:
             expected = expected_value(key, value)
             if expected:
                 raise MemlabError(f"{path}: rules[{i}].{key}={value!r}; expected {expected}")
-        overrides.append(Override(raw["pattern"], {"gate": True, **{k: v for k, v in raw.items() if k != "pattern"}}))
+        sets = {"gate": True, **{k: v for k, v in raw.items() if k != "pattern"}}
+        overrides.append(Override(raw["pattern"], sets, f"{path}: rules[{i}]"))
     return overrides
+
+
+def check_ratio_targets(rules: Sequence[Override], *sides: Mapping[str, Mapping[str, Any]]) -> None:
+    """A `MemlabError` naming the rule whose `ratio_to` is no metric: neither registered nor in any side's metrics.
+
+    A misspelt `ratio_to` made every ratio "not comparable", so the metrics it covered passed whatever they did.
+
+    Args:
+        rules: The tolerances rules (`load_rules`).
+        *sides: The sides compared (`load_side`).
+    """
+    for rule in rules:
+        name = rule.sets.get("ratio_to")
+        if name is None or registry.lookup(name) is not None or any(name in m for side in sides for m in side.values()):
+            continue
+        raise MemlabError(
+            f"{rule.where or rule.pattern}.ratio_to={name!r}: no such metric (not in the metric registry, "
+            "nor in either side's metrics)"
+        )
 
 
 def expected_value(key: str, value: Any) -> str | None:
@@ -233,6 +254,13 @@ def checked_metrics(where: str, metrics: Any) -> dict[str, Any]:
     return dict(metrics)
 
 
+def number(value: Any) -> float | None:
+    """`value` as a float, None when it is no number (missing, null, NaN)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or is_missing(value):
+        return None
+    return float(value)
+
+
 def within(rule: Rule, base: float, cand: float) -> bool:
     """Whether `cand` is within `rule`'s tolerance of `base`: |c - b| <= abs + rel x |b|."""
     return abs(cand - base) <= rule.abs + rule.rel * abs(base)
@@ -244,14 +272,25 @@ def compare_metric(rule: Rule, name: str, base: Mapping[str, Any], cand: Mapping
         return ("missing", "not in candidate") if rule.gate else ("ok", "not in candidate; not gated")
     b, c = base.get(name), cand.get(name)
     if rule.ratio_to:
-        rb, rc = base.get(rule.ratio_to), cand.get(rule.ratio_to)
-        if any(is_missing(v) or not isinstance(v, int | float) for v in (b, c, rb, rc)) or not rb or not rc or not b:
-            if is_missing(b) == is_missing(c):
-                return "ok", "not comparable"
-            return ("changed" if rule.gate else "ok"), "ran in only one"
-        if max(b, c) < rule.min_value:
+        nb, nc = number(b), number(c)
+        rb, rc = number(base.get(rule.ratio_to)), number(cand.get(rule.ratio_to))
+        if nb is None or nc is None:
+            if is_missing(b) and is_missing(c):
+                return "ok", "in neither"
+            return ("changed" if rule.gate else "ok"), "ran in only one" + ("" if rule.gate else "; not gated")
+        if max(nb, nc) < rule.min_value:
             return "ok", f"below {rule.min_value:g}: not compared"
-        ratio = (c / rc) / (b / rb)
+        if not rb or not rc or not nb:  # no ratio: it passes only when nothing moved
+            if nb == nc and rb == rc:
+                return "ok", "no ratio, unchanged"
+            unusable = [
+                f"{rule.ratio_to} is {'missing' if v is None else 0} in the {side}"
+                for side, v in (("baseline", rb), ("candidate", rc))
+                if not v
+            ]
+            why = "; ".join(unusable) or f"{name} is 0 in the baseline"
+            return ("changed", f"no ratio: {why}") if rule.gate else ("ok", f"no ratio: {why}; not gated")
+        ratio = (nc / rc) / (nb / rb)
         note = f"x{ratio:.2f} relative to {rule.ratio_to}"
         if ratio <= rule.max_increase:
             return "ok", note

@@ -92,3 +92,25 @@ def test_a_value_that_cannot_be_a_tolerance_is_one_line(
         main(["compare", str(run), str(run), "--tolerances", str(path)])
     captured = capsys.readouterr()
     assert exit_info.value.code == 2 and captured.err == f"memlab: error: {error.value}\n" and captured.out == ""
+
+
+def test_a_ratio_to_no_metric_is_refused_and_a_ratio_that_cannot_be_computed_fails(
+    make_run: Callable[..., Path], tmp_path: Path, capsys
+) -> None:
+    """The defect: a misspelt `ratio_to`, or one that is 0, made the ratio "not comparable" and the metric "ok", so
+    ten times the prompt tokens passed."""
+    base = make_run(tmp_path / "base", keep=6)
+    total = json.loads((base / "metrics.json").read_text())["tokens.prompt.total"]
+    x10 = edited_copy(base, tmp_path / "x10", "metrics.json", **{"tokens.prompt.total": total * 10}) / "metrics.json"
+    typo = tolerances(tmp_path, "{pattern: 'tokens.prompt.total', ratio_to: 'tokens.full_history.totl'}")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["compare", str(base), str(x10), "--tolerances", str(typo), "--all"])
+    captured = capsys.readouterr()
+    said = f"memlab: error: {typo}: rules[0].ratio_to='tokens.full_history.totl': no such metric"
+    assert exit_info.value.code == 2 and captured.err.startswith(said) and captured.out == "", captured
+    zero = tolerances(tmp_path, "{pattern: 'tokens.prompt.total', ratio_to: 'summary.count'}")  # 0 in both runs
+    code, out = compare(capsys, base, x10, "--tolerances", zero, "--all")
+    assert code == 1 and "| CHANGED " in row(out, "tokens.prompt.total"), out
+    assert "no ratio: summary.count is 0 in the baseline; summary.count is 0 in the candidate" in out
+    code, out = compare(capsys, base, base / "metrics.json", "--tolerances", zero, "--all")  # nothing moved: passes
+    assert code == 0 and "| ok " in row(out, "tokens.prompt.total") and "no ratio, unchanged" in out, out
