@@ -255,10 +255,16 @@ def checked_metrics(where: str, metrics: Any) -> dict[str, Any]:
 
 
 def number(value: Any) -> float | None:
-    """`value` as a float, None when it is no number (missing, null, NaN)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or is_missing(value):
+    """`value` as a float, None when it is no finite number (missing, null, NaN, ±Infinity)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return None
     return float(value)
+
+
+def not_finite(b: Any, c: Any) -> str:
+    """The note for a metric one side holds as ±Infinity ("" when neither does): compared as NaN is, a change."""
+    infinite = [side for side, v in (("baseline", b), ("candidate", c)) if isinstance(v, float) and math.isinf(v)]
+    return f"{' and '.join(infinite)}: not a finite number" if infinite else ""
 
 
 def within(rule: Rule, base: float, cand: float) -> bool:
@@ -275,9 +281,10 @@ def compare_metric(rule: Rule, name: str, base: Mapping[str, Any], cand: Mapping
         nb, nc = number(b), number(c)
         rb, rc = number(base.get(rule.ratio_to)), number(cand.get(rule.ratio_to))
         if nb is None or nc is None:
-            if is_missing(b) and is_missing(c):
-                return "ok", "in neither"
-            return ("changed" if rule.gate else "ok"), "ran in only one" + ("" if rule.gate else "; not gated")
+            if (is_missing(b) and is_missing(c)) or b == c:
+                return "ok", "in neither" if is_missing(b) else ""
+            note = not_finite(b, c) or "ran in only one"
+            return ("changed", note) if rule.gate else ("ok", f"{note}; not gated")
         if max(nb, nc) < rule.min_value:
             return "ok", f"below {rule.min_value:g}: not compared"
         if not rb or not rc or not nb:  # no ratio: it passes only when nothing moved
@@ -297,14 +304,15 @@ def compare_metric(rule: Rule, name: str, base: Mapping[str, Any], cand: Mapping
         return ("regression", note) if rule.gate else ("slower", f"{note}; not gated (--latency gates it)")
     if is_missing(b) and is_missing(c):
         return "ok", ""
-    if not isinstance(b, int | float) or not isinstance(c, int | float) or is_missing(b) or is_missing(c):
-        return ("ok", "") if b == c else ("changed", "")
-    if within(rule, float(b), float(c)):
+    fb, fc = number(b), number(c)
+    if fb is None or fc is None:  # NaN, null or ±Infinity on a side: no direction, no tolerance
+        return ("ok", "") if b == c else ("changed", not_finite(b, c))
+    if within(rule, fb, fc):
         return "ok", ""
-    delta = fmt_delta(name, c - b)
+    delta = fmt_delta(name, fc - fb)
     if rule.better == "none":
         return "changed", delta
-    worse = c < b if rule.better == "higher" else c > b
+    worse = fc < fb if rule.better == "higher" else fc > fb
     return ("regression" if worse else "improved"), delta
 
 

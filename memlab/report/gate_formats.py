@@ -19,7 +19,7 @@ from memlab.report.gate import FAILING, Row, failed
 
 
 def _plain(value: Any) -> Any:
-    return None if isinstance(value, float) and math.isnan(value) else value
+    return None if isinstance(value, float) and not math.isfinite(value) else value  # JSON has no NaN nor Infinity
 
 
 def rows_json(rows: Sequence[Row]) -> str:

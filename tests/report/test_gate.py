@@ -168,3 +168,27 @@ def test_bad_tolerances_name_the_file_and_key(tmp_path: Path) -> None:
     assert str(error.value) == f"{unclosed}: cannot read tolerances ({said})"
     with pytest.raises(MemlabError, match="nowhere: no such file or directory"):
         load_side(tmp_path / "nowhere")
+
+
+def test_an_infinite_value_is_a_change_as_nan_is(make_run, tmp_path: Path, capsys) -> None:
+    """The defect: Infinity (fewer prompt tokens than any) and -Infinity (a retention beyond any) read as improved."""
+    base = make_run(tmp_path / "base", keep=6)
+    cand = tmp_path / "cand"
+    shutil.copytree(base, cand)
+    text = (cand / "metrics.json").read_text()
+    metrics = json.loads(text)
+    for name, value in (("tokens.prompt.mean", "-Infinity"), ("context.evidence_retention", "Infinity")):
+        text = text.replace(f'"{name}": {json.dumps(metrics[name])}', f'"{name}": {value}', 1)
+    (cand / "metrics.json").write_text(text)
+    code, out = compare(capsys, base, cand / "metrics.json")
+    names = ("| tokens.prompt.mean ", "| context.evidence_retention ")
+    rows = [line for line in out.splitlines() if any(name in line for name in names)]
+    assert code == 1 and len(rows) == 2, out
+    assert all("| CHANGED " in r and "candidate: not a finite number" in r for r in rows), rows
+    assert "improved" not in out, out
+    code, out = compare(capsys, base, cand / "metrics.json", "--format", "json")
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"{constant} in the JSON output")
+
+    assert code == 1 and not json.loads(out, parse_constant=refuse)["passed"]
