@@ -40,7 +40,7 @@ REFERENCE = "latency.reference_us"
 LATENCY_MAX_INCREASE = 3.0  # a latency may grow up to 3x relative to the same run's reference
 LATENCY_MIN_US = 200.0  # latencies under this on both sides are timer noise: not compared
 LATENCY_PREFIX = "latency."  # latency.json's names: never in a committed baseline
-Status = Literal["ok", "improved", "slower", "regression", "changed", "missing", "new"]
+Status = Literal["ok", "improved", "slower", "ungated", "regression", "changed", "missing", "new"]
 FAILING: tuple[Status, ...] = ("regression", "changed", "missing")
 RULE_KEYS = {"pattern", "better", "abs", "rel", "skip", "ratio_to", "max_increase", "min_value", "gate"}
 NUMBER_KEYS = {"abs", "rel", "max_increase", "min_value"}  # a tolerances rule's finite numbers >= 0
@@ -58,7 +58,7 @@ class Rule:
     ratio_to: str | None = None
     max_increase: float = LATENCY_MAX_INCREASE
     min_value: float = 0.0  # ratios of values this small on both sides are timer noise: not compared
-    gate: bool = True  # False: a ratio above max_increase is shown as "slower" but does not fail
+    gate: bool = True  # False: shown, never failing: a ratio above max_increase "slower", any other failure "ungated"
 
 
 @dataclass(frozen=True)
@@ -273,9 +273,23 @@ def within(rule: Rule, base: float, cand: float) -> bool:
 
 
 def compare_metric(rule: Rule, name: str, base: Mapping[str, Any], cand: Mapping[str, Any]) -> tuple[Status, str]:
-    """The status of metric `name` between two configurations' metrics."""
+    """The status of metric `name` between two configurations' metrics.
+
+    A rule with `gate: false` never fails: what would fail is shown, as "slower" (a ratio above its limit) or
+    "ungated" (a regression, a change, a missing metric), with what it would have been in the note.
+    """
+    status, note = gated_status(rule, name, base, cand)
+    if rule.gate or status not in FAILING:
+        return status, note
+    if status == "regression" and rule.ratio_to:
+        return "slower", f"{note}; not gated (--latency gates it)"
+    return "ungated", f"{status}{': ' + note if note else ''}; not gated"
+
+
+def gated_status(rule: Rule, name: str, base: Mapping[str, Any], cand: Mapping[str, Any]) -> tuple[Status, str]:
+    """The status of metric `name` under `rule`, as if gated (`compare_metric` says what `gate: false` makes of it)."""
     if name not in cand:
-        return ("missing", "not in candidate") if rule.gate else ("ok", "not in candidate; not gated")
+        return "missing", "not in candidate"
     b, c = base.get(name), cand.get(name)
     if rule.ratio_to:
         nb, nc = number(b), number(c)
@@ -283,8 +297,7 @@ def compare_metric(rule: Rule, name: str, base: Mapping[str, Any], cand: Mapping
         if nb is None or nc is None:
             if (is_missing(b) and is_missing(c)) or b == c:
                 return "ok", "in neither" if is_missing(b) else ""
-            note = not_finite(b, c) or "ran in only one"
-            return ("changed", note) if rule.gate else ("ok", f"{note}; not gated")
+            return "changed", not_finite(b, c) or "ran in only one"
         if max(nb, nc) < rule.min_value:
             return "ok", f"below {rule.min_value:g}: not compared"
         if not rb or not rc or not nb:  # no ratio: it passes only when nothing moved
@@ -296,12 +309,10 @@ def compare_metric(rule: Rule, name: str, base: Mapping[str, Any], cand: Mapping
                 if not v
             ]
             why = "; ".join(unusable) or f"{name} is 0 in the baseline"
-            return ("changed", f"no ratio: {why}") if rule.gate else ("ok", f"no ratio: {why}; not gated")
+            return "changed", f"no ratio: {why}"
         ratio = (nc / rc) / (nb / rb)
         note = f"x{ratio:.2f} relative to {rule.ratio_to}"
-        if ratio <= rule.max_increase:
-            return "ok", note
-        return ("regression", note) if rule.gate else ("slower", f"{note}; not gated (--latency gates it)")
+        return ("ok" if ratio <= rule.max_increase else "regression"), note
     if is_missing(b) and is_missing(c):
         return "ok", ""
     fb, fc = number(b), number(c)
@@ -382,7 +393,7 @@ def format_rows(rows: Sequence[Row], *, show_all: bool = False) -> str:
     shown = [r for r in rows if show_all or not (r.status == "ok" or (r.status == "new" and r.metric != "*"))]
     counts = {
         s: sum(r.status == s for r in rows)
-        for s in ("ok", "improved", "slower", "new", "regression", "changed", "missing")
+        for s in ("ok", "improved", "slower", "ungated", "new", "regression", "changed", "missing")
     }
     table = tabulate(
         [

@@ -114,3 +114,22 @@ def test_a_ratio_to_no_metric_is_refused_and_a_ratio_that_cannot_be_computed_fai
     assert "no ratio: summary.count is 0 in the baseline; summary.count is 0 in the candidate" in out
     code, out = compare(capsys, base, base / "metrics.json", "--tolerances", zero, "--all")  # nothing moved: passes
     assert code == 0 and "| ok " in row(out, "tokens.prompt.total") and "no ratio, unchanged" in out, out
+
+
+def test_gate_false_shows_what_would_fail_and_never_fails(
+    make_run: Callable[..., Path], tmp_path: Path, capsys
+) -> None:
+    """The defect: under `gate: false` a missing metric read "ok" (hidden) while a regression still failed."""
+    base = make_run(tmp_path / "base", keep=6)
+    metrics = json.loads((base / "metrics.json").read_text())
+    metrics[RETENTION] -= 0.3
+    del metrics["context.evidence_in_summary"]
+    cand = tmp_path / "cand.json"
+    cand.write_text(json.dumps(metrics))
+    rules = tolerances(tmp_path, "{pattern: 'context.*', gate: false}")
+    code, out = compare(capsys, base, cand, "--tolerances", rules)  # the default table: what is not ok
+    assert code == 0 and out.strip().splitlines()[-1].startswith("PASS: ") and "2 ungated" in out, out
+    assert "| ungated " in row(out, RETENTION) and "regression: -30 pp; not gated" in row(out, RETENTION)
+    assert "missing: not in candidate; not gated" in row(out, "context.evidence_in_summary")
+    code, out = compare(capsys, base, cand)  # gated, as by default: both fail
+    assert code == 1 and "REGRESSION" in row(out, RETENTION) and "MISSING" in row(out, "context.evidence_in_summary")
