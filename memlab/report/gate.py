@@ -297,6 +297,8 @@ def gated_status(rule: Rule, name: str, base: Mapping[str, Any], cand: Mapping[s
         if nb is None or nc is None:
             if (is_missing(b) and is_missing(c)) or b == c:
                 return "ok", "in neither" if is_missing(b) else ""
+            if max((v for v in (nb, nc) if v is not None), default=math.inf) < rule.min_value:
+                return "ok", f"ran in only one, below {rule.min_value:g}: not compared"
             return "changed", not_finite(b, c) or "ran in only one"
         if max(nb, nc) < rule.min_value:
             return "ok", f"below {rule.min_value:g}: not compared"

@@ -133,3 +133,17 @@ def test_gate_false_shows_what_would_fail_and_never_fails(
     assert "missing: not in candidate; not gated" in row(out, "context.evidence_in_summary")
     code, out = compare(capsys, base, cand)  # gated, as by default: both fail
     assert code == 1 and "REGRESSION" in row(out, RETENTION) and "MISSING" in row(out, "context.evidence_in_summary")
+
+
+def test_a_latency_timed_in_one_side_only_is_shown_unless_under_the_floor(
+    make_run: Callable[..., Path], tmp_path: Path, capsys
+) -> None:
+    """Not gated, a latency only one side timed is shown as ungated; under the 200 µs floor it is timer noise."""
+    p95 = "latency.context.p95_us"
+    base = edited_copy(make_run(tmp_path / "run", keep=6), tmp_path / "base", "latency.json", **{p95: None})
+    for value, shown in ((5000.0, True), (41.0, False)):
+        cand = edited_copy(base, tmp_path / f"cand{value:g}", "latency.json", **{p95: value})
+        code, out = compare(capsys, base, cand)
+        assert code == 0 and (f"| {p95} " in out) == shown, out
+        if shown:
+            assert "| ungated " in row(out, p95) and "changed: ran in only one; not gated" in row(out, p95)
