@@ -410,6 +410,8 @@ def _compare(argv: list[str]) -> int:
         format_rows,
         load_rules,
         load_side,
+        provenance_notes,
+        side_provenance,
     )
     from memlab.report.sweep import never_finished, never_finished_note
 
@@ -472,12 +474,17 @@ def _compare(argv: list[str]) -> int:
         if note:  # the configurations of those jobs are not compared: not in this side at all
             print(f"memlab: WARNING: {note}: their configurations are not compared", file=sys.stderr)
     rows = compare_sides(baseline, candidate, rules)
+    warnings = provenance_notes(
+        side_provenance(args.baseline), side_provenance(args.candidate, metrics_file=True)
+    )  # the table's reader is told before it; --format json carries them too
+    for note in warnings:
+        print(f"memlab: WARNING: {note}", file=sys.stderr)
     if args.format == "table":
         print(format_rows(rows, show_all=args.all))
     else:
         from memlab.report.gate_formats import rows_json, rows_junit
 
-        print((rows_json if args.format == "json" else rows_junit)(rows), end="")
+        print(rows_json(rows, warnings) if args.format == "json" else rows_junit(rows, warnings), end="")
     return 1 if failed(rows) else 0
 
 

@@ -32,7 +32,7 @@ from memlab.errors import MemlabError, first_line
 from memlab.metrics import registry
 from memlab.report.comparison import run_labels
 from memlab.report.fmt import fmt_delta, fmt_value, is_missing
-from memlab.report.rundata import METRICS_FILE, find_runs, load_run
+from memlab.report.rundata import METRICS_FILE, RunData, find_runs, load_run
 from memlab.rundir import canonical_json
 
 BASELINE_FORMAT = 1
@@ -179,6 +179,71 @@ def rule_for(metric: str, rules: Sequence[Override] = ()) -> Rule:
         return Rule(skip=True)
     override = next((o for o in rules if fnmatch.fnmatchcase(metric, o.pattern)), None)
     return registry_rule(metric) if override is None else replace(registry_rule(metric), **override.sets)
+
+
+# What two sides must share for their metrics to differ by the change alone: (where it is read, what differs).
+PROVENANCE = {
+    "data_sha256": "replayed different data (manifest.json's data_sha256: a seed, a dataset or its selection)",
+    "tokenizer": "counted tokens with different tokenizers (config tokenizer)",
+    "pricing.model": "priced tokens at different models (config pricing.model)",
+}
+
+
+def run_provenance(run: RunData) -> dict[str, str]:
+    """The run's `PROVENANCE` values it records (a folder written before one of them was recorded lacks it)."""
+    config = run.config or {}
+    found = {
+        "data_sha256": run.manifest.get("data_sha256"),
+        "tokenizer": config.get("tokenizer"),
+        "pricing.model": (config.get("pricing") or {}).get("model"),
+    }
+    return {k: str(v) for k, v in found.items() if v is not None}
+
+
+def side_provenance(path: Path | str, *, metrics_file: bool = False) -> dict[str, dict[str, str]]:
+    """What each configuration of a side replayed and counted with (`PROVENANCE`), by label as `load_side` gives it.
+
+    A baseline JSON file holds metrics only: {}. A run's metrics.json: its run folder's.
+
+    Args:
+        path: The side, as given to `load_side`.
+        metrics_file: As `load_side`'s.
+    """
+    path = Path(path)
+    if path.is_file():
+        if not (metrics_file and path.name == METRICS_FILE and (path.parent / "manifest.json").is_file()):
+            return {}
+        return {"": run_provenance(load_run(path.parent))}
+    runs = [load_run(p) for p in find_runs([path])]
+    labels = run_labels(runs) if len(runs) > 1 else [""]
+    return {label: run_provenance(run) for label, run in zip(labels, runs, strict=True) if not run.failed}
+
+
+def provenance_notes(
+    baseline: Mapping[str, Mapping[str, str]], candidate: Mapping[str, Mapping[str, str]]
+) -> list[str]:
+    """What the two sides did not share (`PROVENANCE`), per configuration compared: their metrics differ by it too.
+
+    Only what both sides record is compared (a baseline JSON file records none of it).
+
+    Args:
+        baseline: `side_provenance` of the baseline.
+        candidate: The same of the candidate.
+    """
+    if len(baseline) == 1 and len(candidate) == 1:  # two runs: compared whatever their labels, as compare_sides does
+        pairs = [(next(iter(baseline.values())), next(iter(candidate.values())), "")]
+    else:
+        pairs = [(b, candidate[label], label) for label, b in baseline.items() if label in candidate]
+    notes = []
+    for key, what in PROVENANCE.items():
+        differ = [(label, b[key], c[key]) for b, c, label in pairs if key in b and key in c and b[key] != c[key]]
+        if not differ:
+            continue
+        label, b, c = differ[0]
+        where = f" in {len(differ)} of {len(pairs)} configurations" if len(pairs) > 1 else ""
+        example = f"{label + ': ' if label else ''}{b[:16]} in the baseline, {c[:16]} in the candidate"
+        notes.append(f"the sides {what}{where} ({example}), so their metrics differ by it as well as by the change")
+    return notes
 
 
 def load_side(path: Path | str, *, metrics_file: bool = False) -> dict[str, dict[str, Any]]:
