@@ -403,6 +403,7 @@ def _compare(argv: list[str]) -> int:
     from memlab.report.gate import (
         LATENCY_GATE,
         baseline_json,
+        cache_notes,
         check_ratio_targets,
         compare_sides,
         failed,
@@ -474,9 +475,9 @@ def _compare(argv: list[str]) -> int:
         if note:  # the configurations of those jobs are not compared: not in this side at all
             print(f"memlab: WARNING: {note}: their configurations are not compared", file=sys.stderr)
     rows = compare_sides(baseline, candidate, rules)
-    warnings = provenance_notes(
-        side_provenance(args.baseline), side_provenance(args.candidate, metrics_file=True)
-    )  # the table's reader is told before it; --format json carries them too
+    # the table's reader is told before it; --format json carries them too
+    warnings = provenance_notes(side_provenance(args.baseline), side_provenance(args.candidate, metrics_file=True))
+    warnings += cache_notes(baseline, candidate)
     for note in warnings:
         print(f"memlab: WARNING: {note}", file=sys.stderr)
     if args.format == "table":

@@ -192,3 +192,30 @@ def test_an_infinite_value_is_a_change_as_nan_is(make_run, tmp_path: Path, capsy
         raise AssertionError(f"{constant} in the JSON output")
 
     assert code == 1 and not json.loads(out, parse_constant=refuse)["passed"]
+
+
+def test_latencies_are_not_gated_where_the_sides_caches_answered_different_calls(
+    make_run, tmp_path: Path, capsys
+) -> None:
+    """The defect: one configuration run at another place in a sweep's order (caches warmed by the jobs before it:
+    latency.cached_calls 16 vs 3) failed `--latency` with latency "regressions" of x200."""
+    base = make_run(tmp_path / "base", keep=6)
+    edit_json(
+        base / "latency.json",
+        **{"latency.context.p95_us": 1000.0, "latency.reference_us": 5000.0, "latency.cached_calls": 3},
+    )
+    warm = tmp_path / "warm"
+    shutil.copytree(base, warm)
+    edit_json(warm / "latency.json", **{"latency.context.p95_us": 4000.0, "latency.cached_calls": 16})
+    with pytest.raises(SystemExit) as exit_info:
+        main(["compare", str(base), str(warm), "--latency"])
+    captured = capsys.readouterr()
+    row = next(line for line in captured.out.splitlines() if "| latency.context.p95_us " in line)
+    assert exit_info.value.code == 0 and "| ungated " in row, captured.out
+    assert "regression: x4.00 relative to latency.reference_us; not gated: latency.cached_calls 3 vs 16" in row
+    assert captured.err.startswith(
+        "memlab: WARNING: the sides' caches answered different numbers of model calls (latency.cached_calls 3 vs 16)"
+    ), captured.err
+    edit_json(warm / "latency.json", **{"latency.cached_calls": 3})  # the same calls cached: gated, as asked
+    code, out = compare(capsys, base, warm, "--latency")
+    assert code == 1 and "REGRESSION" in out
