@@ -898,7 +898,7 @@ def _command(command: str, rest: list[str]) -> None:
                 _run()
         except (ConfigCompositionException, OverrideParseException, OmegaConfBaseException, ConfigKeyProblem) as e:
             _discard_sweep_stub()
-            print(f"memlab: error: {explain_error(e)}", file=sys.stderr)
+            print(f"memlab: error: {explain_error(e, rest)}", file=sys.stderr)
             sys.exit(2)
         except MissingExtraError as e:  # a sweep's logger (`_check_logger`); a single run's is its own error
             _discard_sweep_stub()
