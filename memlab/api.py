@@ -51,7 +51,7 @@ def compose(overrides: Sequence[str] = (), config_name: str = "config") -> DictC
         with _own_hydra(), initialize_config_module(config_module="memlab.conf", version_base=None):
             cfg = hydra_compose(config_name=config_name, overrides=given)
     except (ConfigCompositionException, OverrideParseException, OmegaConfBaseException) as e:
-        raise MemlabError(explain_error(e)) from None
+        raise MemlabError(explain_error(e, given)) from None
     _refuse_hydra_folders(given)
     check_keys(cfg)
     check_config(cfg)

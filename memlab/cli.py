@@ -297,6 +297,13 @@ def _discard_if_empty(run_dir: Path) -> None:
             return
 
 
+_SWEEP_OUTPUT_DIR = (
+    "output_dir={} in a sweep (-m, or a preset that sweeps, such as hparams_search=...): every job would publish "
+    "into that one folder, each replacing the one before; leave output_dir out (each job writes into "
+    "hydra.sweep.dir/<n>_<what it varies>/) and set hydra.sweep.dir=DIR to choose the sweep's folder"
+)
+
+
 class OutputFolders(Callback):
     """Remembers where the run or sweep writes, so that one stopped at start leaves no folder behind.
 
@@ -319,6 +326,9 @@ class OutputFolders(Callback):
 
     def on_multirun_start(self, config: DictConfig, **kwargs: object) -> None:
         sweep = Path(config.hydra.sweep.dir)
+        if config.get("output_dir"):  # every job would publish into it, each replacing the one before
+            print(f"memlab: error: {_SWEEP_OUTPUT_DIR.format(config.output_dir)}", file=sys.stderr)
+            sys.exit(2)
         if sweep.is_dir() and any(sweep.iterdir()):  # before Hydra writes into it
             # Its comparison, gate and recommendation would read the earlier jobs as this sweep's. Exited, not
             # raised: Hydra turns a callback's exception into a warning and sweeps on.
@@ -354,7 +364,7 @@ def _report(argv: list[str]) -> int:
     from memlab.naming import MULTIRUN_FILE
     from memlab.report import find_runs, load_run, run_files
     from memlab.report.comparison import cautions, sweep_title, write_comparison
-    from memlab.report.sweep import sweep_jobs
+    from memlab.report.sweep import never_finished_note
 
     parser = argparse.ArgumentParser(prog="memlab report", description="Rebuild reports from run directories.")
     parser.add_argument("dirs", nargs="+", type=Path, help="run directories or sweep directories")
@@ -362,10 +372,9 @@ def _report(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     runs = [load_run(p) for p in find_runs(args.dirs)]
     for folder in args.dirs:
-        if (folder / MULTIRUN_FILE).is_file():
-            missing = sweep_jobs(folder).missing
-            if missing:
-                print(f"memlab: {folder}: job(s) {', '.join(map(str, missing))} never finished", file=sys.stderr)
+        note = never_finished_note(folder)
+        if note:
+            print(f"memlab: {note}", file=sys.stderr)
     if len(args.dirs) == 1 and len(runs) == 1 and runs[0].path == args.dirs[0]:
         run = runs[0]
         if run.failed:  # no metrics, no report: a comparison of it would be one failed row
@@ -394,13 +403,18 @@ def _compare(argv: list[str]) -> int:
     from memlab.report.gate import (
         LATENCY_GATE,
         baseline_json,
+        cache_notes,
+        check_ratio_targets,
         compare_sides,
         failed,
         failed_configurations,
         format_rows,
         load_rules,
         load_side,
+        provenance_notes,
+        side_provenance,
     )
+    from memlab.report.sweep import never_finished, never_finished_note
 
     parser = argparse.ArgumentParser(
         prog="memlab compare", description="Compare a candidate's metrics with a baseline's; exit 1 on a regression."
@@ -430,9 +444,17 @@ def _compare(argv: list[str]) -> int:
     if args.keep_failed and not args.update:
         raise MemlabError("--keep-failed goes with --update (it says what the baseline written may hold)")
     candidate = load_side(args.candidate, metrics_file=True)
+    baseline = None if args.update else load_side(args.baseline)
+    check_ratio_targets(rules, candidate, *([] if baseline is None else [baseline]))
     if args.update:
         if args.baseline.is_dir():
             raise MemlabError(f"--update writes a baseline JSON file; {args.baseline} is a directory")
+        missing = never_finished(args.candidate)
+        if missing:  # written, the baseline would leave their configurations out: never gated again
+            raise MemlabError(
+                f"{args.candidate}: job(s) {', '.join(map(str, missing))} never finished (killed, or not started); "
+                f"{args.baseline} was not written (run the sweep to its end, into a new hydra.sweep.dir)"
+            )
         broken = failed_configurations(candidate)
         if broken and not args.keep_failed:
             which = (
@@ -447,13 +469,23 @@ def _compare(argv: list[str]) -> int:
         args.baseline.write_text(baseline_json(candidate, rules), encoding="utf-8")
         print(f"memlab: baseline {args.baseline} updated from {args.candidate}")
         return 0
-    rows = compare_sides(load_side(args.baseline), candidate, rules)
+    assert baseline is not None
+    for side in (args.baseline, args.candidate):
+        note = never_finished_note(side)
+        if note:  # the configurations of those jobs are not compared: not in this side at all
+            print(f"memlab: WARNING: {note}: their configurations are not compared", file=sys.stderr)
+    rows = compare_sides(baseline, candidate, rules)
+    # the table's reader is told before it; --format json carries them too
+    warnings = provenance_notes(side_provenance(args.baseline), side_provenance(args.candidate, metrics_file=True))
+    warnings += cache_notes(baseline, candidate)
+    for note in warnings:
+        print(f"memlab: WARNING: {note}", file=sys.stderr)
     if args.format == "table":
         print(format_rows(rows, show_all=args.all))
     else:
         from memlab.report.gate_formats import rows_json, rows_junit
 
-        print((rows_json if args.format == "json" else rows_junit)(rows), end="")
+        print(rows_json(rows, warnings) if args.format == "json" else rows_junit(rows, warnings), end="")
     return 1 if failed(rows) else 0
 
 
@@ -472,6 +504,7 @@ def _recommend(argv: list[str]) -> int:
     from memlab.report import find_runs, load_run
     from memlab.report.comparison import comparison_table, data_note
     from memlab.report.recommend import recommend
+    from memlab.report.sweep import never_finished_note
 
     parser = argparse.ArgumentParser(
         prog="memlab recommend", description="The best configuration under a token budget."
@@ -488,6 +521,10 @@ def _recommend(argv: list[str]) -> int:
     )
     args = parser.parse_args(argv)
     runs = [load_run(p) for p in find_runs(args.dirs)]
+    for folder in args.dirs:
+        unfinished = never_finished_note(folder)
+        if unfinished:  # a configuration no job ran cannot be recommended: the pick is among the others
+            print(f"memlab: WARNING: {unfinished}: their configurations are not considered", file=sys.stderr)
     note = data_note(runs)
     if note:  # a pick among runs of different data (a seed sweep) may pick the data, not the configuration
         print(f"memlab: WARNING: {note}", file=sys.stderr)
@@ -861,7 +898,7 @@ def _command(command: str, rest: list[str]) -> None:
                 _run()
         except (ConfigCompositionException, OverrideParseException, OmegaConfBaseException, ConfigKeyProblem) as e:
             _discard_sweep_stub()
-            print(f"memlab: error: {explain_error(e)}", file=sys.stderr)
+            print(f"memlab: error: {explain_error(e, rest)}", file=sys.stderr)
             sys.exit(2)
         except MissingExtraError as e:  # a sweep's logger (`_check_logger`); a single run's is its own error
             _discard_sweep_stub()

@@ -186,7 +186,7 @@ class RunConfig:
     report: ReportConfig = field(default_factory=ReportConfig)
     """What the run's report draws."""
     output_dir: str | None = None
-    """Where the run directory is published; None: Hydra's run directory."""
+    """Where the run directory is published; None: Hydra's run directory. Refused in a sweep (-m): one folder."""
     profile: bool = False
     """cProfile the run; its 40 costliest functions go to profile.txt."""
     verbose: bool = False

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from importlib import resources
 from typing import Any
 
@@ -184,8 +184,59 @@ def explain_untyped(full_key: str, parent: Any) -> str | None:
     return message
 
 
-def explain_error(error: BaseException) -> str:
-    """One line for a Hydra composition error: an unknown key explained, else Hydra's words joined."""
+def explain_untyped_entry(full_key: str, parent: Any, overrides: Sequence[str] = ()) -> str | None:
+    """Why `full_key` is not a key of a group's entry that has no schema (a user's own YAML), None for other keys.
+
+    Such an entry takes only the keys its YAML sets (a new one with `+`), not the shared knobs of the typed
+    entries (`context.keep_last`): said as `no such key in context (dict)`, naming neither the entry nor the way.
+
+    Args:
+        full_key: The key refused (`context.keep_last`).
+        parent: The node it was looked for in, as composed.
+        overrides: The command line's overrides: the entry chosen (`context=mine`) and the value given are read there.
+    """
+    parts = full_key.split(".")
+    group, name = parts[0], parts[-1]
+    if group not in GROUPS or len(parts) < 2 or not isinstance(parent, DictConfig):
+        return None
+    node: Any = parent
+    for _ in parts[1:-1]:  # up to the group's node: none typed on the way
+        if dataclasses.is_dataclass(OmegaConf.get_type(node)):
+            return None
+        node = node._get_parent()
+    if node is None or dataclasses.is_dataclass(OmegaConf.get_type(node)):
+        return None
+    chosen = [o.partition("=")[2] for o in overrides if o.partition("=")[0] == group]
+    entry = f"{group}={chosen[-1]}" if chosen else f"the {group} entry chosen"
+    value = next((o.partition("=")[2] for o in overrides if o.lstrip("+~").partition("=")[0] == full_key), "VALUE")
+    keys = [str(k) for k in parent if not str(k).startswith("_")]
+    parent_key = ".".join(parts[:-1])
+    message = (
+        f"{full_key}: no such key: {entry} has no schema (an untyped entry), so it takes only the keys its YAML sets; "
+        f"{parent_key} has " + (", ".join(keys) if keys else "no keys")
+    )
+    close = difflib.get_close_matches(name, keys, n=1)
+    if close:
+        message += f"; did you mean {parent_key}.{close[0]}?"
+    typed = _entries_with(group, name) if len(parts) == 2 else []
+    if typed:
+        message += f"; {full_key} is a knob of the typed entries ({group}={'|'.join(typed)}), which untyped ones lack"
+    strategy = parent.get("strategy") if len(parts) == 2 else None
+    if isinstance(strategy, DictConfig):  # the parameter the knob would have set, on the strategy itself
+        add = "" if name in strategy else "+"
+        message += f"; set the strategy's own parameter: {add}{group}.strategy.{name}={value}"
+    else:
+        message += f"; add it to the entry with +: +{full_key}={value}"
+    return message + " (or give the entry a schema: docs/extending.md, the typed entry)"
+
+
+def explain_error(error: BaseException, overrides: Sequence[str] = ()) -> str:
+    """One line for a Hydra composition error: an unknown key explained, else Hydra's words joined.
+
+    Args:
+        error: The error composing the config raised.
+        overrides: The command line's overrides, which name the entries chosen (for an untyped entry's key).
+    """
     cause = error.__cause__ if error.__cause__ is not None else error
     full_key = str(getattr(cause, "full_key", "") or "")
     said = f"{error} {cause}"
@@ -198,7 +249,10 @@ def explain_error(error: BaseException) -> str:
     if isinstance(cause, ConfigKeyError | ConfigAttributeError) and getattr(cause, "full_key", None):
         untyped = None
         if not dataclasses.is_dataclass(cause.object_type):
-            untyped = explain_untyped(str(cause.full_key), getattr(cause, "parent_node", None))
+            parent = getattr(cause, "parent_node", None)
+            untyped = explain_untyped(str(cause.full_key), parent) or explain_untyped_entry(
+                str(cause.full_key), parent, overrides
+            )
         return untyped or explain(str(cause.full_key), cause.object_type)
     text = str(error) if cause is error else f"{error}: {cause}"
     hooks = _NOT_IN_DEFAULTS.search(text)

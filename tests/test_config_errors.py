@@ -119,3 +119,34 @@ def test_a_new_agent_id_in_a_config_file_of_ones_own_is_used(
     metrics = json.loads((run / "metrics.json").read_text())
     kept = metrics["longterm.memories"] - metrics["longterm.archived.max_items"]
     assert metrics["longterm.archived.max_items"] > 0 and kept == 5  # bot's cap of 5, not the default 100
+
+
+def test_a_shared_knob_on_an_untyped_entry_names_the_entry_and_the_way(
+    tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]]
+) -> None:
+    """The defect: `context.keep_last: no such key in context (dict)`: neither the entry named nor what to do."""
+    (tmp_path / "conf" / "context").mkdir(parents=True)
+    (tmp_path / "conf" / "context" / "mine.yaml").write_text(
+        "_target_: memlab.context.ContextEditingInterceptor\n"
+        "strategy:\n  _target_: memlab.context.SlidingWindow\n  max_tokens: 1000\n"
+    )
+    for override, expected in (
+        (
+            "context.keep_last=2",
+            [
+                "memlab: error: context.keep_last: no such key: context=mine has no schema (an untyped entry), so it "
+                "takes only the keys its YAML sets; context has strategy",
+                "context.keep_last is a knob of the typed entries (context=",
+                "set the strategy's own parameter: +context.strategy.keep_last=2",
+                "docs/extending.md",
+            ],
+        ),
+        (
+            "context.strategy.max_tokenz=2",
+            ["context.strategy has max_tokens; did you mean context.strategy.max_tokens?"],
+        ),
+    ):
+        status, stderr = memlab_run_err("--config-dir", "conf", "context=mine", override, "dataset.dialogues=1")
+        (line,) = [ln for ln in stderr.splitlines() if ln.startswith("memlab: error: ")]
+        assert status == 2 and all(text in line for text in expected), line
+    assert not (tmp_path / "reports").exists()

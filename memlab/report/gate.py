@@ -32,7 +32,7 @@ from memlab.errors import MemlabError, first_line
 from memlab.metrics import registry
 from memlab.report.comparison import run_labels
 from memlab.report.fmt import fmt_delta, fmt_value, is_missing
-from memlab.report.rundata import METRICS_FILE, find_runs, load_run
+from memlab.report.rundata import METRICS_FILE, RunData, find_runs, load_run
 from memlab.rundir import canonical_json
 
 BASELINE_FORMAT = 1
@@ -40,7 +40,7 @@ REFERENCE = "latency.reference_us"
 LATENCY_MAX_INCREASE = 3.0  # a latency may grow up to 3x relative to the same run's reference
 LATENCY_MIN_US = 200.0  # latencies under this on both sides are timer noise: not compared
 LATENCY_PREFIX = "latency."  # latency.json's names: never in a committed baseline
-Status = Literal["ok", "improved", "slower", "regression", "changed", "missing", "new"]
+Status = Literal["ok", "improved", "slower", "ungated", "regression", "changed", "missing", "new"]
 FAILING: tuple[Status, ...] = ("regression", "changed", "missing")
 RULE_KEYS = {"pattern", "better", "abs", "rel", "skip", "ratio_to", "max_increase", "min_value", "gate"}
 NUMBER_KEYS = {"abs", "rel", "max_increase", "min_value"}  # a tolerances rule's finite numbers >= 0
@@ -58,7 +58,7 @@ class Rule:
     ratio_to: str | None = None
     max_increase: float = LATENCY_MAX_INCREASE
     min_value: float = 0.0  # ratios of values this small on both sides are timer noise: not compared
-    gate: bool = True  # False: a ratio above max_increase is shown as "slower" but does not fail
+    gate: bool = True  # False: shown, never failing: a ratio above max_increase "slower", any other failure "ungated"
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,7 @@ class Override:
 
     pattern: str
     sets: Mapping[str, Any]
+    where: str = ""  # the rule in its file (`tol.yaml: rules[0]`), for an error about it
 
 
 @dataclass(frozen=True)
@@ -113,8 +114,28 @@ def load_rules(path: Path | str | None = None) -> list[Override]:
             expected = expected_value(key, value)
             if expected:
                 raise MemlabError(f"{path}: rules[{i}].{key}={value!r}; expected {expected}")
-        overrides.append(Override(raw["pattern"], {"gate": True, **{k: v for k, v in raw.items() if k != "pattern"}}))
+        sets = {"gate": True, **{k: v for k, v in raw.items() if k != "pattern"}}
+        overrides.append(Override(raw["pattern"], sets, f"{path}: rules[{i}]"))
     return overrides
+
+
+def check_ratio_targets(rules: Sequence[Override], *sides: Mapping[str, Mapping[str, Any]]) -> None:
+    """A `MemlabError` naming the rule whose `ratio_to` is no metric: neither registered nor in any side's metrics.
+
+    A misspelt `ratio_to` made every ratio "not comparable", so the metrics it covered passed whatever they did.
+
+    Args:
+        rules: The tolerances rules (`load_rules`).
+        *sides: The sides compared (`load_side`).
+    """
+    for rule in rules:
+        name = rule.sets.get("ratio_to")
+        if name is None or registry.lookup(name) is not None or any(name in m for side in sides for m in side.values()):
+            continue
+        raise MemlabError(
+            f"{rule.where or rule.pattern}.ratio_to={name!r}: no such metric (not in the metric registry, "
+            "nor in either side's metrics)"
+        )
 
 
 def expected_value(key: str, value: Any) -> str | None:
@@ -158,6 +179,71 @@ def rule_for(metric: str, rules: Sequence[Override] = ()) -> Rule:
         return Rule(skip=True)
     override = next((o for o in rules if fnmatch.fnmatchcase(metric, o.pattern)), None)
     return registry_rule(metric) if override is None else replace(registry_rule(metric), **override.sets)
+
+
+# What two sides must share for their metrics to differ by the change alone: (where it is read, what differs).
+PROVENANCE = {
+    "data_sha256": "replayed different data (manifest.json's data_sha256: a seed, a dataset or its selection)",
+    "tokenizer": "counted tokens with different tokenizers (config tokenizer)",
+    "pricing.model": "priced tokens at different models (config pricing.model)",
+}
+
+
+def run_provenance(run: RunData) -> dict[str, str]:
+    """The run's `PROVENANCE` values it records (a folder written before one of them was recorded lacks it)."""
+    config = run.config or {}
+    found = {
+        "data_sha256": run.manifest.get("data_sha256"),
+        "tokenizer": config.get("tokenizer"),
+        "pricing.model": (config.get("pricing") or {}).get("model"),
+    }
+    return {k: str(v) for k, v in found.items() if v is not None}
+
+
+def side_provenance(path: Path | str, *, metrics_file: bool = False) -> dict[str, dict[str, str]]:
+    """What each configuration of a side replayed and counted with (`PROVENANCE`), by label as `load_side` gives it.
+
+    A baseline JSON file holds metrics only: {}. A run's metrics.json: its run folder's.
+
+    Args:
+        path: The side, as given to `load_side`.
+        metrics_file: As `load_side`'s.
+    """
+    path = Path(path)
+    if path.is_file():
+        if not (metrics_file and path.name == METRICS_FILE and (path.parent / "manifest.json").is_file()):
+            return {}
+        return {"": run_provenance(load_run(path.parent))}
+    runs = [load_run(p) for p in find_runs([path])]
+    labels = run_labels(runs) if len(runs) > 1 else [""]
+    return {label: run_provenance(run) for label, run in zip(labels, runs, strict=True) if not run.failed}
+
+
+def provenance_notes(
+    baseline: Mapping[str, Mapping[str, str]], candidate: Mapping[str, Mapping[str, str]]
+) -> list[str]:
+    """What the two sides did not share (`PROVENANCE`), per configuration compared: their metrics differ by it too.
+
+    Only what both sides record is compared (a baseline JSON file records none of it).
+
+    Args:
+        baseline: `side_provenance` of the baseline.
+        candidate: The same of the candidate.
+    """
+    if len(baseline) == 1 and len(candidate) == 1:  # two runs: compared whatever their labels, as compare_sides does
+        pairs = [(next(iter(baseline.values())), next(iter(candidate.values())), "")]
+    else:
+        pairs = [(b, candidate[label], label) for label, b in baseline.items() if label in candidate]
+    notes = []
+    for key, what in PROVENANCE.items():
+        differ = [(label, b[key], c[key]) for b, c, label in pairs if key in b and key in c and b[key] != c[key]]
+        if not differ:
+            continue
+        label, b, c = differ[0]
+        where = f" in {len(differ)} of {len(pairs)} configurations" if len(pairs) > 1 else ""
+        example = f"{label + ': ' if label else ''}{b[:16]} in the baseline, {c[:16]} in the candidate"
+        notes.append(f"the sides {what}{where} ({example}), so their metrics differ by it as well as by the change")
+    return notes
 
 
 def load_side(path: Path | str, *, metrics_file: bool = False) -> dict[str, dict[str, Any]]:
@@ -233,40 +319,116 @@ def checked_metrics(where: str, metrics: Any) -> dict[str, Any]:
     return dict(metrics)
 
 
+def number(value: Any) -> float | None:
+    """`value` as a float, None when it is no finite number (missing, null, NaN, ±Infinity)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def not_finite(b: Any, c: Any) -> str:
+    """The note for a metric one side holds as ±Infinity ("" when neither does): compared as NaN is, a change."""
+    infinite = [side for side, v in (("baseline", b), ("candidate", c)) if isinstance(v, float) and math.isinf(v)]
+    return f"{' and '.join(infinite)}: not a finite number" if infinite else ""
+
+
 def within(rule: Rule, base: float, cand: float) -> bool:
     """Whether `cand` is within `rule`'s tolerance of `base`: |c - b| <= abs + rel x |b|."""
     return abs(cand - base) <= rule.abs + rule.rel * abs(base)
 
 
 def compare_metric(rule: Rule, name: str, base: Mapping[str, Any], cand: Mapping[str, Any]) -> tuple[Status, str]:
-    """The status of metric `name` between two configurations' metrics."""
+    """The status of metric `name` between two configurations' metrics.
+
+    A rule with `gate: false` never fails: what would fail is shown, as "slower" (a ratio above its limit) or
+    "ungated" (a regression, a change, a missing metric), with what it would have been in the note.
+    """
+    status, note = gated_status(rule, name, base, cand)
+    if rule.gate or status not in FAILING:
+        return status, note
+    if status == "regression" and rule.ratio_to:
+        return "slower", f"{note}; not gated (--latency gates it)"
+    return "ungated", f"{status}{': ' + note if note else ''}; not gated"
+
+
+def gated_status(rule: Rule, name: str, base: Mapping[str, Any], cand: Mapping[str, Any]) -> tuple[Status, str]:
+    """The status of metric `name` under `rule`, as if gated (`compare_metric` says what `gate: false` makes of it)."""
     if name not in cand:
-        return ("missing", "not in candidate") if rule.gate else ("ok", "not in candidate; not gated")
+        return "missing", "not in candidate"
     b, c = base.get(name), cand.get(name)
     if rule.ratio_to:
-        rb, rc = base.get(rule.ratio_to), cand.get(rule.ratio_to)
-        if any(is_missing(v) or not isinstance(v, int | float) for v in (b, c, rb, rc)) or not rb or not rc or not b:
-            if is_missing(b) == is_missing(c):
-                return "ok", "not comparable"
-            return ("changed" if rule.gate else "ok"), "ran in only one"
-        if max(b, c) < rule.min_value:
+        nb, nc = number(b), number(c)
+        rb, rc = number(base.get(rule.ratio_to)), number(cand.get(rule.ratio_to))
+        if nb is None or nc is None:
+            if (is_missing(b) and is_missing(c)) or b == c:
+                return "ok", "in neither" if is_missing(b) else ""
+            if max((v for v in (nb, nc) if v is not None), default=math.inf) < rule.min_value:
+                return "ok", f"ran in only one, below {rule.min_value:g}: not compared"
+            return "changed", not_finite(b, c) or "ran in only one"
+        if max(nb, nc) < rule.min_value:
             return "ok", f"below {rule.min_value:g}: not compared"
-        ratio = (c / rc) / (b / rb)
+        if not rb or not rc or not nb:  # no ratio: it passes only when nothing moved
+            if nb == nc and rb == rc:
+                return "ok", "no ratio, unchanged"
+            unusable = [
+                f"{rule.ratio_to} is {'missing' if v is None else 0} in the {side}"
+                for side, v in (("baseline", rb), ("candidate", rc))
+                if not v
+            ]
+            why = "; ".join(unusable) or f"{name} is 0 in the baseline"
+            return "changed", f"no ratio: {why}"
+        ratio = (nc / rc) / (nb / rb)
         note = f"x{ratio:.2f} relative to {rule.ratio_to}"
-        if ratio <= rule.max_increase:
-            return "ok", note
-        return ("regression", note) if rule.gate else ("slower", f"{note}; not gated (--latency gates it)")
+        return ("ok" if ratio <= rule.max_increase else "regression"), note
     if is_missing(b) and is_missing(c):
         return "ok", ""
-    if not isinstance(b, int | float) or not isinstance(c, int | float) or is_missing(b) or is_missing(c):
-        return ("ok", "") if b == c else ("changed", "")
-    if within(rule, float(b), float(c)):
+    fb, fc = number(b), number(c)
+    if fb is None or fc is None:  # NaN, null or ±Infinity on a side: no direction, no tolerance
+        return ("ok", "") if b == c else ("changed", not_finite(b, c))
+    if within(rule, fb, fc):
         return "ok", ""
-    delta = fmt_delta(name, c - b)
+    delta = fmt_delta(name, fc - fb)
     if rule.better == "none":
         return "changed", delta
-    worse = c < b if rule.better == "higher" else c > b
+    worse = fc < fb if rule.better == "higher" else fc > fb
     return ("regression" if worse else "improved"), delta
+
+
+CACHED_CALLS = "latency.cached_calls"
+
+
+def cached_calls_differ(base: Mapping[str, Any], cand: Mapping[str, Any]) -> str:
+    """`latency.cached_calls 3 vs 16` when the two sides' caches answered different numbers of model calls, else "".
+
+    A process's caches (the offline model's summary memo, litellm's disk cache) are warmed by the jobs it ran
+    before: the same configuration at another place in a sweep's order times other calls, x200 apart. Its
+    latencies are then shown, not gated.
+    """
+    b, c = number(base.get(CACHED_CALLS)), number(cand.get(CACHED_CALLS))
+    return "" if b is None or c is None or b == c else f"{CACHED_CALLS} {b:g} vs {c:g}"
+
+
+def cache_notes(baseline: Mapping[str, Mapping[str, Any]], candidate: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The warning for the configurations whose latencies `compare_sides` does not gate (`cached_calls_differ`).
+
+    Args:
+        baseline: Metrics per configuration label (`load_side`).
+        candidate: The same for the candidate.
+    """
+    if len(baseline) == 1 and len(candidate) == 1:
+        pairs = [("", next(iter(baseline.values())), next(iter(candidate.values())))]
+    else:
+        pairs = [(label, base, candidate[label]) for label, base in baseline.items() if label in candidate]
+    differ = [(label, cached_calls_differ(b, c)) for label, b, c in pairs]
+    differ = [(label, why) for label, why in differ if why]
+    if not differ:
+        return []
+    label, why = differ[0]
+    where = f"in {len(differ)} of {len(pairs)} configurations ({label}: {why})" if len(pairs) > 1 else f"({why})"
+    return [
+        f"the sides' caches answered different numbers of model calls {where}: a process's caches are warmed by the "
+        "jobs it ran before (a sweep in another order), so those latencies are shown but not gated"
+    ]
 
 
 def compare_sides(
@@ -298,11 +460,14 @@ def compare_sides(
             rows.append(Row(label, "*", "failed", "ok", "improved", f"failed in the baseline ({base['error']})"))
             continue
         timed = any(n.startswith(LATENCY_PREFIX) for n in cand)  # a run's metrics.json alone has no latency.json
+        warm = cached_calls_differ(base, cand)
         for name in sorted(base):
             rule = rule_for(name, rules)
             if rule.skip or (name.startswith(LATENCY_PREFIX) and not timed):
                 continue
             status, note = compare_metric(rule, name, base, cand)
+            if warm and name.startswith(LATENCY_PREFIX) and status in (*FAILING, "slower"):
+                status, note = "ungated", f"{status}: {note}; not gated: {warm}"
             rows.append(Row(label, name, base.get(name), cand.get(name), status, note))
         for name in sorted(set(cand) - set(base)):
             if not name.startswith(LATENCY_PREFIX) and not rule_for(name, rules).skip:
@@ -335,7 +500,7 @@ def format_rows(rows: Sequence[Row], *, show_all: bool = False) -> str:
     shown = [r for r in rows if show_all or not (r.status == "ok" or (r.status == "new" and r.metric != "*"))]
     counts = {
         s: sum(r.status == s for r in rows)
-        for s in ("ok", "improved", "slower", "new", "regression", "changed", "missing")
+        for s in ("ok", "improved", "slower", "ungated", "new", "regression", "changed", "missing")
     }
     table = tabulate(
         [

@@ -1,6 +1,7 @@
 """`memlab compare --format json|junit`: the gate's rows for CI systems (the table is `gate.format_rows`).
 
-JSON: ``{"passed": bool, "counts": {...}, "rows": [{config, metric, baseline, candidate, status, note}]}``.
+JSON: ``{"passed": bool, "counts": {...}, "warnings": [...], "rows": [{config, metric, baseline, candidate, status,
+note}]}``, the warnings what the two sides did not share (different data, tokenizer or pricing model).
 JUnit XML: one test suite per configuration, one test case per metric, a ``<failure>`` for each
 regression, unexplained change or missing metric, so Jenkins, GitLab and GitHub show them as failed tests.
 """
@@ -19,22 +20,23 @@ from memlab.report.gate import FAILING, Row, failed
 
 
 def _plain(value: Any) -> Any:
-    return None if isinstance(value, float) and math.isnan(value) else value
+    return None if isinstance(value, float) and not math.isfinite(value) else value  # JSON has no NaN nor Infinity
 
 
-def rows_json(rows: Sequence[Row]) -> str:
+def rows_json(rows: Sequence[Row], warnings: Sequence[str] = ()) -> str:
     counts: dict[str, int] = {}
     for r in rows:
         counts[r.status] = counts.get(r.status, 0) + 1
     data = {
         "passed": not failed(rows),
         "counts": counts,
+        "warnings": list(warnings),  # what the sides did not share (`gate.provenance_notes`)
         "rows": [{k: _plain(v) for k, v in asdict(r).items()} for r in rows],
     }
     return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
 
 
-def rows_junit(rows: Sequence[Row]) -> str:
+def rows_junit(rows: Sequence[Row], warnings: Sequence[str] = ()) -> str:
     suites = ET.Element("testsuites", name="memlab compare")
     by_config: dict[str, list[Row]] = {}
     for r in rows:
@@ -44,6 +46,10 @@ def rows_junit(rows: Sequence[Row]) -> str:
         suite = ET.SubElement(
             suites, "testsuite", name=config, tests=str(len(group)), failures=str(len(failures)), errors="0"
         )
+        if warnings:  # each suite's properties: what the sides did not share
+            properties = ET.SubElement(suite, "properties")
+            for note in warnings:
+                ET.SubElement(properties, "property", name="memlab.warning", value=note)
         for r in group:
             case = ET.SubElement(suite, "testcase", classname=config, name=r.metric)
             text = (

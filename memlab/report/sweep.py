@@ -80,3 +80,20 @@ def sweep_jobs(sweep_dir: Path) -> SweepJobs:
     known = range(expected) if expected is not None else range(max(present, default=-1) + 1)
     missing = sorted(n for n in set(known) | dirs if n not in present)
     return SweepJobs(expected, tuple(sorted(finished)), tuple(sorted(failed)), tuple(missing), tuple(sorted(stopped)))
+
+
+def never_finished(folder: Path) -> tuple[int, ...]:
+    """The jobs of sweep `folder` that never finished (killed, or never started); none if `folder` is no sweep's.
+
+    `memlab report`, `compare` and `recommend` say so: read as the sweep, the jobs that finished stand for it, and
+    a configuration no job ran is simply absent (a baseline written from it would never gate that configuration).
+    """
+    if not (folder / MULTIRUN_FILE).is_file():
+        return ()
+    return sweep_jobs(folder).missing
+
+
+def never_finished_note(folder: Path) -> str:
+    """`memlab: FOLDER: job(s) N, M never finished`, the line the commands reading a sweep print ("" if none)."""
+    missing = never_finished(folder)
+    return f"{folder}: job(s) {', '.join(map(str, missing))} never finished" if missing else ""

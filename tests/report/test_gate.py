@@ -168,3 +168,54 @@ def test_bad_tolerances_name_the_file_and_key(tmp_path: Path) -> None:
     assert str(error.value) == f"{unclosed}: cannot read tolerances ({said})"
     with pytest.raises(MemlabError, match="nowhere: no such file or directory"):
         load_side(tmp_path / "nowhere")
+
+
+def test_an_infinite_value_is_a_change_as_nan_is(make_run, tmp_path: Path, capsys) -> None:
+    """The defect: Infinity (fewer prompt tokens than any) and -Infinity (a retention beyond any) read as improved."""
+    base = make_run(tmp_path / "base", keep=6)
+    cand = tmp_path / "cand"
+    shutil.copytree(base, cand)
+    text = (cand / "metrics.json").read_text()
+    metrics = json.loads(text)
+    for name, value in (("tokens.prompt.mean", "-Infinity"), ("context.evidence_retention", "Infinity")):
+        text = text.replace(f'"{name}": {json.dumps(metrics[name])}', f'"{name}": {value}', 1)
+    (cand / "metrics.json").write_text(text)
+    code, out = compare(capsys, base, cand / "metrics.json")
+    names = ("| tokens.prompt.mean ", "| context.evidence_retention ")
+    rows = [line for line in out.splitlines() if any(name in line for name in names)]
+    assert code == 1 and len(rows) == 2, out
+    assert all("| CHANGED " in r and "candidate: not a finite number" in r for r in rows), rows
+    assert "improved" not in out, out
+    code, out = compare(capsys, base, cand / "metrics.json", "--format", "json")
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"{constant} in the JSON output")
+
+    assert code == 1 and not json.loads(out, parse_constant=refuse)["passed"]
+
+
+def test_latencies_are_not_gated_where_the_sides_caches_answered_different_calls(
+    make_run, tmp_path: Path, capsys
+) -> None:
+    """The defect: one configuration run at another place in a sweep's order (caches warmed by the jobs before it:
+    latency.cached_calls 16 vs 3) failed `--latency` with latency "regressions" of x200."""
+    base = make_run(tmp_path / "base", keep=6)
+    edit_json(
+        base / "latency.json",
+        **{"latency.context.p95_us": 1000.0, "latency.reference_us": 5000.0, "latency.cached_calls": 3},
+    )
+    warm = tmp_path / "warm"
+    shutil.copytree(base, warm)
+    edit_json(warm / "latency.json", **{"latency.context.p95_us": 4000.0, "latency.cached_calls": 16})
+    with pytest.raises(SystemExit) as exit_info:
+        main(["compare", str(base), str(warm), "--latency"])
+    captured = capsys.readouterr()
+    row = next(line for line in captured.out.splitlines() if "| latency.context.p95_us " in line)
+    assert exit_info.value.code == 0 and "| ungated " in row, captured.out
+    assert "regression: x4.00 relative to latency.reference_us; not gated: latency.cached_calls 3 vs 16" in row
+    assert captured.err.startswith(
+        "memlab: WARNING: the sides' caches answered different numbers of model calls (latency.cached_calls 3 vs 16)"
+    ), captured.err
+    edit_json(warm / "latency.json", **{"latency.cached_calls": 3})  # the same calls cached: gated, as asked
+    code, out = compare(capsys, base, warm, "--latency")
+    assert code == 1 and "REGRESSION" in out

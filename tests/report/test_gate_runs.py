@@ -11,13 +11,16 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 from gate_cli import compare, edited_copy
 
 import memlab
+from memlab.cli import main
 
 RUN = ("dataset.dialogues=1", "dataset.sessions=3", "longterm=chat", "sim.progress=false")
 UNCHANGED = 4
@@ -88,3 +91,37 @@ def test_a_directionless_total_fails_on_any_change(runs: dict[str, Path], tmp_pa
     more = edited_copy(runs["1"], tmp_path / "more", "metrics.json", **{"tokens.full_history.total": total + 500})
     code, out = compare(capsys, runs["0"], more)
     assert code == 1 and "| tokens.full_history.total " in out and "CHANGED" in out
+
+
+def compare_err(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
+    """`memlab compare ARGS`: its exit status, what it printed and what it said on stderr."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["compare", *map(str, args)])
+    captured = capsys.readouterr()
+    return int(exit_info.value.code or 0), captured.out, captured.err
+
+
+def test_compare_warns_when_the_sides_replayed_other_data_or_counted_with_another_tokenizer(
+    runs: dict[str, Path], tmp_path: Path, capsys
+) -> None:
+    """The defect: `memlab report` flagged runs of different data, `memlab compare` said nothing of it."""
+    code, _, err = compare_err(capsys, runs["0"], runs["1"])
+    assert code == 0 and err == ""  # same data, same tokenizer
+    err = compare_err(capsys, runs["jsonl"], runs["longer"])[2]  # two datasets: the system prompt one token longer
+    said = "memlab: WARNING: the sides replayed different data (manifest.json's data_sha256"
+    assert err.startswith(said) and "so their metrics differ by it as well as by the change" in err, err
+    other = tmp_path / "other"
+    shutil.copytree(runs["1"], other)
+    config = yaml.safe_load((other / "config.yaml").read_text())
+    config["tokenizer"] = config["pricing"]["model"] = "gpt-4"
+    (other / "config.yaml").write_text(yaml.safe_dump(config))
+    code, out = compare(capsys, runs["0"], other / "metrics.json", "--format", "json")
+    warnings = json.loads(out)["warnings"]
+    assert code == 0 and [w.split(" (")[0] for w in warnings] == [
+        "the sides counted tokens with different tokenizers",
+        "the sides priced tokens at different models",
+    ], warnings
+    assert "gpt-4o-mini in the baseline, gpt-4 in the candidate" in warnings[0]
+    baseline = tmp_path / "baseline.json"  # a baseline JSON holds metrics only: nothing to compare
+    assert compare(capsys, baseline, runs["0"], "--update")[0] == 0
+    assert "WARNING" not in compare_err(capsys, baseline, other)[2]

@@ -92,3 +92,58 @@ def test_a_value_that_cannot_be_a_tolerance_is_one_line(
         main(["compare", str(run), str(run), "--tolerances", str(path)])
     captured = capsys.readouterr()
     assert exit_info.value.code == 2 and captured.err == f"memlab: error: {error.value}\n" and captured.out == ""
+
+
+def test_a_ratio_to_no_metric_is_refused_and_a_ratio_that_cannot_be_computed_fails(
+    make_run: Callable[..., Path], tmp_path: Path, capsys
+) -> None:
+    """The defect: a misspelt `ratio_to`, or one that is 0, made the ratio "not comparable" and the metric "ok", so
+    ten times the prompt tokens passed."""
+    base = make_run(tmp_path / "base", keep=6)
+    total = json.loads((base / "metrics.json").read_text())["tokens.prompt.total"]
+    x10 = edited_copy(base, tmp_path / "x10", "metrics.json", **{"tokens.prompt.total": total * 10}) / "metrics.json"
+    typo = tolerances(tmp_path, "{pattern: 'tokens.prompt.total', ratio_to: 'tokens.full_history.totl'}")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["compare", str(base), str(x10), "--tolerances", str(typo), "--all"])
+    captured = capsys.readouterr()
+    said = f"memlab: error: {typo}: rules[0].ratio_to='tokens.full_history.totl': no such metric"
+    assert exit_info.value.code == 2 and captured.err.startswith(said) and captured.out == "", captured
+    zero = tolerances(tmp_path, "{pattern: 'tokens.prompt.total', ratio_to: 'summary.count'}")  # 0 in both runs
+    code, out = compare(capsys, base, x10, "--tolerances", zero, "--all")
+    assert code == 1 and "| CHANGED " in row(out, "tokens.prompt.total"), out
+    assert "no ratio: summary.count is 0 in the baseline; summary.count is 0 in the candidate" in out
+    code, out = compare(capsys, base, base / "metrics.json", "--tolerances", zero, "--all")  # nothing moved: passes
+    assert code == 0 and "| ok " in row(out, "tokens.prompt.total") and "no ratio, unchanged" in out, out
+
+
+def test_gate_false_shows_what_would_fail_and_never_fails(
+    make_run: Callable[..., Path], tmp_path: Path, capsys
+) -> None:
+    """The defect: under `gate: false` a missing metric read "ok" (hidden) while a regression still failed."""
+    base = make_run(tmp_path / "base", keep=6)
+    metrics = json.loads((base / "metrics.json").read_text())
+    metrics[RETENTION] -= 0.3
+    del metrics["context.evidence_in_summary"]
+    cand = tmp_path / "cand.json"
+    cand.write_text(json.dumps(metrics))
+    rules = tolerances(tmp_path, "{pattern: 'context.*', gate: false}")
+    code, out = compare(capsys, base, cand, "--tolerances", rules)  # the default table: what is not ok
+    assert code == 0 and out.strip().splitlines()[-1].startswith("PASS: ") and "2 ungated" in out, out
+    assert "| ungated " in row(out, RETENTION) and "regression: -30 pp; not gated" in row(out, RETENTION)
+    assert "missing: not in candidate; not gated" in row(out, "context.evidence_in_summary")
+    code, out = compare(capsys, base, cand)  # gated, as by default: both fail
+    assert code == 1 and "REGRESSION" in row(out, RETENTION) and "MISSING" in row(out, "context.evidence_in_summary")
+
+
+def test_a_latency_timed_in_one_side_only_is_shown_unless_under_the_floor(
+    make_run: Callable[..., Path], tmp_path: Path, capsys
+) -> None:
+    """Not gated, a latency only one side timed is shown as ungated; under the 200 µs floor it is timer noise."""
+    p95 = "latency.context.p95_us"
+    base = edited_copy(make_run(tmp_path / "run", keep=6), tmp_path / "base", "latency.json", **{p95: None})
+    for value, shown in ((5000.0, True), (41.0, False)):
+        cand = edited_copy(base, tmp_path / f"cand{value:g}", "latency.json", **{p95: value})
+        code, out = compare(capsys, base, cand)
+        assert code == 0 and (f"| {p95} " in out) == shown, out
+        if shown:
+            assert "| ungated " in row(out, p95) and "changed: ran in only one; not gated" in row(out, p95)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -14,6 +15,7 @@ from typing import Any
 import pandas as pd
 import pytest
 import yaml
+from in_process import memlab_main
 from replays import NO_FIGURES
 from simulated_runs import job_dir
 
@@ -73,6 +75,33 @@ def test_a_broken_configuration_does_not_stop_the_sweep(tmp_path: Path) -> None:
     killed = memlab("report", str(sweep), "-o", str(tmp_path / "killed"), cwd=tmp_path)
     assert killed.returncode == 0, killed.stderr
     assert f"memlab: {sweep}: job(s) 2 never finished" in killed.stderr
+
+
+def test_a_sweep_whose_jobs_never_finished_is_no_baseline_and_compare_and_recommend_say_so(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    memlab_run_err: Callable[..., tuple[int, str]],
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """A sweep killed before jobs 1 and 2 ran: `--update` used to write a baseline of job 0 alone, which then
+    passed every compare with its other configurations "new", never gated."""
+    monkeypatch.setenv("CI", "1")
+    sweep = tmp_path / "sweep"
+    assert memlab_run_err("-m", *TINY, "context=none,trim,sliding_window", f"hydra.sweep.dir={sweep}")[0] == 0
+    shutil.rmtree(job_dir(sweep, 1))  # killed before it started: no folder
+    for path in job_dir(sweep, 2).iterdir():  # killed while it ran: a folder, nothing published in it
+        path.unlink()
+    baseline = tmp_path / "baseline.json"
+    status = memlab_main("compare", str(baseline), str(sweep), "--update")
+    err = capfd.readouterr().err
+    said = f"memlab: error: {sweep}: job(s) 1, 2 never finished (killed, or not started); {baseline} was not written"
+    assert status == 2 and err.startswith(said) and err.count("\n") == 1 and not baseline.exists(), err
+    assert memlab_main("compare", str(sweep), str(sweep)) == 0
+    said = f"memlab: WARNING: {sweep}: job(s) 1, 2 never finished: their configurations are not compared"
+    assert capfd.readouterr().err.count(said) == 2  # each side
+    assert memlab_main("recommend", str(sweep), "--budget", "1e9") == 0
+    said = f"memlab: WARNING: {sweep}: job(s) 1, 2 never finished: their configurations are not considered"
+    assert said in capfd.readouterr().err
 
 
 def test_two_sweeps_started_together_keep_their_own_jobs(tmp_path: Path) -> None:
@@ -136,6 +165,29 @@ def test_a_sweep_into_a_folder_holding_an_earlier_sweep_is_refused(
     assert {p: p.stat().st_mtime_ns for p in sweep.rglob("*")} == before  # the earlier sweep as it was
     (tmp_path / "empty").mkdir()  # a folder of one's own, made empty for the sweep, is used
     assert memlab_run_err("-m", *TINY, "context=none", f"hydra.sweep.dir={tmp_path / 'empty'}")[0] == 0
+
+
+@pytest.mark.parametrize(
+    "sweeping",
+    [("-m", "context=none,trim"), ("context=sliding_window", "hparams_search=window_budget")],
+    ids=["-m", "hparams_search"],
+)
+def test_output_dir_in_a_sweep_is_refused_at_start(
+    sweeping: tuple[str, ...],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    memlab_run_err: Callable[..., tuple[int, str]],
+) -> None:
+    """The defect: every job published into output_dir, each replacing the one before, and the sweep then said its
+    jobs never finished; a preset that sweeps by itself (an optuna search) did the same."""
+    if "hparams_search=window_budget" in sweeping:
+        pytest.importorskip("hydra_plugins.hydra_optuna_sweeper", reason="needs memlab[optuna]")
+    monkeypatch.setenv("CI", "1")
+    out, sweep = tmp_path / "out", tmp_path / "sweep"
+    status, err = memlab_run_err(*sweeping, *TINY, f"output_dir={out}", f"hydra.sweep.dir={sweep}")
+    said = f"memlab: error: output_dir={out} in a sweep (-m, or a preset that sweeps, such as hparams_search=...): "
+    assert status == 2 and err.startswith(said) and err.count("\n") == 1, err
+    assert "leave output_dir out" in err and not out.exists() and not sweep.exists()
 
 
 @pytest.fixture
