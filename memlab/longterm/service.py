@@ -25,7 +25,7 @@ import hashlib
 import queue
 import threading
 from collections import Counter, deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -492,7 +492,7 @@ class LongTermMemoryService:
                 results.append(SaveResult(duplicate, saved=False, duplicate=True))
                 continue
             memory = Memory(
-                id=self._new_id(ns, draft.content, now),
+                id=self._new_id(ns, draft.content, now, lambda mid: book.taken(mid) or any(m.id == mid for m in new)),
                 namespace=ns,
                 content=draft.content,
                 type=draft.type,
@@ -537,12 +537,17 @@ class LongTermMemoryService:
         self.counts["revisions.llm_unreadable"] += linked is None
         return linked or ()
 
-    def _new_id(self, ns: tuple[str, ...], content: str, now: datetime) -> str:
+    def _new_id(self, ns: tuple[str, ...], content: str, now: datetime, taken: Callable[[str], bool]) -> str:
+        """The namespace's next sequence number hashed with the memory; a number whose id is `taken` (another
+        service on the store, counting on its own, saved the same content at the same time) is skipped, so
+        ids stay unique in the store and a single run's ids stay the same."""
         key = namespace_key(ns)
-        self._next_id[key] += 1
-        seq = self._next_id[key]
-        digest = hashlib.sha1(f"{namespace_key(ns)}\0{now.isoformat()}\0{seq}\0{content}".encode())
-        return f"ltm-{digest.hexdigest()[:24]}"
+        while True:
+            self._next_id[key] += 1
+            digest = hashlib.sha1(f"{key}\0{now.isoformat()}\0{self._next_id[key]}\0{content}".encode())
+            mid = f"ltm-{digest.hexdigest()[:24]}"
+            if not taken(mid):
+                return mid
 
     def _supersede(self, ns: tuple[str, ...], new: list[Memory], now: datetime) -> None:
         """A new PREFERENCE archives older preferences that say nearly the same thing.
@@ -632,7 +637,9 @@ class LongTermMemoryService:
         key = namespace_key(ns)
         book = self._books.get(key)
         if book is not None and book.rule != self.revision_rule:  # the rule was replaced: file the rows again
-            book = self._books[key] = NamespaceBook(book.rows.values(), self.revision_rule, self._ttl_days())
+            book = self._books[key] = NamespaceBook(
+                book.rows.values(), self.revision_rule, self._ttl_days(), book.archived
+            )
         if book is None:
             if key in self._holding:
                 book = self._load(ns, None)
@@ -644,7 +651,10 @@ class LongTermMemoryService:
     def _load(self, ns: tuple[str, ...], version: int | None) -> NamespaceBook:
         """Read the namespace's rows into a new book that reflects store version `version`."""
         key = namespace_key(ns)
-        book = self._books[key] = NamespaceBook(self.store.list(ns), self.revision_rule, self._ttl_days())
+        rows = self.store.list(ns, archived=None)
+        archived = (m.id for m in rows if m.archived)
+        active = [m for m in rows if not m.archived]
+        book = self._books[key] = NamespaceBook(active, self.revision_rule, self._ttl_days(), archived)
         self._known[key] = version
         return book
 

@@ -22,7 +22,8 @@ issue 29 "service bookkeeping in O(change)"):
   which the rule links 0.18 and 1.86). A statement with at most ``M`` is filed under all of them and its values.
   A lookup returns a superset of the memories the rule links, in store order; `revised_ids` decides.
 - the ids whose content or lifecycle changed since the search index last read them (`changed`),
-  and which are expired (a type's ``ttl_days``) at the caller's clock.
+  and which are expired (a type's ``ttl_days``) at the caller's clock;
+- the ids of the namespace's archived rows (`archived`), so that a new id is checked against every stored one.
 """
 
 from __future__ import annotations
@@ -62,9 +63,16 @@ def normalized(text: str) -> str:
 class NamespaceBook:
     """One namespace's unarchived memories and the indexes over them (see the module docstring)."""
 
-    def __init__(self, rows: Iterable[Memory], rule: RevisionRule, ttl_days: dict[str, float | None]) -> None:
+    def __init__(
+        self,
+        rows: Iterable[Memory],
+        rule: RevisionRule,
+        ttl_days: dict[str, float | None],
+        archived: Iterable[str] = (),
+    ) -> None:
         self.rule, self.ttl_days = rule, ttl_days
         self.rows: dict[str, Memory] = {}
+        self.archived: set[str] = set(archived)  # ids of archived rows (and of rows gone from the store)
         self.position: dict[str, int] = {}
         self.changed: dict[str, None] = {}  # ids the search index has not read since they changed (ordered)
         self._next = 0
@@ -123,6 +131,7 @@ class NamespaceBook:
             m = self.rows.pop(mid, None)
             if m is None:
                 continue
+            self.archived.add(mid)
             del self.position[mid]
             self.changed[mid] = None
             text = normalized(m.content)
@@ -157,6 +166,10 @@ class NamespaceBook:
                 self.changed[mid] = None
 
     # --- reading ------------------------------------------------------------------------------
+
+    def taken(self, mid: str) -> bool:
+        """A row of the namespace has this id, archived or not."""
+        return mid in self.rows or mid in self.archived
 
     def live(self, mid: str) -> bool:
         """Stored, unarchived and not expired at the last `expire` clock."""
