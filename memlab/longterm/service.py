@@ -235,11 +235,13 @@ class LongTermMemoryService:
         settings = self.settings(ctx.security.agent_id)
         if not (settings.enabled and settings.auto_load):
             return []
-        self.refresh(ctx)  # a new session reads the store afresh: other writers' memories count too
         return self.search(ctx, query, settings.load_max_items if k is None else k)
 
     def search(self, ctx: CallContext, query: str, k: int, *, touch: bool = True) -> list[Retrieved]:
         """Top `k` by relevance, re-ranked by the `rerank` stages; `touch` records the access.
+
+        Each search first reads the namespace's store version: when another writer changed which rows are
+        active (a save, an archive, a restore), the namespace is read again, so its archives are never served.
 
         `Retrieved.score` is the index's calibrated relevance in [0, 1] (`memlab.longterm.index`) as the
         stages leave it (stage `decay` scales it by the lifecycle prior ** `prior_weight`).
@@ -251,6 +253,7 @@ class LongTermMemoryService:
         now = naive_utc(ctx.now)
         with timed() as t, self._lock:
             ns = self.namespace(ctx)
+            self._follow(ns)  # another service's archive must not be served from this one's copy
             entry, build_us = self._index(ns, now)
             with timed() as q:
                 ranking = self._query(entry, query, k, now, trace)
@@ -623,14 +626,18 @@ class LongTermMemoryService:
         every write that changes which rows are active) is not the one this service's book of it reflects.
         Another writer's accesses (lifecycle fields) are read at the next change, or when this service
         touches those rows."""
-        ns = self.namespace(ctx)
-        key = namespace_key(ns)
         with self._lock:
-            if key not in self._books:
-                return
-            with self.store.saving(ns) as block:
-                if self._known.get(key) != block.before:
-                    self._load(ns, block.before)
+            self._follow(self.namespace(ctx))
+
+    def _follow(self, ns: tuple[str, ...]) -> None:
+        """Read the namespace's book again if the store's version of it is not the one the book reflects (one
+        version read; the version is read before the rows, so a write in between only reads them again later)."""
+        key = namespace_key(ns)
+        if key not in self._books or key in self._holding:
+            return
+        version = self.store.version(ns)
+        if self._known.get(key) != version:
+            self._load(ns, version)
 
     def _book(self, ns: tuple[str, ...]) -> NamespaceBook:
         """The namespace's book: read from the store once (with its version), kept up to date by our writes."""

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from memlab.errors import MemlabError
-from memlab.longterm import DEFAULT_TYPES, MemoryType, decayed_score
+from memlab.longterm import DEFAULT_TYPES, MemoryStore, MemoryType, decayed_score
 from memlab.longterm.model import SOURCE_AUTO_EXTRACT
 
 from .support import T0, context
@@ -157,6 +157,26 @@ def test_a_session_start_sees_what_another_service_archived_and_a_cleanup_leaves
     mine.store.list = lambda *a, **k: listed.append(a) or []  # type: ignore[method-assign]
     mine.load_memories(context(now=later), "Ann lighthouse")
     assert listed == []  # its own archive did not make its copy stale
+
+
+def _a_search_never_serves_what_another_service_archived(make_service, store: MemoryStore) -> None:
+    """A search reads the namespace's version first: a memory another service archived is not served from
+    this service's copy, and one another service saved is found."""
+    mine, other = make_service(store=store), make_service(store=store)
+    gone = save(mine, "Ann is allergic to peanuts", MemoryType.FACT, T0)
+    assert [h.memory.id for h in mine.search(context(), "peanuts allergic", 3)] == [gone.id]
+    assert other.enforce_max_items(context(), 0) == [gone.id]
+    assert mine.search(context(), "peanuts allergic", 3, touch=False) == []
+    new = save(other, "Ann is allergic to peanuts and cashews", MemoryType.FACT, T0 + DAY)
+    assert [h.memory.id for h in mine.search(context(), "peanuts allergic", 3, touch=False)] == [new.id]
+
+
+def test_a_search_never_serves_what_another_service_archived(make_service, store: MemoryStore) -> None:
+    _a_search_never_serves_what_another_service_archived(make_service, store)
+
+
+def test_a_search_never_serves_what_another_service_archived_in_memory(make_service) -> None:
+    _a_search_never_serves_what_another_service_archived(make_service, MemoryStore())
 
 
 @pytest.mark.parametrize("content", ["", "   \n", None, 42])
