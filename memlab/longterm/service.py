@@ -433,7 +433,7 @@ class LongTermMemoryService:
         self,
         ctx: CallContext,
         content: str,
-        type: MemoryType = MemoryType.FACT,
+        type: MemoryType | str = MemoryType.FACT,
         *,
         source: str = SOURCE_AGENT_TOOL,
         evidence: Sequence[str] = (),
@@ -441,14 +441,20 @@ class LongTermMemoryService:
     ) -> SaveResult:
         """Save one memory; tool saves (and `dedup=True`) keep the existing one when they repeat it.
 
-        Content that is not text, or only whitespace, is a `MemlabError` (the memory tools refuse it as well).
+        Content that is not text, or only whitespace, is a `MemlabError` (the memory tools refuse it as well);
+        `type` is read as the tools read it (`MemoryType.parse`: "preference" is PREFERENCE), and an unknown one
+        is a `MemlabError` too, before anything is stored (a stored unknown type would break every later read).
         """
         if not isinstance(content, str) or not content.strip():
             raise MemlabError(f"save: content must be a non-empty string, not {content!r:.80}")
+        try:
+            kind = MemoryType.parse(type)
+        except ValueError as e:
+            raise MemlabError(f"save: {e}") from None
         if dedup is None:
             dedup = source == SOURCE_AGENT_TOOL or self.rules.dedup_auto_extract
         with self._lock:
-            return self._save_all(ctx, [MemoryDraft(type, content, tuple(evidence))], source, dedup)[0]
+            return self._save_all(ctx, [MemoryDraft(kind, content, tuple(evidence))], source, dedup)[0]
 
     def _save_all(self, ctx: CallContext, drafts: Sequence[MemoryDraft], source: str, dedup: bool) -> list[SaveResult]:
         """`_save_drafts` under the store's save lock of the namespace, which holds across processes: when

@@ -185,3 +185,17 @@ def test_a_save_of_no_text_is_refused_as_the_tools_refuse_it(make_service, conte
     with pytest.raises(MemlabError, match="save: content must be a non-empty string"):
         service.save(context(), content, MemoryType.FACT)
     assert service.search(context(), "anything", 5, touch=False) == []
+
+
+def test_a_save_reads_its_type_as_the_tools_do_and_refuses_an_unknown_one(make_service) -> None:
+    """An unknown type stored would make every later search and cleanup of the namespace fail, on every service."""
+    service = make_service()
+    kept = service.save(context(), "Ann prefers tabs to spaces", "preference").memory
+    assert kept.type is MemoryType.PREFERENCE
+    for bogus in ("BOGUS", "", 42):
+        with pytest.raises(MemlabError, match="save: unknown memory type"):
+            service.save(context(), "Ann writes Java at work", bogus)  # type: ignore[arg-type]
+    assert [h.memory.id for h in service.search(context(), "Ann tabs Java", 5)] == [kept.id]
+    assert service.cleanup(context()) == [] and [
+        m.id for m in make_service(store=service.store).memories(context())
+    ] == [kept.id]
