@@ -85,6 +85,7 @@ class NamespaceBook:
         self._term_rows: Counter[tuple[str, str]] = Counter()  # (speaker, term) -> statements with it
         self._expiry: list[tuple[datetime, str]] = []  # (expires at, id) of rows whose type expires
         self._expired: dict[str, datetime] = {}  # id -> when it expired
+        self._expires: dict[str, datetime] = {}  # id -> when it expires (`_expires_at`), of rows whose type expires
         self._clock: datetime | None = None
         for m in rows:
             self.add(m)
@@ -110,9 +111,9 @@ class NamespaceBook:
             self._duplicate_index(split).setdefault(_filing(split), {})[m.id] = None
         self._speakers[speaker(m.content).casefold()] += 1
         self._file(m)
-        ttl = self.ttl_days.get(str(m.type))
-        if ttl is not None:
-            expires = m.created_at + timedelta(days=ttl)
+        expires = self._expires_at(m)
+        if expires is not None:
+            self._expires[m.id] = expires
             if self._clock is not None and expires <= self._clock:
                 self._expired[m.id] = expires
                 self._speakers[speaker(m.content).casefold()] -= 1
@@ -124,6 +125,21 @@ class NamespaceBook:
         if m.id in self.rows:
             self.rows[m.id] = m
             self.changed[m.id] = None
+            expires = self._expires_at(m)
+            if expires is not None and expires != self._expires.get(m.id):  # a restored row's clock moved on
+                self._expires[m.id] = expires
+                heapq.heappush(self._expiry, (expires, m.id))
+
+    def _expires_at(self, m: Memory) -> datetime | None:
+        """When `m` expires (None: its type never does): ``ttl_days`` after it was said, or, when its last access
+        is past that, after its last access. A row is accessed only while live, so such a row was restored
+        after it expired: its clock restarted at the restore (and moves with each access since), read from
+        the stored fields alone, so every service on the store agrees."""
+        ttl = self.ttl_days.get(str(m.type))
+        if ttl is None:
+            return None
+        first = m.created_at + timedelta(days=ttl)
+        return first if m.last_accessed_at < first else m.last_accessed_at + timedelta(days=ttl)
 
     def remove(self, ids: Iterable[str]) -> None:
         """Rows archived (or gone from the store)."""
@@ -140,6 +156,7 @@ class NamespaceBook:
                 for w in set(split):
                     _discard(self._words, w, mid)
                 _discard(self._duplicate_index(split), _filing(split), mid)
+            self._expires.pop(mid, None)
             if self._expired.pop(mid, None) is None:
                 self._speakers[speaker(m.content).casefold()] -= 1
             for key in self._filed.pop(mid, ()):
@@ -160,7 +177,7 @@ class NamespaceBook:
         self._clock = now
         while self._expiry and self._expiry[0][0] <= now:
             at, mid = heapq.heappop(self._expiry)
-            if mid in self.rows and mid not in self._expired:
+            if mid in self.rows and mid not in self._expired and at == self._expires.get(mid):
                 self._expired[mid] = at
                 self._speakers[speaker(self.rows[mid].content).casefold()] -= 1
                 self.changed[mid] = None

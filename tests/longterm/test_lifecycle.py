@@ -112,6 +112,30 @@ def test_procedures_expire(make_service) -> None:
     assert [m.id for m in service.archived(context())] == [proc.id]
 
 
+def _a_restored_procedure_lives_again(make_service, store: MemoryStore) -> None:
+    """Restore restarts the expiry clock too: a restored expired procedure was never found and the next cleanup
+    archived it again. Read from the stored row, so another service on the store agrees."""
+    service = make_service(store=store)
+    proc = save(service, "Ann fixed docker by moving it to port 8081", MemoryType.PROCEDURE, T0)
+    ttl = DEFAULT_TYPES[MemoryType.PROCEDURE].ttl_days
+    back = T0 + (ttl + 10) * DAY
+    assert service.cleanup(context(now=back)) == [proc.id]
+    assert service.restore(context(now=back), [proc.id]) == 1
+    for reader in (service, make_service(store=store)):
+        assert [h.memory.id for h in reader.search(context(now=back + DAY), "docker port", 3)] == [proc.id]
+        assert reader.cleanup(context(now=back + DAY)) == []
+    assert make_service(store=store).search(context(now=back + (ttl + 2) * DAY), "docker port", 3) == []
+    assert service.search(context(now=back + (ttl + 2) * DAY), "docker port", 3) == []  # ttl after its last use
+
+
+def test_a_restored_procedure_lives_again(make_service, store: MemoryStore) -> None:
+    _a_restored_procedure_lives_again(make_service, store)
+
+
+def test_a_restored_procedure_lives_again_in_memory(make_service) -> None:
+    _a_restored_procedure_lives_again(make_service, MemoryStore())
+
+
 def test_max_items_archives_the_lowest_scoring(make_service) -> None:
     service = make_service(agents={"chat": {"namespace": "chat", "max_items": 5}})
     saved = [
