@@ -579,16 +579,21 @@ class LongTermMemoryService:
     # --- lifecycle ---------------------------------------------------------------------------
 
     def enforce_max_items(self, ctx: CallContext, max_items: int | None = None) -> list[str]:
-        """Archive the lowest-scoring memories beyond `max_items` (default: the agent's setting)."""
+        """Archive the memories with the lowest prior (type weight x decayed score, as stage `decay` weighs them)
+        beyond `max_items` (default: the agent's setting)."""
         limit = self.settings(ctx.security.agent_id).max_items if max_items is None else max_items
         ns, now = self.namespace(ctx), naive_utc(ctx.now)
         if len(self._book(ns)) <= limit:
             return []
         active = self._rows(ns)
-        ranked = sorted(active, key=lambda m: (decayed_score(m, now, self.types[m.type]), m.last_accessed_at))
+        ranked = sorted(active, key=lambda m: (self._prior(m, now), m.last_accessed_at))
         ids = [m.id for m in ranked[: len(active) - limit]]
         self.counts["archived.max_items"] += self._archive(ns, ids)
         return ids
+
+    def _prior(self, m: Memory, now: datetime) -> float:
+        policy = self.types[m.type]
+        return policy.weight * decayed_score(m, now, policy)
 
     def cleanup(self, ctx: CallContext) -> list[str]:
         """The cleanup job: archive (never delete) what decayed below the threshold, rarely used, or expired.

@@ -150,6 +150,16 @@ def test_max_items_archives_the_lowest_scoring(make_service) -> None:
     assert len(service.memories(other)) == 1  # the cap is per user
 
 
+def test_max_items_weighs_the_types(make_service) -> None:
+    """The prior that chooses what max_items archives is type weight x decay: of two fresh memories the
+    PROCEDURE (weight 0.9) goes, not the FACT (1.0)."""
+    service = make_service(agents={"chat": {"namespace": "chat", "max_items": 1}})
+    fact = save(service, "Ann is a Java backend developer", MemoryType.FACT, T0)
+    proc = save(service, "Ann fixed docker by changing the port to 8081", MemoryType.PROCEDURE, T0)
+    assert [m.id for m in service.memories(context())] == [fact.id]
+    assert [m.id for m in service.archived(context())] == [proc.id]
+
+
 def test_a_new_preference_supersedes_the_old_one(make_service) -> None:
     service = make_service()
     old = save(service, "Ann prefers tea to coffee in the morning", MemoryType.PREFERENCE, T0)
