@@ -16,6 +16,7 @@ from typing import Any
 from memlab.errors import MemlabError
 from memlab.longterm.model import SOURCE_AGENT_TOOL, MemoryType
 from memlab.longterm.service import LongTermMemoryService
+from memlab.longterm.terms import normalized
 from memlab.messages import Message, ToolCall, tool_result
 from memlab.runtime.agent import CallContext
 from memlab.trace import LONGTERM_TOOL, emit
@@ -158,6 +159,8 @@ class MemoryToolProvider:
             raise ToolArgumentError(f"{name}: unknown argument(s) {', '.join(unknown)}; expected {', '.join(allowed)}")
         if name == MEMORY_SAVE:
             content = _text(name, "content", arguments.get("content"))
+            if not normalized(content):  # it says nothing, and the duplicate check could not refuse its repeats
+                raise ToolArgumentError(f"{name}: content has no words")
             try:
                 kind = MemoryType.parse(str(arguments.get("type", "FACT")))
             except ValueError as e:

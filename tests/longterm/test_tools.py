@@ -89,6 +89,16 @@ def test_a_lone_surrogate_in_the_arguments_is_a_tool_error(make_service) -> None
     assert saved["id"] == MemoryToolProvider(fresh).call(context(), MEMORY_SAVE, {"content": "I use vim"})["id"]
 
 
+def test_a_save_with_no_words_is_a_tool_error(make_service) -> None:
+    """The defect: "\\u200b" or "..." was stored, each repeat again (the duplicate check compares words)."""
+    service = make_service()
+    tools = MemoryToolProvider(service)
+    for content in ["\u200b", "...", "\x00", "Ann: ;)", "..."]:
+        assert tools.call(context(), MEMORY_SAVE, {"content": content})["error"] == "memory_save: content has no words"
+    assert service.memories(context()) == []
+    assert tools.call(context(), MEMORY_SAVE, {"content": "Ann: I use vim"})["saved"]
+
+
 def test_a_scope_too_long_for_the_store_is_a_tool_error(make_service) -> None:
     """The defect: a user id that pushed the namespace past 255 characters made memory_save raise."""
     service = make_service()
