@@ -238,7 +238,8 @@ class LongTermMemoryService:
         return self.search(ctx, query, settings.load_max_items if k is None else k)
 
     def search(self, ctx: CallContext, query: str, k: int, *, touch: bool = True) -> list[Retrieved]:
-        """Top `k` by relevance, re-ranked by the `rerank` stages; `touch` records the access.
+        """Top `k` by relevance, re-ranked by the `rerank` stages; `touch` records the access. A memory of relevance
+        0 (no term shared with the query, cosine <= 0) is not a hit: it is neither returned nor touched.
 
         Each search first reads the namespace's store version: when another writer changed which rows are
         active (a save, an archive, a restore), the namespace is read again, so its archives are never served.
@@ -296,7 +297,7 @@ class LongTermMemoryService:
             links=self._links,
         )
         hits, traces = rank(self.rerank, query, candidates, context, trace=trace)
-        return Ranking(hits, traces)
+        return Ranking([h for h in hits if h.score > 0], traces)  # relevance 0: nothing shared with the query
 
     def _touch(self, hits: Sequence[Retrieved], now: datetime) -> None:
         ns = hits[0].memory.namespace

@@ -102,6 +102,18 @@ def test_cleanup_archives_faded_unused_memories_over_months_and_restore_brings_t
     assert top.memory.id == lost.id and top.memory.relevance_score == 1.0
 
 
+@pytest.mark.parametrize("index", ["exact", "hybrid"])
+def test_a_memory_of_relevance_zero_is_no_hit_and_fades(make_service, index: str) -> None:
+    """The defect: an unrelated memory came back with relevance 0, and each such search counted as an access
+    (restarting its decay), so it was never archived."""
+    service = make_service(index)
+    trip = save(service, "Ann went to Paris for a conference", MemoryType.EPISODE, T0)
+    for year in range(1, 4):
+        assert service.search(context(now=T0 + 365 * year * DAY), "what python version should I install", 10) == []
+    assert service.memories(context())[0].access_count == 0
+    assert service.cleanup(context(now=T0 + 3650 * DAY)) == [trip.id]
+
+
 def test_procedures_expire(make_service) -> None:
     service = make_service()
     proc = save(service, "Ann fixed the printer by reinstalling the driver", MemoryType.PROCEDURE, T0)
