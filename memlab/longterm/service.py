@@ -25,7 +25,7 @@ import hashlib
 import queue
 import threading
 from collections import Counter, deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -235,11 +235,14 @@ class LongTermMemoryService:
         settings = self.settings(ctx.security.agent_id)
         if not (settings.enabled and settings.auto_load):
             return []
-        self.refresh(ctx)  # a new session reads the store afresh: other writers' memories count too
         return self.search(ctx, query, settings.load_max_items if k is None else k)
 
     def search(self, ctx: CallContext, query: str, k: int, *, touch: bool = True) -> list[Retrieved]:
-        """Top `k` by relevance, re-ranked by the `rerank` stages; `touch` records the access.
+        """Top `k` by relevance, re-ranked by the `rerank` stages; `touch` records the access. A memory of relevance
+        0 (no term shared with the query, cosine <= 0) is not a hit: it is neither returned nor touched.
+
+        Each search first reads the namespace's store version: when another writer changed which rows are
+        active (a save, an archive, a restore), the namespace is read again, so its archives are never served.
 
         `Retrieved.score` is the index's calibrated relevance in [0, 1] (`memlab.longterm.index`) as the
         stages leave it (stage `decay` scales it by the lifecycle prior ** `prior_weight`).
@@ -251,6 +254,7 @@ class LongTermMemoryService:
         now = naive_utc(ctx.now)
         with timed() as t, self._lock:
             ns = self.namespace(ctx)
+            self._follow(ns)  # another service's archive must not be served from this one's copy
             entry, build_us = self._index(ns, now)
             with timed() as q:
                 ranking = self._query(entry, query, k, now, trace)
@@ -293,7 +297,7 @@ class LongTermMemoryService:
             links=self._links,
         )
         hits, traces = rank(self.rerank, query, candidates, context, trace=trace)
-        return Ranking(hits, traces)
+        return Ranking([h for h in hits if h.score > 0], traces)  # relevance 0: nothing shared with the query
 
     def _touch(self, hits: Sequence[Retrieved], now: datetime) -> None:
         ns = hits[0].memory.namespace
@@ -430,7 +434,7 @@ class LongTermMemoryService:
         self,
         ctx: CallContext,
         content: str,
-        type: MemoryType = MemoryType.FACT,
+        type: MemoryType | str = MemoryType.FACT,
         *,
         source: str = SOURCE_AGENT_TOOL,
         evidence: Sequence[str] = (),
@@ -438,14 +442,20 @@ class LongTermMemoryService:
     ) -> SaveResult:
         """Save one memory; tool saves (and `dedup=True`) keep the existing one when they repeat it.
 
-        Content that is not text, or only whitespace, is a `MemlabError` (the memory tools refuse it as well).
+        Content that is not text, or only whitespace, is a `MemlabError` (the memory tools refuse it as well);
+        `type` is read as the tools read it (`MemoryType.parse`: "preference" is PREFERENCE), and an unknown one
+        is a `MemlabError` too, before anything is stored (a stored unknown type would break every later read).
         """
         if not isinstance(content, str) or not content.strip():
             raise MemlabError(f"save: content must be a non-empty string, not {content!r:.80}")
+        try:
+            kind = MemoryType.parse(type)
+        except ValueError as e:
+            raise MemlabError(f"save: {e}") from None
         if dedup is None:
             dedup = source == SOURCE_AGENT_TOOL or self.rules.dedup_auto_extract
         with self._lock:
-            return self._save_all(ctx, [MemoryDraft(type, content, tuple(evidence))], source, dedup)[0]
+            return self._save_all(ctx, [MemoryDraft(kind, content, tuple(evidence))], source, dedup)[0]
 
     def _save_all(self, ctx: CallContext, drafts: Sequence[MemoryDraft], source: str, dedup: bool) -> list[SaveResult]:
         """`_save_drafts` under the store's save lock of the namespace, which holds across processes: when
@@ -492,7 +502,7 @@ class LongTermMemoryService:
                 results.append(SaveResult(duplicate, saved=False, duplicate=True))
                 continue
             memory = Memory(
-                id=self._new_id(ns, draft.content, now),
+                id=self._new_id(ns, draft.content, now, lambda mid: book.taken(mid) or any(m.id == mid for m in new)),
                 namespace=ns,
                 content=draft.content,
                 type=draft.type,
@@ -537,12 +547,17 @@ class LongTermMemoryService:
         self.counts["revisions.llm_unreadable"] += linked is None
         return linked or ()
 
-    def _new_id(self, ns: tuple[str, ...], content: str, now: datetime) -> str:
+    def _new_id(self, ns: tuple[str, ...], content: str, now: datetime, taken: Callable[[str], bool]) -> str:
+        """The namespace's next sequence number hashed with the memory; a number whose id is `taken` (another
+        service on the store, counting on its own, saved the same content at the same time) is skipped, so
+        ids stay unique in the store and a single run's ids stay the same."""
         key = namespace_key(ns)
-        self._next_id[key] += 1
-        seq = self._next_id[key]
-        digest = hashlib.sha1(f"{namespace_key(ns)}\0{now.isoformat()}\0{seq}\0{content}".encode())
-        return f"ltm-{digest.hexdigest()[:24]}"
+        while True:
+            self._next_id[key] += 1
+            digest = hashlib.sha1(f"{key}\0{now.isoformat()}\0{self._next_id[key]}\0{content}".encode())
+            mid = f"ltm-{digest.hexdigest()[:24]}"
+            if not taken(mid):
+                return mid
 
     def _supersede(self, ns: tuple[str, ...], new: list[Memory], now: datetime) -> None:
         """A new PREFERENCE archives older preferences that say nearly the same thing.
@@ -565,16 +580,21 @@ class LongTermMemoryService:
     # --- lifecycle ---------------------------------------------------------------------------
 
     def enforce_max_items(self, ctx: CallContext, max_items: int | None = None) -> list[str]:
-        """Archive the lowest-scoring memories beyond `max_items` (default: the agent's setting)."""
+        """Archive the memories with the lowest prior (type weight x decayed score, as stage `decay` weighs them)
+        beyond `max_items` (default: the agent's setting)."""
         limit = self.settings(ctx.security.agent_id).max_items if max_items is None else max_items
         ns, now = self.namespace(ctx), naive_utc(ctx.now)
         if len(self._book(ns)) <= limit:
             return []
         active = self._rows(ns)
-        ranked = sorted(active, key=lambda m: (decayed_score(m, now, self.types[m.type]), m.last_accessed_at))
+        ranked = sorted(active, key=lambda m: (self._prior(m, now), m.last_accessed_at))
         ids = [m.id for m in ranked[: len(active) - limit]]
         self.counts["archived.max_items"] += self._archive(ns, ids)
         return ids
+
+    def _prior(self, m: Memory, now: datetime) -> float:
+        policy = self.types[m.type]
+        return policy.weight * decayed_score(m, now, policy)
 
     def cleanup(self, ctx: CallContext) -> list[str]:
         """The cleanup job: archive (never delete) what decayed below the threshold, rarely used, or expired.
@@ -618,21 +638,27 @@ class LongTermMemoryService:
         every write that changes which rows are active) is not the one this service's book of it reflects.
         Another writer's accesses (lifecycle fields) are read at the next change, or when this service
         touches those rows."""
-        ns = self.namespace(ctx)
-        key = namespace_key(ns)
         with self._lock:
-            if key not in self._books:
-                return
-            with self.store.saving(ns) as block:
-                if self._known.get(key) != block.before:
-                    self._load(ns, block.before)
+            self._follow(self.namespace(ctx))
+
+    def _follow(self, ns: tuple[str, ...]) -> None:
+        """Read the namespace's book again if the store's version of it is not the one the book reflects (one
+        version read; the version is read before the rows, so a write in between only reads them again later)."""
+        key = namespace_key(ns)
+        if key not in self._books or key in self._holding:
+            return
+        version = self.store.version(ns)
+        if self._known.get(key) != version:
+            self._load(ns, version)
 
     def _book(self, ns: tuple[str, ...]) -> NamespaceBook:
         """The namespace's book: read from the store once (with its version), kept up to date by our writes."""
         key = namespace_key(ns)
         book = self._books.get(key)
         if book is not None and book.rule != self.revision_rule:  # the rule was replaced: file the rows again
-            book = self._books[key] = NamespaceBook(book.rows.values(), self.revision_rule, self._ttl_days())
+            book = self._books[key] = NamespaceBook(
+                book.rows.values(), self.revision_rule, self._ttl_days(), book.archived
+            )
         if book is None:
             if key in self._holding:
                 book = self._load(ns, None)
@@ -644,7 +670,10 @@ class LongTermMemoryService:
     def _load(self, ns: tuple[str, ...], version: int | None) -> NamespaceBook:
         """Read the namespace's rows into a new book that reflects store version `version`."""
         key = namespace_key(ns)
-        book = self._books[key] = NamespaceBook(self.store.list(ns), self.revision_rule, self._ttl_days())
+        rows = self.store.list(ns, archived=None)
+        archived = (m.id for m in rows if m.archived)
+        active = [m for m in rows if not m.archived]
+        book = self._books[key] = NamespaceBook(active, self.revision_rule, self._ttl_days(), archived)
         self._known[key] = version
         return book
 

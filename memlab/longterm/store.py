@@ -100,6 +100,10 @@ class MemoryStore:
         """Restore the archived memories among `ids` (score 1, clock restarted); returns how many changed."""
         return self.rows.restore_memories(namespace, ids, now) if ids else 0
 
+    def version(self, namespace: tuple[str, ...]) -> int:
+        """The namespace's version: raised by every write that changes which of its rows are active."""
+        return self.rows.memory_version(namespace)
+
     def saving(self, namespace: tuple[str, ...]) -> AbstractContextManager[SaveBlock]:
         """Hold the namespace's save lock (every thread and process on this store) for a read-check-insert;
         yields its `SaveBlock`: the namespace's version before the block and after this block's writes."""

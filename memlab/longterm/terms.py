@@ -22,7 +22,8 @@ issue 29 "service bookkeeping in O(change)"):
   which the rule links 0.18 and 1.86). A statement with at most ``M`` is filed under all of them and its values.
   A lookup returns a superset of the memories the rule links, in store order; `revised_ids` decides.
 - the ids whose content or lifecycle changed since the search index last read them (`changed`),
-  and which are expired (a type's ``ttl_days``) at the caller's clock.
+  and which are expired (a type's ``ttl_days``) at the caller's clock;
+- the ids of the namespace's archived rows (`archived`), so that a new id is checked against every stored one.
 """
 
 from __future__ import annotations
@@ -62,9 +63,16 @@ def normalized(text: str) -> str:
 class NamespaceBook:
     """One namespace's unarchived memories and the indexes over them (see the module docstring)."""
 
-    def __init__(self, rows: Iterable[Memory], rule: RevisionRule, ttl_days: dict[str, float | None]) -> None:
+    def __init__(
+        self,
+        rows: Iterable[Memory],
+        rule: RevisionRule,
+        ttl_days: dict[str, float | None],
+        archived: Iterable[str] = (),
+    ) -> None:
         self.rule, self.ttl_days = rule, ttl_days
         self.rows: dict[str, Memory] = {}
+        self.archived: set[str] = set(archived)  # ids of archived rows (and of rows gone from the store)
         self.position: dict[str, int] = {}
         self.changed: dict[str, None] = {}  # ids the search index has not read since they changed (ordered)
         self._next = 0
@@ -77,6 +85,7 @@ class NamespaceBook:
         self._term_rows: Counter[tuple[str, str]] = Counter()  # (speaker, term) -> statements with it
         self._expiry: list[tuple[datetime, str]] = []  # (expires at, id) of rows whose type expires
         self._expired: dict[str, datetime] = {}  # id -> when it expired
+        self._expires: dict[str, datetime] = {}  # id -> when it expires (`_expires_at`), of rows whose type expires
         self._clock: datetime | None = None
         for m in rows:
             self.add(m)
@@ -102,9 +111,9 @@ class NamespaceBook:
             self._duplicate_index(split).setdefault(_filing(split), {})[m.id] = None
         self._speakers[speaker(m.content).casefold()] += 1
         self._file(m)
-        ttl = self.ttl_days.get(str(m.type))
-        if ttl is not None:
-            expires = m.created_at + timedelta(days=ttl)
+        expires = self._expires_at(m)
+        if expires is not None:
+            self._expires[m.id] = expires
             if self._clock is not None and expires <= self._clock:
                 self._expired[m.id] = expires
                 self._speakers[speaker(m.content).casefold()] -= 1
@@ -116,6 +125,21 @@ class NamespaceBook:
         if m.id in self.rows:
             self.rows[m.id] = m
             self.changed[m.id] = None
+            expires = self._expires_at(m)
+            if expires is not None and expires != self._expires.get(m.id):  # a restored row's clock moved on
+                self._expires[m.id] = expires
+                heapq.heappush(self._expiry, (expires, m.id))
+
+    def _expires_at(self, m: Memory) -> datetime | None:
+        """When `m` expires (None: its type never does): ``ttl_days`` after it was said, or, when its last access
+        is past that, after its last access. A row is accessed only while live, so such a row was restored
+        after it expired: its clock restarted at the restore (and moves with each access since), read from
+        the stored fields alone, so every service on the store agrees."""
+        ttl = self.ttl_days.get(str(m.type))
+        if ttl is None:
+            return None
+        first = m.created_at + timedelta(days=ttl)
+        return first if m.last_accessed_at < first else m.last_accessed_at + timedelta(days=ttl)
 
     def remove(self, ids: Iterable[str]) -> None:
         """Rows archived (or gone from the store)."""
@@ -123,6 +147,7 @@ class NamespaceBook:
             m = self.rows.pop(mid, None)
             if m is None:
                 continue
+            self.archived.add(mid)
             del self.position[mid]
             self.changed[mid] = None
             text = normalized(m.content)
@@ -131,6 +156,7 @@ class NamespaceBook:
                 for w in set(split):
                     _discard(self._words, w, mid)
                 _discard(self._duplicate_index(split), _filing(split), mid)
+            self._expires.pop(mid, None)
             if self._expired.pop(mid, None) is None:
                 self._speakers[speaker(m.content).casefold()] -= 1
             for key in self._filed.pop(mid, ()):
@@ -151,12 +177,16 @@ class NamespaceBook:
         self._clock = now
         while self._expiry and self._expiry[0][0] <= now:
             at, mid = heapq.heappop(self._expiry)
-            if mid in self.rows and mid not in self._expired:
+            if mid in self.rows and mid not in self._expired and at == self._expires.get(mid):
                 self._expired[mid] = at
                 self._speakers[speaker(self.rows[mid].content).casefold()] -= 1
                 self.changed[mid] = None
 
     # --- reading ------------------------------------------------------------------------------
+
+    def taken(self, mid: str) -> bool:
+        """A row of the namespace has this id, archived or not."""
+        return mid in self.rows or mid in self.archived
 
     def live(self, mid: str) -> bool:
         """Stored, unarchived and not expired at the last `expire` clock."""

@@ -16,6 +16,7 @@ from typing import Any
 from memlab.errors import MemlabError
 from memlab.longterm.model import SOURCE_AGENT_TOOL, MemoryType
 from memlab.longterm.service import LongTermMemoryService
+from memlab.longterm.terms import normalized
 from memlab.messages import Message, ToolCall, tool_result
 from memlab.runtime.agent import CallContext
 from memlab.trace import LONGTERM_TOOL, emit
@@ -157,17 +158,27 @@ class MemoryToolProvider:
         if unknown:
             raise ToolArgumentError(f"{name}: unknown argument(s) {', '.join(unknown)}; expected {', '.join(allowed)}")
         if name == MEMORY_SAVE:
-            content = arguments.get("content")
-            if not isinstance(content, str) or not content.strip():
-                raise ToolArgumentError(f"{name}: content must be a non-empty string")
+            content = _text(name, "content", arguments.get("content"))
+            if not normalized(content):  # it says nothing, and the duplicate check could not refuse its repeats
+                raise ToolArgumentError(f"{name}: content has no words")
             try:
                 kind = MemoryType.parse(str(arguments.get("type", "FACT")))
             except ValueError as e:
                 raise ToolArgumentError(f"{name}: {e}") from None
             return {"content": content, "type": kind}
-        query, limit = arguments.get("query"), arguments.get("limit", 5)
-        if not isinstance(query, str) or not query.strip():
-            raise ToolArgumentError(f"{name}: query must be a non-empty string")
+        query, limit = _text(name, "query", arguments.get("query")), arguments.get("limit", 5)
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= SEARCH_MAX_LIMIT:
             raise ToolArgumentError(f"{name}: limit must be an integer from 1 to {SEARCH_MAX_LIMIT}")
         return {"query": query, "limit": limit}
+
+
+def _text(name: str, field: str, value: Any) -> str:
+    """A text argument: a non-empty string that UTF-8 can encode (JSON may carry a lone surrogate, ``\\ud83d``,
+    which no store, embedder or provider takes)."""
+    if not isinstance(value, str) or not value.strip():
+        raise ToolArgumentError(f"{name}: {field} must be a non-empty string")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ToolArgumentError(f"{name}: {field} is not valid text ({e.reason} at position {e.start})") from None
+    return value

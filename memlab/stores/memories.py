@@ -149,6 +149,10 @@ class MemoryRows(Protocol):
         """Restore the archived rows among `ids` (score 1, clock restarted at `now`); returns how many changed."""
         ...
 
+    def memory_version(self, namespace: Sequence[str]) -> int:
+        """The namespace's version now (0 before its first write): one read, no lock."""
+        ...
+
     def exclusive(self, namespace: Sequence[str]) -> AbstractContextManager[SaveBlock]:
         """Hold the namespace's save lock until the block ends, against every thread and process on this store.
 

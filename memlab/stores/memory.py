@@ -125,6 +125,11 @@ class InMemoryStore:
         with save_lock, self._held.holding(ns, self._ns_versions[ns]) as block:
             yield block
 
+    def memory_version(self, namespace: Sequence[str]) -> int:
+        ns = ns_text(namespace)
+        with self._lock:
+            return self._ns_versions[ns]
+
     def list_memories(self, namespace: Sequence[str], *, archived: bool | None = False) -> list[MemoryRow]:
         return self._rows(namespace, archived)
 

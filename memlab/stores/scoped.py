@@ -151,6 +151,9 @@ class ScopedStore(ScopedSessions):
     def restore_memories(self, namespace: Sequence[str], ids: Sequence[str], now: datetime) -> int:
         return int(self.store.restore_memories(self._ns(namespace), ids, now))
 
+    def memory_version(self, namespace: Sequence[str]) -> int:
+        return int(self.store.memory_version(self._ns(namespace)))
+
     def exclusive(self, namespace: Sequence[str]) -> AbstractContextManager[SaveBlock]:
         return cast(AbstractContextManager[SaveBlock], self.store.exclusive(self._ns(namespace)))
 

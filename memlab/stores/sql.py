@@ -718,6 +718,10 @@ class SqlStore:
         query = sa.select(memories).where(self._listed(namespace, archived)).order_by(c.seq, self._ordered(c.id))
         return [_memory_row(r) for r in self._read(lambda conn: conn.execute(query).all())]
 
+    def memory_version(self, namespace: Sequence[str]) -> int:
+        ns = ns_text(namespace)
+        return self._read(lambda conn: _namespace_version(conn, ns))
+
     def count_memories(self, namespace: Sequence[str], *, archived: bool | None = False) -> int:
         query = sa.select(sa.func.count()).select_from(memories).where(self._listed(namespace, archived))
         return int(self._read(lambda conn: conn.execute(query).scalar_one()))

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from memlab.errors import MemlabError
-from memlab.longterm import DEFAULT_TYPES, MemoryType, decayed_score
+from memlab.longterm import DEFAULT_TYPES, MemoryStore, MemoryType, decayed_score
 from memlab.longterm.model import SOURCE_AUTO_EXTRACT
 
 from .support import T0, context
@@ -102,6 +102,18 @@ def test_cleanup_archives_faded_unused_memories_over_months_and_restore_brings_t
     assert top.memory.id == lost.id and top.memory.relevance_score == 1.0
 
 
+@pytest.mark.parametrize("index", ["exact", "hybrid"])
+def test_a_memory_of_relevance_zero_is_no_hit_and_fades(make_service, index: str) -> None:
+    """The defect: an unrelated memory came back with relevance 0, and each such search counted as an access
+    (restarting its decay), so it was never archived."""
+    service = make_service(index)
+    trip = save(service, "Ann went to Paris for a conference", MemoryType.EPISODE, T0)
+    for year in range(1, 4):
+        assert service.search(context(now=T0 + 365 * year * DAY), "what python version should I install", 10) == []
+    assert service.memories(context())[0].access_count == 0
+    assert service.cleanup(context(now=T0 + 3650 * DAY)) == [trip.id]
+
+
 def test_procedures_expire(make_service) -> None:
     service = make_service()
     proc = save(service, "Ann fixed the printer by reinstalling the driver", MemoryType.PROCEDURE, T0)
@@ -110,6 +122,30 @@ def test_procedures_expire(make_service) -> None:
     assert service.search(context(now=T0 + (ttl + 1) * DAY), "printer driver", 1, touch=False) == []
     assert service.cleanup(context(now=T0 + (ttl + 1) * DAY)) == [proc.id]
     assert [m.id for m in service.archived(context())] == [proc.id]
+
+
+def _a_restored_procedure_lives_again(make_service, store: MemoryStore) -> None:
+    """Restore restarts the expiry clock too: a restored expired procedure was never found and the next cleanup
+    archived it again. Read from the stored row, so another service on the store agrees."""
+    service = make_service(store=store)
+    proc = save(service, "Ann fixed docker by moving it to port 8081", MemoryType.PROCEDURE, T0)
+    ttl = DEFAULT_TYPES[MemoryType.PROCEDURE].ttl_days
+    back = T0 + (ttl + 10) * DAY
+    assert service.cleanup(context(now=back)) == [proc.id]
+    assert service.restore(context(now=back), [proc.id]) == 1
+    for reader in (service, make_service(store=store)):
+        assert [h.memory.id for h in reader.search(context(now=back + DAY), "docker port", 3)] == [proc.id]
+        assert reader.cleanup(context(now=back + DAY)) == []
+    assert make_service(store=store).search(context(now=back + (ttl + 2) * DAY), "docker port", 3) == []
+    assert service.search(context(now=back + (ttl + 2) * DAY), "docker port", 3) == []  # ttl after its last use
+
+
+def test_a_restored_procedure_lives_again(make_service, store: MemoryStore) -> None:
+    _a_restored_procedure_lives_again(make_service, store)
+
+
+def test_a_restored_procedure_lives_again_in_memory(make_service) -> None:
+    _a_restored_procedure_lives_again(make_service, MemoryStore())
 
 
 def test_max_items_archives_the_lowest_scoring(make_service) -> None:
@@ -124,6 +160,16 @@ def test_max_items_archives_the_lowest_scoring(make_service) -> None:
     other = context(user="u2")
     service.save(other, "Bob likes jazz", MemoryType.PREFERENCE)
     assert len(service.memories(other)) == 1  # the cap is per user
+
+
+def test_max_items_weighs_the_types(make_service) -> None:
+    """The prior that chooses what max_items archives is type weight x decay: of two fresh memories the
+    PROCEDURE (weight 0.9) goes, not the FACT (1.0)."""
+    service = make_service(agents={"chat": {"namespace": "chat", "max_items": 1}})
+    fact = save(service, "Ann is a Java backend developer", MemoryType.FACT, T0)
+    proc = save(service, "Ann fixed docker by changing the port to 8081", MemoryType.PROCEDURE, T0)
+    assert [m.id for m in service.memories(context())] == [fact.id]
+    assert [m.id for m in service.archived(context())] == [proc.id]
 
 
 def test_a_new_preference_supersedes_the_old_one(make_service) -> None:
@@ -159,9 +205,43 @@ def test_a_session_start_sees_what_another_service_archived_and_a_cleanup_leaves
     assert listed == []  # its own archive did not make its copy stale
 
 
+def _a_search_never_serves_what_another_service_archived(make_service, store: MemoryStore) -> None:
+    """A search reads the namespace's version first: a memory another service archived is not served from
+    this service's copy, and one another service saved is found."""
+    mine, other = make_service(store=store), make_service(store=store)
+    gone = save(mine, "Ann is allergic to peanuts", MemoryType.FACT, T0)
+    assert [h.memory.id for h in mine.search(context(), "peanuts allergic", 3)] == [gone.id]
+    assert other.enforce_max_items(context(), 0) == [gone.id]
+    assert mine.search(context(), "peanuts allergic", 3, touch=False) == []
+    new = save(other, "Ann is allergic to peanuts and cashews", MemoryType.FACT, T0 + DAY)
+    assert [h.memory.id for h in mine.search(context(), "peanuts allergic", 3, touch=False)] == [new.id]
+
+
+def test_a_search_never_serves_what_another_service_archived(make_service, store: MemoryStore) -> None:
+    _a_search_never_serves_what_another_service_archived(make_service, store)
+
+
+def test_a_search_never_serves_what_another_service_archived_in_memory(make_service) -> None:
+    _a_search_never_serves_what_another_service_archived(make_service, MemoryStore())
+
+
 @pytest.mark.parametrize("content", ["", "   \n", None, 42])
 def test_a_save_of_no_text_is_refused_as_the_tools_refuse_it(make_service, content) -> None:
     service = make_service()
     with pytest.raises(MemlabError, match="save: content must be a non-empty string"):
         service.save(context(), content, MemoryType.FACT)
     assert service.search(context(), "anything", 5, touch=False) == []
+
+
+def test_a_save_reads_its_type_as_the_tools_do_and_refuses_an_unknown_one(make_service) -> None:
+    """An unknown type stored would make every later search and cleanup of the namespace fail, on every service."""
+    service = make_service()
+    kept = service.save(context(), "Ann prefers tabs to spaces", "preference").memory
+    assert kept.type is MemoryType.PREFERENCE
+    for bogus in ("BOGUS", "", 42):
+        with pytest.raises(MemlabError, match="save: unknown memory type"):
+            service.save(context(), "Ann writes Java at work", bogus)  # type: ignore[arg-type]
+    assert [h.memory.id for h in service.search(context(), "Ann tabs Java", 5)] == [kept.id]
+    assert service.cleanup(context()) == [] and [
+        m.id for m in make_service(store=service.store).memories(context())
+    ] == [kept.id]

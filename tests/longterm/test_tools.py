@@ -73,6 +73,32 @@ def test_forged_and_malformed_calls_are_refused_and_change_nothing(make_service)
     assert [m.content for m in service.memories(victim)] == ["the victim's secret is 1234"]
 
 
+def test_a_lone_surrogate_in_the_arguments_is_a_tool_error(make_service) -> None:
+    """The defect: JSON's "\\ud83d" decodes to a lone surrogate, which no store takes: memory_save raised
+    UnicodeEncodeError out of the call, after using a sequence number."""
+    service, fresh = make_service(), make_service()
+    tools = MemoryToolProvider(service)
+    for name, args in [
+        (MEMORY_SAVE, '{"content": "I use \\ud83d vim"}'),
+        (MEMORY_SAVE, {"content": "I use \udc00 vim"}),
+        (MEMORY_SEARCH, '{"query": "which \\ud83d editor"}'),
+    ]:
+        assert "not valid text (surrogates not allowed" in tools.call(context(), name, args)["error"]
+    assert service.memories(context()) == [] and service.counts["tools.rejected"] == 3
+    saved = tools.call(context(), MEMORY_SAVE, {"content": "I use vim"})
+    assert saved["id"] == MemoryToolProvider(fresh).call(context(), MEMORY_SAVE, {"content": "I use vim"})["id"]
+
+
+def test_a_save_with_no_words_is_a_tool_error(make_service) -> None:
+    """The defect: "\\u200b" or "..." was stored, each repeat again (the duplicate check compares words)."""
+    service = make_service()
+    tools = MemoryToolProvider(service)
+    for content in ["\u200b", "...", "\x00", "Ann: ;)", "..."]:
+        assert tools.call(context(), MEMORY_SAVE, {"content": content})["error"] == "memory_save: content has no words"
+    assert service.memories(context()) == []
+    assert tools.call(context(), MEMORY_SAVE, {"content": "Ann: I use vim"})["saved"]
+
+
 def test_a_scope_too_long_for_the_store_is_a_tool_error(make_service) -> None:
     """The defect: a user id that pushed the namespace past 255 characters made memory_save raise."""
     service = make_service()

@@ -94,13 +94,14 @@ def test_a_namespace_version_counts_the_writes_that_change_the_active_rows(kv_ba
         store.restore_memories(NS, ["a"], T0)
         assert block.after == 3
     store.add_memories([_row("c")])  # outside a block too
-    with kv_backend.open().exclusive(NS) as block:  # the version lives in the store, not the object
+    assert kv_backend.open().memory_version(NS) == 4  # the version lives in the store, not the object
+    with kv_backend.open().exclusive(NS) as block:
         assert block.before == 4
     assert store.delete_memories(NS) == 3
     with store.exclusive(NS) as block:
-        assert block.before == 5
+        assert block.before == 5 == store.memory_version(NS)  # read without the lock as well
     with store.exclusive(("agent:chat", "user:7", "memories")) as block:
-        assert block.before == 0
+        assert block.before == 0 == store.memory_version(("agent:chat", "user:7", "memories"))
 
 
 def test_a_thread_cannot_take_a_save_lock_it_holds(kv_backend: Backend) -> None:
