@@ -24,7 +24,7 @@ from memlab.naming import NOISE
 from memlab.report import html
 from memlab.report.budget import Budget, run_budget, used_line
 from memlab.report.fmt import fmt_value, is_missing
-from memlab.report.health import measurement_warnings
+from memlab.report.health import fallback_warnings, measurement_warnings
 from memlab.report.rundata import RunData
 from memlab.report.table import Table, typed_column
 from memlab.tokens import get_counter
@@ -254,6 +254,8 @@ def run_report_md(run: RunData) -> str:
     out = [f"# memlab run: {run_title(run)}", ""]
     for warning in measurement_warnings(run.metrics):
         out += [f"> **WARNING: this run measured nothing here: {warning}.**", ""]
+    for warning in fallback_warnings(run.metrics):
+        out += [f"> **WARNING: {warning}.**", ""]
     if run.manifest.get("overrides"):
         out += ["Overrides: " + " ".join(f"`{o}`" for o in run.manifest["overrides"]), ""]
     out += [f"Run directory: `{run.path}` · figures in `report.html`", ""]
@@ -318,6 +320,7 @@ def run_report_html(run: RunData) -> str:
             f'<div class="banner">WARNING: this run measured nothing here: {html.prose(w)}.</div>'
             for w in measurement_warnings(run.metrics)
         ),
+        *(f'<div class="banner warn">WARNING: {html.prose(w)}.</div>' for w in fallback_warnings(run.metrics)),
         html.cards(
             (
                 title(name),
