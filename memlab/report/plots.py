@@ -37,11 +37,14 @@ plt.rcParams.update(
 )
 
 
-# Beyond the palette's ten colours a series changes its dash and marker too, so no two of 40 series look alike.
-DASHES: tuple[Any, ...] = ("solid", (0, (6, 2)), (0, (1, 1.6)), (0, (6, 2, 1, 2)))
-MARKERS = ("", "o", "s", "^")
+# A series' colour, dash and marker all change with its number, so no two of 140 series look alike, and lines that
+# coincide stay visible: their markers lie at different points (`markevery` offsets) and differ in shape. No series
+# is plainly dashed: in the prompt curves that is the whole history's line.
+DASHES: tuple[Any, ...] = ("solid", (0, (1, 1.6)), (0, (6, 2, 1, 2)), (0, (3, 1.5, 1, 1.5, 1, 1.5)))
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+MARK_EVERY = 4
 HATCHES = ("", "///", "...", "xx")
-LOG_SPREAD = 8.0  # a Pareto plot's x axis turns logarithmic when its largest value is this many times its smallest
+LOG_SPREAD = 8.0  # an axis turns logarithmic when its largest value is this many times its smallest
 
 
 def color(i: int) -> str:
@@ -49,9 +52,14 @@ def color(i: int) -> str:
 
 
 def line_style(i: int) -> dict[str, Any]:
-    """Series `i`'s colour, dash and marker: unique for the first len(PALETTE) * len(DASHES) series."""
-    cycle = (i // len(PALETTE)) % len(DASHES)
-    return {"color": color(i), "linestyle": DASHES[cycle], "marker": MARKERS[cycle], "markevery": 4, "markersize": 4}
+    """Series `i`'s colour, dash and marker (unique for the first 140 series), markers staggered by series."""
+    return {
+        "color": color(i),
+        "linestyle": DASHES[i % len(DASHES)],
+        "marker": MARKERS[i % len(MARKERS)],
+        "markevery": (i % MARK_EVERY, MARK_EVERY),
+        "markersize": 4.5,
+    }
 
 
 def to_png(fig: Figure) -> bytes:
@@ -130,34 +138,70 @@ def _legend_below(ax: plt.Axes, n: int) -> None:
 
 
 def prompt_curves(curves: Mapping[str, pd.DataFrame], *, full_history: bool = True) -> bytes:
-    """Prompt tokens along the dialogue, one line per configuration, plus the full history for reference."""
+    """`prompt_curves_figure` as PNG bytes."""
+    return to_png(prompt_curves_figure(curves, full_history=full_history))
+
+
+def prompt_curves_figure(curves: Mapping[str, pd.DataFrame], *, full_history: bool = True) -> Figure:
+    """Prompt tokens along the dialogue, one line per configuration, plus the full history for reference.
+
+    Args:
+        curves: Each configuration's calls (calls.csv), by its label.
+        full_history: Draw the whole history's tokens (dashed), the first configuration's.
+
+    A configuration whose line coincides with an earlier one's says so in the legend ("= #2"); the y axis is
+    logarithmic when the largest mean is `LOG_SPREAD` times the smallest (the full history would flatten the rest).
+    """
     fig, ax = plt.subplots(figsize=(8.6, 4.2), dpi=DPI)
-    drawn_full = False
+    drawn: list[tuple[str, pd.Series]] = []
     for i, (label, calls) in enumerate(curves.items()):
         sent = per_position_mean(calls)
         if sent.empty:
             continue
-        ax.plot(sent.index.to_numpy(), sent.to_numpy(dtype=float), linewidth=1.6, label=label, **line_style(i))
-        if full_history and not drawn_full:
-            full = per_position_mean(calls, "full_tokens")
-            ax.plot(
-                full.index.to_numpy(),
-                full.to_numpy(dtype=float),
-                color="#9aa4b2",
-                linewidth=1.2,
-                linestyle="--",
-                label="full history",
-            )
-            drawn_full = True
+        same = [short_label(other) for other, line in drawn if _coincide(sent, line)]
+        shown = f"{label} (= {same[0]})" if same else label
+        ax.plot(sent.index.to_numpy(), sent.to_numpy(dtype=float), linewidth=1.6, label=shown, **line_style(i))
+        drawn.append((label, sent))
+    if full_history and drawn:
+        full = per_position_mean(curves[drawn[0][0]], "full_tokens")
+        ax.plot(
+            full.index.to_numpy(),
+            full.to_numpy(dtype=float),
+            color="#9aa4b2",
+            linewidth=1.2,
+            linestyle="--",
+            label="full history",
+        )
+    values = np.concatenate([line.get_ydata() for line in ax.get_lines()]) if ax.lines else np.array([])
+    positive = values[np.isfinite(values) & (values > 0)]
+    log = positive.size > 1 and positive.max() >= LOG_SPREAD * positive.min()
     ax.set_xlabel("position in the dialogue (% of its calls)")
-    ax.set_ylabel("prompt tokens (mean over dialogues)")
-    ax.set_title("Prompt tokens per call")
+    ax.set_ylabel("prompt tokens" + (" (log scale)" if log else ""))
+    ax.set_title("Prompt tokens per call (mean over dialogues)")
     ax.set_xlim(0, 100)
-    ax.set_ylim(bottom=0)
+    if log:
+        ax.set_yscale("log")
+        ax.set_ylim(positive.min() / 1.35, positive.max() * 1.35)
+        ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+        ax.yaxis.set_minor_locator(NullLocator())
+    else:
+        ax.set_ylim(bottom=0)
     if ax.lines:
         _legend_below(ax, len(ax.lines))
     fixed_layout(fig)
-    return to_png(fig)
+    return fig
+
+
+def short_label(label: str) -> str:
+    """A comparison's row tag ("#2" of "#2 trim, 1000"), or the whole label when it has none."""
+    head = label.split(" ", 1)[0]
+    return head if head.startswith("#") and head[1:].isdigit() else label
+
+
+def _coincide(a: pd.Series, b: pd.Series) -> bool:
+    """Whether two curves lie on each other (within 0.1% or half a token at every point)."""
+    return a.index.equals(b.index) and bool(np.allclose(a.to_numpy(float), b.to_numpy(float), rtol=1e-3, atol=0.5))
 
 
 def grouped_bars(

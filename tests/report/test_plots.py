@@ -1,16 +1,22 @@
-"""The report's plots lay out without matplotlib collapsing an axes, on the inputs that once collapsed one."""
+"""The report's plots lay out without matplotlib collapsing an axes, on the inputs that once collapsed one, and the
+prompt curves of a comparison stay readable (figures read as matplotlib objects, from real run folders)."""
 
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from matplotlib import image
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from simulated_runs import write_run
 
 from memlab.metrics.latency import LATENCY_PARTS, LATENCY_STAGES
-from memlab.report import plots
+from memlab.report import load_run, plots
+from memlab.report.comparison import write_comparison
 
 STAGES = [*LATENCY_STAGES, *LATENCY_PARTS]  # every stage and part a latency.csv may hold
 
@@ -40,3 +46,49 @@ def test_latency_boxes_lay_out_every_stage_without_a_collapsed_axes(samples: dic
     pixels = image.imread(io.BytesIO(png), format="png")
     stages = {s for frame in samples.values() for s in frame["stage"]}
     assert pixels.shape[0] >= 100 * max(1, len(stages))  # one readable row per stage, not squeezed into one
+
+
+def _drawn(monkeypatch: pytest.MonkeyPatch) -> list[Figure]:
+    """The figures a report draws, kept for their axes when `plots.to_png` has turned them into PNG bytes."""
+    figures: list[Figure] = []
+    to_png = plots.to_png
+
+    def kept(fig: Figure) -> bytes:
+        figures.append(fig)
+        return to_png(fig)
+
+    monkeypatch.setattr(plots, "to_png", kept)
+    return figures
+
+
+def _prompt_axes(figures: list[Figure]) -> Axes:
+    (ax,) = [f.axes[0] for f in figures if f.axes and f.axes[0].get_title().startswith("Prompt tokens per call")]
+    return ax
+
+
+def _compared(runs: list[Path], out: Path) -> str:
+    write_comparison(out, [load_run(p) for p in runs])
+    return (out / "comparison.html").read_text(encoding="utf-8")
+
+
+def test_prompt_curves_of_a_sweep_are_on_a_log_axis_and_lines_that_coincide_stay_visible(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The defect: the full history set a linear y axis up to its last call's tokens, so windows of a few hundred
+    tokens lay flat at its bottom, and two configurations sending the same prompts drew one line of two colours."""
+    jobs = [(0, "a"), (6, "b"), (6, "c"), (12, "d")]  # jobs 1 and 2 send the same prompts
+    runs = [
+        write_run(tmp_path / f"{i}", keep=k, overrides=[f"context.keep={k}", f"tag={t}"])
+        for i, (k, t) in enumerate(jobs)
+    ]
+    figures = _drawn(monkeypatch)
+    _compared(runs, tmp_path / "cmp")
+    ax = _prompt_axes(figures)
+    assert ax.get_yscale() == "log" and ax.get_ylabel().endswith("(log scale)")
+    lines = [line for line in ax.get_lines() if not str(line.get_label()).startswith("full history")]
+    assert len(lines) == len(jobs)
+    assert len({(line.get_color(), str(line.get_linestyle()), line.get_marker()) for line in lines}) == len(jobs)
+    same, again = lines[1], lines[2]
+    assert str(again.get_label()).endswith(f"(= {str(same.get_label()).split()[0]})"), again.get_label()
+    assert same.get_markevery() != again.get_markevery(), "the markers of lines that coincide lie at other points"
+    assert [str(line.get_label()) for line in lines if "(=" in str(line.get_label())] == [again.get_label()]
