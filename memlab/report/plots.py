@@ -137,17 +137,23 @@ def _legend_below(ax: plt.Axes, n: int) -> None:
     )
 
 
-def prompt_curves(curves: Mapping[str, pd.DataFrame], *, full_history: bool = True) -> bytes:
+def prompt_curves(
+    curves: Mapping[str, pd.DataFrame], *, full_history: bool = True, datasets: Mapping[str, str] | None = None
+) -> bytes:
     """`prompt_curves_figure` as PNG bytes."""
-    return to_png(prompt_curves_figure(curves, full_history=full_history))
+    return to_png(prompt_curves_figure(curves, full_history=full_history, datasets=datasets))
 
 
-def prompt_curves_figure(curves: Mapping[str, pd.DataFrame], *, full_history: bool = True) -> Figure:
+def prompt_curves_figure(
+    curves: Mapping[str, pd.DataFrame], *, full_history: bool = True, datasets: Mapping[str, str] | None = None
+) -> Figure:
     """Prompt tokens along the dialogue, one line per configuration, plus the full history for reference.
 
     Args:
         curves: Each configuration's calls (calls.csv), by its label.
-        full_history: Draw the whole history's tokens (dashed), the first configuration's.
+        full_history: Draw the whole history's tokens (dashed).
+        datasets: Each label's data (manifest.json's `data_sha256`): one full-history line per dataset, in the
+            colour of its first configuration and named after the configurations that replayed it (None: one).
 
     A configuration whose line coincides with an earlier one's says so in the legend ("= #2"); the y axis is
     logarithmic when the largest mean is `LOG_SPREAD` times the smallest (the full history would flatten the rest).
@@ -162,16 +168,8 @@ def prompt_curves_figure(curves: Mapping[str, pd.DataFrame], *, full_history: bo
         shown = f"{label} (= {same[0]})" if same else label
         ax.plot(sent.index.to_numpy(), sent.to_numpy(dtype=float), linewidth=1.6, label=shown, **line_style(i))
         drawn.append((label, sent))
-    if full_history and drawn:
-        full = per_position_mean(curves[drawn[0][0]], "full_tokens")
-        ax.plot(
-            full.index.to_numpy(),
-            full.to_numpy(dtype=float),
-            color="#9aa4b2",
-            linewidth=1.2,
-            linestyle="--",
-            label="full history",
-        )
+    if full_history:
+        _full_history_lines(ax, curves, datasets or {})
     values = np.concatenate([line.get_ydata() for line in ax.get_lines()]) if ax.lines else np.array([])
     positive = values[np.isfinite(values) & (values > 0)]
     log = positive.size > 1 and positive.max() >= LOG_SPREAD * positive.min()
@@ -202,6 +200,24 @@ def short_label(label: str) -> str:
 def _coincide(a: pd.Series, b: pd.Series) -> bool:
     """Whether two curves lie on each other (within 0.1% or half a token at every point)."""
     return a.index.equals(b.index) and bool(np.allclose(a.to_numpy(float), b.to_numpy(float), rtol=1e-3, atol=0.5))
+
+
+def _full_history_lines(ax: plt.Axes, curves: Mapping[str, pd.DataFrame], datasets: Mapping[str, str]) -> None:
+    """One dashed full-history line per dataset: grey when all share one, else its first configuration's colour."""
+    groups: dict[str, list[tuple[int, str]]] = {}
+    for i, (label, calls) in enumerate(curves.items()):
+        if not calls.empty:
+            groups.setdefault(datasets.get(label, ""), []).append((i, label))
+    for members in groups.values():
+        first, label = members[0]
+        full = per_position_mean(curves[label], "full_tokens")
+        if len(groups) == 1:
+            colour, name = "#9aa4b2", "full history"
+        else:
+            colour, name = color(first), "full history, data of " + ", ".join(short_label(m) for _, m in members)
+        ax.plot(
+            full.index.to_numpy(), full.to_numpy(dtype=float), color=colour, linewidth=1.2, linestyle="--", label=name
+        )
 
 
 def grouped_bars(

@@ -4,6 +4,7 @@ prompt curves of a comparison stay readable (figures read as matplotlib objects,
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import numpy as np
@@ -12,11 +13,12 @@ import pytest
 from matplotlib import image
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from simulated_runs import write_run
+from simulated_runs import make_dialogues, write_run
 
 from memlab.metrics.latency import LATENCY_PARTS, LATENCY_STAGES
 from memlab.report import load_run, plots
 from memlab.report.comparison import write_comparison
+from memlab.rundir import data_hash
 
 STAGES = [*LATENCY_STAGES, *LATENCY_PARTS]  # every stage and part a latency.csv may hold
 
@@ -92,3 +94,29 @@ def test_prompt_curves_of_a_sweep_are_on_a_log_axis_and_lines_that_coincide_stay
     assert str(again.get_label()).endswith(f"(= {str(same.get_label()).split()[0]})"), again.get_label()
     assert same.get_markevery() != again.get_markevery(), "the markers of lines that coincide lie at other points"
     assert [str(line.get_label()) for line in lines if "(=" in str(line.get_label())] == [again.get_label()]
+
+
+def test_prompt_curves_draw_the_full_history_of_each_dataset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The defect: runs on two datasets were drawn against the first run's full history only."""
+    data = [make_dialogues(2, 40), make_dialogues(3, 24), make_dialogues(2, 40)]  # runs 0 and 2 share their data
+    runs = []
+    for i, dialogues in enumerate(data):
+        run = write_run(tmp_path / str(i), keep=6, overrides=[f"job={i}"], dialogues=dialogues)
+        manifest = json.loads((run / "manifest.json").read_text())
+        manifest["data_sha256"] = data_hash(dialogues)  # as `memlab run` writes it
+        (run / "manifest.json").write_text(json.dumps(manifest))
+        runs.append(run)
+    figures = _drawn(monkeypatch)
+    page = _compared(runs, tmp_path / "cmp")
+    ax = _prompt_axes(figures)
+    full = [line for line in ax.get_lines() if str(line.get_label()).startswith("full history")]
+    sent = [line for line in ax.get_lines() if line not in full]
+    tags = [str(line.get_label()).split()[0] for line in sent]
+    assert [str(line.get_label()) for line in full] == [
+        f"full history, data of {tags[0]}, {tags[2]}",
+        f"full history, data of {tags[1]}",
+    ]
+    assert [line.get_color() for line in full] == [sent[0].get_color(), sent[1].get_color()]
+    assert all(line.get_linestyle() == "--" and line.get_marker() == "None" for line in full)
+    assert all(line.get_marker() != "None" for line in sent), "a configuration's line has markers, the history's none"
+    assert "dashed: the whole history of each dataset, in the colour of the first configuration" in page
