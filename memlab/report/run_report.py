@@ -9,9 +9,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from memlab.metrics import DEFAULT_PRICING_MODEL
+from memlab.metrics import DEFAULT_PRICING_MODEL, EXCLUDED_CATEGORIES
 from memlab.metrics.registry import (
     S_CALLS,
+    S_LONGTERM,
     V_RUN_HEADLINE,
     V_RUN_PER_CATEGORY,
     V_RUN_RETENTION,
@@ -139,6 +140,34 @@ def cache_note(metrics: dict[str, Any]) -> str | None:
     return (
         f"{int(cached):,} of {int(calls):,} model calls were answered from a cache (no request sent: "
         "litellm's disk cache, or the offline model's summary memo); latency.cached_calls, kept out of metrics.json"
+    )
+
+
+def excluded_note(run: RunData, metrics: dict[str, Any]) -> str | None:
+    """Which question categories the overall long-term means leave out, how many questions, and why (None: none).
+
+    `longterm.questions` and the overall recall and nDCG count the questions outside `eval.overall_excludes`
+    (adversarial by default); the per-category table counts every question, so its counts sum to more.
+    """
+    evaluation = run.config.get("eval")
+    excludes = evaluation.get("overall_excludes") if isinstance(evaluation, dict) else None
+    excluded = [str(c) for c in (EXCLUDED_CATEGORIES if excludes is None else excludes)]
+    counts = {c: metrics.get(f"longterm.questions.cat_{c}") for c in excluded}
+    left = {c: int(n) for c, n in counts.items() if isinstance(n, int | float) and n == n and n > 0}
+    overall = metrics.get("longterm.questions")
+    if not left or not isinstance(overall, int | float):
+        return None
+    named = ", ".join(f"{n:,} {c}" for c, n in left.items())
+    why = (
+        ": an adversarial question's gold answer is that the conversation does not say (LoCoMo and mem0 report them "
+        "apart)"
+        if "adversarial" in left
+        else ""
+    )
+    return (
+        f"The overall recall and nDCG means and longterm.questions ({int(overall):,}) leave out the {named} "
+        f"question{'s' if sum(left.values()) != 1 else ''} (`eval.overall_excludes`){why}; the per-category table "
+        "shows them on their own"
     )
 
 
@@ -284,6 +313,8 @@ def run_report_md(run: RunData) -> str:
             ]
         if section.title == S_CALLS and (note := cache_note(metrics)):
             out += [note + ".", ""]
+        if section.title == S_LONGTERM and (note := excluded_note(run, metrics)):
+            out += [textwrap.fill(note + ".", 110, break_on_hyphens=False), ""]
     cats = category_table(metrics)
     if not cats.empty:
         out += [
@@ -343,7 +374,7 @@ def run_report_html(run: RunData) -> str:
     if sections:
         body.append('<h2>Metrics</h2><div class="grid2">')
         for s in sections:
-            note = cache_note(metrics) if s.title == S_CALLS else None
+            note = {S_CALLS: cache_note(metrics), S_LONGTERM: excluded_note(run, metrics)}.get(s.title)
             body.append(
                 f"<div><h3>{html.esc(s.title)}</h3>{html.table(s.table) if not s.table.empty else ''}"
                 + (f'<p class="muted">Zero or undefined in this run: {html.esc(s.folded())}.</p>' if s.folded() else "")

@@ -7,6 +7,8 @@ import json
 import re
 from pathlib import Path
 
+from replays import SHARED_RUNS_GROUP
+
 from memlab.report import find_runs, load_run, run_files
 from memlab.report.run_report import category_table
 
@@ -101,4 +103,27 @@ def test_lost_questions_are_those_that_lost_evidence_or_none_said(make_run, tmp_
     assert (
         f"<h2>Questions whose evidence was lost most</h2><p>{html.escape(said)}</p>"
         in (whole / "report.html").read_text()
+    )
+
+
+@SHARED_RUNS_GROUP
+def test_a_long_term_report_says_which_questions_its_overall_means_leave_out(conv26_longterm_run: Path) -> None:
+    """The defect: longterm.questions said 150 while the per-category counts summed to 197, and nothing said the
+    overall recall and nDCG leave the adversarial questions out (`eval.overall_excludes`)."""
+    metrics = json.loads((conv26_longterm_run / "metrics.json").read_text())
+    overall, adversarial = metrics["longterm.questions"], metrics["longterm.questions.cat_adversarial"]
+    assert adversarial > 0
+    said = (
+        f"The overall recall and nDCG means and longterm.questions ({overall:,.0f}) leave out the {adversarial:,.0f} "
+        "adversarial questions (`eval.overall_excludes`): an adversarial question's gold answer is that the "
+        "conversation does not say"
+    )
+    report = (conv26_longterm_run / "report.md").read_text(encoding="utf-8")
+    section = report[report.index("## Long-term memory") :].split("\n## ")[0]
+    assert said in " ".join(section.split()), "under the long-term table"
+    page = (conv26_longterm_run / "report.html").read_text(encoding="utf-8")
+    section = page[page.index("<h3>Long-term memory</h3>") :].split("<h3>")[1]
+    assert (
+        html.escape(said, quote=True).replace("`eval.overall_excludes`", "<code>eval.overall_excludes</code>")
+        in section
     )
