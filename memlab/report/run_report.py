@@ -412,6 +412,16 @@ def plots_wanted(run: RunData) -> bool:
     return bool((run.config.get("report") or {}).get("plots", True))
 
 
+# (title, y label) of the per-category bars; with long-term metrics they are also recall (a share of evidence turns)
+# and nDCG (a score, x 100), which "% of probes' evidence / answer words" does not describe
+RETENTION_BARS = ("What the context keeps, per question category", "% of probes' evidence / answer words")
+RETRIEVAL_BARS = ("Retention and long-term retrieval, per question category", "share or score (%)")
+RETRIEVAL_CAPTION = (
+    "Per question category: what the context keeps (evidence, answer words) and what long-term retrieval finds "
+    "(recall@K: evidence in the top K memories; nDCG@10: evidence ranked high), in %"
+)
+
+
 def _figures(run: RunData, metrics: dict[str, Any]) -> list[str]:
     """The report's figures: the per-turn prompt curve, retention per category, latency per step."""
     from memlab.report import plots  # matplotlib: imported only when a report draws
@@ -429,14 +439,12 @@ def _figures(run: RunData, metrics: dict[str, Any]) -> list[str]:
         values = {
             name.split(".", 1)[1]: dict(zip(cats["category"], cats[name], strict=True)) for name in cats.columns[1:]
         }
+        retrieval = any(name.startswith("longterm.") for name in cats.columns[1:])
+        bars = RETRIEVAL_BARS if retrieval else RETENTION_BARS
         figures.append(
             html.figure(
-                plots.grouped_bars(
-                    values,
-                    title="What the context keeps, per question category",
-                    ylabel="% of probes' evidence / answer words",
-                ),
-                "Retention per question category",
+                plots.grouped_bars(values, title=bars[0], ylabel=bars[1]),
+                RETRIEVAL_CAPTION if retrieval else "Retention per question category",
             )
         )
     if not run.latency_samples.empty:
