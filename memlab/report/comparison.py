@@ -456,7 +456,8 @@ def _figures(frame: pd.DataFrame, ok: Sequence[tuple[str, RunData]]) -> list[str
         )
     samples = {label: run.latency_samples.frame() for label, run in ok if not run.latency_samples.empty}
     if samples:
-        figures.append(html.figure(plots.latency_boxes(samples), "Latency distributions per step (this machine)"))
+        caption = f"Latency distributions per step (this machine); {plots.LATENCY_NOTE}"
+        figures.append(html.figure(plots.latency_boxes(samples), caption))
     return figures
 
 

@@ -15,6 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib import cbook
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 from matplotlib.transforms import ScaledTranslation
@@ -244,11 +245,17 @@ def grouped_bars(
     return to_png(fig)
 
 
+WHISKERS = (5.0, 95.0)  # percentiles the latency boxes' whiskers end at
+LATENCY_AXIS = "µs per call (log scale); box p25-p75, whiskers p5-p95, calls beyond not drawn"
+LATENCY_NOTE = "whiskers at p5 and p95 (the table's p95), calls beyond them not drawn"
+
+
 def latency_boxes(samples: Mapping[str, pd.DataFrame]) -> bytes:
     """Latency distribution of each timed stage, one box per configuration (log scale).
 
     One row per stage on a shared axis: side by side, seven stages (three plus four parts) left each
-    panel too narrow for its configuration labels and the layout collapsed.
+    panel too narrow for its configuration labels and the layout collapsed. The whiskers end at p5 and p95 (the
+    reports' tables give p50 and p95), not at 1.5 IQR, and the calls beyond are not drawn: thousands of dots.
     """
     stages = sorted({s for frame in samples.values() for s in frame["stage"].unique()})
     rows = [(stage, _stage_boxes(samples, stage)) for stage in stages] or [("", ([], []))]
@@ -263,8 +270,7 @@ def latency_boxes(samples: Mapping[str, pd.DataFrame]) -> bytes:
         gridspec_kw={"height_ratios": heights},
     )
     for ax, (stage, (labels, data)) in zip(axes[:, 0], rows, strict=True):
-        box = ax.boxplot(data, orientation="horizontal", patch_artist=True, showfliers=False, widths=0.6)
-        for i, patch in enumerate(box["boxes"]):
+        for i, patch in enumerate(_boxes(ax, data)):
             patch.set_facecolor(color(i))
             patch.set_hatch(HATCHES[(i // len(PALETTE)) % len(HATCHES)])
             patch.set_alpha(0.75)
@@ -272,9 +278,20 @@ def latency_boxes(samples: Mapping[str, pd.DataFrame]) -> bytes:
         ax.set_xscale("log")
         ax.xaxis.set_minor_locator(NullLocator())  # a log axis's minor ticks were half its layout's CPU
         ax.set_title(stage, loc="left", fontsize=10)
-    axes[-1, 0].set_xlabel("µs per call (log)")
+    axes[-1, 0].set_xlabel(LATENCY_AXIS)
     fixed_layout(fig)
     return to_png(fig)
+
+
+def _boxes(ax: plt.Axes, data: list[np.ndarray]) -> list[Any]:
+    """Horizontal boxes of `data` (p25-p75) whose whiskers end at the `WHISKERS` percentiles themselves (matplotlib's
+    `whis` ends them at the furthest call within, below the tables' p95); the calls beyond are not drawn."""
+    if not data:
+        return []
+    stats = cbook.boxplot_stats(data, whis=WHISKERS)
+    for st, values in zip(stats, data, strict=True):
+        st["whislo"], st["whishi"] = np.percentile(values, WHISKERS)
+    return list(ax.bxp(stats, orientation="horizontal", patch_artist=True, showfliers=False, widths=0.6)["boxes"])
 
 
 def _stage_boxes(samples: Mapping[str, pd.DataFrame], stage: str) -> tuple[list[str], list[np.ndarray]]:

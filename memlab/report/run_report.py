@@ -451,7 +451,7 @@ def _figures(run: RunData, metrics: dict[str, Any]) -> list[str]:
         figures.append(
             html.figure(
                 plots.latency_boxes({run.name: run.latency_samples.frame()}),
-                "Latency per step on this machine (latency.csv)",
+                f"Latency per step on this machine (latency.csv); {plots.LATENCY_NOTE}",
             )
         )
     return figures

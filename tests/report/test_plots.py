@@ -3,6 +3,7 @@ prompt curves of a comparison stay readable (figures read as matplotlib objects,
 
 from __future__ import annotations
 
+import html
 import io
 import json
 from pathlib import Path
@@ -16,7 +17,7 @@ from matplotlib.figure import Figure
 from simulated_runs import make_dialogues, write_run
 
 from memlab.metrics.latency import LATENCY_PARTS, LATENCY_STAGES
-from memlab.report import load_run, plots
+from memlab.report import load_run, plots, run_files
 from memlab.report.comparison import write_comparison
 from memlab.rundir import data_hash
 
@@ -120,3 +121,20 @@ def test_prompt_curves_draw_the_full_history_of_each_dataset(tmp_path: Path, mon
     assert all(line.get_linestyle() == "--" and line.get_marker() == "None" for line in full)
     assert all(line.get_marker() != "None" for line in sent), "a configuration's line has markers, the history's none"
     assert "dashed: the whole history of each dataset, in the colour of the first configuration" in page
+
+
+def test_latency_whiskers_end_at_the_p95_the_tables_give(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The defect: whiskers at 1.5 IQR with outliers hidden ended below the table's p95, and nothing said so."""
+    run_dir = write_run(tmp_path / "run", keep=6, summarize=True)
+    figures = _drawn(monkeypatch)
+    run = load_run(run_dir)
+    page = run_files(run)["report.html"]
+    (fig,) = [f for f in figures if f.axes[-1].get_xlabel().startswith("µs per call")]
+    latency = json.loads((run_dir / "latency.json").read_text())
+    for ax in fig.axes:
+        ends = max(float(np.max(line.get_xdata())) for line in ax.get_lines())
+        p95 = latency[f"latency.{ax.get_title(loc='left')}.p95_us"]
+        assert ends == pytest.approx(max(p95, 1.0)), ax.get_title(loc="left")
+    assert "whiskers p5-p95, calls beyond not drawn" in fig.axes[-1].get_xlabel()
+    caption = "Latency per step on this machine (latency.csv); whiskers at p5 and p95 (the table's p95), calls beyond"
+    assert html.escape(caption) in page
