@@ -445,15 +445,19 @@ def _figures(frame: pd.DataFrame, ok: Sequence[tuple[str, RunData]]) -> list[str
     figures = [html.figure(plots.to_png(fig), caption) for fig, caption in pareto_figures(frame)]
     curves = {label: run.calls.frame() for label, run in ok if not run.calls.empty}
     if curves:
+        datasets = {label: str(run.manifest.get("data_sha256") or "") for label, run in ok if label in curves}
+        several = len(set(datasets.values())) > 1
         figures.append(
             html.figure(
-                plots.prompt_curves(curves),
-                "Prompt tokens along the dialogue, per configuration (dashed: the whole history)",
+                plots.prompt_curves(curves, datasets=datasets),
+                "Prompt tokens along the dialogue, per configuration (dashed: the whole history"
+                + (" of each dataset, in the colour of the first configuration that replayed it)" if several else ")"),
             )
         )
     samples = {label: run.latency_samples.frame() for label, run in ok if not run.latency_samples.empty}
     if samples:
-        figures.append(html.figure(plots.latency_boxes(samples), "Latency distributions per step (this machine)"))
+        caption = f"Latency distributions per step (this machine); {plots.LATENCY_NOTE}"
+        figures.append(html.figure(plots.latency_boxes(samples), caption))
     return figures
 
 

@@ -5,9 +5,10 @@ the strategies fall back and the run still writes numbers, which then describe t
 not the configuration. `measurement_warnings` names each such case; the run prints them on
 stderr, the report puts them in a banner at the top, and `strict=true` turns them into an error.
 `fallback_warnings` names the milder case, where the model answered but most summaries were not
-used (a model that echoes writes none shorter than its source); `failed_call_warnings` says why model
-calls failed (per provider error and HTTP status, how many and the first one's message), so that a wrong
-model name, a bad request and an outage read differently; the run logs them on stderr and in run.log,
+used (a model that echoes writes none shorter than its source): the report's banner says it too (amber, not
+red: the model answered). `failed_call_warnings` says why model calls failed (per provider error and HTTP
+status, how many and the first one's message), so that a wrong model name, a bad request and an outage read
+differently; the run logs them on stderr and in run.log,
 and so `empty_request_warnings`: requests a context strategy left empty (a peer may cut all at a tiny
 budget) or left with its system messages alone (a budget below their tokens). The last two are read from
 the run's records, so that a parallel replay's are counted once for the whole run.

@@ -56,6 +56,7 @@ tr:hover td { background: #fafbfe; }
 .muted { color: var(--muted); }
 .banner { margin: 18px 0 6px; padding: 12px 16px; border-radius: 10px; background: #fdecea; color: var(--bad);
           border: 1px solid var(--bad); font-weight: 650; }
+.banner.warn { background: #fef7e0; color: #8a5300; border-color: #f9ab00; }
 footer { color: var(--muted); font-size: 12.5px; padding: 18px 40px; border-top: 1px solid var(--line); }
 """
 

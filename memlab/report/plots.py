@@ -15,6 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib import cbook
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 from matplotlib.transforms import ScaledTranslation
@@ -37,11 +38,14 @@ plt.rcParams.update(
 )
 
 
-# Beyond the palette's ten colours a series changes its dash and marker too, so no two of 40 series look alike.
-DASHES: tuple[Any, ...] = ("solid", (0, (6, 2)), (0, (1, 1.6)), (0, (6, 2, 1, 2)))
-MARKERS = ("", "o", "s", "^")
+# A series' colour, dash and marker all change with its number, so no two of 140 series look alike, and lines that
+# coincide stay visible: their markers lie at different points (`markevery` offsets) and differ in shape. No series
+# is plainly dashed: in the prompt curves that is the whole history's line.
+DASHES: tuple[Any, ...] = ("solid", (0, (1, 1.6)), (0, (6, 2, 1, 2)), (0, (3, 1.5, 1, 1.5, 1, 1.5)))
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+MARK_EVERY = 4
 HATCHES = ("", "///", "...", "xx")
-LOG_SPREAD = 8.0  # a Pareto plot's x axis turns logarithmic when its largest value is this many times its smallest
+LOG_SPREAD = 8.0  # an axis turns logarithmic when its largest value is this many times its smallest
 
 
 def color(i: int) -> str:
@@ -49,9 +53,14 @@ def color(i: int) -> str:
 
 
 def line_style(i: int) -> dict[str, Any]:
-    """Series `i`'s colour, dash and marker: unique for the first len(PALETTE) * len(DASHES) series."""
-    cycle = (i // len(PALETTE)) % len(DASHES)
-    return {"color": color(i), "linestyle": DASHES[cycle], "marker": MARKERS[cycle], "markevery": 4, "markersize": 4}
+    """Series `i`'s colour, dash and marker (unique for the first 140 series), markers staggered by series."""
+    return {
+        "color": color(i),
+        "linestyle": DASHES[i % len(DASHES)],
+        "marker": MARKERS[i % len(MARKERS)],
+        "markevery": (i % MARK_EVERY, MARK_EVERY),
+        "markersize": 4.5,
+    }
 
 
 def to_png(fig: Figure) -> bytes:
@@ -129,35 +138,87 @@ def _legend_below(ax: plt.Axes, n: int) -> None:
     )
 
 
-def prompt_curves(curves: Mapping[str, pd.DataFrame], *, full_history: bool = True) -> bytes:
-    """Prompt tokens along the dialogue, one line per configuration, plus the full history for reference."""
+def prompt_curves(
+    curves: Mapping[str, pd.DataFrame], *, full_history: bool = True, datasets: Mapping[str, str] | None = None
+) -> bytes:
+    """`prompt_curves_figure` as PNG bytes."""
+    return to_png(prompt_curves_figure(curves, full_history=full_history, datasets=datasets))
+
+
+def prompt_curves_figure(
+    curves: Mapping[str, pd.DataFrame], *, full_history: bool = True, datasets: Mapping[str, str] | None = None
+) -> Figure:
+    """Prompt tokens along the dialogue, one line per configuration, plus the full history for reference.
+
+    Args:
+        curves: Each configuration's calls (calls.csv), by its label.
+        full_history: Draw the whole history's tokens (dashed).
+        datasets: Each label's data (manifest.json's `data_sha256`): one full-history line per dataset, in the
+            colour of its first configuration and named after the configurations that replayed it (None: one).
+
+    A configuration whose line coincides with an earlier one's says so in the legend ("= #2"); the y axis is
+    logarithmic when the largest mean is `LOG_SPREAD` times the smallest (the full history would flatten the rest).
+    """
     fig, ax = plt.subplots(figsize=(8.6, 4.2), dpi=DPI)
-    drawn_full = False
+    drawn: list[tuple[str, pd.Series]] = []
     for i, (label, calls) in enumerate(curves.items()):
         sent = per_position_mean(calls)
         if sent.empty:
             continue
-        ax.plot(sent.index.to_numpy(), sent.to_numpy(dtype=float), linewidth=1.6, label=label, **line_style(i))
-        if full_history and not drawn_full:
-            full = per_position_mean(calls, "full_tokens")
-            ax.plot(
-                full.index.to_numpy(),
-                full.to_numpy(dtype=float),
-                color="#9aa4b2",
-                linewidth=1.2,
-                linestyle="--",
-                label="full history",
-            )
-            drawn_full = True
+        same = [short_label(other) for other, line in drawn if _coincide(sent, line)]
+        shown = f"{label} (= {same[0]})" if same else label
+        ax.plot(sent.index.to_numpy(), sent.to_numpy(dtype=float), linewidth=1.6, label=shown, **line_style(i))
+        drawn.append((label, sent))
+    if full_history:
+        _full_history_lines(ax, curves, datasets or {})
+    values = np.concatenate([line.get_ydata() for line in ax.get_lines()]) if ax.lines else np.array([])
+    positive = values[np.isfinite(values) & (values > 0)]
+    log = positive.size > 1 and positive.max() >= LOG_SPREAD * positive.min()
     ax.set_xlabel("position in the dialogue (% of its calls)")
-    ax.set_ylabel("prompt tokens (mean over dialogues)")
-    ax.set_title("Prompt tokens per call")
+    ax.set_ylabel("prompt tokens" + (" (log scale)" if log else ""))
+    ax.set_title("Prompt tokens per call (mean over dialogues)")
     ax.set_xlim(0, 100)
-    ax.set_ylim(bottom=0)
+    if log:
+        ax.set_yscale("log")
+        ax.set_ylim(positive.min() / 1.35, positive.max() * 1.35)
+        ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+        ax.yaxis.set_minor_locator(NullLocator())
+    else:
+        ax.set_ylim(bottom=0)
     if ax.lines:
         _legend_below(ax, len(ax.lines))
     fixed_layout(fig)
-    return to_png(fig)
+    return fig
+
+
+def short_label(label: str) -> str:
+    """A comparison's row tag ("#2" of "#2 trim, 1000"), or the whole label when it has none."""
+    head = label.split(" ", 1)[0]
+    return head if head.startswith("#") and head[1:].isdigit() else label
+
+
+def _coincide(a: pd.Series, b: pd.Series) -> bool:
+    """Whether two curves lie on each other (within 0.1% or half a token at every point)."""
+    return a.index.equals(b.index) and bool(np.allclose(a.to_numpy(float), b.to_numpy(float), rtol=1e-3, atol=0.5))
+
+
+def _full_history_lines(ax: plt.Axes, curves: Mapping[str, pd.DataFrame], datasets: Mapping[str, str]) -> None:
+    """One dashed full-history line per dataset: grey when all share one, else its first configuration's colour."""
+    groups: dict[str, list[tuple[int, str]]] = {}
+    for i, (label, calls) in enumerate(curves.items()):
+        if not calls.empty:
+            groups.setdefault(datasets.get(label, ""), []).append((i, label))
+    for members in groups.values():
+        first, label = members[0]
+        full = per_position_mean(curves[label], "full_tokens")
+        if len(groups) == 1:
+            colour, name = "#9aa4b2", "full history"
+        else:
+            colour, name = color(first), "full history, data of " + ", ".join(short_label(m) for _, m in members)
+        ax.plot(
+            full.index.to_numpy(), full.to_numpy(dtype=float), color=colour, linewidth=1.2, linestyle="--", label=name
+        )
 
 
 def grouped_bars(
@@ -184,11 +245,17 @@ def grouped_bars(
     return to_png(fig)
 
 
+WHISKERS = (5.0, 95.0)  # percentiles the latency boxes' whiskers end at
+LATENCY_AXIS = "µs per call (log scale); box p25-p75, whiskers p5-p95, calls beyond not drawn"
+LATENCY_NOTE = "whiskers at p5 and p95 (the table's p95), calls beyond them not drawn"
+
+
 def latency_boxes(samples: Mapping[str, pd.DataFrame]) -> bytes:
     """Latency distribution of each timed stage, one box per configuration (log scale).
 
     One row per stage on a shared axis: side by side, seven stages (three plus four parts) left each
-    panel too narrow for its configuration labels and the layout collapsed.
+    panel too narrow for its configuration labels and the layout collapsed. The whiskers end at p5 and p95 (the
+    reports' tables give p50 and p95), not at 1.5 IQR, and the calls beyond are not drawn: thousands of dots.
     """
     stages = sorted({s for frame in samples.values() for s in frame["stage"].unique()})
     rows = [(stage, _stage_boxes(samples, stage)) for stage in stages] or [("", ([], []))]
@@ -203,8 +270,7 @@ def latency_boxes(samples: Mapping[str, pd.DataFrame]) -> bytes:
         gridspec_kw={"height_ratios": heights},
     )
     for ax, (stage, (labels, data)) in zip(axes[:, 0], rows, strict=True):
-        box = ax.boxplot(data, orientation="horizontal", patch_artist=True, showfliers=False, widths=0.6)
-        for i, patch in enumerate(box["boxes"]):
+        for i, patch in enumerate(_boxes(ax, data)):
             patch.set_facecolor(color(i))
             patch.set_hatch(HATCHES[(i // len(PALETTE)) % len(HATCHES)])
             patch.set_alpha(0.75)
@@ -212,9 +278,20 @@ def latency_boxes(samples: Mapping[str, pd.DataFrame]) -> bytes:
         ax.set_xscale("log")
         ax.xaxis.set_minor_locator(NullLocator())  # a log axis's minor ticks were half its layout's CPU
         ax.set_title(stage, loc="left", fontsize=10)
-    axes[-1, 0].set_xlabel("µs per call (log)")
+    axes[-1, 0].set_xlabel(LATENCY_AXIS)
     fixed_layout(fig)
     return to_png(fig)
+
+
+def _boxes(ax: plt.Axes, data: list[np.ndarray]) -> list[Any]:
+    """Horizontal boxes of `data` (p25-p75) whose whiskers end at the `WHISKERS` percentiles themselves (matplotlib's
+    `whis` ends them at the furthest call within, below the tables' p95); the calls beyond are not drawn."""
+    if not data:
+        return []
+    stats = cbook.boxplot_stats(data, whis=WHISKERS)
+    for st, values in zip(stats, data, strict=True):
+        st["whislo"], st["whishi"] = np.percentile(values, WHISKERS)
+    return list(ax.bxp(stats, orientation="horizontal", patch_artist=True, showfliers=False, widths=0.6)["boxes"])
 
 
 def _stage_boxes(samples: Mapping[str, pd.DataFrame], stage: str) -> tuple[list[str], list[np.ndarray]]:

@@ -9,9 +9,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from memlab.metrics import DEFAULT_PRICING_MODEL
+from memlab.metrics import DEFAULT_PRICING_MODEL, EXCLUDED_CATEGORIES
 from memlab.metrics.registry import (
     S_CALLS,
+    S_LONGTERM,
     V_RUN_HEADLINE,
     V_RUN_PER_CATEGORY,
     V_RUN_RETENTION,
@@ -24,7 +25,7 @@ from memlab.naming import NOISE
 from memlab.report import html
 from memlab.report.budget import Budget, run_budget, used_line
 from memlab.report.fmt import fmt_value, is_missing
-from memlab.report.health import measurement_warnings
+from memlab.report.health import fallback_warnings, measurement_warnings
 from memlab.report.rundata import RunData
 from memlab.report.table import Table, typed_column
 from memlab.tokens import get_counter
@@ -142,6 +143,34 @@ def cache_note(metrics: dict[str, Any]) -> str | None:
     )
 
 
+def excluded_note(run: RunData, metrics: dict[str, Any]) -> str | None:
+    """Which question categories the overall long-term means leave out, how many questions, and why (None: none).
+
+    `longterm.questions` and the overall recall and nDCG count the questions outside `eval.overall_excludes`
+    (adversarial by default); the per-category table counts every question, so its counts sum to more.
+    """
+    evaluation = run.config.get("eval")
+    excludes = evaluation.get("overall_excludes") if isinstance(evaluation, dict) else None
+    excluded = [str(c) for c in (EXCLUDED_CATEGORIES if excludes is None else excludes)]
+    counts = {c: metrics.get(f"longterm.questions.cat_{c}") for c in excluded}
+    left = {c: int(n) for c, n in counts.items() if isinstance(n, int | float) and n == n and n > 0}
+    overall = metrics.get("longterm.questions")
+    if not left or not isinstance(overall, int | float):
+        return None
+    named = ", ".join(f"{n:,} {c}" for c, n in left.items())
+    why = (
+        ": an adversarial question's gold answer is that the conversation does not say (LoCoMo and mem0 report them "
+        "apart)"
+        if "adversarial" in left
+        else ""
+    )
+    return (
+        f"The overall recall and nDCG means and longterm.questions ({int(overall):,}) leave out the {named} "
+        f"question{'s' if sum(left.values()) != 1 else ''} (`eval.overall_excludes`){why}; the per-category table "
+        "shows them on their own"
+    )
+
+
 STAGE_COLUMNS = (
     "stage",
     "retrievals",
@@ -254,6 +283,8 @@ def run_report_md(run: RunData) -> str:
     out = [f"# memlab run: {run_title(run)}", ""]
     for warning in measurement_warnings(run.metrics):
         out += [f"> **WARNING: this run measured nothing here: {warning}.**", ""]
+    for warning in fallback_warnings(run.metrics):
+        out += [f"> **WARNING: {warning}.**", ""]
     if run.manifest.get("overrides"):
         out += ["Overrides: " + " ".join(f"`{o}`" for o in run.manifest["overrides"]), ""]
     out += [f"Run directory: `{run.path}` · figures in `report.html`", ""]
@@ -282,6 +313,8 @@ def run_report_md(run: RunData) -> str:
             ]
         if section.title == S_CALLS and (note := cache_note(metrics)):
             out += [note + ".", ""]
+        if section.title == S_LONGTERM and (note := excluded_note(run, metrics)):
+            out += [textwrap.fill(note + ".", 110, break_on_hyphens=False), ""]
     cats = category_table(metrics)
     if not cats.empty:
         out += [
@@ -318,6 +351,7 @@ def run_report_html(run: RunData) -> str:
             f'<div class="banner">WARNING: this run measured nothing here: {html.prose(w)}.</div>'
             for w in measurement_warnings(run.metrics)
         ),
+        *(f'<div class="banner warn">WARNING: {html.prose(w)}.</div>' for w in fallback_warnings(run.metrics)),
         html.cards(
             (
                 title(name),
@@ -340,7 +374,7 @@ def run_report_html(run: RunData) -> str:
     if sections:
         body.append('<h2>Metrics</h2><div class="grid2">')
         for s in sections:
-            note = cache_note(metrics) if s.title == S_CALLS else None
+            note = {S_CALLS: cache_note(metrics), S_LONGTERM: excluded_note(run, metrics)}.get(s.title)
             body.append(
                 f"<div><h3>{html.esc(s.title)}</h3>{html.table(s.table) if not s.table.empty else ''}"
                 + (f'<p class="muted">Zero or undefined in this run: {html.esc(s.folded())}.</p>' if s.folded() else "")
@@ -378,6 +412,16 @@ def plots_wanted(run: RunData) -> bool:
     return bool((run.config.get("report") or {}).get("plots", True))
 
 
+# (title, y label) of the per-category bars; with long-term metrics they are also recall (a share of evidence turns)
+# and nDCG (a score, x 100), which "% of probes' evidence / answer words" does not describe
+RETENTION_BARS = ("What the context keeps, per question category", "% of probes' evidence / answer words")
+RETRIEVAL_BARS = ("Retention and long-term retrieval, per question category", "share or score (%)")
+RETRIEVAL_CAPTION = (
+    "Per question category: what the context keeps (evidence, answer words) and what long-term retrieval finds "
+    "(recall@K: evidence in the top K memories; nDCG@10: evidence ranked high), in %"
+)
+
+
 def _figures(run: RunData, metrics: dict[str, Any]) -> list[str]:
     """The report's figures: the per-turn prompt curve, retention per category, latency per step."""
     from memlab.report import plots  # matplotlib: imported only when a report draws
@@ -395,21 +439,19 @@ def _figures(run: RunData, metrics: dict[str, Any]) -> list[str]:
         values = {
             name.split(".", 1)[1]: dict(zip(cats["category"], cats[name], strict=True)) for name in cats.columns[1:]
         }
+        retrieval = any(name.startswith("longterm.") for name in cats.columns[1:])
+        bars = RETRIEVAL_BARS if retrieval else RETENTION_BARS
         figures.append(
             html.figure(
-                plots.grouped_bars(
-                    values,
-                    title="What the context keeps, per question category",
-                    ylabel="% of probes' evidence / answer words",
-                ),
-                "Retention per question category",
+                plots.grouped_bars(values, title=bars[0], ylabel=bars[1]),
+                RETRIEVAL_CAPTION if retrieval else "Retention per question category",
             )
         )
     if not run.latency_samples.empty:
         figures.append(
             html.figure(
                 plots.latency_boxes({run.name: run.latency_samples.frame()}),
-                "Latency per step on this machine (latency.csv)",
+                f"Latency per step on this machine (latency.csv); {plots.LATENCY_NOTE}",
             )
         )
     return figures

@@ -215,7 +215,11 @@ def test_a_model_that_echoes_warns_that_most_summaries_fell_back(
     assert asked > 0 and metrics["summary.fallbacks"] == metrics["summary.violations"] == asked
     warning = f"memlab: WARNING: {asked:,} of {asked:,} summaries were not used: the strategies took their fallbacks"
     assert next(line for line in stderr.splitlines() if "WARNING" in line).startswith(warning)
-    assert warning.removeprefix("memlab: WARNING: ") in (tmp_path / "first" / "run.log").read_text()
+    said = warning.removeprefix("memlab: WARNING: ")
+    assert said in (tmp_path / "first" / "run.log").read_text()
+    # and in the report's banner, as a run that measured nothing is: its summary cards describe the fallbacks
+    assert f"> **WARNING: {said}" in (tmp_path / "first" / "report.md").read_text()
+    assert f'<div class="banner warn">WARNING: {said}' in (tmp_path / "first" / "report.html").read_text()
     calls, repeats = metrics["llm.calls"], json.loads((tmp_path / "first" / "latency.json").read_text())
     hits = repeats["latency.cached_calls"]  # a request repeated within the run
     assert (

@@ -7,7 +7,11 @@ import json
 import re
 from pathlib import Path
 
-from memlab.report import find_runs, load_run, run_files
+import pytest
+from matplotlib.figure import Figure
+from replays import SHARED_RUNS_GROUP
+
+from memlab.report import find_runs, load_run, plots, run_files
 from memlab.report.run_report import category_table
 
 
@@ -122,3 +126,58 @@ def test_a_run_without_probes_writes_the_questions_header(make_config, tmp_path:
     header = (with_probes / "questions.csv").read_text().splitlines()[0].split(",")
     assert header[: len(questions.columns)] == list(questions.columns)
     assert run_files(load_run(run_dir))["questions.csv"] == (run_dir / "questions.csv").read_text()
+
+
+@SHARED_RUNS_GROUP
+def test_a_long_term_report_says_which_questions_its_overall_means_leave_out(conv26_longterm_run: Path) -> None:
+    """The defect: longterm.questions said 150 while the per-category counts summed to 197, and nothing said the
+    overall recall and nDCG leave the adversarial questions out (`eval.overall_excludes`)."""
+    metrics = json.loads((conv26_longterm_run / "metrics.json").read_text())
+    overall, adversarial = metrics["longterm.questions"], metrics["longterm.questions.cat_adversarial"]
+    assert adversarial > 0
+    said = (
+        f"The overall recall and nDCG means and longterm.questions ({overall:,.0f}) leave out the {adversarial:,.0f} "
+        "adversarial questions (`eval.overall_excludes`): an adversarial question's gold answer is that the "
+        "conversation does not say"
+    )
+    report = (conv26_longterm_run / "report.md").read_text(encoding="utf-8")
+    section = report[report.index("## Long-term memory") :].split("\n## ")[0]
+    assert said in " ".join(section.split()), "under the long-term table"
+    page = (conv26_longterm_run / "report.html").read_text(encoding="utf-8")
+    section = page[page.index("<h3>Long-term memory</h3>") :].split("<h3>")[1]
+    assert (
+        html.escape(said, quote=True).replace("`eval.overall_excludes`", "<code>eval.overall_excludes</code>")
+        in section
+    )
+
+
+def _bars_axes(run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[object, str]:
+    """The per-category bar figure's axes of `run_dir`'s report.html, figures drawn, and the page."""
+    figures: list[Figure] = []
+    to_png = plots.to_png
+    monkeypatch.setattr(plots, "to_png", lambda fig: figures.append(fig) or to_png(fig))
+    run = load_run(run_dir)
+    run.config["report"] = {"plots": True}  # the shared replay left its figures out (replays.NO_FIGURES)
+    page = run_files(run)["report.html"]
+    (ax,) = [f.axes[0] for f in figures if "per question category" in f.axes[0].get_title()]
+    return ax, page
+
+
+@SHARED_RUNS_GROUP
+def test_a_long_term_reports_category_bars_are_titled_for_retrieval_too(
+    conv26_longterm_run: Path, make_run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The defect: recall@K and nDCG@10 bars were drawn under "What the context keeps" on an axis of "% of probes'
+    evidence / answer words"; a run without long-term memory keeps that title and axis, which fit its bars."""
+    ax, page = _bars_axes(conv26_longterm_run, monkeypatch)
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "ndcg@10" in legend and "recall@10" in legend and "evidence_retention" in legend
+    assert ax.get_title() == "Retention and long-term retrieval, per question category"
+    assert ax.get_ylabel() == "share or score (%)"
+    assert "what long-term retrieval finds (recall@K: evidence in the top K memories; nDCG@10" in page
+    ax, _ = _bars_axes(make_run(tmp_path / "window", keep=6), monkeypatch)
+    assert not any(t.get_text().startswith(("recall", "ndcg")) for t in ax.get_legend().get_texts())
+    assert (ax.get_title(), ax.get_ylabel()) == (
+        "What the context keeps, per question category",
+        "% of probes' evidence / answer words",
+    )
