@@ -62,27 +62,14 @@ CALL_COLUMNS = (
 )
 # questions.csv's leading columns, which every probe row has (`memlab.metrics.probe_rows`): a run without probes
 # still writes them, as calls.csv writes its header with no call; a row's other columns follow in order.
-QUESTION_COLUMNS = (
-    "dialogue",
-    "probe",
-    "category",
-    "question",
-    "answer",
-    "evidence",
-    "prompt_tokens",
-    *RETENTION_METRICS,
-)
+_QUESTION_TEXT = ("dialogue", "probe", "category", "question", "answer", "evidence")  # what a probe row says
+QUESTION_COLUMNS = (*_QUESTION_TEXT, "prompt_tokens", *RETENTION_METRICS)
 LATENCY_COLUMNS = ("stage", "latency_us")
 # The columns each table writes from Python strings (`typed_column` keeps them as they are): read back as text,
 # or pandas would make a number of "007" or "3.50" and a gap of "NA" (`_read_csv`).
 CALL_TEXT = ("dialogue", "session", "message_id", "tool_calls")
 QUESTION_TEXT = (
-    "dialogue",
-    "probe",
-    "category",
-    "question",
-    "answer",
-    "evidence",
+    *_QUESTION_TEXT,
     "generated",
     ANSWER_ERROR,
     JUDGE_ERROR,
