@@ -38,6 +38,7 @@ ALLOWED = {
     ("llm/base.py", "complete"),  # a failed call's event fields
     ("report/ablation.py", "columns"),
     ("report/ablation.py", "header"),
+    ("report/rundata.py", "_QUESTION_TEXT"),  # questions.csv's column names
     ("cli.py", "_compare"),  # `memlab compare --format` choices
     ("peers/llamaindex_memory.py", "user_state"),  # attribute names (LongTermPeer.user_state)
     ("completion.py", "COMMAND_WORDS"),  # the CLI's command names (tests/test_completion.py: equal to cli.COMMANDS)
