@@ -16,6 +16,7 @@ from memlab.llm.base import TASK_EXTRACT_MEMORIES, ChatModel, LLMError
 from memlab.llm.extract_rules import content_words, is_about_someone
 from memlab.llm.prompts import build, render_transcript
 from memlab.longterm.model import MemoryDraft, MemoryType
+from memlab.longterm.terms import content_problem
 from memlab.messages import Message
 from memlab.text import word_key, words
 from memlab.vocabulary import SMALL_TALK
@@ -80,7 +81,8 @@ def parse_memories(text: str, turn_ids: Sequence[str]) -> list[MemoryDraft]:
     """The drafts in a model's JSON answer; evidence is kept to the ids it was shown.
 
     A draft whose evidence names none of them cites every turn it was shown (it came from
-    them); an element without content or with an unknown type is dropped. Anything that is
+    them); an element without content, with content `save` would refuse (`content_problem`: no words, a
+    lone surrogate) or with an unknown type is dropped. Anything that is
     not a JSON array raises `LLMError`, so callers treat it like a failed call.
     """
     start, end = text.find("["), text.rfind("]")
@@ -93,14 +95,17 @@ def parse_memories(text: str, turn_ids: Sequence[str]) -> list[MemoryDraft]:
     known = [i for i in turn_ids if i]
     drafts = []
     for item in raw:
-        if not isinstance(item, dict) or not str(item.get("content") or "").strip():
+        if not isinstance(item, dict):
+            continue
+        content = " ".join(str(item.get("content") or "").split())
+        if content_problem(content) is not None:  # what `save` would refuse: no words, or not valid text
             continue
         try:
             kind = MemoryType.parse(str(item.get("type", "FACT")))
         except ValueError:
             continue
         cited = [str(e) for e in item.get("evidence") or () if str(e) in known]
-        drafts.append(MemoryDraft(kind, " ".join(str(item["content"]).split()), tuple(dict.fromkeys(cited or known))))
+        drafts.append(MemoryDraft(kind, content, tuple(dict.fromkeys(cited or known))))
     return drafts
 
 

@@ -56,7 +56,7 @@ from memlab.longterm.revision_meaning import MEANING, MeaningLinks
 from memlab.longterm.settings import LongTermSettings, ServiceRules
 from memlab.longterm.statement_vectors import RuleVectors
 from memlab.longterm.store import MemoryStore
-from memlab.longterm.terms import NamespaceBook, normalized
+from memlab.longterm.terms import NamespaceBook, content_problem, normalized
 from memlab.messages import Message
 from memlab.runtime.agent import CallContext
 from memlab.text import search_terms
@@ -442,12 +442,14 @@ class LongTermMemoryService:
     ) -> SaveResult:
         """Save one memory; tool saves (and `dedup=True`) keep the existing one when they repeat it.
 
-        Content that is not text, or only whitespace, is a `MemlabError` (the memory tools refuse it as well);
+        Content that is not text (only whitespace, a lone surrogate UTF-8 cannot encode) or has no words is a
+        `MemlabError` (`content_problem`: the memory tools and automatic extraction refuse it as well);
         `type` is read as the tools read it (`MemoryType.parse`: "preference" is PREFERENCE), and an unknown one
         is a `MemlabError` too, before anything is stored (a stored unknown type would break every later read).
         """
-        if not isinstance(content, str) or not content.strip():
-            raise MemlabError(f"save: content must be a non-empty string, not {content!r:.80}")
+        problem = content_problem(content)
+        if problem is not None:
+            raise MemlabError(f"save: content {problem}, not {content!r:.80}")
         try:
             kind = MemoryType.parse(type)
         except ValueError as e:

@@ -60,6 +60,33 @@ def normalized(text: str) -> str:
     return key if len(key.split()) > len(words(speaker(text))) else ""
 
 
+def text_problem(text: object) -> str | None:
+    """Why `text` is no text to store or search, or None: it must be a non-empty string that UTF-8 can encode
+    (JSON may carry a lone surrogate, ``\\ud83d``, which no store, embedder or provider takes).
+
+    >>> text_problem("I use vim"), text_problem(" "), text_problem("I use \\ud83d vim")
+    (None, 'must be a non-empty string', 'is not valid text (surrogates not allowed at position 6)')
+    """
+    if not isinstance(text, str) or not text.strip():
+        return "must be a non-empty string"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        return f"is not valid text ({e.reason} at position {e.start})"
+    return None
+
+
+def content_problem(content: object) -> str | None:
+    """Why `content` cannot be a memory, or None: a `text_problem`, or it has no words (`normalized` is "": it
+    says nothing, and the duplicate check could not refuse its repeats). The one check of every way in: the
+    service's `save`, automatic extraction's parse and the ``memory_save`` tool.
+
+    >>> content_problem("Ann: I moved to Lisbon."), content_problem("...")
+    (None, 'has no words')
+    """
+    return text_problem(content) or (None if normalized(str(content)) else "has no words")
+
+
 class NamespaceBook:
     """One namespace's unarchived memories and the indexes over them (see the module docstring)."""
 

@@ -16,7 +16,7 @@ from typing import Any
 from memlab.errors import MemlabError
 from memlab.longterm.model import SOURCE_AGENT_TOOL, MemoryType
 from memlab.longterm.service import LongTermMemoryService
-from memlab.longterm.terms import normalized
+from memlab.longterm.terms import content_problem, text_problem
 from memlab.messages import Message, ToolCall, tool_result
 from memlab.runtime.agent import CallContext
 from memlab.trace import LONGTERM_TOOL, emit
@@ -158,9 +158,10 @@ class MemoryToolProvider:
         if unknown:
             raise ToolArgumentError(f"{name}: unknown argument(s) {', '.join(unknown)}; expected {', '.join(allowed)}")
         if name == MEMORY_SAVE:
-            content = _text(name, "content", arguments.get("content"))
-            if not normalized(content):  # it says nothing, and the duplicate check could not refuse its repeats
-                raise ToolArgumentError(f"{name}: content has no words")
+            content = arguments.get("content")
+            problem = content_problem(content)
+            if problem is not None:
+                raise ToolArgumentError(f"{name}: content {problem}")
             try:
                 kind = MemoryType.parse(str(arguments.get("type", "FACT")))
             except ValueError as e:
@@ -173,12 +174,8 @@ class MemoryToolProvider:
 
 
 def _text(name: str, field: str, value: Any) -> str:
-    """A text argument: a non-empty string that UTF-8 can encode (JSON may carry a lone surrogate, ``\\ud83d``,
-    which no store, embedder or provider takes)."""
-    if not isinstance(value, str) or not value.strip():
-        raise ToolArgumentError(f"{name}: {field} must be a non-empty string")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as e:
-        raise ToolArgumentError(f"{name}: {field} is not valid text ({e.reason} at position {e.start})") from None
-    return value
+    """A text argument: a non-empty string that UTF-8 can encode (`text_problem`)."""
+    problem = text_problem(value)
+    if problem is not None:
+        raise ToolArgumentError(f"{name}: {field} {problem}")
+    return str(value)

@@ -165,3 +165,31 @@ def test_an_unusable_model_answer_is_counted_not_raised(make_service) -> None:
     [extract] = [e for e in events if e.kind == LONGTERM_EXTRACT]
     assert extract.data["failed"] and extract.data["error"] == "LLMError"
     assert service.counts["extract.failed"] == 1
+
+
+class _Scripted(RecordedChatModel):
+    """A model that answers extraction with a fixed JSON text."""
+
+    name = "scripted"
+
+    def __init__(self, answer: str) -> None:
+        super().__init__()
+        self.answer = answer
+
+    def _complete(self, messages, *, task, max_tokens, **params) -> Completion:
+        return Completion(self.answer, 10, 10, self.name)
+
+
+def test_extracted_content_that_save_would_refuse_is_dropped_not_raised(make_service) -> None:
+    """A lone surrogate (valid JSON, no UTF-8) would crash the id's hash; "..." says nothing: both are dropped."""
+    answer = (
+        '[{"content": "I use \\ud83d vim"}, {"content": "..."}, {"content": "Ann: ;)"}, {"content": "Ann uses vim"}]'
+    )
+    service = make_service()
+    service.llm = _Scripted(answer)
+    with recording() as events:
+        saved = service.extract_and_save(context(), [msg("I use vim for everything at work.")])
+    assert [m.content for m in saved] == ["Ann uses vim"]
+    [extract] = [e for e in events if e.kind == LONGTERM_EXTRACT]
+    assert not extract.data["failed"] and extract.data["memories"] == 1
+    assert [m.content for m in service.memories(context())] == ["Ann uses vim"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -231,6 +232,22 @@ def test_a_save_of_no_text_is_refused_as_the_tools_refuse_it(make_service, conte
     with pytest.raises(MemlabError, match="save: content must be a non-empty string"):
         service.save(context(), content, MemoryType.FACT)
     assert service.search(context(), "anything", 5, touch=False) == []
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        ("I use \ud83d vim", "is not valid text (surrogates not allowed at position 6)"),
+        ("...", "has no words"),
+        ("Ann: ;)", "has no words"),
+    ],
+)
+def test_a_save_of_content_the_tools_refuse_is_refused(make_service, content, problem) -> None:
+    """A lone surrogate would crash the id's hash; content without words says nothing (as `memory_save` refuses it)."""
+    service = make_service()
+    with pytest.raises(MemlabError, match=re.escape(f"save: content {problem}")):
+        service.save(context(), content, MemoryType.FACT)
+    assert service.memories(context()) == []
 
 
 def test_a_save_reads_its_type_as_the_tools_do_and_refuses_an_unknown_one(make_service) -> None:
