@@ -333,7 +333,8 @@ def test_a_request_holding_its_lock_blocks_few_others(tmp_path: Path) -> None:
     threading.Thread(target=take, args=(other, got_other), daemon=True).start()
     same = threading.Thread(target=take, args=(first, got_same), daemon=True)
     same.start()
-    assert got_other.wait(60) and not got_same.is_set()  # the other key's lock was free; the same key's was not
+    assert got_other.wait(60)  # the other key's lock was free
+    assert not got_same.wait(0.5)  # the same key's was not: its taker waits (given time to reach the lock)
     release.set()
     holder.join()
     assert got_same.wait(60)
