@@ -63,7 +63,6 @@ class LitellmEmbedder(CachedEmbedder):
         self.batch_size = batch_size
         self.cache = ResponseCache(cache_dir)
         self.extra_params = dict(extra_params or {})
-        self.answered = False  # the provider has answered this model once (`Provider.request`'s `answered`)
 
     def _request(self, text: str, endpoint: str | None) -> dict[str, Any]:
         """What determines a text's vector (the cache key's contents); `endpoint`: `Provider.endpoint`."""
@@ -79,13 +78,8 @@ class LitellmEmbedder(CachedEmbedder):
         missing = [t for t in dict.fromkeys(texts) if t not in rows]
         if missing:
             response = self.provider.request(
-                "embedding",
-                f"embedding {len(missing)} texts",
-                answered=self.answered,
-                input=missing,
-                **self.extra_params,
+                "embedding", f"embedding {len(missing)} texts", input=missing, **self.extra_params
             )
-            self.answered = True
             data = sorted(response.data, key=lambda d: d["index"])
             if len(data) != len(missing):
                 raise LLMError(f"{self.model} returned {len(data)} embeddings for {len(missing)} texts")

@@ -81,7 +81,6 @@ class LitellmChatModel(RecordedChatModel):
         self.counter = counter
         self.extra_params = dict(extra_params or {})
         self.seed = seed
-        self.answered = False  # the provider has answered this model once (`Provider.request`'s `answered`)
 
     def _secrets(self) -> tuple[str, ...]:
         return self.provider.secrets()
@@ -133,8 +132,7 @@ class LitellmChatModel(RecordedChatModel):
         sent = dict(sampling)
         if "seed" in request and self.provider.accepts("seed"):  # Anthropic's API has no seed
             sent["seed"] = request["seed"]
-        response = self.provider.request("completion", task, answered=self.answered, messages=wire, **sent)
-        self.answered = True
+        response = self.provider.request("completion", task, messages=wire, **sent)
         text = answer_text(response, self.model)
         tool_calls = tuple(_tool_call(c) for c in getattr(response.choices[0].message, "tool_calls", None) or ())
         truncated = getattr(response.choices[0], "finish_reason", None) == "length"

@@ -200,6 +200,13 @@ class _NoRetries(int):
 NO_RETRIES = _NoRetries(0)
 
 
+@dataclass
+class _Answered:
+    """Whether a provider has answered once in this run (mutable inside the frozen `Provider`)."""
+
+    yes: bool = False
+
+
 @dataclass(frozen=True)
 class Provider:
     """Where and how to reach one provider model; shared by the chat and embedding backends.
@@ -207,7 +214,9 @@ class Provider:
     The API key is read from the environment variable named by `api_key_env` at call time (or
     litellm's provider default, e.g. ``OPENAI_API_KEY``), so it never lands in a resolved config;
     so are the values of the headers `headers_env` names (a gateway's key: Azure APIM, Portkey).
-    `section` (llm, embedder) is the config node its errors name.
+    `section` (llm, embedder) is the config node its errors name. `answered` records whether the provider has
+    answered a `request` once in this run (`request` sets it); a `dataclasses.replace` copy shares it (the same
+    model, another setting), and it plays no part in equality.
     """
 
     model: str
@@ -220,6 +229,7 @@ class Provider:
     max_retry_after_s: float = DEFAULT_MAX_RETRY_AFTER_S
     headers_env: Mapping[str, str] = field(default_factory=dict)
     section: str = "llm"
+    answered: _Answered = field(default_factory=_Answered, compare=False, repr=False)
 
     def key_variables(self) -> list[str]:
         """The environment variables that would give this provider its key (for error messages)."""
@@ -305,19 +315,19 @@ class Provider:
             raise LLMAuthError(problem)
         return {header: os.environ[variable] for header, variable in self.headers_env.items()}
 
-    def request(self, endpoint: str, what: str, *, answered: bool = True, **kwargs: Any) -> Any:
+    def request(self, endpoint: str, what: str, **kwargs: Any) -> Any:
         """``litellm.<endpoint>(model=..., **kwargs)`` with this provider's settings, through `call`.
 
         The `headers_env` headers join an ``extra_headers`` of `kwargs` (a header in both takes the variable's value).
-        `answered`: whether the provider has answered the caller before; if not, an `unreachable` failure raises
-        `LLMUnavailable` (the run stops) instead of `LLMError` (a fallback). Once it has answered, such a failure
-        is a passing outage, and the call fails as any other (the strategy falls back).
+        Until the provider has `answered` once, an `unreachable` failure raises `LLMUnavailable` (the run stops)
+        instead of `LLMError` (a fallback). Once it has answered, such a failure is a passing outage, and the call
+        fails as any other (the strategy falls back).
         """
         api_key = self.resolved_api_key()
         headers = {**(kwargs.pop("extra_headers", None) or {}), **self.resolved_headers()}
         if headers:
             kwargs["extra_headers"] = headers
-        return call(
+        response = call(
             lambda litellm: getattr(litellm, endpoint)(
                 model=self.model,
                 api_base=self.api_base,
@@ -331,5 +341,7 @@ class Provider:
             what=f"{self.model} ({what})",
             max_retry_after_s=self.max_retry_after_s,
             on_auth_error=self.auth_error,
-            on_unreachable=None if answered else self.unavailable,
+            on_unreachable=None if self.answered.yes else self.unavailable,
         )
+        self.answered.yes = True
+        return response
