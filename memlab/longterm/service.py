@@ -50,7 +50,16 @@ from memlab.longterm.model import (
     namespace_for,
     namespace_key,
 )
-from memlab.longterm.rerank import DEFAULT_PIPELINE, RankContext, Stage, StageTrace, build_pipeline, decayed_score, rank
+from memlab.longterm.rerank import (
+    DEFAULT_PIPELINE,
+    RankContext,
+    Stage,
+    StageTrace,
+    build_pipeline,
+    decayed_score,
+    prior,
+    rank,
+)
 from memlab.longterm.revision import RevisionRule, revised_ids, speaker
 from memlab.longterm.revision_meaning import MEANING, MeaningLinks
 from memlab.longterm.settings import LongTermSettings, ServiceRules
@@ -589,14 +598,10 @@ class LongTermMemoryService:
         if len(self._book(ns)) <= limit:
             return []
         active = self._rows(ns)
-        ranked = sorted(active, key=lambda m: (self._prior(m, now), m.last_accessed_at))
+        ranked = sorted(active, key=lambda m: (prior(m, now, self.types[m.type]), m.last_accessed_at))
         ids = [m.id for m in ranked[: len(active) - limit]]
         self.counts["archived.max_items"] += self._archive(ns, ids)
         return ids
-
-    def _prior(self, m: Memory, now: datetime) -> float:
-        policy = self.types[m.type]
-        return policy.weight * decayed_score(m, now, policy)
 
     def cleanup(self, ctx: CallContext) -> list[str]:
         """The cleanup job: archive (never delete) what decayed below the threshold, rarely used, or expired.

@@ -16,7 +16,7 @@ from omegaconf import DictConfig
 
 from memlab.errors import MemlabError
 from memlab.longterm.rerank.base import RankContext, Stage, StageTrace, rank
-from memlab.longterm.rerank.decay import Decay, decayed_score
+from memlab.longterm.rerank.decay import Decay, decayed_score, prior
 from memlab.longterm.rerank.dedup import Dedup
 from memlab.longterm.rerank.feedback import Feedback
 from memlab.longterm.rerank.revisions import Revisions
@@ -79,5 +79,6 @@ __all__ = [
     "Updates",
     "build_pipeline",
     "decayed_score",
+    "prior",
     "rank",
 ]

@@ -33,6 +33,12 @@ def decayed_score(memory: Memory, now: datetime, policy: TypePolicy) -> float:
     return float(memory.relevance_score * policy.decay_factor**days)
 
 
+def prior(memory: Memory, now: datetime, policy: TypePolicy) -> float:
+    """The lifecycle prior: the type's weight x `decayed_score` (what stage `decay` weighs relevance by, and
+    what the max-items cap archives the lowest of)."""
+    return policy.weight * decayed_score(memory, now, policy)
+
+
 @dataclass
 class Decay:
     """`longterm.stages.decay`: score = relevance x (type weight x decay) ** prior_weight, re-sorted."""
@@ -45,9 +51,8 @@ class Decay:
     def __call__(self, query: str, ranked: list[Retrieved], context: RankContext) -> list[Retrieved]:
         scored = []
         for hit in ranked:
-            policy = context.types[hit.memory.type]
-            prior = policy.weight * decayed_score(hit.memory, context.now, policy)
-            score = hit.score * prior**self.prior_weight
-            key = (-score, -prior, context.positions[hit.memory.id])
+            weight = prior(hit.memory, context.now, context.types[hit.memory.type])
+            score = hit.score * weight**self.prior_weight
+            key = (-score, -weight, context.positions[hit.memory.id])
             scored.append((key, Retrieved(hit.memory, score, hit.similarity)))
         return [hit for _, hit in sorted(scored, key=lambda s: s[0])]
