@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from memlab.dialogues.model import SUPERSEDED_KEY, Dialogue, Probe, Session
 from memlab.dialogues.openai_format import check_tool_results, parse_message
@@ -54,7 +54,7 @@ def load_jsonl(path: str | Path, max_dialogues: int | None = None) -> list[Dialo
         check_format(file, records[0] if isinstance(records, list) and records else None, "jsonl")
         raise _one_document(file, text, records)
     dialogues: list[Dialogue] = []
-    probe_lines: dict[str, int] = {}  # each probe id and its line: ids are unique in the file
+    probe_at: dict[str, _ProbeAt] = {}  # each probe id, where it is and whether it was given: unique in the file
     # Lines end at "\n" only: `splitlines` also ends them at U+2028, U+0085..., which JSON strings may hold raw.
     for lineno, line in enumerate(text.split("\n"), start=1):
         if max_dialogues is not None and len(dialogues) >= max_dialogues:
@@ -67,28 +67,51 @@ def load_jsonl(path: str | Path, max_dialogues: int | None = None) -> list[Dialo
                     raise _one_document(file, text, whole) from None
                 raise
             check_format(file, raw, "jsonl", f"line {lineno}")
-            dialogues.append(_dialogue(JsonReader(f"{file}:{lineno}"), raw, lineno))
-            _check_probe_ids(JsonReader(f"{file}:{lineno}"), raw, dialogues[-1], lineno, probe_lines)
+            reader = JsonReader(f"{file}:{lineno}")
+            dialogues.append(_dialogue(reader, raw, lineno))
+            _check_probe_ids(reader, raw, dialogues[-1], lineno, probe_at)
     if not dialogues:
         raise JsonReader(file).error("", "no conversations; expected one JSON object per line")
     return dialogues
 
 
+class _ProbeAt(NamedTuple):
+    """Where a probe id was first used: its line, its position in the line's ``probes``, and whether it was given."""
+
+    lineno: int
+    position: int
+    given: bool
+
+
 def _check_probe_ids(
-    reader: JsonReader, raw: Any, dialogue: Dialogue, lineno: int, probe_lines: dict[str, int]
+    reader: JsonReader, raw: Any, dialogue: Dialogue, lineno: int, probe_at: dict[str, _ProbeAt]
 ) -> None:
-    """Refuse a probe id another line's probe has: questions.csv, questions.jsonl and retrievals.* name a question
-    by its id alone, so two lines' "q1" would be one question there; then note this line's ids in `probe_lines`."""
+    """Refuse a probe id another probe has, on this line or another: questions.csv, questions.jsonl and
+    retrievals.* name a question by its id alone, so two probes' "q1" would be one question there. The error
+    says which of the two ids is a default ``<dialogue id>:q<index>`` (a probe without an ``id`` has no key to
+    blame). This line's ids are noted in `probe_at`."""
+    unique = "probe ids are unique in the file (questions.csv, questions.jsonl and retrievals.* name a question by it)"
     for i, probe in enumerate(dialogue.probes):
-        if probe.id in probe_lines:
-            given = "id" in raw["probes"][i]
+        where, given = child("probes", i), bool(raw["probes"][i].get("id"))
+        first = probe_at.get(probe.id)
+        if first is None:
+            probe_at[probe.id] = _ProbeAt(lineno, i, given)
+            continue
+        at = child(where, "id") if given else where
+        named = f"{probe.id!r}" if given else f"its default id {probe.id!r}"
+        if first.lineno != lineno:
+            raise reader.error(at, f"{named} is also a probe id on line {first.lineno}; {unique}")
+        other = child("probes", first.position)
+        if not given:  # a default id is its index's, so the first one was given
             raise reader.error(
-                child(child("probes", i), "id") if given else child("probes", i),
-                f"{'' if given else 'its default id '}{probe.id!r} is also a probe id on line {probe_lines[probe.id]}; "
-                "probe ids are unique in the file (questions.csv, questions.jsonl and retrievals.* name a question "
-                "by it)",
+                at,
+                f"{named} is taken by {other}'s given id; give {where} an id of its own or {other} another; {unique}",
             )
-    probe_lines.update(dict.fromkeys((p.id for p in dialogue.probes), lineno))
+        if not first.given:
+            raise reader.error(
+                at, f"{named} is also the default id of {other}; give {where} another id or {other} one; {unique}"
+            )
+        raise reader.error(at, f"{named} is also the id of {other}; {unique}")
 
 
 def _whole_document(text: str) -> Any:
@@ -175,11 +198,6 @@ def _dialogue(reader: JsonReader, raw: Any, lineno: int) -> Dialogue:
         _probe(reader, p, child("probes", i), f"{dialogue_id}:q{i}", ids)
         for i, p in enumerate(reader.optional(raw, "probes", list, "") or [])
     ]
-    seen: set[str] = set()
-    for i, probe in enumerate(probes):
-        if probe.id in seen:
-            raise reader.error(child(child("probes", i), "id"), f"{probe.id!r} is another probe's id; ids are unique")
-        seen.add(probe.id)
     return Dialogue(
         id=dialogue_id,
         sessions=tuple(sessions),

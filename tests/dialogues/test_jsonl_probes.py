@@ -128,7 +128,7 @@ def _with_probe(**probe: Any) -> dict[str, Any]:
         (_with_probe(asked_at="Sunday"), r":2: probes\[0\]\.asked_at: cannot read 'Sunday'; expected ISO 8601"),
         (
             {**CHAT, "probes": [{"question": "a", "id": "q"}, {"question": "b", "id": "q"}]},
-            r":2: probes\[1\]\.id: 'q' is another probe's id; ids are unique$",
+            r":2: probes\[1\]\.id: 'q' is also the id of probes\[0\]; probe ids are unique in the file ",
         ),
     ],
 )
@@ -147,6 +147,27 @@ def test_a_probe_id_another_line_has_is_refused(tmp_path: Path) -> None:
     default = {**CHAT, "id": "ana", "probes": [{"question": "a"}, {"question": "b"}]}  # ana:q1 is on line 1
     with pytest.raises(DatasetError, match=r":2: probes\[1\]: its default id 'ana:q1' is also a probe id on line 1"):
         load_jsonl(write(tmp_path / "default.jsonl", NURSE, default))
+
+
+def test_a_probe_id_of_the_same_line_says_which_of_the_two_is_a_default(tmp_path: Path) -> None:
+    """The defect: a default id equal to a given one was blamed on ``probes[1].id``, a key probes[1] lacks."""
+    unique = "probe ids are unique in the file (questions.csv, questions.jsonl and retrievals.* name a question by it)"
+    default = {**CHAT, "id": "ana", "probes": [{"question": "a", "id": "ana:q1"}, {"question": "b"}]}
+    path = write(tmp_path / "default.jsonl", default)
+    with pytest.raises(DatasetError) as e:
+        load_jsonl(path)
+    assert str(e.value) == (
+        f"{path}:1: probes[1]: its default id 'ana:q1' is taken by probes[0]'s given id; "
+        f"give probes[1] an id of its own or probes[0] another; {unique}"
+    )
+    given = {**CHAT, "id": "ana", "probes": [{"question": "a"}, {"question": "b", "id": "ana:q0"}]}
+    path = write(tmp_path / "given.jsonl", given)
+    with pytest.raises(DatasetError) as e:
+        load_jsonl(path)
+    assert str(e.value) == (
+        f"{path}:1: probes[1].id: 'ana:q0' is also the default id of probes[0]; "
+        f"give probes[1] another id or probes[0] one; {unique}"
+    )
 
 
 def test_every_output_names_a_question_by_the_same_id(tmp_path: Path) -> None:
