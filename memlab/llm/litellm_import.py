@@ -253,7 +253,7 @@ class Provider:
 
     def unavailable(self, error: Exception) -> LLMUnavailable:
         """One line: which model could not be reached where, and that the run stops rather than fall back."""
-        where = self.api_base or self.endpoint() or "the provider's default URL"
+        where = self.endpoint() or "the provider's default URL"
         what = "not served" if getattr(error, "status_code", None) == 404 else "unreachable"
         return LLMUnavailable(
             f"{self.section}: {self.model} at {where} is {what} (it has not answered once in this run), so the run "
