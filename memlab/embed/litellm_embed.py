@@ -56,8 +56,17 @@ class LitellmEmbedder(CachedEmbedder):
     ) -> None:
         super().__init__()
         check_extra_params("embedder", extra_params or {}, EMBEDDING_ARGS)
-        named: dict[str, Any] = {"headers_env": dict(headers_env or {}), "section": "embedder"}
-        self.provider = Provider(model, api_base, api_key, api_key_env, timeout, num_retries, retry_backoff_s, **named)
+        self.provider = Provider(
+            model,
+            api_base,
+            api_key,
+            api_key_env,
+            timeout,
+            num_retries,
+            retry_backoff_s,
+            headers_env=dict(headers_env or {}),
+            section="embedder",
+        )
         self.model = model
         self.dim = dim
         self.batch_size = batch_size
