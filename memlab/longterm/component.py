@@ -123,8 +123,7 @@ class LongTermMemoryComponent(Component):
 
     def on_session_start(self, runtime: Runtime, session: Session) -> None:
         self._stage.block = ""
-        if self.retrieve == RETRIEVE_EVERY_TURN:  # each iteration retrieves; a new session reads the store afresh
-            self.service.refresh(runtime.context())
+        if self.retrieve == RETRIEVE_EVERY_TURN:  # each iteration retrieves (and a search reads what others changed)
             return
         first = next(
             (m for m in session.messages if m.role == "user"), session.messages[0] if session.messages else None

@@ -640,17 +640,11 @@ class LongTermMemoryService:
 
     # --- the store, and this service's copy of what it holds ---------------------------------
 
-    def refresh(self, ctx: CallContext) -> None:
-        """Read the caller's namespace again if another writer changed it: when its store version (raised by
-        every write that changes which rows are active) is not the one this service's book of it reflects.
-        Another writer's accesses (lifecycle fields) are read at the next change, or when this service
-        touches those rows."""
-        with self._lock:
-            self._follow(self.namespace(ctx))
-
     def _follow(self, ns: tuple[str, ...]) -> None:
         """Read the namespace's book again if the store's version of it is not the one the book reflects (one
-        version read; the version is read before the rows, so a write in between only reads them again later)."""
+        version read; the version is read before the rows, so a write in between only reads them again later).
+        Every search calls it first. Another writer's accesses (lifecycle fields) are read at the next change, or
+        when this service touches those rows."""
         key = namespace_key(ns)
         if key not in self._books or key in self._holding:
             return
