@@ -26,10 +26,10 @@ from memlab.dialogues.model import SUPERSEDED_KEY, Dialogue, Probe, Session
 from memlab.dialogues.openai_format import check_tool_results, parse_message
 from memlab.dialogues.source import (
     FORMAT_NAMES,
-    RECORD_KEYS,
     JsonReader,
     check_format,
     child,
+    other_format,
     parse_json,
     read_text,
     resolve_path,
@@ -133,13 +133,13 @@ def _one_document(file: Path, text: str, document: Any) -> DatasetError:
     count = text.strip().count("\n") + 1
     what = f"{file}: the file is one JSON {kind}" + (f" over {count} lines" if count > 1 else "")
     what += ", not JSONL (one conversation per line)"
-    for other, keys in RECORD_KEYS.items():
-        found = [k for k in keys if isinstance(document, dict) and k in document]
-        if other != "jsonl" and found:
-            return DatasetError(
-                f"{what}; it is a {FORMAT_NAMES[other]} record (it has {', '.join(map(repr, found))}), and "
-                f"dataset={other} reads a JSON list of them"
-            )
+    other = other_format(document, "jsonl")
+    if other is not None:
+        name, found = other
+        return DatasetError(
+            f"{what}; it is a {FORMAT_NAMES[name]} record (it has {', '.join(map(repr, found))}), and "
+            f"dataset={name} reads a JSON list of them"
+        )
     return DatasetError(
         f'{what}; write each conversation as one JSON object on a line of its own: {{"messages": [...]}}'
     )

@@ -58,13 +58,29 @@ def check_format(source: str | os.PathLike[str], record: Any, dataset: str, wher
     """
     if not isinstance(record, dict) or any(k in record for k in RECORD_KEYS[dataset]):
         return
-    for other, keys in RECORD_KEYS.items():
+    other = other_format(record, dataset)
+    if other is not None:
+        name, found = other
+        raise DatasetError(
+            f"{source}: {where} is a {FORMAT_NAMES[name]} record (it has {', '.join(map(repr, found))}), "
+            f"not {FORMAT_NAMES[dataset]}; read this file with dataset={name} dataset.path={source}"
+        )
+
+
+def other_format(record: Any, dataset: str) -> tuple[str, list[str]] | None:
+    """The first format but `dataset` (a `RECORD_KEYS` name) whose keys `record` has, with those keys; None if
+    it is no object or has none of them.
+
+    >>> other_format({"sample_id": "c1", "conversation": {}}, "jsonl")
+    ('locomo', ['sample_id', 'conversation'])
+    """
+    if not isinstance(record, dict):
+        return None
+    for name, keys in RECORD_KEYS.items():
         found = [k for k in keys if k in record]
-        if other != dataset and found:
-            raise DatasetError(
-                f"{source}: {where} is a {FORMAT_NAMES[other]} record (it has {', '.join(map(repr, found))}), "
-                f"not {FORMAT_NAMES[dataset]}; read this file with dataset={other} dataset.path={source}"
-            )
+        if name != dataset and found:
+            return name, found
+    return None
 
 
 def resolve_path(path: str | os.PathLike[str], *, hint: str | None = None) -> Path:
