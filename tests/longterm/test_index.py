@@ -193,14 +193,16 @@ def test_a_save_adds_to_the_index_without_rebuilding_it(make_service) -> None:
 
 def test_one_query_products_run_on_one_blas_thread_with_the_same_results() -> None:
     """`one_blas_thread` holds numpy's BLAS to one thread while it lasts, restores it after, and the
-    product of the namespace's vectors with a query is the same either way."""
+    product of the namespace's vectors with a query is the same either way: the float64 product `cosines`
+    computes (float64 rows holding float32 vectors, as `_Rows` keeps them, and a float32 query widened)."""
     from memlab.longterm import index
 
     def blas_threads() -> list[int]:  # of the BLAS libraries numpy had loaded when the helper first ran
         return [lib["num_threads"] for lib in index._blas().info()]  # type: ignore[attr-defined]
 
     rng = np.random.default_rng(0)
-    matrix, query = rng.random((800, 768), dtype=np.float32), rng.random(768, dtype=np.float32)
+    matrix = rng.random((800, 768), dtype=np.float32).astype(np.float64)
+    query = rng.random(768, dtype=np.float32).astype(np.float64)
     before, default = blas_threads(), matrix @ query
     with one_blas_thread():
         assert blas_threads() and set(blas_threads()) == {1}
