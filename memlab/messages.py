@@ -238,7 +238,11 @@ def system(content: str) -> Message:
 # dropped nothing sends is the full history, token for token): a `function_call_output` keeps the tool
 # message's ``name``, and a `function_call` says with ``joined`` that it belongs to the assistant message
 # just before it (the text of a message that has both text and calls, or an earlier call of that message).
-# Both keys are written only when set, so the document's items read as before.
+# ``name`` is written only when set. ``joined`` is written whenever known, ``false`` included: an item without
+# it (the document's shape, a hand-made call, or one stored before the flag) is None, and such a call joins
+# an earlier call of the same source, so a model output's parallel calls stay one message. Items stored
+# before ``joined: false`` was written cannot be told from these: two call-only messages of one source in a
+# row, stored then, still load as one message.
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,7 +264,7 @@ class FunctionCall:
     arguments: str = "{}"
     type: Literal["function_call"] = "function_call"
     source_id: str | None = None
-    joined: bool = False  # part of the assistant message before it (beyond the document, see above)
+    joined: bool | None = None  # part of the assistant message before it; None: not said (see above)
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,13 +282,14 @@ Item = MessageItem | FunctionCall | FunctionCallOutput
 
 
 def item_to_dict(item: Item) -> dict[str, Any]:
-    """The document's item dict, plus ``source_id``, ``joined`` and a tool output's ``name`` when the item has them."""
+    """The document's item dict, plus ``source_id``, ``joined`` and a tool output's ``name`` when the item has them
+    (``joined`` when not None)."""
     if isinstance(item, MessageItem):
         out: dict[str, Any] = {"type": "message", "role": item.role, "content": item.content}
     elif isinstance(item, FunctionCall):
         out = {"type": "function_call", "call_id": item.call_id, "name": item.name, "arguments": item.arguments}
-        if item.joined:
-            out["joined"] = True
+        if item.joined is not None:
+            out["joined"] = item.joined
     else:
         out = {"type": "function_call_output", "call_id": item.call_id, "output": item.output}
         if item.name is not None:
@@ -306,7 +311,7 @@ def item_from_dict(raw: Mapping[str, Any]) -> Item:
             name=str(raw["name"]),
             arguments=str(raw.get("arguments", "{}")),
             source_id=source_id,
-            joined=bool(raw.get("joined", False)),
+            joined=None if raw.get("joined") is None else bool(raw["joined"]),
         )
     if kind == "function_call_output":
         name = raw.get("name")
@@ -323,7 +328,8 @@ def messages_to_items(ms: Sequence[Message]) -> list[Item]:
     """Chat messages as AgentMemory items: tool calls and results become call items, each with its message's id.
 
     `items_to_messages` gives the messages back: a tool result keeps its ``name``, and the calls of an assistant
-    message after its text, or after its first call, are ``joined`` to it (one message, not one per part).
+    message after its text, or after its first call, are ``joined`` to it (one message, not one per part), and
+    the first call of a message with calls only is not (``joined`` False: it starts a message of its own).
 
     >>> m = Message("assistant", "Let me check.", tool_calls=(ToolCall("c1", "search"),), id="a1")
     >>> [type(i).__name__ for i in messages_to_items([m])], items_to_messages(messages_to_items([m])) == [m]
@@ -346,7 +352,7 @@ def messages_to_items(ms: Sequence[Message]) -> list[Item]:
 
 def items_to_messages(items: Sequence[Item]) -> list[Message]:
     """Items as chat messages with their source ids; a call joins the assistant message before it when it is
-    ``joined`` to it, or follows another call of the same source (items stored before ``joined`` existed)."""
+    ``joined`` to it, or, when it does not say (``joined`` None), follows another call of the same source."""
     out: list[Message] = []
     for it in items:
         if isinstance(it, FunctionCall):
@@ -356,7 +362,7 @@ def items_to_messages(items: Sequence[Item]) -> list[Message]:
                 prev is not None
                 and prev.role == "assistant"
                 and prev.id == it.source_id
-                and (it.joined or prev.tool_calls)
+                and (it.joined or (it.joined is None and bool(prev.tool_calls)))
             ):
                 out[-1] = replace(prev, tool_calls=(*prev.tool_calls, call))
             else:

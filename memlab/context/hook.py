@@ -154,11 +154,15 @@ class SummarizationHook(Component):
         middle = ms[head:start]
         out = ms
         if middle:
+            # A model's summary is never longer than the middle (`write_summary` rejects one that is, by the
+            # same count); fallback 2's message is checked here: never a larger replacement.
             summary = self._summarize(middle, HEAD_TAIL_CHARS).message
             if summary is None:
                 clipped = keep_head_and_tail(prompts.render_transcript(middle), self.keep_chars, self.language)
-                summary = Message(role="system", content=prompts.CONTEXT_SUMMARY_PREFIX[self.language] + clipped)
-            if self.counter.count(summary) <= sum(map(self.counter.count, middle)):  # never a larger replacement
+                head_tail = Message(role="system", content=prompts.CONTEXT_SUMMARY_PREFIX[self.language] + clipped)
+                if self.counter.count(head_tail) <= sum(map(self.counter.count, middle)):
+                    summary = head_tail
+            if summary is not None:
                 out = [*ms[:head], summary, *ms[start:]]
         if out is ms or sum(map(self.counter.count, [*ms[:head], *ms[start:]])) > self.trigger_tokens:
             return self._truncate(out)
@@ -185,9 +189,11 @@ class SummarizationHook(Component):
         system_part = [m for m in kept if m.role == "system"]
         unit = [m for m in ms[tail_start(ms, 1) :] if m.role != "system"]
         room = self.trigger_tokens - sum(map(self.counter.count, system_part))
-        cut_unit, cut = self._cut_to(unit, room)
-        if sum(map(self.counter.count, cut_unit)) > room:
-            cut_unit, cut = self._cut_to(unit, self.trigger_tokens)
+        if room > 0:  # with no room, what the cut to the room would keep is the cut to the trigger
+            cut_unit, cut = self._cut_to(unit, room)
+            if sum(map(self.counter.count, cut_unit)) <= room:
+                return [*system_part, *cut_unit], cut
+        cut_unit, cut = self._cut_to(unit, self.trigger_tokens)
         return [*system_part, *cut_unit], cut
 
     def _cut_to(self, unit: list[Message], budget: int) -> tuple[list[Message], int]:
@@ -202,17 +208,17 @@ class SummarizationHook(Component):
             over = sum(map(self.counter.count, unit)) - budget
             if over <= 0:
                 break
-            text = unit[i].text
+            text, tokens = unit[i].text, self.counter.count(unit[i])
             lo, hi = 0, len(text) // 2  # the most characters kept at each end that still fits
             while lo < hi:
                 mid = (lo + hi + 1) // 2
                 trial = unit[i].with_content(keep_head_and_tail(text, mid, self.language))
-                if self.counter.count(trial) - self.counter.count(unit[i]) <= -over:
+                if self.counter.count(trial) - tokens <= -over:
                     lo = mid
                 else:
                     hi = mid - 1
             shorter = unit[i].with_content(keep_head_and_tail(text, lo, self.language))
-            if len(shorter.text) < len(text) and self.counter.count(shorter) < self.counter.count(unit[i]):
+            if len(shorter.text) < len(text) and self.counter.count(shorter) < tokens:
                 cut += len(text) - len(shorter.text)
                 unit[i] = shorter
         return unit, cut

@@ -75,9 +75,7 @@ class AgentMemory(Protocol):
 
     def add_output_items(self, items: Iterable[ItemLike]) -> None: ...
 
-    def add_tool_output(
-        self, call_id: str, output: str, source_id: str | None = None, name: str | None = None
-    ) -> None: ...
+    def add_tool_output(self, call_id: str, output: str, source_id: str | None = None) -> None: ...
 
     def get_items(self) -> list[Item]: ...
 
@@ -130,9 +128,8 @@ class StoreAgentMemory:
     def add_output_items(self, items: Iterable[ItemLike]) -> None:
         self._write([as_item(i) for i in items])
 
-    def add_tool_output(self, call_id: str, output: str, source_id: str | None = None, name: str | None = None) -> None:
-        """The document's ``addToolOutput(callId, output)``; `name` (beyond it) is the tool message's name."""
-        self._write([FunctionCallOutput(call_id=call_id, output=output, source_id=source_id, name=name)])
+    def add_tool_output(self, call_id: str, output: str, source_id: str | None = None) -> None:
+        self._write([FunctionCallOutput(call_id=call_id, output=output, source_id=source_id)])
 
     def _write(self, items: Sequence[Item]) -> None:
         if not items:

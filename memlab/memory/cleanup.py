@@ -134,10 +134,11 @@ class MemoryCleanupService(Component):
             self._last = runtime.now
         # A periodic cleanup waits until every tool call is answered: run between a call and its
         # result, any strategy would see (and drop) half a unit, and the result would arrive orphaned.
-        # A user message abandons the calls still pending (the rule of `item_units`), so a call never
+        # As in `item_units`, a message's calls add to those still pending (parallel calls may come in two
+        # assistant messages before their results), and a user message abandons them, so a call never
         # answered does not stop periodic cleanup for the rest of the dialogue.
         if message.role == "assistant" and message.tool_calls:
-            self._pending_calls = {c.id for c in message.tool_calls}
+            self._pending_calls |= {c.id for c in message.tool_calls}
         elif message.role == "tool":
             self._pending_calls.discard(message.tool_call_id or "")
         elif abandons_pending_calls(message.role):

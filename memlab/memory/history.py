@@ -1,10 +1,12 @@
 """AgentMemory as the simulator's `History`, so replayed trajectories go through a compressor.
 
 Each replayed message is written the way an agent runtime writes it (design document, section 4):
-a user message with `add_user_input`, a model turn with `add_output_items`, a tool result with
-`add_tool_output`. The request is the summary as a leading system message, then the items as
-chat messages. Items keep their messages' ids (`source_id`), so a probe's `kept_ids` and the
-SUMMARY events of compressors name the replayed messages as they do without an AgentMemory.
+a user message with `add_user_input`, a model turn with `add_output_items`. A tool result goes in with
+`add_output_items` too, as the `function_call_output` item `messages_to_items` makes of it, which is
+what the document's ``addToolOutput(callId, output)`` writes plus the tool message's name. The
+request is the summary as a leading system message, then the items as chat messages. Items keep their
+messages' ids (`source_id`), so a probe's `kept_ids` and the SUMMARY events of compressors name the
+replayed messages as they do without an AgentMemory.
 
 Beyond the design document, whose next ``buildPrompt`` reads ``items = memory.getItems()`` and keeps
 the summary beside them (``getSummary()``): sent with the items, the summary reaches the model, so what
@@ -18,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from memlab.memory.agent import MemoryCompressor, MemorySnapshot, StoreAgentMemory
-from memlab.messages import Message, MessageItem, items_to_messages, messages_to_items, system
+from memlab.messages import Message, items_to_messages, messages_to_items, system
 from memlab.stores.base import SessionStore
 
 
@@ -39,14 +41,12 @@ class AgentMemoryHistory:
         self.memory = memory
 
     def append(self, message: Message) -> None:
+        items = messages_to_items([message])
         if message.role == "user":
-            self.memory.add_user_input(MessageItem(role="user", content=message.text, source_id=message.id))
-        elif message.role == "tool":
-            self.memory.add_tool_output(
-                message.tool_call_id or "", message.text, source_id=message.id, name=message.name
-            )
+            (item,) = items
+            self.memory.add_user_input(item)
         else:
-            self.memory.add_output_items(messages_to_items([message]))
+            self.memory.add_output_items(items)
 
     def messages(self) -> list[Message]:
         return snapshot_messages(self.memory.snapshot())

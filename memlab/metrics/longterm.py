@@ -35,7 +35,7 @@ category, excluded ones included, is also reported on its own as ``<name>.cat_<c
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -108,8 +108,7 @@ def precision_at_1(evidence: Iterable[str], retrieved: Sequence[Sequence[str]]) 
     >>> precision_at_1(["a"], [["x", "a"], ["b"]]), precision_at_1(["a"], [["x"], ["a"]]), precision_at_1(["a"], [])
     (1.0, 0.0, 0.0)
     """
-    wanted = _wanted(evidence)
-    return float(bool(retrieved) and bool(wanted & set(retrieved[0])))
+    return float(first_citing(_wanted(evidence), retrieved) == 0)
 
 
 def reciprocal_rank(evidence: Iterable[str], retrieved: Sequence[Sequence[str]]) -> float:
@@ -197,17 +196,20 @@ def longterm_metrics(
     out: dict[str, float | int] = {}
     if rows:
         out["longterm.questions"] = sum(c not in excluded for c, _ in rows)
-    for family in (rows, injected):
-        overall = [r for c, r in family if c not in excluded]
-        if overall:
-            out.update(_means("", overall))
-        by_category: dict[str, list[dict[str, float]]] = defaultdict(list)
-        for category, row in family:
-            by_category[category].append(row)
-        for category in sorted(by_category):
-            if family is rows:
-                out[f"longterm.questions.cat_{category}"] = len(by_category[category])
-            out.update(_means(f".cat_{category}", by_category[category]))
+        counts = Counter(c for c, _ in rows)
+        out.update({f"longterm.questions.cat_{c}": counts[c] for c in sorted(counts)})
+    return out | _grouped_means(rows, excluded) | _grouped_means(injected, excluded)
+
+
+def _grouped_means(family: list[tuple[str, dict[str, float]]], excluded: Sequence[str]) -> dict[str, float]:
+    """The means of `family`'s (category, row) rows: overall (categories in `excluded` left out) and per category."""
+    overall = [r for c, r in family if c not in excluded]
+    out = _means("", overall) if overall else {}
+    by_category: dict[str, list[dict[str, float]]] = defaultdict(list)
+    for category, row in family:
+        by_category[category].append(row)
+    for category in sorted(by_category):
+        out.update(_means(f".cat_{category}", by_category[category]))
     return out
 
 

@@ -83,14 +83,40 @@ def test_a_tool_call_never_answered_does_not_stop_periodic_cleanup() -> None:
     service = MemoryCleanupService(DeleteStrategy(5), on_session_end=False, every_turns=5)
     rt = Runtime(history=history, counter=get_counter("estimate"), security=SecurityContext("u"), components=[service])
     call = Message("assistant", None, tool_calls=(ToolCall("c1", "search"),))
+    waiting = [Message("assistant", f"it is slow {k}") for k in range(3)]
     with recording() as events:
-        for m in [Message("user", "hi"), call, Message("assistant", "it is slow")]:
+        for m in [Message("user", "hi"), call, *waiting]:
             rt.append(m)
-        assert [e for e in events if e.kind == MEMORY_CLEANUP] == []  # the call still waits: no cleanup yet
-        for i in range(12):
+        assert service.checkpoint()["turns"] == 5  # the turn limit is reached while the call waits...
+        assert [e for e in events if e.kind == MEMORY_CLEANUP] == []  # ...so no cleanup yet
+        for i in range(11):  # the first user message abandons the call: cleanups at the 1st, 6th and 11th
             rt.append(Message("user" if i % 2 == 0 else "assistant", f"m{i}"))
     assert [e.data["trigger"] for e in events if e.kind == MEMORY_CLEANUP] == ["turns", "turns", "turns"]
     assert len(history) == 5
+
+
+def test_calls_of_two_assistant_messages_all_wait_for_their_results() -> None:
+    """The second message's call did not replace the first's: its result alone let a cleanup cut c1 from its own."""
+    service = MemoryCleanupService(DeleteStrategy(1), on_session_end=False, every_turns=4)
+    rt = Runtime(
+        history=InMemoryChatMemory(),
+        counter=get_counter("estimate"),
+        security=SecurityContext("u"),
+        components=[service],
+    )
+    messages = [
+        Message("user", "book it"),
+        Message("assistant", None, tool_calls=(ToolCall("c1", "search"),)),
+        Message("assistant", None, tool_calls=(ToolCall("c2", "price"),)),
+        Message("tool", "450", tool_call_id="c2"),
+        Message("tool", "TP201", tool_call_id="c1"),
+    ]
+    cleanups_so_far = []
+    with recording() as events:
+        for m in messages:
+            rt.append(m)
+            cleanups_so_far.append(sum(e.kind == MEMORY_CLEANUP for e in events))
+    assert cleanups_so_far == [0, 0, 0, 0, 1]  # the turn limit came with c2's result, while c1 still waited
 
 
 def test_cleanup_every_n_seconds_of_virtual_time() -> None:

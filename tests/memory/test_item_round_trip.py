@@ -58,9 +58,21 @@ def test_the_items_keep_the_document_shapes_and_add_only_what_rebuilding_needs()
     # Two messages, one with text only and one with calls only, stay two.
     apart = [Message("assistant", "Looking.", id="x"), Message("assistant", tool_calls=(ToolCall("c", "f"),), id="x")]
     assert items_to_messages(messages_to_items(apart)) == apart
-    # Items written before `joined` (consecutive calls of one source) still make one message.
+    # Items that do not say `joined` (the document's shape, or stored before it) still make one message.
     old = [item_from_dict({"type": "function_call", "call_id": c, "name": "f", "source_id": "y"}) for c in "pq"]
     assert [len(m.tool_calls) for m in items_to_messages(old)] == [2]
+
+
+@pytest.mark.parametrize("source", ["a1", None])
+def test_two_call_only_messages_of_one_source_stay_two(source: str | None) -> None:
+    """The first call of a message with calls only says `joined: false`, in memory and as a store keeps it."""
+    a = Message("assistant", tool_calls=(ToolCall("c1", "search"),), id=source)
+    b = Message("assistant", tool_calls=(ToolCall("c2", "book"), ToolCall("c3", "pay")), id=source)
+    items = messages_to_items([a, b])
+    assert [i.joined for i in items if isinstance(i, FunctionCall)] == [False, False, True]
+    assert item_to_dict(items[0])["joined"] is False
+    assert items_to_messages(items) == [a, b]
+    assert items_to_messages([item_from_dict(item_to_dict(i)) for i in items]) == [a, b]
 
 
 @pytest.mark.parametrize("agent_memory", ["windowed", "hybrid"])
