@@ -410,9 +410,8 @@ def _compare(argv: list[str]) -> int:
         failed_configurations,
         format_rows,
         load_rules,
-        load_side,
         provenance_notes,
-        side_provenance,
+        read_side,
     )
     from memlab.report.sweep import never_finished, never_finished_note
 
@@ -443,8 +442,10 @@ def _compare(argv: list[str]) -> int:
     rules = load_rules(args.tolerances) + ([LATENCY_GATE] if args.latency else [])
     if args.keep_failed and not args.update:
         raise MemlabError("--keep-failed goes with --update (it says what the baseline written may hold)")
-    candidate = load_side(args.candidate, metrics_file=True)
-    baseline = None if args.update else load_side(args.baseline)
+    candidate_side = read_side(args.candidate, metrics_file=True)
+    baseline_side = None if args.update else read_side(args.baseline)
+    candidate = candidate_side.metrics
+    baseline = None if baseline_side is None else baseline_side.metrics
     check_ratio_targets(rules, candidate, *([] if baseline is None else [baseline]))
     if args.update:
         if args.baseline.is_dir():
@@ -469,14 +470,14 @@ def _compare(argv: list[str]) -> int:
         args.baseline.write_text(baseline_json(candidate, rules), encoding="utf-8")
         print(f"memlab: baseline {args.baseline} updated from {args.candidate}")
         return 0
-    assert baseline is not None
+    assert baseline_side is not None and baseline is not None
     for side in (args.baseline, args.candidate):
         note = never_finished_note(side)
         if note:  # the configurations of those jobs are not compared: not in this side at all
             print(f"memlab: WARNING: {note}: their configurations are not compared", file=sys.stderr)
     rows = compare_sides(baseline, candidate, rules)
     # the table's reader is told before it; --format json carries them too
-    warnings = provenance_notes(side_provenance(args.baseline), side_provenance(args.candidate, metrics_file=True))
+    warnings = provenance_notes(baseline_side.provenance(), candidate_side.provenance())
     warnings += cache_notes(baseline, candidate)
     for note in warnings:
         print(f"memlab: WARNING: {note}", file=sys.stderr)

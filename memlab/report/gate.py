@@ -21,7 +21,7 @@ import fnmatch
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -200,25 +200,6 @@ def run_provenance(run: RunData) -> dict[str, str]:
     return {k: str(v) for k, v in found.items() if v is not None}
 
 
-def side_provenance(path: Path | str, *, metrics_file: bool = False) -> dict[str, dict[str, str]]:
-    """What each configuration of a side replayed and counted with (`PROVENANCE`), by label as `load_side` gives it.
-
-    A baseline JSON file holds metrics only: {}. A run's metrics.json: its run folder's.
-
-    Args:
-        path: The side, as given to `load_side`.
-        metrics_file: As `load_side`'s.
-    """
-    path = Path(path)
-    if path.is_file():
-        if not (metrics_file and path.name == METRICS_FILE and (path.parent / "manifest.json").is_file()):
-            return {}
-        return {"": run_provenance(load_run(path.parent))}
-    runs = [load_run(p) for p in find_runs([path])]
-    labels = run_labels(runs) if len(runs) > 1 else [""]
-    return {label: run_provenance(run) for label, run in zip(labels, runs, strict=True) if not run.failed}
-
-
 def provenance_notes(
     baseline: Mapping[str, Mapping[str, str]], candidate: Mapping[str, Mapping[str, str]]
 ) -> list[str]:
@@ -227,7 +208,7 @@ def provenance_notes(
     Only what both sides record is compared (a baseline JSON file records none of it).
 
     Args:
-        baseline: `side_provenance` of the baseline.
+        baseline: The baseline's `Side.provenance`.
         candidate: The same of the candidate.
     """
     if len(baseline) == 1 and len(candidate) == 1:  # two runs: compared whatever their labels, as compare_sides does
@@ -246,6 +227,31 @@ def provenance_notes(
     return notes
 
 
+@dataclass(frozen=True)
+class Side:
+    """One side of a comparison, read once (`read_side`): its metrics and the runs they came from, by label."""
+
+    metrics: dict[str, dict[str, Any]]  # as `load_side` gives them
+    runs: dict[str, RunData] = field(default_factory=dict)  # a folder's runs, by the same labels
+    run_folder: Path | None = None  # a run's metrics.json: its run folder, read only for its provenance
+
+    def provenance(self) -> dict[str, dict[str, str]]:
+        """What each configuration replayed and counted with (`PROVENANCE`), by label.
+
+        A baseline JSON file holds metrics only: {}. A run's metrics.json: its run folder's.
+        """
+        if self.run_folder is not None:
+            return {"": run_provenance(load_run(self.run_folder))}
+        return {label: run_provenance(run) for label, run in self.runs.items() if not run.failed}
+
+
+def labelled_runs(path: Path) -> dict[str, RunData]:
+    """The runs of a run or sweep folder, by configuration label ("" for a single run)."""
+    runs = [load_run(p) for p in find_runs([path])]
+    labels = run_labels(runs) if len(runs) > 1 else [""]
+    return dict(zip(labels, runs, strict=True))
+
+
 def load_side(path: Path | str, *, metrics_file: bool = False) -> dict[str, dict[str, Any]]:
     """Metrics per configuration label from a run dir, a sweep dir or a baseline JSON file, checked.
 
@@ -256,30 +262,45 @@ def load_side(path: Path | str, *, metrics_file: bool = False) -> dict[str, dict
         path: A run folder, a sweep folder or a baseline JSON file (as `baseline_json` writes it).
         metrics_file: Also accept a run's metrics.json (a JSON object of metrics), as a candidate may be given.
     """
+    return read_side(path, metrics_file=metrics_file).metrics
+
+
+def read_side(path: Path | str, *, metrics_file: bool = False) -> Side:
+    """A side's metrics (`load_side`) and the runs they came from, each run read once.
+
+    Args:
+        path: As `load_side`'s.
+        metrics_file: As `load_side`'s.
+    """
     path = Path(path)
     if not path.exists():
         raise MemlabError(f"{path}: no such file or directory")
     if path.is_file():
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e:
-            raise MemlabError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
-        except (OSError, ValueError, RecursionError) as e:  # not UTF-8 (a ValueError), too deep, unreadable
-            raise MemlabError(f"{path}: cannot be read ({type(e).__name__}: {first_line(e)})") from None
-        if metrics_file and isinstance(data, dict) and not {"format", "runs"} & data.keys():
-            if data and all(k.startswith(LATENCY_PREFIX) for k in data):
-                raise MemlabError(f"{path}: holds only latencies (a run's latency.json? give its run directory)")
-            return {"": checked_metrics(str(path), data)}
-        return baseline_runs(path, data)
-    runs = [load_run(p) for p in find_runs([path])]
-    labels = run_labels(runs) if len(runs) > 1 else [""]
+        beside = metrics_file and path.name == METRICS_FILE and (path.parent / "manifest.json").is_file()
+        return Side(file_metrics(path, metrics_file=metrics_file), run_folder=path.parent if beside else None)
+    runs = labelled_runs(path)
     out = {}
-    for label, run in zip(labels, runs, strict=True):
+    for label, run in runs.items():
         error = run.error or {}
         if not run.failed and not run.metrics:
             raise MemlabError(f"{run.path / METRICS_FILE}: holds no metrics")
         out[label] = run.all_metrics() if not run.failed else {"error": f"{error.get('type')}: {error.get('message')}"}
-    return out
+    return Side(out, runs)
+
+
+def file_metrics(path: Path, *, metrics_file: bool) -> dict[str, dict[str, Any]]:
+    """The metrics per configuration label of a baseline JSON file (or, with `metrics_file`, of a metrics.json)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise MemlabError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
+    except (OSError, ValueError, RecursionError) as e:  # not UTF-8 (a ValueError), too deep, unreadable
+        raise MemlabError(f"{path}: cannot be read ({type(e).__name__}: {first_line(e)})") from None
+    if metrics_file and isinstance(data, dict) and not {"format", "runs"} & data.keys():
+        if data and all(k.startswith(LATENCY_PREFIX) for k in data):
+            raise MemlabError(f"{path}: holds only latencies (a run's latency.json? give its run directory)")
+        return {"": checked_metrics(str(path), data)}
+    return baseline_runs(path, data)
 
 
 def baseline_runs(path: Path, data: Any) -> dict[str, dict[str, Any]]:
