@@ -23,7 +23,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import yaml
 from tabulate import tabulate
@@ -35,6 +35,7 @@ from memlab.report.fmt import fmt_delta, fmt_value, is_missing
 from memlab.report.rundata import METRICS_FILE, RunData, find_runs, load_run
 from memlab.rundir import canonical_json
 
+_V = TypeVar("_V")
 BASELINE_FORMAT = 1
 REFERENCE = "latency.reference_us"
 LATENCY_MAX_INCREASE = 3.0  # a latency may grow up to 3x relative to the same run's reference
@@ -200,6 +201,22 @@ def run_provenance(run: RunData) -> dict[str, str]:
     return {k: str(v) for k, v in found.items() if v is not None}
 
 
+def _one_each(baseline: Mapping[str, Any], candidate: Mapping[str, Any]) -> bool:
+    """Whether each side holds one configuration: two runs, compared whatever their labels (`_pairs`)."""
+    return len(baseline) == 1 and len(candidate) == 1
+
+
+def _pairs(baseline: Mapping[str, _V], candidate: Mapping[str, _V]) -> list[tuple[str, _V, _V | None]]:
+    """The configurations compared: (label, the baseline's, the candidate's or None when it has none).
+
+    One configuration on each side: compared whatever their labels (labelled as the baseline's); else matched by label.
+    """
+    if _one_each(baseline, candidate):
+        (label, base), cand = next(iter(baseline.items())), next(iter(candidate.values()))
+        return [(label, base, cand)]
+    return [(label, base, candidate.get(label)) for label, base in baseline.items()]
+
+
 def provenance_notes(
     baseline: Mapping[str, Mapping[str, str]], candidate: Mapping[str, Mapping[str, str]]
 ) -> list[str]:
@@ -211,10 +228,7 @@ def provenance_notes(
         baseline: The baseline's `Side.provenance`.
         candidate: The same of the candidate.
     """
-    if len(baseline) == 1 and len(candidate) == 1:  # two runs: compared whatever their labels, as compare_sides does
-        pairs = [(next(iter(baseline.values())), next(iter(candidate.values())), "")]
-    else:
-        pairs = [(b, candidate[label], label) for label, b in baseline.items() if label in candidate]
+    pairs = [(b, c, label) for label, b, c in _pairs(baseline, candidate) if c is not None]
     notes = []
     for key, what in PROVENANCE.items():
         differ = [(label, b[key], c[key]) for b, c, label in pairs if key in b and key in c and b[key] != c[key]]
@@ -222,7 +236,8 @@ def provenance_notes(
             continue
         label, b, c = differ[0]
         where = f" in {len(differ)} of {len(pairs)} configurations" if len(pairs) > 1 else ""
-        example = f"{label + ': ' if label else ''}{b[:16]} in the baseline, {c[:16]} in the candidate"
+        named = f"{label}: " if label and len(pairs) > 1 else ""  # one pair: compared whatever its labels
+        example = f"{named}{b[:16]} in the baseline, {c[:16]} in the candidate"
         notes.append(f"the sides {what}{where} ({example}), so their metrics differ by it as well as by the change")
     return notes
 
@@ -436,10 +451,7 @@ def cache_notes(baseline: Mapping[str, Mapping[str, Any]], candidate: Mapping[st
         baseline: Metrics per configuration label (`load_side`).
         candidate: The same for the candidate.
     """
-    if len(baseline) == 1 and len(candidate) == 1:
-        pairs = [("", next(iter(baseline.values())), next(iter(candidate.values())))]
-    else:
-        pairs = [(label, base, candidate[label]) for label, base in baseline.items() if label in candidate]
+    pairs = [(label, b, c) for label, b, c in _pairs(baseline, candidate) if c is not None]
     differ = [(label, cached_calls_differ(b, c)) for label, b, c in pairs]
     differ = [(label, why) for label, why in differ if why]
     if not differ:
@@ -462,15 +474,8 @@ def compare_sides(
         candidate: The same for the candidate.
         rules: Tolerance and direction overrides (`load_rules`).
     """
-    pairs: list[tuple[str, Mapping[str, Any], Mapping[str, Any] | None]]
-    single = len(baseline) == 1 and len(candidate) == 1  # two runs: compare them whatever their labels
-    if single:
-        (only, first), (_, second) = next(iter(baseline.items())), next(iter(candidate.items()))
-        pairs = [(only, first, second)]
-    else:
-        pairs = [(label, base, candidate.get(label)) for label, base in baseline.items()]
     rows = []
-    for label, base, cand in pairs:
+    for label, base, cand in _pairs(baseline, candidate):
         if cand is None:
             rows.append(Row(label, "*", "present", None, "missing", "configuration not in candidate"))
             continue
@@ -493,7 +498,7 @@ def compare_sides(
         for name in sorted(set(cand) - set(base)):
             if not name.startswith(LATENCY_PREFIX) and not rule_for(name, rules).skip:
                 rows.append(Row(label, name, None, cand[name], "new", ""))
-    if not single:
+    if not _one_each(baseline, candidate):  # matched by label: the candidate's others are new
         for label in sorted(set(candidate) - set(baseline)):
             rows.append(Row(label, "*", None, "present", "new", "configuration not in baseline"))
     return rows
