@@ -20,7 +20,7 @@ import sys
 import textwrap
 import threading
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -262,19 +262,20 @@ def _sweep_status() -> int:
     """The exit status of a finished `memlab run -m`: 1 if a job failed or never finished (unless allowed); a job
     stopped at `sim.stop_after_session` did as told."""
     from memlab.report.callback import LAST_SWEEP
+    from memlab.report.sweep import job_numbers
 
     jobs = LAST_SWEEP.get("jobs")
     if jobs is not None and jobs.stopped:  # on purpose: not a failure (docs/memory.md)
         print(
-            f"memlab: job(s) {', '.join(map(str, jobs.stopped))} stopped at sim.stop_after_session, their checkpoints "
+            f"memlab: {job_numbers(jobs.stopped)} stopped at sim.stop_after_session, their checkpoints "
             "saved; resume: the same sweep with sim.resume=true (into a new hydra.sweep.dir)",
             file=sys.stderr,
         )
     if jobs is None or not (jobs.failed or jobs.missing):
         return 0
-    parts = [f"job(s) {', '.join(map(str, jobs.failed))} failed"] if jobs.failed else []
+    parts = [f"{job_numbers(jobs.failed)} failed"] if jobs.failed else []
     if jobs.missing:
-        parts.append(f"job(s) {', '.join(map(str, jobs.missing))} never finished")
+        parts.append(f"{job_numbers(jobs.missing)} never finished")
     where = LAST_SWEEP["dir"]
     if LAST_SWEEP.get("allow_failures"):
         print(f"memlab: {'; '.join(parts)} in {where} (allowed by sweep.allow_failures)", file=sys.stderr)
@@ -395,8 +396,23 @@ def _report(argv: list[str]) -> int:
     paths = write_comparison(out, runs, title=sweep_title(finished[0]) if sweep else None, notes=notes)
     print(f"memlab: compared {len(runs)} runs; report in {paths['comparison.html']}")
     for note in notes:
-        print(f"memlab: WARNING: {note}", file=sys.stderr)
+        _warn(note)
     return 0
+
+
+def _warn(note: str) -> None:
+    """Print `memlab: WARNING: note` to stderr."""
+    print(f"memlab: WARNING: {note}", file=sys.stderr)
+
+
+def _warn_unfinished(folders: Sequence[Path], what: str) -> None:
+    """Warn of each sweep among `folders` whose jobs never finished: their configurations are not `what` (compared)."""
+    from memlab.report.sweep import never_finished_note
+
+    for folder in folders:
+        note = never_finished_note(folder)
+        if note:
+            _warn(f"{note}: their configurations are not {what}")
 
 
 def _compare(argv: list[str]) -> int:
@@ -413,7 +429,7 @@ def _compare(argv: list[str]) -> int:
         provenance_notes,
         read_side,
     )
-    from memlab.report.sweep import never_finished, never_finished_note
+    from memlab.report.sweep import never_finished_note
 
     parser = argparse.ArgumentParser(
         prog="memlab compare", description="Compare a candidate's metrics with a baseline's; exit 1 on a regression."
@@ -450,11 +466,11 @@ def _compare(argv: list[str]) -> int:
     if args.update:
         if args.baseline.is_dir():
             raise MemlabError(f"--update writes a baseline JSON file; {args.baseline} is a directory")
-        missing = never_finished(args.candidate)
-        if missing:  # written, the baseline would leave their configurations out: never gated again
+        unfinished = never_finished_note(args.candidate)
+        if unfinished:  # written, the baseline would leave their configurations out: never gated again
             raise MemlabError(
-                f"{args.candidate}: job(s) {', '.join(map(str, missing))} never finished (killed, or not started); "
-                f"{args.baseline} was not written (run the sweep to its end, into a new hydra.sweep.dir)"
+                f"{unfinished} (killed, or not started); {args.baseline} was not written "
+                "(run the sweep to its end, into a new hydra.sweep.dir)"
             )
         broken = failed_configurations(candidate)
         if broken and not args.keep_failed:
@@ -471,16 +487,13 @@ def _compare(argv: list[str]) -> int:
         print(f"memlab: baseline {args.baseline} updated from {args.candidate}")
         return 0
     assert baseline_side is not None and baseline is not None
-    for side in (args.baseline, args.candidate):
-        note = never_finished_note(side)
-        if note:  # the configurations of those jobs are not compared: not in this side at all
-            print(f"memlab: WARNING: {note}: their configurations are not compared", file=sys.stderr)
+    _warn_unfinished([args.baseline, args.candidate], "compared")  # those jobs' configurations: in neither side
     rows = compare_sides(baseline, candidate, rules)
     # the table's reader is told before it; --format json carries them too
     warnings = provenance_notes(baseline_side.provenance(), candidate_side.provenance())
     warnings += cache_notes(baseline, candidate)
     for note in warnings:
-        print(f"memlab: WARNING: {note}", file=sys.stderr)
+        _warn(note)
     if args.format == "table":
         print(format_rows(rows, show_all=args.all))
     else:
@@ -505,7 +518,6 @@ def _recommend(argv: list[str]) -> int:
     from memlab.report import find_runs, load_run
     from memlab.report.comparison import comparison_table, data_note
     from memlab.report.recommend import recommend
-    from memlab.report.sweep import never_finished_note
 
     parser = argparse.ArgumentParser(
         prog="memlab recommend", description="The best configuration under a token budget."
@@ -522,13 +534,10 @@ def _recommend(argv: list[str]) -> int:
     )
     args = parser.parse_args(argv)
     runs = [load_run(p) for p in find_runs(args.dirs)]
-    for folder in args.dirs:
-        unfinished = never_finished_note(folder)
-        if unfinished:  # a configuration no job ran cannot be recommended: the pick is among the others
-            print(f"memlab: WARNING: {unfinished}: their configurations are not considered", file=sys.stderr)
+    _warn_unfinished(args.dirs, "considered")  # a configuration no job ran cannot be recommended
     note = data_note(runs)
     if note:  # a pick among runs of different data (a seed sweep) may pick the data, not the configuration
-        print(f"memlab: WARNING: {note}", file=sys.stderr)
+        _warn(note)
     rec = recommend(comparison_table(runs), args.budget, budget_metric=args.budget_metric, by=args.by)
     print(("recommended: " if rec.best else "no recommendation: ") + rec.reasons[0])
     for line in rec.reasons[1:]:
