@@ -8,10 +8,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from gate_cli import compare
+from gate_cli import compare, compare_streams
 from simulated_runs import job_dir
 
-from memlab.cli import main
 from memlab.errors import MemlabError
 from memlab.report.gate import compare_sides, load_rules, load_side
 
@@ -113,23 +112,18 @@ def test_sweeps_compare_by_label_and_a_failed_config_fails(sweep_dir: Path, tmp_
 def test_update_refuses_a_failed_configuration_unless_asked(sweep_dir: Path, tmp_path: Path, capsys) -> None:
     """A failure written to the baseline would pass as long as it fails the same way: kept only by --keep-failed."""
     baseline = tmp_path / "baseline.json"
-    with pytest.raises(SystemExit) as exit_info:
-        main(["compare", str(baseline), str(sweep_dir), "--update"])
-    err = capsys.readouterr().err
+    code, _, err = compare_streams(capsys, baseline, sweep_dir, "--update")
     said = (
         f"memlab: error: {sweep_dir}: 1 configuration failed (context.keep=99 context.summarize=False); "
         f"{baseline} was not written (--keep-failed records failures in it)\n"
     )
-    assert exit_info.value.code == 2 and err == said and not baseline.exists()
+    assert code == 2 and err == said and not baseline.exists()
     failed_run = job_dir(sweep_dir, 4)  # one failed run: named by its folder
-    with pytest.raises(SystemExit) as exit_info:
-        main(["compare", str(baseline), str(failed_run), "--update"])
-    err = capsys.readouterr().err
-    assert exit_info.value.code == 2 and f"{failed_run}: the run failed; {baseline} was not written" in err
+    code, _, err = compare_streams(capsys, baseline, failed_run, "--update")
+    assert code == 2 and f"{failed_run}: the run failed; {baseline} was not written" in err
     assert not baseline.exists()
-    with pytest.raises(SystemExit) as exit_info:
-        main(["compare", str(baseline), str(sweep_dir), "--keep-failed"])
-    assert exit_info.value.code == 2 and "--keep-failed goes with --update" in capsys.readouterr().err
+    code, _, err = compare_streams(capsys, baseline, sweep_dir, "--keep-failed")
+    assert code == 2 and "--keep-failed goes with --update" in err
     assert compare(capsys, baseline, sweep_dir, "--update", "--keep-failed")[0] == 0
     recorded = json.loads(baseline.read_text())["runs"]["context.keep=99 context.summarize=False"]
     assert recorded == {"error": "FileNotFoundError: no such file: /nonexistent.json"}
@@ -207,15 +201,13 @@ def test_latencies_are_not_gated_where_the_sides_caches_answered_different_calls
     warm = tmp_path / "warm"
     shutil.copytree(base, warm)
     edit_json(warm / "latency.json", **{"latency.context.p95_us": 4000.0, "latency.cached_calls": 16})
-    with pytest.raises(SystemExit) as exit_info:
-        main(["compare", str(base), str(warm), "--latency"])
-    captured = capsys.readouterr()
-    row = next(line for line in captured.out.splitlines() if "| latency.context.p95_us " in line)
-    assert exit_info.value.code == 0 and "| ungated " in row, captured.out
+    code, out, err = compare_streams(capsys, base, warm, "--latency")
+    row = next(line for line in out.splitlines() if "| latency.context.p95_us " in line)
+    assert code == 0 and "| ungated " in row, out
     assert "regression: x4.00 relative to latency.reference_us; not gated: latency.cached_calls 3 vs 16" in row
-    assert captured.err.startswith(
+    assert err.startswith(
         "memlab: WARNING: the sides' caches answered different numbers of model calls (latency.cached_calls 3 vs 16)"
-    ), captured.err
+    ), err
     edit_json(warm / "latency.json", **{"latency.cached_calls": 3})  # the same calls cached: gated, as asked
     code, out = compare(capsys, base, warm, "--latency")
     assert code == 1 and "REGRESSION" in out
