@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from gate_cli import compare, compare_streams
+from gate_cli import compare, compare_streams, edited_copy
 from simulated_runs import job_dir
 
 from memlab.errors import MemlabError
@@ -31,10 +31,8 @@ def test_identical_runs_pass_though_made_separately(make_run, tmp_path: Path, ca
 
 def test_planted_regression_fails_and_is_named(make_run, tmp_path: Path, capsys) -> None:
     base = make_run(tmp_path / "base", keep=6)
-    cand = tmp_path / "cand"
-    shutil.copytree(base, cand)
     retention = json.loads((base / "metrics.json").read_text())["context.evidence_retention"]
-    edit_json(cand / "metrics.json", **{"context.evidence_retention": retention - 0.1})
+    cand = edited_copy(base, tmp_path / "cand", "metrics.json", **{"context.evidence_retention": retention - 0.1})
     code, out = compare(capsys, base, cand)
     assert code == 1
     assert "context.evidence_retention" in out and "REGRESSION" in out and "FAIL" in out
@@ -54,14 +52,11 @@ def test_a_configuration_only_the_candidate_has_is_listed_beside_the_missing_one
 
 def test_improvement_passes_and_an_unexplained_change_fails(make_run, tmp_path: Path, capsys) -> None:
     base = make_run(tmp_path / "base", keep=6)
-    better, changed = tmp_path / "better", tmp_path / "changed"
-    shutil.copytree(base, better)
-    shutil.copytree(base, changed)
     mean = json.loads((base / "metrics.json").read_text())["tokens.prompt.mean"]
-    edit_json(better / "metrics.json", **{"tokens.prompt.mean": mean - 5})
+    better = edited_copy(base, tmp_path / "better", "metrics.json", **{"tokens.prompt.mean": mean - 5})
     code, out = compare(capsys, base, better)
     assert code == 0 and "improved" in out
-    edit_json(changed / "metrics.json", calls=1)
+    changed = edited_copy(base, tmp_path / "changed", "metrics.json", calls=1)
     code, out = compare(capsys, base, changed)
     assert code == 1 and "CHANGED" in out
 
@@ -69,14 +64,12 @@ def test_improvement_passes_and_an_unexplained_change_fails(make_run, tmp_path: 
 def test_latency_is_compared_as_a_ratio_to_the_same_run_reference(make_run, tmp_path: Path, capsys) -> None:
     base = make_run(tmp_path / "base", keep=6)
     edit_json(base / "latency.json", **{"latency.context.p95_us": 1000.0, "latency.reference_us": 5000.0})
-    slow_machine, slower_code = tmp_path / "slow_machine", tmp_path / "slower_code"
-    shutil.copytree(base, slow_machine)
-    shutil.copytree(base, slower_code)
     # everything 4x slower on a slower machine: same ratio, passes
-    edit_json(slow_machine / "latency.json", **{"latency.context.p95_us": 4000.0, "latency.reference_us": 20000.0})
+    machine = {"latency.context.p95_us": 4000.0, "latency.reference_us": 20000.0}
+    slow_machine = edited_copy(base, tmp_path / "slow_machine", "latency.json", **machine)
     assert compare(capsys, base, slow_machine)[0] == 0
     # the strategy 4x slower on the same machine: shown, and fails when latency is gated (--latency)
-    edit_json(slower_code / "latency.json", **{"latency.context.p95_us": 4000.0})
+    slower_code = edited_copy(base, tmp_path / "slower_code", "latency.json", **{"latency.context.p95_us": 4000.0})
     code, out = compare(capsys, base, slower_code)
     assert code == 0 and "slower" in out and "x4.00" in out and "not gated" in out
     code, out = compare(capsys, base, slower_code, "--latency")
@@ -198,9 +191,8 @@ def test_latencies_are_not_gated_where_the_sides_caches_answered_different_calls
         base / "latency.json",
         **{"latency.context.p95_us": 1000.0, "latency.reference_us": 5000.0, "latency.cached_calls": 3},
     )
-    warm = tmp_path / "warm"
-    shutil.copytree(base, warm)
-    edit_json(warm / "latency.json", **{"latency.context.p95_us": 4000.0, "latency.cached_calls": 16})
+    changes = {"latency.context.p95_us": 4000.0, "latency.cached_calls": 16}
+    warm = edited_copy(base, tmp_path / "warm", "latency.json", **changes)
     code, out, err = compare_streams(capsys, base, warm, "--latency")
     row = next(line for line in out.splitlines() if "| latency.context.p95_us " in line)
     assert code == 0 and "| ungated " in row, out
