@@ -243,6 +243,24 @@ def _search_stop_problem(config: DictConfig) -> str | None:
     )
 
 
+def _sweep_start_problem(config: DictConfig) -> str | None:
+    """Why a sweep must not start (before Hydra writes into its folder, before any job), else None."""
+    sweep = Path(config.hydra.sweep.dir)
+    if config.get("output_dir"):  # every job would publish into it, each replacing the one before
+        return (
+            f"output_dir={config.output_dir} in a sweep (-m, or a preset that sweeps, such as hparams_search=...): "
+            "every job would publish into that one folder, each replacing the one before; leave output_dir out (each "
+            "job writes into hydra.sweep.dir/<n>_<what it varies>/) and set hydra.sweep.dir=DIR to choose the "
+            "sweep's folder"
+        )
+    if sweep.is_dir() and any(sweep.iterdir()):  # its comparison, gate and recommendation would read them too
+        return (
+            f"hydra.sweep.dir={sweep} is not empty (an earlier sweep's jobs would be compared as this one's); "
+            f"remove it first (rm -r {shlex.quote(str(sweep))}) or give the sweep another folder"
+        )
+    return _search_stop_problem(config)  # a stopped search would publish trials it cannot resume
+
+
 def _worst(sweeper: DictConfig) -> float:
     """The worst objective for the sweeper's direction: optuna records it as a bad trial, not a crash."""
     direction = sweeper.get("direction")
@@ -298,13 +316,6 @@ def _discard_if_empty(run_dir: Path) -> None:
             return
 
 
-_SWEEP_OUTPUT_DIR = (
-    "output_dir={} in a sweep (-m, or a preset that sweeps, such as hparams_search=...): every job would publish "
-    "into that one folder, each replacing the one before; leave output_dir out (each job writes into "
-    "hydra.sweep.dir/<n>_<what it varies>/) and set hydra.sweep.dir=DIR to choose the sweep's folder"
-)
-
-
 class OutputFolders(Callback):
     """Remembers where the run or sweep writes, so that one stopped at start leaves no folder behind.
 
@@ -326,24 +337,11 @@ class OutputFolders(Callback):
         OutputFolders.run = None if run.exists() else run
 
     def on_multirun_start(self, config: DictConfig, **kwargs: object) -> None:
-        sweep = Path(config.hydra.sweep.dir)
-        if config.get("output_dir"):  # every job would publish into it, each replacing the one before
-            print(f"memlab: error: {_SWEEP_OUTPUT_DIR.format(config.output_dir)}", file=sys.stderr)
-            sys.exit(2)
-        if sweep.is_dir() and any(sweep.iterdir()):  # before Hydra writes into it
-            # Its comparison, gate and recommendation would read the earlier jobs as this sweep's. Exited, not
-            # raised: Hydra turns a callback's exception into a warning and sweeps on.
-            print(
-                f"memlab: error: hydra.sweep.dir={sweep} is not empty (an earlier sweep's jobs would be compared "
-                f"as this one's); remove it first (rm -r {shlex.quote(str(sweep))}) or give the sweep another folder",
-                file=sys.stderr,
-            )
-            sys.exit(2)
-        problem = _search_stop_problem(config)
-        if problem is not None:  # before any trial: a stopped search would publish trials it cannot resume
+        problem = _sweep_start_problem(config)
+        if problem is not None:  # exited, not raised: Hydra turns a callback's exception into a warning and sweeps on
             print(f"memlab: error: {problem}", file=sys.stderr)
             sys.exit(2)
-        OutputFolders.sweep = sweep
+        OutputFolders.sweep = Path(config.hydra.sweep.dir)
 
 
 def _discard_sweep_stub() -> None:
