@@ -20,7 +20,7 @@ import sys
 import textwrap
 import threading
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -243,6 +243,24 @@ def _search_stop_problem(config: DictConfig) -> str | None:
     )
 
 
+def _sweep_start_problem(config: DictConfig) -> str | None:
+    """Why a sweep must not start (before Hydra writes into its folder, before any job), else None."""
+    sweep = Path(config.hydra.sweep.dir)
+    if config.get("output_dir"):  # every job would publish into it, each replacing the one before
+        return (
+            f"output_dir={config.output_dir} in a sweep (-m, or a preset that sweeps, such as hparams_search=...): "
+            "every job would publish into that one folder, each replacing the one before; leave output_dir out (each "
+            "job writes into hydra.sweep.dir/<n>_<what it varies>/) and set hydra.sweep.dir=DIR to choose the "
+            "sweep's folder"
+        )
+    if sweep.is_dir() and any(sweep.iterdir()):  # its comparison, gate and recommendation would read them too
+        return (
+            f"hydra.sweep.dir={sweep} is not empty (an earlier sweep's jobs would be compared as this one's); "
+            f"remove it first (rm -r {shlex.quote(str(sweep))}) or give the sweep another folder"
+        )
+    return _search_stop_problem(config)  # a stopped search would publish trials it cannot resume
+
+
 def _worst(sweeper: DictConfig) -> float:
     """The worst objective for the sweeper's direction: optuna records it as a bad trial, not a crash."""
     direction = sweeper.get("direction")
@@ -262,19 +280,20 @@ def _sweep_status() -> int:
     """The exit status of a finished `memlab run -m`: 1 if a job failed or never finished (unless allowed); a job
     stopped at `sim.stop_after_session` did as told."""
     from memlab.report.callback import LAST_SWEEP
+    from memlab.report.sweep import job_numbers
 
     jobs = LAST_SWEEP.get("jobs")
     if jobs is not None and jobs.stopped:  # on purpose: not a failure (docs/memory.md)
         print(
-            f"memlab: job(s) {', '.join(map(str, jobs.stopped))} stopped at sim.stop_after_session, their checkpoints "
+            f"memlab: {job_numbers(jobs.stopped)} stopped at sim.stop_after_session, their checkpoints "
             "saved; resume: the same sweep with sim.resume=true (into a new hydra.sweep.dir)",
             file=sys.stderr,
         )
     if jobs is None or not (jobs.failed or jobs.missing):
         return 0
-    parts = [f"job(s) {', '.join(map(str, jobs.failed))} failed"] if jobs.failed else []
+    parts = [f"{job_numbers(jobs.failed)} failed"] if jobs.failed else []
     if jobs.missing:
-        parts.append(f"job(s) {', '.join(map(str, jobs.missing))} never finished")
+        parts.append(f"{job_numbers(jobs.missing)} never finished")
     where = LAST_SWEEP["dir"]
     if LAST_SWEEP.get("allow_failures"):
         print(f"memlab: {'; '.join(parts)} in {where} (allowed by sweep.allow_failures)", file=sys.stderr)
@@ -295,13 +314,6 @@ def _discard_if_empty(run_dir: Path) -> None:
         path = path.parent
         if not under_cwd or path == cwd:
             return
-
-
-_SWEEP_OUTPUT_DIR = (
-    "output_dir={} in a sweep (-m, or a preset that sweeps, such as hparams_search=...): every job would publish "
-    "into that one folder, each replacing the one before; leave output_dir out (each job writes into "
-    "hydra.sweep.dir/<n>_<what it varies>/) and set hydra.sweep.dir=DIR to choose the sweep's folder"
-)
 
 
 class OutputFolders(Callback):
@@ -325,24 +337,11 @@ class OutputFolders(Callback):
         OutputFolders.run = None if run.exists() else run
 
     def on_multirun_start(self, config: DictConfig, **kwargs: object) -> None:
-        sweep = Path(config.hydra.sweep.dir)
-        if config.get("output_dir"):  # every job would publish into it, each replacing the one before
-            print(f"memlab: error: {_SWEEP_OUTPUT_DIR.format(config.output_dir)}", file=sys.stderr)
-            sys.exit(2)
-        if sweep.is_dir() and any(sweep.iterdir()):  # before Hydra writes into it
-            # Its comparison, gate and recommendation would read the earlier jobs as this sweep's. Exited, not
-            # raised: Hydra turns a callback's exception into a warning and sweeps on.
-            print(
-                f"memlab: error: hydra.sweep.dir={sweep} is not empty (an earlier sweep's jobs would be compared "
-                f"as this one's); remove it first (rm -r {shlex.quote(str(sweep))}) or give the sweep another folder",
-                file=sys.stderr,
-            )
-            sys.exit(2)
-        problem = _search_stop_problem(config)
-        if problem is not None:  # before any trial: a stopped search would publish trials it cannot resume
+        problem = _sweep_start_problem(config)
+        if problem is not None:  # exited, not raised: Hydra turns a callback's exception into a warning and sweeps on
             print(f"memlab: error: {problem}", file=sys.stderr)
             sys.exit(2)
-        OutputFolders.sweep = sweep
+        OutputFolders.sweep = Path(config.hydra.sweep.dir)
 
 
 def _discard_sweep_stub() -> None:
@@ -395,8 +394,23 @@ def _report(argv: list[str]) -> int:
     paths = write_comparison(out, runs, title=sweep_title(finished[0]) if sweep else None, notes=notes)
     print(f"memlab: compared {len(runs)} runs; report in {paths['comparison.html']}")
     for note in notes:
-        print(f"memlab: WARNING: {note}", file=sys.stderr)
+        _warn(note)
     return 0
+
+
+def _warn(note: str) -> None:
+    """Print `memlab: WARNING: note` to stderr."""
+    print(f"memlab: WARNING: {note}", file=sys.stderr)
+
+
+def _warn_unfinished(folders: Sequence[Path], what: str) -> None:
+    """Warn of each sweep among `folders` whose jobs never finished: their configurations are not `what` (compared)."""
+    from memlab.report.sweep import never_finished_note
+
+    for folder in folders:
+        note = never_finished_note(folder)
+        if note:
+            _warn(f"{note}: their configurations are not {what}")
 
 
 def _compare(argv: list[str]) -> int:
@@ -410,11 +424,10 @@ def _compare(argv: list[str]) -> int:
         failed_configurations,
         format_rows,
         load_rules,
-        load_side,
         provenance_notes,
-        side_provenance,
+        read_side,
     )
-    from memlab.report.sweep import never_finished, never_finished_note
+    from memlab.report.sweep import never_finished_note
 
     parser = argparse.ArgumentParser(
         prog="memlab compare", description="Compare a candidate's metrics with a baseline's; exit 1 on a regression."
@@ -443,17 +456,19 @@ def _compare(argv: list[str]) -> int:
     rules = load_rules(args.tolerances) + ([LATENCY_GATE] if args.latency else [])
     if args.keep_failed and not args.update:
         raise MemlabError("--keep-failed goes with --update (it says what the baseline written may hold)")
-    candidate = load_side(args.candidate, metrics_file=True)
-    baseline = None if args.update else load_side(args.baseline)
+    candidate_side = read_side(args.candidate, metrics_file=True)
+    baseline_side = None if args.update else read_side(args.baseline)
+    candidate = candidate_side.metrics
+    baseline = None if baseline_side is None else baseline_side.metrics
     check_ratio_targets(rules, candidate, *([] if baseline is None else [baseline]))
     if args.update:
         if args.baseline.is_dir():
             raise MemlabError(f"--update writes a baseline JSON file; {args.baseline} is a directory")
-        missing = never_finished(args.candidate)
-        if missing:  # written, the baseline would leave their configurations out: never gated again
+        unfinished = never_finished_note(args.candidate)
+        if unfinished:  # written, the baseline would leave their configurations out: never gated again
             raise MemlabError(
-                f"{args.candidate}: job(s) {', '.join(map(str, missing))} never finished (killed, or not started); "
-                f"{args.baseline} was not written (run the sweep to its end, into a new hydra.sweep.dir)"
+                f"{unfinished} (killed, or not started); {args.baseline} was not written "
+                "(run the sweep to its end, into a new hydra.sweep.dir)"
             )
         broken = failed_configurations(candidate)
         if broken and not args.keep_failed:
@@ -469,17 +484,14 @@ def _compare(argv: list[str]) -> int:
         args.baseline.write_text(baseline_json(candidate, rules), encoding="utf-8")
         print(f"memlab: baseline {args.baseline} updated from {args.candidate}")
         return 0
-    assert baseline is not None
-    for side in (args.baseline, args.candidate):
-        note = never_finished_note(side)
-        if note:  # the configurations of those jobs are not compared: not in this side at all
-            print(f"memlab: WARNING: {note}: their configurations are not compared", file=sys.stderr)
+    assert baseline_side is not None and baseline is not None
+    _warn_unfinished([args.baseline, args.candidate], "compared")  # those jobs' configurations: in neither side
     rows = compare_sides(baseline, candidate, rules)
     # the table's reader is told before it; --format json carries them too
-    warnings = provenance_notes(side_provenance(args.baseline), side_provenance(args.candidate, metrics_file=True))
+    warnings = provenance_notes(baseline_side.provenance(), candidate_side.provenance())
     warnings += cache_notes(baseline, candidate)
     for note in warnings:
-        print(f"memlab: WARNING: {note}", file=sys.stderr)
+        _warn(note)
     if args.format == "table":
         print(format_rows(rows, show_all=args.all))
     else:
@@ -504,7 +516,6 @@ def _recommend(argv: list[str]) -> int:
     from memlab.report import find_runs, load_run
     from memlab.report.comparison import comparison_table, data_note
     from memlab.report.recommend import recommend
-    from memlab.report.sweep import never_finished_note
 
     parser = argparse.ArgumentParser(
         prog="memlab recommend", description="The best configuration under a token budget."
@@ -521,13 +532,10 @@ def _recommend(argv: list[str]) -> int:
     )
     args = parser.parse_args(argv)
     runs = [load_run(p) for p in find_runs(args.dirs)]
-    for folder in args.dirs:
-        unfinished = never_finished_note(folder)
-        if unfinished:  # a configuration no job ran cannot be recommended: the pick is among the others
-            print(f"memlab: WARNING: {unfinished}: their configurations are not considered", file=sys.stderr)
+    _warn_unfinished(args.dirs, "considered")  # a configuration no job ran cannot be recommended
     note = data_note(runs)
     if note:  # a pick among runs of different data (a seed sweep) may pick the data, not the configuration
-        print(f"memlab: WARNING: {note}", file=sys.stderr)
+        _warn(note)
     rec = recommend(comparison_table(runs), args.budget, budget_metric=args.budget_metric, by=args.by)
     print(("recommended: " if rec.best else "no recommendation: ") + rec.reasons[0])
     for line in rec.reasons[1:]:

@@ -28,7 +28,7 @@ class ComparisonCallback(Callback):
         # pandas and matplotlib (a single run would pay ~1 s for a comparison it never writes).
         from memlab.report.comparison import cautions, sweep_title, write_comparison
         from memlab.report.rundata import find_runs, load_run
-        from memlab.report.sweep import SweepJobs, sweep_jobs
+        from memlab.report.sweep import SweepJobs, job_numbers, sweep_jobs
 
         sweep_dir = Path(config.hydra.sweep.dir)
         jobs: SweepJobs = sweep_jobs(sweep_dir) if sweep_dir.is_dir() else SweepJobs(None, (), (), ())
@@ -46,9 +46,9 @@ class ComparisonCallback(Callback):
         failed = sum(r.failed for r in runs)
         note = f", {failed} failed" if failed else ""
         if jobs.stopped:
-            note += f", stopped job(s) {', '.join(map(str, jobs.stopped))} (checkpoints, not compared)"
+            note += f", stopped {job_numbers(jobs.stopped)} (checkpoints, not compared)"
         if jobs.missing:
-            note += f", missing job(s) {', '.join(map(str, jobs.missing))} (never finished)"
+            note += f", missing {job_numbers(jobs.missing)} (never finished)"
         print(
             f"memlab: compared {len(runs)} configurations{note}; report in {paths['comparison.html'].absolute()}",
             file=sys.stderr,

@@ -189,7 +189,7 @@ def comparison_table(runs: Sequence[RunData]) -> pd.DataFrame:
         rows.append(row)
     frame = pd.DataFrame(rows)
     for metric in QUALITY:
-        column = f"pareto.{metric.split('.', 1)[1]}"
+        column = _front_column(metric)
         if (
             metric in frame and TOKENS in frame
         ):  # a front per dataset: tokens and retention of other data do not compare
@@ -198,6 +198,11 @@ def comparison_table(runs: Sequence[RunData]) -> pd.DataFrame:
                 frame.loc[group.index, column] = pareto_front(group[TOKENS].tolist(), group[metric].tolist())
             frame[column] = frame[column].astype(bool)
     return frame
+
+
+def _front_column(metric: str) -> str:
+    """The comparison's column saying which rows are on `metric`'s Pareto front (`pareto.evidence_retention`)."""
+    return f"pareto.{metric.split('.', 1)[1]}"
 
 
 def _display(frame: pd.DataFrame, *, html_badges: bool = False) -> pd.DataFrame:
@@ -240,7 +245,7 @@ def _display(frame: pd.DataFrame, *, html_badges: bool = False) -> pd.DataFrame:
 def _pareto_cell(frame: pd.DataFrame, i: Any, fronts: Sequence[str]) -> str:
     """The fronts row `i` is on, or NOT_MEASURED when it measures none of their metrics (neither on nor off one)."""
     on = [c.split(".", 1)[1].replace("evidence_", "") for c in fronts if bool(frame.loc[i, c])]
-    measured = [m for m in QUALITY if f"pareto.{m.split('.', 1)[1]}" in fronts and not is_missing(frame.loc[i, m])]
+    measured = [m for m in QUALITY if _front_column(m) in fronts and not is_missing(frame.loc[i, m])]
     if not on and not measured and frame.loc[i, "status"] == "ok":
         return NOT_MEASURED
     return ", ".join(on)
@@ -373,17 +378,18 @@ def pareto_figures(frame: pd.DataFrame) -> list[tuple[Figure, str]]:
 
     out = []
     okf = frame[frame["status"] == "ok"]
+    row_number = {i: n for n, i in enumerate(frame.index)}  # the table's "#"
     for metric in QUALITY:
         name = title(metric)
-        column = f"pareto.{metric.split('.', 1)[1]}"
+        column = _front_column(metric)
         if column in okf and TOKENS in okf and not okf[metric].isna().all():
             pts = okf.dropna(subset=[metric, TOKENS])
-            tags = [str(list(frame.index).index(i)) for i in pts.index]
+            tags = [str(row_number[i]) for i in pts.index]
             fig = plots.pareto_figure(
                 pts, TOKENS, metric, pts[column].tolist(), tags, xlabel="prompt tokens per call", ylabel=f"{name} (%)"
             )
             caption = f"Pareto front: prompt tokens against {name} (points numbered as the table's rows)"
-            left_out = [str(list(frame.index).index(i)) for i in okf.index if i not in pts.index]
+            left_out = [str(row_number[i]) for i in okf.index if i not in pts.index]
             if left_out:
                 caption += f"; not plotted, {name} not measured (undefined): " + ", ".join(f"#{t}" for t in left_out)
             out.append((fig, caption))

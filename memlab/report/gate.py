@@ -21,9 +21,9 @@ import fnmatch
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import yaml
 from tabulate import tabulate
@@ -35,6 +35,7 @@ from memlab.report.fmt import fmt_delta, fmt_value, is_missing
 from memlab.report.rundata import METRICS_FILE, RunData, find_runs, load_run
 from memlab.rundir import canonical_json
 
+_V = TypeVar("_V")
 BASELINE_FORMAT = 1
 REFERENCE = "latency.reference_us"
 LATENCY_MAX_INCREASE = 3.0  # a latency may grow up to 3x relative to the same run's reference
@@ -200,23 +201,20 @@ def run_provenance(run: RunData) -> dict[str, str]:
     return {k: str(v) for k, v in found.items() if v is not None}
 
 
-def side_provenance(path: Path | str, *, metrics_file: bool = False) -> dict[str, dict[str, str]]:
-    """What each configuration of a side replayed and counted with (`PROVENANCE`), by label as `load_side` gives it.
+def _one_each(baseline: Mapping[str, Any], candidate: Mapping[str, Any]) -> bool:
+    """Whether each side holds one configuration: two runs, compared whatever their labels (`_pairs`)."""
+    return len(baseline) == 1 and len(candidate) == 1
 
-    A baseline JSON file holds metrics only: {}. A run's metrics.json: its run folder's.
 
-    Args:
-        path: The side, as given to `load_side`.
-        metrics_file: As `load_side`'s.
+def _pairs(baseline: Mapping[str, _V], candidate: Mapping[str, _V]) -> list[tuple[str, _V, _V | None]]:
+    """The configurations compared: (label, the baseline's, the candidate's or None when it has none).
+
+    One configuration on each side: compared whatever their labels (labelled as the baseline's); else matched by label.
     """
-    path = Path(path)
-    if path.is_file():
-        if not (metrics_file and path.name == METRICS_FILE and (path.parent / "manifest.json").is_file()):
-            return {}
-        return {"": run_provenance(load_run(path.parent))}
-    runs = [load_run(p) for p in find_runs([path])]
-    labels = run_labels(runs) if len(runs) > 1 else [""]
-    return {label: run_provenance(run) for label, run in zip(labels, runs, strict=True) if not run.failed}
+    if _one_each(baseline, candidate):
+        (label, base), cand = next(iter(baseline.items())), next(iter(candidate.values()))
+        return [(label, base, cand)]
+    return [(label, base, candidate.get(label)) for label, base in baseline.items()]
 
 
 def provenance_notes(
@@ -227,13 +225,10 @@ def provenance_notes(
     Only what both sides record is compared (a baseline JSON file records none of it).
 
     Args:
-        baseline: `side_provenance` of the baseline.
+        baseline: The baseline's `Side.provenance`.
         candidate: The same of the candidate.
     """
-    if len(baseline) == 1 and len(candidate) == 1:  # two runs: compared whatever their labels, as compare_sides does
-        pairs = [(next(iter(baseline.values())), next(iter(candidate.values())), "")]
-    else:
-        pairs = [(b, candidate[label], label) for label, b in baseline.items() if label in candidate]
+    pairs = [(b, c, label) for label, b, c in _pairs(baseline, candidate) if c is not None]
     notes = []
     for key, what in PROVENANCE.items():
         differ = [(label, b[key], c[key]) for b, c, label in pairs if key in b and key in c and b[key] != c[key]]
@@ -241,9 +236,35 @@ def provenance_notes(
             continue
         label, b, c = differ[0]
         where = f" in {len(differ)} of {len(pairs)} configurations" if len(pairs) > 1 else ""
-        example = f"{label + ': ' if label else ''}{b[:16]} in the baseline, {c[:16]} in the candidate"
+        named = f"{label}: " if label and len(pairs) > 1 else ""  # one pair: compared whatever its labels
+        example = f"{named}{b[:16]} in the baseline, {c[:16]} in the candidate"
         notes.append(f"the sides {what}{where} ({example}), so their metrics differ by it as well as by the change")
     return notes
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a comparison, read once (`read_side`): its metrics and the runs they came from, by label."""
+
+    metrics: dict[str, dict[str, Any]]  # as `load_side` gives them
+    runs: dict[str, RunData] = field(default_factory=dict)  # a folder's runs, by the same labels
+    run_folder: Path | None = None  # a run's metrics.json: its run folder, read only for its provenance
+
+    def provenance(self) -> dict[str, dict[str, str]]:
+        """What each configuration replayed and counted with (`PROVENANCE`), by label.
+
+        A baseline JSON file holds metrics only: {}. A run's metrics.json: its run folder's.
+        """
+        if self.run_folder is not None:
+            return {"": run_provenance(load_run(self.run_folder))}
+        return {label: run_provenance(run) for label, run in self.runs.items() if not run.failed}
+
+
+def labelled_runs(path: Path) -> dict[str, RunData]:
+    """The runs of a run or sweep folder, by configuration label ("" for a single run)."""
+    runs = [load_run(p) for p in find_runs([path])]
+    labels = run_labels(runs) if len(runs) > 1 else [""]
+    return dict(zip(labels, runs, strict=True))
 
 
 def load_side(path: Path | str, *, metrics_file: bool = False) -> dict[str, dict[str, Any]]:
@@ -256,30 +277,45 @@ def load_side(path: Path | str, *, metrics_file: bool = False) -> dict[str, dict
         path: A run folder, a sweep folder or a baseline JSON file (as `baseline_json` writes it).
         metrics_file: Also accept a run's metrics.json (a JSON object of metrics), as a candidate may be given.
     """
+    return read_side(path, metrics_file=metrics_file).metrics
+
+
+def read_side(path: Path | str, *, metrics_file: bool = False) -> Side:
+    """A side's metrics (`load_side`) and the runs they came from, each run read once.
+
+    Args:
+        path: As `load_side`'s.
+        metrics_file: As `load_side`'s.
+    """
     path = Path(path)
     if not path.exists():
         raise MemlabError(f"{path}: no such file or directory")
     if path.is_file():
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e:
-            raise MemlabError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
-        except (OSError, ValueError, RecursionError) as e:  # not UTF-8 (a ValueError), too deep, unreadable
-            raise MemlabError(f"{path}: cannot be read ({type(e).__name__}: {first_line(e)})") from None
-        if metrics_file and isinstance(data, dict) and not {"format", "runs"} & data.keys():
-            if data and all(k.startswith(LATENCY_PREFIX) for k in data):
-                raise MemlabError(f"{path}: holds only latencies (a run's latency.json? give its run directory)")
-            return {"": checked_metrics(str(path), data)}
-        return baseline_runs(path, data)
-    runs = [load_run(p) for p in find_runs([path])]
-    labels = run_labels(runs) if len(runs) > 1 else [""]
+        beside = metrics_file and path.name == METRICS_FILE and (path.parent / "manifest.json").is_file()
+        return Side(file_metrics(path, metrics_file=metrics_file), run_folder=path.parent if beside else None)
+    runs = labelled_runs(path)
     out = {}
-    for label, run in zip(labels, runs, strict=True):
+    for label, run in runs.items():
         error = run.error or {}
         if not run.failed and not run.metrics:
             raise MemlabError(f"{run.path / METRICS_FILE}: holds no metrics")
         out[label] = run.all_metrics() if not run.failed else {"error": f"{error.get('type')}: {error.get('message')}"}
-    return out
+    return Side(out, runs)
+
+
+def file_metrics(path: Path, *, metrics_file: bool) -> dict[str, dict[str, Any]]:
+    """The metrics per configuration label of a baseline JSON file (or, with `metrics_file`, of a metrics.json)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise MemlabError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
+    except (OSError, ValueError, RecursionError) as e:  # not UTF-8 (a ValueError), too deep, unreadable
+        raise MemlabError(f"{path}: cannot be read ({type(e).__name__}: {first_line(e)})") from None
+    if metrics_file and isinstance(data, dict) and not {"format", "runs"} & data.keys():
+        if data and all(k.startswith(LATENCY_PREFIX) for k in data):
+            raise MemlabError(f"{path}: holds only latencies (a run's latency.json? give its run directory)")
+        return {"": checked_metrics(str(path), data)}
+    return baseline_runs(path, data)
 
 
 def baseline_runs(path: Path, data: Any) -> dict[str, dict[str, Any]]:
@@ -415,10 +451,7 @@ def cache_notes(baseline: Mapping[str, Mapping[str, Any]], candidate: Mapping[st
         baseline: Metrics per configuration label (`load_side`).
         candidate: The same for the candidate.
     """
-    if len(baseline) == 1 and len(candidate) == 1:
-        pairs = [("", next(iter(baseline.values())), next(iter(candidate.values())))]
-    else:
-        pairs = [(label, base, candidate[label]) for label, base in baseline.items() if label in candidate]
+    pairs = [(label, b, c) for label, b, c in _pairs(baseline, candidate) if c is not None]
     differ = [(label, cached_calls_differ(b, c)) for label, b, c in pairs]
     differ = [(label, why) for label, why in differ if why]
     if not differ:
@@ -441,15 +474,8 @@ def compare_sides(
         candidate: The same for the candidate.
         rules: Tolerance and direction overrides (`load_rules`).
     """
-    pairs: list[tuple[str, Mapping[str, Any], Mapping[str, Any] | None]]
-    single = len(baseline) == 1 and len(candidate) == 1  # two runs: compare them whatever their labels
-    if single:
-        (only, first), (_, second) = next(iter(baseline.items())), next(iter(candidate.items()))
-        pairs = [(only, first, second)]
-    else:
-        pairs = [(label, base, candidate.get(label)) for label, base in baseline.items()]
     rows = []
-    for label, base, cand in pairs:
+    for label, base, cand in _pairs(baseline, candidate):
         if cand is None:
             rows.append(Row(label, "*", "present", None, "missing", "configuration not in candidate"))
             continue
@@ -472,7 +498,7 @@ def compare_sides(
         for name in sorted(set(cand) - set(base)):
             if not name.startswith(LATENCY_PREFIX) and not rule_for(name, rules).skip:
                 rows.append(Row(label, name, None, cand[name], "new", ""))
-    if not single:
+    if not _one_each(baseline, candidate):  # matched by label: the candidate's others are new
         for label in sorted(set(candidate) - set(baseline)):
             rows.append(Row(label, "*", None, "present", "new", "configuration not in baseline"))
     return rows

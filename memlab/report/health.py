@@ -32,6 +32,11 @@ def _count(metrics: Mapping[str, Any], name: str) -> int:
     return int(value) if isinstance(value, int | float) and value == value else 0
 
 
+def _answer_call_failures(metrics: Mapping[str, Any]) -> int:
+    """The answer calls that failed: answer.failures counts the judge's failed calls too (asked after an answer)."""
+    return _count(metrics, "answer.failures") - _count(metrics, "answer.judge.failures")
+
+
 def measurement_warnings(metrics: Mapping[str, Any]) -> list[str]:
     """One sentence per part of the run that measured nothing because all its model calls failed."""
     out = []
@@ -42,7 +47,7 @@ def measurement_warnings(metrics: Mapping[str, Any]) -> list[str]:
             "summaries and extraction are fallbacks, not the configured model's work"
         )
     asked, judged = _count(metrics, "answer.questions"), _count(metrics, "answer.judge.failures")
-    failed = _count(metrics, "answer.failures") - judged  # answer calls (a judge is asked only after an answer)
+    failed = _answer_call_failures(metrics)
     if asked and failed >= asked:
         out.append(
             f"every one of the {asked:,} answer calls failed (answer.failures = answer.questions): no answer was scored"
@@ -97,7 +102,7 @@ def unanswered_warnings(metrics: Mapping[str, Any]) -> list[str]:
     'questions.jsonl leaves out 2 of the '
     """
     asked = _count(metrics, "answer.questions")
-    failed = _count(metrics, "answer.failures") - _count(metrics, "answer.judge.failures")
+    failed = _answer_call_failures(metrics)
     if not failed:
         return []
     return [

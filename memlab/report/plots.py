@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import matplotlib
 
@@ -172,24 +172,37 @@ def prompt_curves_figure(
     if full_history:
         _full_history_lines(ax, curves, datasets or {})
     values = np.concatenate([line.get_ydata() for line in ax.get_lines()]) if ax.lines else np.array([])
-    positive = values[np.isfinite(values) & (values > 0)]
-    log = positive.size > 1 and positive.max() >= LOG_SPREAD * positive.min()
+    log = _log_axis(ax, "y", values)
     ax.set_xlabel("position in the dialogue (% of its calls)")
     ax.set_ylabel("prompt tokens" + (" (log scale)" if log else ""))
     ax.set_title("Prompt tokens per call (mean over dialogues)")
     ax.set_xlim(0, 100)
-    if log:
-        ax.set_yscale("log")
-        ax.set_ylim(positive.min() / 1.35, positive.max() * 1.35)
-        ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
-        ax.yaxis.set_minor_locator(NullLocator())
-    else:
+    if not log:
         ax.set_ylim(bottom=0)
     if ax.lines:
         _legend_below(ax, len(ax.lines))
     fixed_layout(fig)
     return fig
+
+
+def _log_axis(ax: plt.Axes, axis: Literal["x", "y"], values: np.ndarray) -> bool:
+    """Make `ax`'s `axis` logarithmic if the largest of the finite `values` above 0 is `LOG_SPREAD` times the
+    smallest, its ticks at 1, 2 and 5 of each decade, in thousands-separated tokens; whether it did."""
+    positive = values[np.isfinite(values) & (values > 0)]
+    if not (positive.size > 1 and positive.max() >= LOG_SPREAD * positive.min()):
+        return False
+    limits = (positive.min() / 1.35, positive.max() * 1.35)
+    if axis == "x":
+        ax.set_xscale("log")
+        ax.set_xlim(*limits)
+    else:
+        ax.set_yscale("log")
+        ax.set_ylim(*limits)
+    ticks = ax.xaxis if axis == "x" else ax.yaxis
+    ticks.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ticks.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    ticks.set_minor_locator(NullLocator())  # unlabelled minor ticks cost most of a log axis's layout
+    return True
 
 
 def short_label(label: str) -> str:
@@ -332,18 +345,11 @@ def pareto_figure(
             ax.scatter(xs[where], ys[where], s=size, color=colour, zorder=z, label=label, clip_on=False)
     order = np.argsort(xs[on])
     ax.step(xs[on][order], ys[on][order], where="post", color=PALETTE[0], linewidth=1.2, alpha=0.7)
-    finite = xs[np.isfinite(xs) & (xs > 0)]
-    log = finite.size > 1 and finite.max() >= LOG_SPREAD * finite.min()
+    log = _log_axis(ax, "x", xs)
     ax.set_xlabel(xlabel + (" (log scale)" if log else ""))
     ax.set_ylabel(ylabel)
     ax.set_title(f"{ylabel} vs {xlabel}")
-    if log:
-        ax.set_xscale("log")
-        ax.set_xlim(finite.min() / 1.35, finite.max() * 1.35)
-        ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
-        ax.xaxis.set_minor_locator(NullLocator())  # unlabelled minor ticks cost most of a log axis's layout
-    else:
+    if not log:
         ax.set_xlim(*_fitted(xs, floor=0.0))
     ax.set_ylim(*_fitted(ys, floor=0.0, ceiling=100.0))
     _legend_below(ax, len(ax.collections))  # outside the axes: inside, it lay on the front's line and points

@@ -171,6 +171,16 @@ def excluded_note(run: RunData, metrics: dict[str, Any]) -> str | None:
     )
 
 
+def section_note(run: RunData, metrics: dict[str, Any], title: str) -> str | None:
+    """The note under the report's metric section `title`, if it has one: the cache's under model calls
+    (`cache_note`), the questions left out under long-term memory (`excluded_note`)."""
+    if title == S_CALLS:
+        return cache_note(metrics)
+    if title == S_LONGTERM:
+        return excluded_note(run, metrics)
+    return None
+
+
 STAGE_COLUMNS = (
     "stage",
     "retrievals",
@@ -311,9 +321,7 @@ def run_report_md(run: RunData) -> str:
                 textwrap.fill(f"Zero or undefined in this run: {section.folded()}.", 110, break_on_hyphens=False),
                 "",
             ]
-        if section.title == S_CALLS and (note := cache_note(metrics)):
-            out += [note + ".", ""]
-        if section.title == S_LONGTERM and (note := excluded_note(run, metrics)):
+        if note := section_note(run, metrics, section.title):
             out += [textwrap.fill(note + ".", 110, break_on_hyphens=False), ""]
     cats = category_table(metrics)
     if not cats.empty:
@@ -374,7 +382,7 @@ def run_report_html(run: RunData) -> str:
     if sections:
         body.append('<h2>Metrics</h2><div class="grid2">')
         for s in sections:
-            note = {S_CALLS: cache_note(metrics), S_LONGTERM: excluded_note(run, metrics)}.get(s.title)
+            note = section_note(run, metrics, s.title)
             body.append(
                 f"<div><h3>{html.esc(s.title)}</h3>{html.table(s.table) if not s.table.empty else ''}"
                 + (f'<p class="muted">Zero or undefined in this run: {html.esc(s.folded())}.</p>' if s.folded() else "")

@@ -11,6 +11,7 @@ optuna (`n_trials`); for other sweepers only the jobs with a folder are known.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,4 +97,9 @@ def never_finished(folder: Path) -> tuple[int, ...]:
 def never_finished_note(folder: Path) -> str:
     """`memlab: FOLDER: job(s) N, M never finished`, the line the commands reading a sweep print ("" if none)."""
     missing = never_finished(folder)
-    return f"{folder}: job(s) {', '.join(map(str, missing))} never finished" if missing else ""
+    return f"{folder}: {job_numbers(missing)} never finished" if missing else ""
+
+
+def job_numbers(jobs: Sequence[int]) -> str:
+    """`job(s) 3, 5`: a sweep's jobs, as the commands name them."""
+    return f"job(s) {', '.join(map(str, jobs))}"

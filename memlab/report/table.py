@@ -1,9 +1,10 @@
-"""A run's tables as plain rows: the CSV and markdown pandas wrote for them, without importing pandas.
+"""A run's tables as plain rows: the CSV pandas wrote for them and a markdown of the same cells, without pandas.
 
 Importing pandas is ~0.35 CPU s, a seventh of a tiny run. A single run's files (calls.csv, questions.csv,
-latency.csv, report.md, report.html) are written from a `Table`, byte for byte as `pd.DataFrame(records)`
-wrote them: each column typed as pandas infers it from Python objects (`typed_column`), the cells written by
-the same `csv` module and the markdown by the same `tabulate` that `DataFrame.to_csv` and `to_markdown` call.
+latency.csv, report.md, report.html) are written from a `Table`: the CSV byte for byte as `pd.DataFrame(records)`
+wrote it, each column typed as pandas infers it from Python objects (`typed_column`) and the cells written by the
+same `csv` module `DataFrame.to_csv` calls; the markdown by the same `tabulate` that `to_markdown` calls, with its
+cells, but each shown as written (no number parsing) and its columns aligned by `markdown`.
 Multi-run reports (comparisons, sweeps, figures) still read runs with pandas: `Table.from_frame`, `frame`.
 
 >>> t = Table.from_records([{"a": 1, "b": "x,y"}, {"a": None}])

@@ -13,9 +13,16 @@ from memlab.cli import main
 
 def compare(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str]:
     """`memlab compare ARGS`: its exit status and what it printed."""
+    code, out, _ = compare_streams(capsys, *args)
+    return code, out
+
+
+def compare_streams(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
+    """`memlab compare ARGS`: its exit status, what it printed and what it said on stderr."""
     with pytest.raises(SystemExit) as exit_info:
         main(["compare", *map(str, args)])
-    return int(exit_info.value.code or 0), capsys.readouterr().out
+    captured = capsys.readouterr()
+    return int(exit_info.value.code or 0), captured.out, captured.err
 
 
 def edited_copy(run: Path, to: Path, file: str, **changes: float) -> Path:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -159,12 +160,18 @@ def test_runs_of_different_data_have_a_front_each_and_no_pick_across_them(tmp_pa
     assert "What to pick: these runs replayed different data" in md
 
 
+def _probed_and_unprobed(tmp_path: Path, make_run: Callable[..., Path]) -> tuple[Path, Path]:
+    """A run with probe questions (keep=0) and one on the same dialogues without any (keep=4: fewer tokens, its
+    evidence kept undefined)."""
+    probed = make_run(tmp_path / "probed", keep=0, dialogues=make_dialogues(2, 12))
+    bare = [dataclasses.replace(d, probes=()) for d in make_dialogues(2, 12)]
+    return probed, make_run(tmp_path / "unprobed", keep=4, dialogues=bare)
+
+
 def test_a_run_without_evidence_is_not_measured_rather_than_dominated(tmp_path: Path, make_run, memlab_cli) -> None:
     """The defect: a run whose evidence kept is undefined (tau-bench: no probe questions) was called "Dominated" though
     it sent fewer tokens, and the Pareto figure left it out without saying so."""
-    probed = make_run(tmp_path / "probed", keep=0, dialogues=make_dialogues(2, 12))
-    bare = [dataclasses.replace(d, probes=()) for d in make_dialogues(2, 12)]
-    unprobed = make_run(tmp_path / "unprobed", keep=4, dialogues=bare)
+    probed, unprobed = _probed_and_unprobed(tmp_path, make_run)
     assert memlab_cli("report", str(probed), str(unprobed), "-o", str(tmp_path / "cmp")) == 0
     table = pd.read_csv(tmp_path / "cmp" / "comparison.csv")
     assert table["tokens.prompt.mean"][1] < table["tokens.prompt.mean"][0]
@@ -236,9 +243,7 @@ def test_inline_code_of_the_findings_is_code_in_html(sweep_dir: Path, tmp_path: 
 def test_a_pareto_figure_of_one_point_shows_no_comparison_and_no_share_above_100(tmp_path: Path, make_run) -> None:
     """The defect: one plotted run (the other's evidence kept undefined) still had a "dominated" legend entry, and the
     share axis ran to 102.5% with ticks at 101 and 102."""
-    probed = make_run(tmp_path / "probed", keep=0, dialogues=make_dialogues(2, 12))
-    bare = [dataclasses.replace(d, probes=()) for d in make_dialogues(2, 12)]
-    unprobed = make_run(tmp_path / "unprobed", keep=4, dialogues=bare)
+    probed, unprobed = _probed_and_unprobed(tmp_path, make_run)
     frame = comparison_table([load_run(probed), load_run(unprobed)])
     assert frame["context.evidence_retention"][0] == 1.0
     (fig, caption), *_ = pareto_figures(frame)

@@ -8,10 +8,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from gate_cli import compare
+from gate_cli import compare, compare_streams, edited_copy
 from simulated_runs import job_dir
 
-from memlab.cli import main
 from memlab.errors import MemlabError
 from memlab.report.gate import compare_sides, load_rules, load_side
 
@@ -32,10 +31,8 @@ def test_identical_runs_pass_though_made_separately(make_run, tmp_path: Path, ca
 
 def test_planted_regression_fails_and_is_named(make_run, tmp_path: Path, capsys) -> None:
     base = make_run(tmp_path / "base", keep=6)
-    cand = tmp_path / "cand"
-    shutil.copytree(base, cand)
     retention = json.loads((base / "metrics.json").read_text())["context.evidence_retention"]
-    edit_json(cand / "metrics.json", **{"context.evidence_retention": retention - 0.1})
+    cand = edited_copy(base, tmp_path / "cand", "metrics.json", **{"context.evidence_retention": retention - 0.1})
     code, out = compare(capsys, base, cand)
     assert code == 1
     assert "context.evidence_retention" in out and "REGRESSION" in out and "FAIL" in out
@@ -55,14 +52,11 @@ def test_a_configuration_only_the_candidate_has_is_listed_beside_the_missing_one
 
 def test_improvement_passes_and_an_unexplained_change_fails(make_run, tmp_path: Path, capsys) -> None:
     base = make_run(tmp_path / "base", keep=6)
-    better, changed = tmp_path / "better", tmp_path / "changed"
-    shutil.copytree(base, better)
-    shutil.copytree(base, changed)
     mean = json.loads((base / "metrics.json").read_text())["tokens.prompt.mean"]
-    edit_json(better / "metrics.json", **{"tokens.prompt.mean": mean - 5})
+    better = edited_copy(base, tmp_path / "better", "metrics.json", **{"tokens.prompt.mean": mean - 5})
     code, out = compare(capsys, base, better)
     assert code == 0 and "improved" in out
-    edit_json(changed / "metrics.json", calls=1)
+    changed = edited_copy(base, tmp_path / "changed", "metrics.json", calls=1)
     code, out = compare(capsys, base, changed)
     assert code == 1 and "CHANGED" in out
 
@@ -70,14 +64,12 @@ def test_improvement_passes_and_an_unexplained_change_fails(make_run, tmp_path: 
 def test_latency_is_compared_as_a_ratio_to_the_same_run_reference(make_run, tmp_path: Path, capsys) -> None:
     base = make_run(tmp_path / "base", keep=6)
     edit_json(base / "latency.json", **{"latency.context.p95_us": 1000.0, "latency.reference_us": 5000.0})
-    slow_machine, slower_code = tmp_path / "slow_machine", tmp_path / "slower_code"
-    shutil.copytree(base, slow_machine)
-    shutil.copytree(base, slower_code)
     # everything 4x slower on a slower machine: same ratio, passes
-    edit_json(slow_machine / "latency.json", **{"latency.context.p95_us": 4000.0, "latency.reference_us": 20000.0})
+    machine = {"latency.context.p95_us": 4000.0, "latency.reference_us": 20000.0}
+    slow_machine = edited_copy(base, tmp_path / "slow_machine", "latency.json", **machine)
     assert compare(capsys, base, slow_machine)[0] == 0
     # the strategy 4x slower on the same machine: shown, and fails when latency is gated (--latency)
-    edit_json(slower_code / "latency.json", **{"latency.context.p95_us": 4000.0})
+    slower_code = edited_copy(base, tmp_path / "slower_code", "latency.json", **{"latency.context.p95_us": 4000.0})
     code, out = compare(capsys, base, slower_code)
     assert code == 0 and "slower" in out and "x4.00" in out and "not gated" in out
     code, out = compare(capsys, base, slower_code, "--latency")
@@ -113,23 +105,18 @@ def test_sweeps_compare_by_label_and_a_failed_config_fails(sweep_dir: Path, tmp_
 def test_update_refuses_a_failed_configuration_unless_asked(sweep_dir: Path, tmp_path: Path, capsys) -> None:
     """A failure written to the baseline would pass as long as it fails the same way: kept only by --keep-failed."""
     baseline = tmp_path / "baseline.json"
-    with pytest.raises(SystemExit) as exit_info:
-        main(["compare", str(baseline), str(sweep_dir), "--update"])
-    err = capsys.readouterr().err
+    code, _, err = compare_streams(capsys, baseline, sweep_dir, "--update")
     said = (
         f"memlab: error: {sweep_dir}: 1 configuration failed (context.keep=99 context.summarize=False); "
         f"{baseline} was not written (--keep-failed records failures in it)\n"
     )
-    assert exit_info.value.code == 2 and err == said and not baseline.exists()
+    assert code == 2 and err == said and not baseline.exists()
     failed_run = job_dir(sweep_dir, 4)  # one failed run: named by its folder
-    with pytest.raises(SystemExit) as exit_info:
-        main(["compare", str(baseline), str(failed_run), "--update"])
-    err = capsys.readouterr().err
-    assert exit_info.value.code == 2 and f"{failed_run}: the run failed; {baseline} was not written" in err
+    code, _, err = compare_streams(capsys, baseline, failed_run, "--update")
+    assert code == 2 and f"{failed_run}: the run failed; {baseline} was not written" in err
     assert not baseline.exists()
-    with pytest.raises(SystemExit) as exit_info:
-        main(["compare", str(baseline), str(sweep_dir), "--keep-failed"])
-    assert exit_info.value.code == 2 and "--keep-failed goes with --update" in capsys.readouterr().err
+    code, _, err = compare_streams(capsys, baseline, sweep_dir, "--keep-failed")
+    assert code == 2 and "--keep-failed goes with --update" in err
     assert compare(capsys, baseline, sweep_dir, "--update", "--keep-failed")[0] == 0
     recorded = json.loads(baseline.read_text())["runs"]["context.keep=99 context.summarize=False"]
     assert recorded == {"error": "FileNotFoundError: no such file: /nonexistent.json"}
@@ -204,18 +191,15 @@ def test_latencies_are_not_gated_where_the_sides_caches_answered_different_calls
         base / "latency.json",
         **{"latency.context.p95_us": 1000.0, "latency.reference_us": 5000.0, "latency.cached_calls": 3},
     )
-    warm = tmp_path / "warm"
-    shutil.copytree(base, warm)
-    edit_json(warm / "latency.json", **{"latency.context.p95_us": 4000.0, "latency.cached_calls": 16})
-    with pytest.raises(SystemExit) as exit_info:
-        main(["compare", str(base), str(warm), "--latency"])
-    captured = capsys.readouterr()
-    row = next(line for line in captured.out.splitlines() if "| latency.context.p95_us " in line)
-    assert exit_info.value.code == 0 and "| ungated " in row, captured.out
+    changes = {"latency.context.p95_us": 4000.0, "latency.cached_calls": 16}
+    warm = edited_copy(base, tmp_path / "warm", "latency.json", **changes)
+    code, out, err = compare_streams(capsys, base, warm, "--latency")
+    row = next(line for line in out.splitlines() if "| latency.context.p95_us " in line)
+    assert code == 0 and "| ungated " in row, out
     assert "regression: x4.00 relative to latency.reference_us; not gated: latency.cached_calls 3 vs 16" in row
-    assert captured.err.startswith(
+    assert err.startswith(
         "memlab: WARNING: the sides' caches answered different numbers of model calls (latency.cached_calls 3 vs 16)"
-    ), captured.err
+    ), err
     edit_json(warm / "latency.json", **{"latency.cached_calls": 3})  # the same calls cached: gated, as asked
     code, out = compare(capsys, base, warm, "--latency")
     assert code == 1 and "REGRESSION" in out

@@ -14,18 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gate_cli import compare_streams as compare
 
-from memlab.cli import main
 from memlab.report.gate import BASELINE_FORMAT, load_side
 
 BASELINES = Path(__file__).resolve().parents[2] / "experiments" / "baselines"
-
-
-def compare(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(["compare", *map(str, args)])
-    captured = capsys.readouterr()
-    return int(exit_info.value.code or 0), captured.out, captured.err
 
 
 def refused(capsys: pytest.CaptureFixture[str], *args: object) -> str:

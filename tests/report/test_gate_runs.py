@@ -17,10 +17,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from gate_cli import compare, edited_copy
+from gate_cli import compare, compare_streams, edited_copy
 
 import memlab
-from memlab.cli import main
 
 RUN = ("dataset.dialogues=1", "dataset.sessions=3", "longterm=chat", "sim.progress=false")
 UNCHANGED = 4
@@ -93,21 +92,13 @@ def test_a_directionless_total_fails_on_any_change(runs: dict[str, Path], tmp_pa
     assert code == 1 and "| tokens.full_history.total " in out and "CHANGED" in out
 
 
-def compare_err(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
-    """`memlab compare ARGS`: its exit status, what it printed and what it said on stderr."""
-    with pytest.raises(SystemExit) as exit_info:
-        main(["compare", *map(str, args)])
-    captured = capsys.readouterr()
-    return int(exit_info.value.code or 0), captured.out, captured.err
-
-
 def test_compare_warns_when_the_sides_replayed_other_data_or_counted_with_another_tokenizer(
     runs: dict[str, Path], tmp_path: Path, capsys
 ) -> None:
     """The defect: `memlab report` flagged runs of different data, `memlab compare` said nothing of it."""
-    code, _, err = compare_err(capsys, runs["0"], runs["1"])
+    code, _, err = compare_streams(capsys, runs["0"], runs["1"])
     assert code == 0 and err == ""  # same data, same tokenizer
-    err = compare_err(capsys, runs["jsonl"], runs["longer"])[2]  # two datasets: the system prompt one token longer
+    err = compare_streams(capsys, runs["jsonl"], runs["longer"])[2]  # two datasets: the system prompt one token longer
     said = "memlab: WARNING: the sides replayed different data (manifest.json's data_sha256"
     assert err.startswith(said) and "so their metrics differ by it as well as by the change" in err, err
     other = tmp_path / "other"
@@ -124,4 +115,4 @@ def test_compare_warns_when_the_sides_replayed_other_data_or_counted_with_anothe
     assert "gpt-4o-mini in the baseline, gpt-4 in the candidate" in warnings[0]
     baseline = tmp_path / "baseline.json"  # a baseline JSON holds metrics only: nothing to compare
     assert compare(capsys, baseline, runs["0"], "--update")[0] == 0
-    assert "WARNING" not in compare_err(capsys, baseline, other)[2]
+    assert "WARNING" not in compare_streams(capsys, baseline, other)[2]

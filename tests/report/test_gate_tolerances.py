@@ -12,9 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from gate_cli import compare, edited_copy
+from gate_cli import compare, compare_streams, edited_copy
 
-from memlab.cli import main
 from memlab.errors import MemlabError
 from memlab.report.gate import load_rules
 
@@ -88,10 +87,8 @@ def test_a_value_that_cannot_be_a_tolerance_is_one_line(
         load_rules(path)
     assert str(error.value).startswith(f"{path}: {said}"), error.value
     run = make_run(tmp_path / "run", keep=6)
-    with pytest.raises(SystemExit) as exit_info:
-        main(["compare", str(run), str(run), "--tolerances", str(path)])
-    captured = capsys.readouterr()
-    assert exit_info.value.code == 2 and captured.err == f"memlab: error: {error.value}\n" and captured.out == ""
+    code, out, err = compare_streams(capsys, run, run, "--tolerances", path)
+    assert code == 2 and err == f"memlab: error: {error.value}\n" and out == ""
 
 
 def test_a_ratio_to_no_metric_is_refused_and_a_ratio_that_cannot_be_computed_fails(
@@ -103,11 +100,9 @@ def test_a_ratio_to_no_metric_is_refused_and_a_ratio_that_cannot_be_computed_fai
     total = json.loads((base / "metrics.json").read_text())["tokens.prompt.total"]
     x10 = edited_copy(base, tmp_path / "x10", "metrics.json", **{"tokens.prompt.total": total * 10}) / "metrics.json"
     typo = tolerances(tmp_path, "{pattern: 'tokens.prompt.total', ratio_to: 'tokens.full_history.totl'}")
-    with pytest.raises(SystemExit) as exit_info:
-        main(["compare", str(base), str(x10), "--tolerances", str(typo), "--all"])
-    captured = capsys.readouterr()
+    code, out, err = compare_streams(capsys, base, x10, "--tolerances", typo, "--all")
     said = f"memlab: error: {typo}: rules[0].ratio_to='tokens.full_history.totl': no such metric"
-    assert exit_info.value.code == 2 and captured.err.startswith(said) and captured.out == "", captured
+    assert code == 2 and err.startswith(said) and out == "", (code, out, err)
     zero = tolerances(tmp_path, "{pattern: 'tokens.prompt.total', ratio_to: 'summary.count'}")  # 0 in both runs
     code, out = compare(capsys, base, x10, "--tolerances", zero, "--all")
     assert code == 1 and "| CHANGED " in row(out, "tokens.prompt.total"), out

@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -51,19 +52,6 @@ def test_latency_boxes_lay_out_every_stage_without_a_collapsed_axes(samples: dic
     assert pixels.shape[0] >= 100 * max(1, len(stages))  # one readable row per stage, not squeezed into one
 
 
-def _drawn(monkeypatch: pytest.MonkeyPatch) -> list[Figure]:
-    """The figures a report draws, kept for their axes when `plots.to_png` has turned them into PNG bytes."""
-    figures: list[Figure] = []
-    to_png = plots.to_png
-
-    def kept(fig: Figure) -> bytes:
-        figures.append(fig)
-        return to_png(fig)
-
-    monkeypatch.setattr(plots, "to_png", kept)
-    return figures
-
-
 def _prompt_axes(figures: list[Figure]) -> Axes:
     (ax,) = [f.axes[0] for f in figures if f.axes and f.axes[0].get_title().startswith("Prompt tokens per call")]
     return ax
@@ -75,7 +63,7 @@ def _compared(runs: list[Path], out: Path) -> str:
 
 
 def test_prompt_curves_of_a_sweep_are_on_a_log_axis_and_lines_that_coincide_stay_visible(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, drawn_figures: Callable[[], list[Figure]]
 ) -> None:
     """The defect: the full history set a linear y axis up to its last call's tokens, so windows of a few hundred
     tokens lay flat at its bottom, and two configurations sending the same prompts drew one line of two colours."""
@@ -84,7 +72,7 @@ def test_prompt_curves_of_a_sweep_are_on_a_log_axis_and_lines_that_coincide_stay
         write_run(tmp_path / f"{i}", keep=k, overrides=[f"context.keep={k}", f"tag={t}"])
         for i, (k, t) in enumerate(jobs)
     ]
-    figures = _drawn(monkeypatch)
+    figures = drawn_figures()
     _compared(runs, tmp_path / "cmp")
     ax = _prompt_axes(figures)
     assert ax.get_yscale() == "log" and ax.get_ylabel().endswith("(log scale)")
@@ -97,7 +85,9 @@ def test_prompt_curves_of_a_sweep_are_on_a_log_axis_and_lines_that_coincide_stay
     assert [str(line.get_label()) for line in lines if "(=" in str(line.get_label())] == [again.get_label()]
 
 
-def test_prompt_curves_draw_the_full_history_of_each_dataset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_prompt_curves_draw_the_full_history_of_each_dataset(
+    tmp_path: Path, drawn_figures: Callable[[], list[Figure]]
+) -> None:
     """The defect: runs on two datasets were drawn against the first run's full history only."""
     data = [make_dialogues(2, 40), make_dialogues(3, 24), make_dialogues(2, 40)]  # runs 0 and 2 share their data
     runs = []
@@ -107,7 +97,7 @@ def test_prompt_curves_draw_the_full_history_of_each_dataset(tmp_path: Path, mon
         manifest["data_sha256"] = data_hash(dialogues)  # as `memlab run` writes it
         (run / "manifest.json").write_text(json.dumps(manifest))
         runs.append(run)
-    figures = _drawn(monkeypatch)
+    figures = drawn_figures()
     page = _compared(runs, tmp_path / "cmp")
     ax = _prompt_axes(figures)
     full = [line for line in ax.get_lines() if str(line.get_label()).startswith("full history")]
@@ -123,10 +113,12 @@ def test_prompt_curves_draw_the_full_history_of_each_dataset(tmp_path: Path, mon
     assert "dashed: the whole history of each dataset, in the colour of the first configuration" in page
 
 
-def test_latency_whiskers_end_at_the_p95_the_tables_give(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_latency_whiskers_end_at_the_p95_the_tables_give(
+    tmp_path: Path, drawn_figures: Callable[[], list[Figure]]
+) -> None:
     """The defect: whiskers at 1.5 IQR with outliers hidden ended below the table's p95, and nothing said so."""
     run_dir = write_run(tmp_path / "run", keep=6, summarize=True)
-    figures = _drawn(monkeypatch)
+    figures = drawn_figures()
     run = load_run(run_dir)
     page = run_files(run)["report.html"]
     (fig,) = [f for f in figures if f.axes[-1].get_xlabel().startswith("µs per call")]

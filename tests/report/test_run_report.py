@@ -5,13 +5,13 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from matplotlib.figure import Figure
 from replays import SHARED_RUNS_GROUP
 
-from memlab.report import find_runs, load_run, plots, run_files
+from memlab.report import find_runs, load_run, run_files
 from memlab.report.run_report import category_table
 
 
@@ -151,11 +151,9 @@ def test_a_long_term_report_says_which_questions_its_overall_means_leave_out(con
     )
 
 
-def _bars_axes(run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[object, str]:
+def _bars_axes(run_dir: Path, drawn_figures: Callable[[], list[Figure]]) -> tuple[object, str]:
     """The per-category bar figure's axes of `run_dir`'s report.html, figures drawn, and the page."""
-    figures: list[Figure] = []
-    to_png = plots.to_png
-    monkeypatch.setattr(plots, "to_png", lambda fig: figures.append(fig) or to_png(fig))
+    figures = drawn_figures()
     run = load_run(run_dir)
     run.config["report"] = {"plots": True}  # the shared replay left its figures out (replays.NO_FIGURES)
     page = run_files(run)["report.html"]
@@ -165,17 +163,17 @@ def _bars_axes(run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[object, 
 
 @SHARED_RUNS_GROUP
 def test_a_long_term_reports_category_bars_are_titled_for_retrieval_too(
-    conv26_longterm_run: Path, make_run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    conv26_longterm_run: Path, make_run, tmp_path: Path, drawn_figures: Callable[[], list[Figure]]
 ) -> None:
     """The defect: recall@K and nDCG@10 bars were drawn under "What the context keeps" on an axis of "% of probes'
     evidence / answer words"; a run without long-term memory keeps that title and axis, which fit its bars."""
-    ax, page = _bars_axes(conv26_longterm_run, monkeypatch)
+    ax, page = _bars_axes(conv26_longterm_run, drawn_figures)
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert "ndcg@10" in legend and "recall@10" in legend and "evidence_retention" in legend
     assert ax.get_title() == "Retention and long-term retrieval, per question category"
     assert ax.get_ylabel() == "share or score (%)"
     assert "what long-term retrieval finds (recall@K: evidence in the top K memories; nDCG@10" in page
-    ax, _ = _bars_axes(make_run(tmp_path / "window", keep=6), monkeypatch)
+    ax, _ = _bars_axes(make_run(tmp_path / "window", keep=6), drawn_figures)
     assert not any(t.get_text().startswith(("recall", "ndcg")) for t in ax.get_legend().get_texts())
     assert (ax.get_title(), ax.get_ylabel()) == (
         "What the context keeps, per question category",

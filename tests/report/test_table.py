@@ -1,4 +1,5 @@
-"""A run's tables are written without pandas, byte for byte as pandas wrote them (pandas is the oracle here)."""
+"""A run's tables are written without pandas (pandas is the oracle here): the CSV byte for byte as pandas wrote it,
+the Markdown with pandas' cells (compared stripped of their padding) under an alignment row of its own."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ def _pandas_csv(frame: pd.DataFrame) -> str:
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_csv_and_markdown_are_pandas_bytes(seed: int) -> None:
+def test_csv_is_pandas_bytes_and_markdown_pandas_cells(seed: int) -> None:
     rng = random.Random(seed)
     records = _records(rng, rng.randint(0, 6))
     frame, table = pd.DataFrame(records), Table.from_records(records)
@@ -48,12 +49,22 @@ def _cells(line: str) -> list[str]:
     return [c.strip() for c in line.strip("|").split("|")]
 
 
-def test_markdown_shows_formatted_numbers_as_formatted() -> None:
+@pytest.mark.parametrize(
+    ("cells", "alignment"),
+    [
+        (["1,849", "591.0"], "|:---------|--------:|"),  # numbers right-aligned, as tabulate aligned them
+        (["$0.0751"], "|:---------|--------:|"),
+        (["13.5%"], "|:---------|--------:|"),
+        (["—", "1,849"], "|:---------|--------:|"),  # a gap among numbers
+        (["—", "—"], "|:---------|:--------|"),  # gaps only: text
+    ],
+)
+def test_markdown_shows_formatted_numbers_as_formatted(cells: list[str], alignment: str) -> None:
     """The defect: tabulate re-parsed the reports' text ("1,849" showed as 1849, "591.0" as 591)."""
-    table = Table.from_records([{"metric": "items", "value": "1,849"}, {"metric": "p95", "value": "591.0"}])
+    table = Table.from_records([{"metric": f"m{i}", "value": cell} for i, cell in enumerate(cells)])
     lines = table.to_markdown().splitlines()
-    assert lines[1] == "|:---------|--------:|"  # numbers right-aligned, as before
-    assert lines[2:] == ["| items    |   1,849 |", "| p95      |   591.0 |"]
+    assert lines[1] == alignment
+    assert [_cells(line) for line in lines[2:]] == [[f"m{i}", cell] for i, cell in enumerate(cells)]
 
 
 def test_named_columns_and_an_empty_table() -> None:
