@@ -149,25 +149,31 @@ def test_a_probe_id_another_line_has_is_refused(tmp_path: Path) -> None:
         load_jsonl(write(tmp_path / "default.jsonl", NURSE, default))
 
 
-def test_a_probe_id_of_the_same_line_says_which_of_the_two_is_a_default(tmp_path: Path) -> None:
+UNIQUE = "probe ids are unique in the file (questions.csv, questions.jsonl and retrievals.* name a question by it)"
+
+
+@pytest.mark.parametrize(
+    ("probes", "said"),
+    [
+        (
+            [{"question": "a", "id": "ana:q1"}, {"question": "b"}],
+            "probes[1]: its default id 'ana:q1' is taken by probes[0]'s given id; "
+            "give probes[1] an id of its own or probes[0] another",
+        ),
+        (
+            [{"question": "a"}, {"question": "b", "id": "ana:q0"}],
+            "probes[1].id: 'ana:q0' is also the default id of probes[0]; give probes[1] another id or probes[0] one",
+        ),
+    ],
+)
+def test_a_probe_id_of_the_same_line_says_which_of_the_two_is_a_default(
+    tmp_path: Path, probes: list[dict[str, str]], said: str
+) -> None:
     """The defect: a default id equal to a given one was blamed on ``probes[1].id``, a key probes[1] lacks."""
-    unique = "probe ids are unique in the file (questions.csv, questions.jsonl and retrievals.* name a question by it)"
-    default = {**CHAT, "id": "ana", "probes": [{"question": "a", "id": "ana:q1"}, {"question": "b"}]}
-    path = write(tmp_path / "default.jsonl", default)
+    path = write(tmp_path / "probes.jsonl", {**CHAT, "id": "ana", "probes": probes})
     with pytest.raises(DatasetError) as e:
         load_jsonl(path)
-    assert str(e.value) == (
-        f"{path}:1: probes[1]: its default id 'ana:q1' is taken by probes[0]'s given id; "
-        f"give probes[1] an id of its own or probes[0] another; {unique}"
-    )
-    given = {**CHAT, "id": "ana", "probes": [{"question": "a"}, {"question": "b", "id": "ana:q0"}]}
-    path = write(tmp_path / "given.jsonl", given)
-    with pytest.raises(DatasetError) as e:
-        load_jsonl(path)
-    assert str(e.value) == (
-        f"{path}:1: probes[1].id: 'ana:q0' is also the default id of probes[0]; "
-        f"give probes[1] another id or probes[0] one; {unique}"
-    )
+    assert str(e.value) == f"{path}:1: {said}; {UNIQUE}"
 
 
 def test_every_output_names_a_question_by_the_same_id(tmp_path: Path) -> None:
