@@ -363,7 +363,7 @@ def _report(argv: list[str]) -> int:
     from memlab.naming import MULTIRUN_FILE
     from memlab.report import find_runs, load_run, run_files
     from memlab.report.comparison import cautions, sweep_title, write_comparison
-    from memlab.report.sweep import never_finished_note
+    from memlab.report.sweep import never_finished_note, stopped_note
 
     parser = argparse.ArgumentParser(prog="memlab report", description="Rebuild reports from run directories.")
     parser.add_argument("dirs", nargs="+", type=Path, help="run directories or sweep directories")
@@ -371,9 +371,9 @@ def _report(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     runs = [load_run(p) for p in find_runs(args.dirs)]
     for folder in args.dirs:
-        note = never_finished_note(folder)
-        if note:
-            print(f"memlab: {note}", file=sys.stderr)
+        for note in (never_finished_note(folder), stopped_note(folder)):
+            if note:
+                print(f"memlab: {note}", file=sys.stderr)
     if len(args.dirs) == 1 and len(runs) == 1 and runs[0].path == args.dirs[0]:
         run = runs[0]
         if run.failed:  # no metrics, no report: a comparison of it would be one failed row
@@ -404,13 +404,14 @@ def _warn(note: str) -> None:
 
 
 def _warn_unfinished(folders: Sequence[Path], what: str) -> None:
-    """Warn of each sweep among `folders` whose jobs never finished: their configurations are not `what` (compared)."""
-    from memlab.report.sweep import never_finished_note
+    """Warn of each sweep among `folders` whose jobs never finished or stopped at a checkpoint: their configurations
+    are not `what` (compared)."""
+    from memlab.report.sweep import never_finished_note, stopped_note
 
     for folder in folders:
-        note = never_finished_note(folder)
-        if note:
-            _warn(f"{note}: their configurations are not {what}")
+        for note in (never_finished_note(folder), stopped_note(folder)):
+            if note:
+                _warn(f"{note}: their configurations are not {what}")
 
 
 def _compare(argv: list[str]) -> int:
@@ -427,7 +428,7 @@ def _compare(argv: list[str]) -> int:
         provenance_notes,
         read_side,
     )
-    from memlab.report.sweep import never_finished_note
+    from memlab.report.sweep import never_finished_note, stopped_note
 
     parser = argparse.ArgumentParser(
         prog="memlab compare", description="Compare a candidate's metrics with a baseline's; exit 1 on a regression."
@@ -456,12 +457,7 @@ def _compare(argv: list[str]) -> int:
     rules = load_rules(args.tolerances) + ([LATENCY_GATE] if args.latency else [])
     if args.keep_failed and not args.update:
         raise MemlabError("--keep-failed goes with --update (it says what the baseline written may hold)")
-    candidate_side = read_side(args.candidate, metrics_file=True)
-    baseline_side = None if args.update else read_side(args.baseline)
-    candidate = candidate_side.metrics
-    baseline = None if baseline_side is None else baseline_side.metrics
-    check_ratio_targets(rules, candidate, *([] if baseline is None else [baseline]))
-    if args.update:
+    if args.update:  # before reading: a sweep of checkpoints alone reads as no sweep at all
         if args.baseline.is_dir():
             raise MemlabError(f"--update writes a baseline JSON file; {args.baseline} is a directory")
         unfinished = never_finished_note(args.candidate)
@@ -470,6 +466,20 @@ def _compare(argv: list[str]) -> int:
                 f"{unfinished} (killed, or not started); {args.baseline} was not written "
                 "(run the sweep to its end, into a new hydra.sweep.dir)"
             )
+        stopped = stopped_note(args.candidate)
+        if stopped:  # the same: a checkpoint has no metrics to gate
+            raise MemlabError(
+                f"{stopped} (a checkpoint, no metrics); {args.baseline} was not written "
+                "(resume them: the same sweep with sim.resume=true, into a new hydra.sweep.dir)"
+            )
+    else:
+        _warn_unfinished([args.baseline, args.candidate], "compared")  # those jobs' configurations: in neither side
+    candidate_side = read_side(args.candidate, metrics_file=True)
+    baseline_side = None if args.update else read_side(args.baseline)
+    candidate = candidate_side.metrics
+    baseline = None if baseline_side is None else baseline_side.metrics
+    check_ratio_targets(rules, candidate, *([] if baseline is None else [baseline]))
+    if args.update:
         broken = failed_configurations(candidate)
         if broken and not args.keep_failed:
             which = (
@@ -481,11 +491,10 @@ def _compare(argv: list[str]) -> int:
                 f"{args.candidate}: {which}; {args.baseline} was not written (--keep-failed records failures in it)"
             )
         args.baseline.parent.mkdir(parents=True, exist_ok=True)
-        args.baseline.write_text(baseline_json(candidate, rules), encoding="utf-8")
+        args.baseline.write_text(baseline_json(candidate, rules, candidate_side.provenance()), encoding="utf-8")
         print(f"memlab: baseline {args.baseline} updated from {args.candidate}")
         return 0
     assert baseline_side is not None and baseline is not None
-    _warn_unfinished([args.baseline, args.candidate], "compared")  # those jobs' configurations: in neither side
     rows = compare_sides(baseline, candidate, rules)
     # the table's reader is told before it; --format json carries them too
     warnings = provenance_notes(baseline_side.provenance(), candidate_side.provenance())

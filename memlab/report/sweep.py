@@ -100,6 +100,13 @@ def never_finished_note(folder: Path) -> str:
     return f"{folder}: {job_numbers(missing)} never finished" if missing else ""
 
 
+def stopped_note(folder: Path) -> str:
+    """`FOLDER: job(s) N stopped at sim.stop_after_session` ("" if none): jobs that left a checkpoint, no metrics,
+    so their configurations are as absent from the sweep as those of jobs that never finished."""
+    stopped = sweep_jobs(folder).stopped if (folder / MULTIRUN_FILE).is_file() else ()
+    return f"{folder}: {job_numbers(stopped)} stopped at sim.stop_after_session" if stopped else ""
+
+
 def job_numbers(jobs: Sequence[int]) -> str:
     """`job(s) 3, 5`: a sweep's jobs, as the commands name them."""
     return f"job(s) {', '.join(map(str, jobs))}"

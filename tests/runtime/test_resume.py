@@ -300,10 +300,11 @@ SWEEP = ("-m", "context=trim,sliding_window")
 
 
 def test_a_stopped_sweep_resumes_each_job_from_its_own_checkpoint(
-    tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]]
+    tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]], capfd: pytest.CaptureFixture[str]
 ) -> None:
     """Every job has the sweep's name: each stop overwrote the last job's checkpoint, and the resumed job 0 took
-    job 1's (wrong metrics, exit 0); the stop said "results in" folders that do not exist, then exited 1."""
+    job 1's (wrong metrics, exit 0); the stop said "results in" folders that do not exist, then exited 1. A
+    stopped sweep is no baseline: `compare --update` wrote one with none of its configurations."""
     store = ("store=sqlite", f"store.path={tmp_path / 'db.sqlite'}")
     assert memlab_run_err(*SWEEP, *RUN, f"hydra.sweep.dir={tmp_path / 'whole'}")[0] == 0
     status, err = memlab_run_err(*SWEEP, *RUN, *store, "sim.stop_after_session=3", f"hydra.sweep.dir={tmp_path / 's'}")
@@ -312,6 +313,15 @@ def test_a_stopped_sweep_resumes_each_job_from_its_own_checkpoint(
         assert f"memlab: job {job} stopped after session 3; checkpoint 'memlab-checkpoint:default[" in err, err
         assert f"context={context}" in err
     assert "job(s) 0, 1 stopped at sim.stop_after_session" in err, err
+    # a checkpoint has no metrics: no baseline of the stopped sweep (it was written with no configuration in it)
+    stopped, baseline = tmp_path / "s", tmp_path / "baseline.json"
+    capfd.readouterr()
+    assert memlab_main("compare", str(baseline), str(stopped), "--update") == 2 and not baseline.exists()
+    said = f"memlab: error: {stopped}: job(s) 0, 1 stopped at sim.stop_after_session (a checkpoint, no metrics); "
+    assert capfd.readouterr().err.startswith(said)
+    memlab_main("compare", str(tmp_path / "whole"), str(stopped))
+    said = f"memlab: WARNING: {stopped}: job(s) 0, 1 stopped at sim.stop_after_session: their configurations are not"
+    assert said in capfd.readouterr().err
     status, err = memlab_run_err(*SWEEP, *RUN, *store, "sim.resume=true", f"hydra.sweep.dir={tmp_path / 'r'}")
     assert status == 0, err
     for job in ("0_context=trim", "1_context=sliding_window"):
