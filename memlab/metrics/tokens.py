@@ -30,8 +30,9 @@ def token_metrics(calls: Sequence[CallRecord]) -> dict[str, float | int | None]:
     `tokens.saved_ratio` = 1 - prompt / full-history tokens over all calls: the prompt tokens the
     strategy saved, not counting what its own model calls spent (`net_saved_ratio` does).
 
-    A run without calls has no prompt to average: `tokens.prompt.mean` and `.p95` are None (null in
-    metrics.json), as is `tokens.saved_ratio` without full-history tokens; counts and totals are 0.
+    A run without calls has no prompt to average: `tokens.prompt.mean`, `.p95` and `.max` are None (null in
+    metrics.json; a 0 read as the smallest largest prompt, a win at the gate), as is `tokens.saved_ratio` without
+    full-history tokens; counts and totals are 0.
 
     Args:
         calls: The run's call records.
@@ -43,7 +44,7 @@ def token_metrics(calls: Sequence[CallRecord]) -> dict[str, float | int | None]:
             "calls": 0,
             "tokens.prompt.mean": None,
             "tokens.prompt.p95": None,
-            "tokens.prompt.max": 0,
+            "tokens.prompt.max": None,
             "tokens.prompt.total": 0,
             "tokens.completion.total": 0,
             "tokens.full_history.total": 0,

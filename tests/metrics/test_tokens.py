@@ -25,7 +25,13 @@ def test_prompt_statistics_and_saved_ratio() -> None:
     assert m["tokens.saved_ratio"] == 1 - 100 / 300
 
 
-UNDEFINED_WITHOUT_CALLS = ("tokens.prompt.mean", "tokens.prompt.p95", "tokens.saved_ratio", "tokens.net_saved_ratio")
+UNDEFINED_WITHOUT_CALLS = (
+    "tokens.prompt.mean",
+    "tokens.prompt.p95",
+    "tokens.prompt.max",
+    "tokens.saved_ratio",
+    "tokens.net_saved_ratio",
+)
 
 
 def test_no_calls_gives_zero_counts_and_undefined_means() -> None:
