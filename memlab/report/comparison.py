@@ -140,21 +140,22 @@ def inert_parameters(runs: Sequence[RunData]) -> list[str]:
     return inert
 
 
-def pareto_front(cost: Sequence[float], quality: Sequence[float]) -> list[bool]:
-    """Which points no other point dominates (cost no higher and quality no lower, one strictly).
+def pareto_front(cost: Sequence[float], quality: Sequence[float]) -> list[bool | None]:
+    """Which points no other point dominates (cost no higher and quality no lower, one strictly); None for a point
+    without cost or quality (not measured: neither on the front nor dominated, an empty cell in comparison.csv).
 
     Args:
         cost: Each point's cost (lower is better).
         quality: Each point's quality (higher is better).
 
-    >>> pareto_front([10, 20, 30, 15], [0.5, 0.9, 0.8, 0.4])
-    [True, True, False, False]
+    >>> pareto_front([10, 20, 30, 15, 5], [0.5, 0.9, 0.8, 0.4, None])
+    [True, True, False, False, None]
     """
     points = list(zip(cost, quality, strict=True))
-    front = []
+    front: list[bool | None] = []
     for i, (c, q) in enumerate(points):
         if is_missing(c) or is_missing(q):
-            front.append(False)
+            front.append(None)
             continue
         dominated = any(
             (c2 <= c and q2 >= q and (c2 < c or q2 > q))
@@ -193,10 +194,9 @@ def comparison_table(runs: Sequence[RunData]) -> pd.DataFrame:
         if (
             metric in frame and TOKENS in frame
         ):  # a front per dataset: tokens and retention of other data do not compare
-            frame[column] = False
+            frame[column] = pd.array([None] * len(frame), dtype="boolean")
             for _, group in frame.groupby(DATA, sort=False):
                 frame.loc[group.index, column] = pareto_front(group[TOKENS].tolist(), group[metric].tolist())
-            frame[column] = frame[column].astype(bool)
     return frame
 
 
@@ -244,7 +244,9 @@ def _display(frame: pd.DataFrame, *, html_badges: bool = False) -> pd.DataFrame:
 
 def _pareto_cell(frame: pd.DataFrame, i: Any, fronts: Sequence[str]) -> str:
     """The fronts row `i` is on, or NOT_MEASURED when it measures none of their metrics (neither on nor off one)."""
-    on = [c.split(".", 1)[1].replace("evidence_", "") for c in fronts if bool(frame.loc[i, c])]
+    on = [
+        c.split(".", 1)[1].replace("evidence_", "") for c in fronts if frame.loc[i, c] is not pd.NA and frame.loc[i, c]
+    ]
     measured = [m for m in QUALITY if _front_column(m) in fronts and not is_missing(frame.loc[i, m])]
     if not on and not measured and frame.loc[i, "status"] == "ok":
         return NOT_MEASURED

@@ -45,7 +45,7 @@ def test_pareto_front_matches_brute_force(points: list[tuple[int, int]]) -> None
 
 
 def test_pareto_front_skips_undefined_points() -> None:
-    assert pareto_front([1.0, 2.0, float("nan")], [None, 0.5, 0.9]) == [False, True, False]  # type: ignore[list-item]
+    assert pareto_front([1.0, 2.0, float("nan")], [None, 0.5, 0.9]) == [None, True, None]  # type: ignore[list-item]
 
 
 def test_labels_keep_only_what_differs() -> None:
@@ -170,12 +170,15 @@ def _probed_and_unprobed(tmp_path: Path, make_run: Callable[..., Path]) -> tuple
 
 def test_a_run_without_evidence_is_not_measured_rather_than_dominated(tmp_path: Path, make_run, memlab_cli) -> None:
     """The defect: a run whose evidence kept is undefined (tau-bench: no probe questions) was called "Dominated" though
-    it sent fewer tokens, and the Pareto figure left it out without saying so."""
+    it sent fewer tokens, and the Pareto figure left it out without saying so; comparison.csv said it was off the
+    front (False)."""
     probed, unprobed = _probed_and_unprobed(tmp_path, make_run)
     assert memlab_cli("report", str(probed), str(unprobed), "-o", str(tmp_path / "cmp")) == 0
     table = pd.read_csv(tmp_path / "cmp" / "comparison.csv")
     assert table["tokens.prompt.mean"][1] < table["tokens.prompt.mean"][0]
     assert pd.isna(table["context.evidence_retention"][1])
+    front = table["pareto.evidence_retention"]
+    assert front[0] and pd.isna(front[1])  # not on the front nor off it: an empty cell, not False
     md = (tmp_path / "cmp" / "comparison.md").read_text()
     assert "Dominated" not in md
     said = "evidence kept not measured, so neither on its Pareto front nor dominated (left out of its figure): #1."
