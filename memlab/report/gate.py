@@ -222,7 +222,7 @@ def provenance_notes(
 ) -> list[str]:
     """What the two sides did not share (`PROVENANCE`), per configuration compared: their metrics differ by it too.
 
-    Only what both sides record is compared (a baseline JSON file records none of it).
+    Only what both sides record is compared (a baseline JSON file written before `--update` recorded it has none).
 
     Args:
         baseline: The baseline's `Side.provenance`.
@@ -249,14 +249,18 @@ class Side:
     metrics: dict[str, dict[str, Any]]  # as `load_side` gives them
     runs: dict[str, RunData] = field(default_factory=dict)  # a folder's runs, by the same labels
     run_folder: Path | None = None  # a run's metrics.json: its run folder, read only for its provenance
+    recorded: dict[str, dict[str, str]] = field(default_factory=dict)  # a baseline file's own `provenance`
 
     def provenance(self) -> dict[str, dict[str, str]]:
         """What each configuration replayed and counted with (`PROVENANCE`), by label.
 
-        A baseline JSON file holds metrics only: {}. A run's metrics.json: its run folder's.
+        A baseline JSON file: what `--update` recorded in it ({} for a file written before it recorded any). A run's
+        metrics.json: its run folder's.
         """
         if self.run_folder is not None:
             return {"": run_provenance(load_run(self.run_folder))}
+        if self.recorded:
+            return self.recorded
         return {label: run_provenance(run) for label, run in self.runs.items() if not run.failed}
 
 
@@ -292,7 +296,8 @@ def read_side(path: Path | str, *, metrics_file: bool = False) -> Side:
         raise MemlabError(f"{path}: no such file or directory")
     if path.is_file():
         beside = metrics_file and path.name == METRICS_FILE and (path.parent / "manifest.json").is_file()
-        return Side(file_metrics(path, metrics_file=metrics_file), run_folder=path.parent if beside else None)
+        metrics, recorded = file_metrics(path, metrics_file=metrics_file)
+        return Side(metrics, run_folder=path.parent if beside else None, recorded=recorded)
     runs = labelled_runs(path)
     out = {}
     for label, run in runs.items():
@@ -303,8 +308,9 @@ def read_side(path: Path | str, *, metrics_file: bool = False) -> Side:
     return Side(out, runs)
 
 
-def file_metrics(path: Path, *, metrics_file: bool) -> dict[str, dict[str, Any]]:
-    """The metrics per configuration label of a baseline JSON file (or, with `metrics_file`, of a metrics.json)."""
+def file_metrics(path: Path, *, metrics_file: bool) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, str]]]:
+    """The metrics per configuration label of a baseline JSON file (or, with `metrics_file`, of a metrics.json), and
+    the provenance the baseline recorded per label ({} for a metrics.json or a baseline without it)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
@@ -314,8 +320,26 @@ def file_metrics(path: Path, *, metrics_file: bool) -> dict[str, dict[str, Any]]
     if metrics_file and isinstance(data, dict) and not {"format", "runs"} & data.keys():
         if data and all(k.startswith(LATENCY_PREFIX) for k in data):
             raise MemlabError(f"{path}: holds only latencies (a run's latency.json? give its run directory)")
-        return {"": checked_metrics(str(path), data)}
-    return baseline_runs(path, data)
+        return {"": checked_metrics(str(path), data)}, {}
+    runs = baseline_runs(path, data)
+    return runs, baseline_provenance(path, data, runs)
+
+
+def baseline_provenance(path: Path, data: Mapping[str, Any], runs: Mapping[str, Any]) -> dict[str, dict[str, str]]:
+    """The `provenance` object of baseline file `path` (per label, `PROVENANCE` keys to strings); {} when absent."""
+    recorded = data.get("provenance", {})
+    where = f"{path}: provenance"
+    if not isinstance(recorded, dict):
+        raise MemlabError(f"{where}: expected an object of configurations, got {json.dumps(recorded)[:60]}")
+    for label, values in recorded.items():
+        if label not in runs:
+            raise MemlabError(f"{where}[{json.dumps(label)}]: no such configuration in 'runs'")
+        if not isinstance(values, dict) or not all(k in PROVENANCE and isinstance(v, str) for k, v in values.items()):
+            raise MemlabError(
+                f"{where}[{json.dumps(label)}]: expected strings for {', '.join(PROVENANCE)}, got "
+                f"{json.dumps(values)[:60]}"
+            )
+    return {label: dict(values) for label, values in recorded.items()}
 
 
 def baseline_runs(path: Path, data: Any) -> dict[str, dict[str, Any]]:
@@ -553,10 +577,17 @@ def failed_configurations(side: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return [label for label, metrics in side.items() if "error" in metrics]
 
 
-def baseline_json(side: Mapping[str, Mapping[str, Any]], rules: Sequence[Override]) -> str:
-    """The committed form of a baseline: deterministic metrics only (no latency), per configuration."""
+def baseline_json(
+    side: Mapping[str, Mapping[str, Any]],
+    rules: Sequence[Override],
+    provenance: Mapping[str, Mapping[str, str]] | None = None,
+) -> str:
+    """The committed form of a baseline: deterministic metrics only (no latency), per configuration, and what each
+    replayed and counted with (`PROVENANCE`, when given), so that a compare against the file warns as one against
+    the folder would."""
     runs = {
         label: {k: v for k, v in metrics.items() if not k.startswith(LATENCY_PREFIX) and not rule_for(k, rules).skip}
         for label, metrics in side.items()
     }
-    return canonical_json({"format": BASELINE_FORMAT, "runs": runs})
+    recorded = {label: dict(values) for label, values in (provenance or {}).items() if label in runs and values}
+    return canonical_json({"format": BASELINE_FORMAT, "runs": runs, **({"provenance": recorded} if recorded else {})})

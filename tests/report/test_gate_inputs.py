@@ -60,6 +60,15 @@ NOT_BASELINES: dict[str, tuple[Callable[[dict[str, Any]], Any], str]] = {
         'runs[""]: calls: expected a number or null, got "3"',
     ),
     "a list": (lambda b: [b], "not a memlab baseline: expected a JSON object"),
+    "provenance a list": (lambda b: {**b, "provenance": []}, "provenance: expected an object of configurations"),
+    "provenance of no run": (
+        lambda b: {**b, "provenance": {"other": {}}},
+        "provenance[\"other\"]: no such configuration in 'runs'",
+    ),
+    "provenance unknown key": (
+        lambda b: {**b, "provenance": {"": {"seed": "1"}}},
+        'provenance[""]: expected strings for data_sha256, tokenizer, pricing.model, got {"seed": "1"}',
+    ),
 }
 
 

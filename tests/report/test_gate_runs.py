@@ -95,7 +95,8 @@ def test_a_directionless_total_fails_on_any_change(runs: dict[str, Path], tmp_pa
 def test_compare_warns_when_the_sides_replayed_other_data_or_counted_with_another_tokenizer(
     runs: dict[str, Path], tmp_path: Path, capsys
 ) -> None:
-    """The defect: `memlab report` flagged runs of different data, `memlab compare` said nothing of it."""
+    """The defect: `memlab report` flagged runs of different data, `memlab compare` said nothing of it, nor against
+    a baseline file (it recorded none of it)."""
     code, _, err = compare_streams(capsys, runs["0"], runs["1"])
     assert code == 0 and err == ""  # same data, same tokenizer
     err = compare_streams(capsys, runs["jsonl"], runs["longer"])[2]  # two datasets: the system prompt one token longer
@@ -113,6 +114,12 @@ def test_compare_warns_when_the_sides_replayed_other_data_or_counted_with_anothe
         "the sides priced tokens at different models",
     ], warnings
     assert "gpt-4o-mini in the baseline, gpt-4 in the candidate" in warnings[0]
-    baseline = tmp_path / "baseline.json"  # a baseline JSON holds metrics only: nothing to compare
+    baseline = tmp_path / "baseline.json"  # a baseline JSON records what its run replayed and counted with
     assert compare(capsys, baseline, runs["0"], "--update")[0] == 0
+    assert compare_streams(capsys, baseline, runs["1"])[2] == ""
+    err = compare_streams(capsys, baseline, other)[2]  # it warned of nothing: the file held metrics only
+    assert "different tokenizers" in err and "gpt-4o-mini in the baseline, gpt-4 in the candidate" in err, err
+    data = json.loads(baseline.read_text())  # one written before it recorded any: nothing to compare
+    del data["provenance"]
+    baseline.write_text(json.dumps(data))
     assert "WARNING" not in compare_streams(capsys, baseline, other)[2]
