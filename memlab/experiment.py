@@ -759,7 +759,7 @@ def _replay_and_publish(
         unanswered_warnings,
         unpriced_warnings,
     )
-    from memlab.report.rundata import ERROR_FILE, METRICS_FILE
+    from memlab.report.rundata import METRICS_FILE, RESULT_FILES
 
     manifest = {
         "name": cfg.name,
@@ -807,7 +807,7 @@ def _replay_and_publish(
     files["run.log"] = log_text.getvalue()
     if profile is not None:
         files["profile.txt"] = profile.getvalue()
-    out = publish(Path(run_dir), files, replace=(ERROR_FILE,))
+    out = publish(Path(run_dir), files, replace=RESULT_FILES)
     metrics = json.loads(files[METRICS_FILE])  # what metrics.json holds, rounded as there
     record_run(
         logger, FinishedRun(out, cfg.name, now(), tuple(overrides), metrics, run.config, run.manifest, tuple(files))

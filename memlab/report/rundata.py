@@ -47,6 +47,33 @@ LATENCY_FILE = "latency.json"
 RETRIEVALS_FILE = "retrievals.jsonl"
 ERROR_FILE = "error.json"
 STOPPED_FILE = "stopped.json"  # a sweep job stopped at sim.stop_after_session: its checkpoint, no run
+# Every file memlab writes into a run folder (a run's, a failed or stopped job's marker, a comparison written into
+# it): a new run published into a reused folder drops them all, whether it writes each again or not, so that no
+# retrievals.jsonl or questions.jsonl of an earlier run sits beside its metrics.json (`memlab.rundir.publish`).
+RESULT_FILES = frozenset(
+    {
+        METRICS_FILE,
+        LATENCY_FILE,
+        RETRIEVALS_FILE,
+        ERROR_FILE,
+        STOPPED_FILE,
+        "calls.csv",
+        "questions.csv",
+        "questions.jsonl",
+        "latency.csv",
+        "manifest.json",
+        "config.yaml",
+        "run.log",
+        "profile.txt",
+        "report.md",
+        "report.html",
+        "retrievals.trec",
+        "retrievals.qrels",
+        "comparison.csv",
+        "comparison.md",
+        "comparison.html",
+    }
+)
 CALL_COLUMNS = (
     "dialogue",
     "session",

@@ -136,6 +136,23 @@ def test_a_file_where_the_run_would_go_is_refused_before_anything_is_read(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"] and notes.read_text() == "mine"
 
 
+def test_a_run_into_a_used_folder_keeps_no_result_of_the_run_before(
+    tmp_path: Path, make_config: Callable[..., Any]
+) -> None:
+    """The defect: only error.json was dropped, so a run without long-term memory published beside the retrievals
+    (and questions.jsonl) of the long-term run before it, and `memlab report` of it showed their re-ranking stages.
+    The run's store file is still carried over."""
+    folder = tmp_path / "run"
+    store = ("store=sqlite", f"store.path={folder / 'memlab.sqlite'}")
+    first = make_config("debug=default", NO_FIGURES, "longterm=chat", "eval.answers=true", *store)
+    written = set(os.listdir(run_experiment(first, folder).run_dir))
+    assert {"retrievals.jsonl", "retrievals.trec", "retrievals.qrels", "questions.jsonl", "memlab.sqlite"} <= written
+    run_experiment(make_config("debug=default", NO_FIGURES, *store), folder)
+    alone = run_experiment(make_config("debug=default", NO_FIGURES), tmp_path / "alone").run_dir
+    assert sorted(os.listdir(folder)) == sorted([*os.listdir(alone), "memlab.sqlite"])
+    assert (folder / "metrics.json").read_bytes() == (alone / "metrics.json").read_bytes()
+
+
 def test_a_run_into_a_link_fills_the_folder_it_names(tmp_path: Path, make_config: Callable[..., Any]) -> None:
     (tmp_path / "real").mkdir()
     (tmp_path / "latest").symlink_to("real")
