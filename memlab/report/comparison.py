@@ -333,14 +333,14 @@ def comparison_md(frame: pd.DataFrame, title: str, notes: Sequence[str] = ()) ->
             "",
         ]
     fronts = [SHORT_NAMES[m] for m in QUALITY if front_column(m) in frame and frame[front_column(m)].any()]
-    if fronts:  # only the fronts this comparison computed: tau-bench measures neither quality
-        out += textwrap.wrap(
-            f"Pareto: not dominated in prompt tokens per call (lower is better) against {' or '.join(fronts)} "
-            "(higher is better).",
-            MD_WIDTH,
-        )
+    pareto = (  # only the fronts this comparison computed: tau-bench measures neither quality
+        f"Pareto: not dominated in prompt tokens per call (lower is better) against {' or '.join(fronts)} "
+        "(higher is better). "
+        if fronts
+        else ""
+    )
     out += [
-        "Latencies are this machine's; compare them only as ratios.",
+        *textwrap.wrap(pareto + "Latencies are this machine's; compare them only as ratios.", MD_WIDTH),
         "",
         "## Metrics",
         "",
