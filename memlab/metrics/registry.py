@@ -245,6 +245,7 @@ V_RUN_PER_CATEGORY = "run.per_category"  # the per-category table and figure
 V_COMPARISON_PRIMARY = "comparison.primary"  # comparison columns always shown
 V_COMPARISON_QUALITY = "comparison.quality"  # the Pareto fronts' quality axes and "best" cards
 V_FINDINGS_WATCHED = "findings.watched"  # what a parameter's change is said to have moved
+V_FINDINGS_INTEGRITY = "findings.integrity"  # counts of requests a provider would reject, named where rows differ
 V_RUN_SUMMARY_CARDS = "run.summary_cards"  # headline cards shown only for a run that made a summary
 V_RECOMMEND_TIE_BREAKERS = "recommend.tie_breakers"  # `memlab recommend`'s ties, in order
 V_RECOMMEND_WASTE = "recommend.waste"  # net saved, cost and full-history cost: does it cost more than the history?
@@ -296,6 +297,7 @@ VIEWS: dict[str, tuple[str, ...]] = {
         *_RETRIEVAL_VIEW,
         "cost.usd",
     ),
+    V_FINDINGS_INTEGRITY: ("context.tool_orphans", "budget.violations"),
     V_RUN_SUMMARY_CARDS: ("context.evidence_in_summary", "context.evidence_fed_to_summary"),
     V_RECOMMEND_TIE_BREAKERS: ("longterm.recall@10", "context.answer_coverage"),
     V_RECOMMEND_WASTE: ("tokens.net_saved_ratio", "cost.usd", "cost.full_history_usd"),

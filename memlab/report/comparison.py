@@ -19,7 +19,7 @@ import pandas as pd
 from memlab.metrics.registry import V_COMPARISON_PRIMARY, V_COMPARISON_QUALITY, comparison_columns, lookup, title, view
 from memlab.report import html
 from memlab.report.budget import budget_columns, budget_from_row
-from memlab.report.findings import DATA, findings
+from memlab.report.findings import DATA, findings, front_column, pareto_front
 from memlab.report.fmt import fmt_value, is_missing
 from memlab.report.run_report import NO_PLOTS_NOTE, plots_wanted
 from memlab.report.rundata import RunData
@@ -140,32 +140,6 @@ def inert_parameters(runs: Sequence[RunData]) -> list[str]:
     return inert
 
 
-def pareto_front(cost: Sequence[float], quality: Sequence[float]) -> list[bool | None]:
-    """Which points no other point dominates (cost no higher and quality no lower, one strictly); None for a point
-    without cost or quality (not measured: neither on the front nor dominated, an empty cell in comparison.csv).
-
-    Args:
-        cost: Each point's cost (lower is better).
-        quality: Each point's quality (higher is better).
-
-    >>> pareto_front([10, 20, 30, 15, 5], [0.5, 0.9, 0.8, 0.4, None])
-    [True, True, False, False, None]
-    """
-    points = list(zip(cost, quality, strict=True))
-    front: list[bool | None] = []
-    for i, (c, q) in enumerate(points):
-        if is_missing(c) or is_missing(q):
-            front.append(None)
-            continue
-        dominated = any(
-            (c2 <= c and q2 >= q and (c2 < c or q2 > q))
-            for j, (c2, q2) in enumerate(points)
-            if j != i and not is_missing(c2) and not is_missing(q2)
-        )
-        front.append(not dominated)
-    return front
-
-
 def comparison_table(runs: Sequence[RunData]) -> pd.DataFrame:
     """One row per run: label, status, error, run directory and every metric (latencies included).
 
@@ -190,7 +164,7 @@ def comparison_table(runs: Sequence[RunData]) -> pd.DataFrame:
         rows.append(row)
     frame = pd.DataFrame(rows)
     for metric in QUALITY:
-        column = _front_column(metric)
+        column = front_column(metric)
         if (
             metric in frame and TOKENS in frame
         ):  # a front per dataset: tokens and retention of other data do not compare
@@ -198,11 +172,6 @@ def comparison_table(runs: Sequence[RunData]) -> pd.DataFrame:
             for _, group in frame.groupby(DATA, sort=False):
                 frame.loc[group.index, column] = pareto_front(group[TOKENS].tolist(), group[metric].tolist())
     return frame
-
-
-def _front_column(metric: str) -> str:
-    """The comparison's column saying which rows are on `metric`'s Pareto front (`pareto.evidence_retention`)."""
-    return f"pareto.{metric.split('.', 1)[1]}"
 
 
 def _display(frame: pd.DataFrame, *, html_badges: bool = False) -> pd.DataFrame:
@@ -247,7 +216,7 @@ def _pareto_cell(frame: pd.DataFrame, i: Any, fronts: Sequence[str]) -> str:
     on = [
         c.split(".", 1)[1].replace("evidence_", "") for c in fronts if frame.loc[i, c] is not pd.NA and frame.loc[i, c]
     ]
-    measured = [m for m in QUALITY if _front_column(m) in fronts and not is_missing(frame.loc[i, m])]
+    measured = [m for m in QUALITY if front_column(m) in fronts and not is_missing(frame.loc[i, m])]
     if not on and not measured and frame.loc[i, "status"] == "ok":
         return NOT_MEASURED
     return ", ".join(on)
@@ -363,9 +332,15 @@ def comparison_md(frame: pd.DataFrame, title: str, notes: Sequence[str] = ()) ->
             Table.from_frame(failed[["label", "error", "run_dir"]]).to_markdown(),
             "",
         ]
+    fronts = [SHORT_NAMES[m] for m in QUALITY if front_column(m) in frame and frame[front_column(m)].any()]
+    pareto = (  # only the fronts this comparison computed: tau-bench measures neither quality
+        f"Pareto: not dominated in prompt tokens per call (lower is better) against {' or '.join(fronts)} "
+        "(higher is better). "
+        if fronts
+        else ""
+    )
     out += [
-        "Pareto: not dominated in prompt tokens per call (lower is better) against evidence retention or",
-        "long-term recall@10 (higher is better). Latencies are this machine's; compare them only as ratios.",
+        *textwrap.wrap(pareto + "Latencies are this machine's; compare them only as ratios.", MD_WIDTH),
         "",
         "## Metrics",
         "",
@@ -383,7 +358,7 @@ def pareto_figures(frame: pd.DataFrame) -> list[tuple[Figure, str]]:
     row_number = {i: n for n, i in enumerate(frame.index)}  # the table's "#"
     for metric in QUALITY:
         name = title(metric)
-        column = _front_column(metric)
+        column = front_column(metric)
         if column in okf and TOKENS in okf and not okf[metric].isna().all():
             pts = okf.dropna(subset=[metric, TOKENS])
             tags = [str(row_number[i]) for i in pts.index]

@@ -1,37 +1,84 @@
 """What a comparison shows, in sentences computed from its numbers.
 
-The paragraph a reader would otherwise write by hand: which configuration keeps the most
-evidence and at what cost, the cheapest one within `NEAR_BEST` of it, which configurations are
-dominated, what each swept parameter did (or did not) change for each strategy, and why a cell of
-a column the others fill is empty ("—": the metric cannot apply to that configuration).
+The paragraph a reader would otherwise write by hand: which configuration is best in the quality
+that tells the rows apart (evidence retention, or long-term recall@10 when retention is unmeasured or
+equal in every row) and at what cost, the cheapest one within `NEAR_BEST` of it, which
+configurations are dominated, counts of requests a provider would reject where the rows differ,
+what each swept parameter did (or did not) change for each strategy, why a cell of a column the
+others fill is empty ("—": the metric cannot apply to that configuration), and what to pick, setting
+aside as `memlab recommend` does the configurations that cost more than sending the full history.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
 
-from memlab.metrics.registry import V_FINDINGS_WATCHED, comparison_columns, title, view
+from memlab.metrics.registry import (
+    V_COMPARISON_QUALITY,
+    V_FINDINGS_INTEGRITY,
+    V_FINDINGS_WATCHED,
+    comparison_columns,
+    spec,
+    title,
+    view,
+)
 from memlab.report.fmt import fmt_value, is_missing
+from memlab.report.recommend import NET, wasteful
 
 TOKENS = "tokens.prompt.mean"
 RETENTION = "context.evidence_retention"
 RECALL = "longterm.recall@10"
 RECALL_AT_1 = "longterm.recall@1"
 NEAR_BEST = 0.9  # "within 10% of the best retention"
-FRONT = "pareto.evidence_retention"
+QUALITY = view(V_COMPARISON_QUALITY)  # the Pareto fronts' quality axes, in the order they decide
 WATCHED = view(V_FINDINGS_WATCHED)
+INTEGRITY = view(V_FINDINGS_INTEGRITY)
 # Why a metric is undefined for a configuration, by the metric's name prefix (first match wins).
 UNDEFINED_BECAUSE = (
     ("latency.context.", "it has no context stage"),
     ("latency.", "that step never ran in it"),
     ("context.", "none of its probe questions has the evidence or gold answer the metric needs"),
     ("summary.", "it made no summary"),
+    # a peer memory (mem0, LangMem, llama-index Memory) remembers without memlab's memory_save/memory_search
+    ("longterm.tool.", "it does not call memlab's memory tools"),
     ("longterm.", "it has no long-term memory"),
     ("answer.", "its answers were not evaluated"),
 )
+
+
+def pareto_front(cost: Sequence[float], quality: Sequence[float]) -> list[bool | None]:
+    """Which points no other point dominates (cost no higher and quality no lower, one strictly); None for a point
+    without cost or quality (not measured: neither on the front nor dominated, an empty cell in comparison.csv).
+
+    Args:
+        cost: Each point's cost (lower is better).
+        quality: Each point's quality (higher is better).
+
+    >>> pareto_front([10, 20, 30, 15, 5], [0.5, 0.9, 0.8, 0.4, None])
+    [True, True, False, False, None]
+    """
+    points = list(zip(cost, quality, strict=True))
+    front: list[bool | None] = []
+    for i, (c, q) in enumerate(points):
+        if is_missing(c) or is_missing(q):
+            front.append(None)
+            continue
+        dominated = any(
+            (c2 <= c and q2 >= q and (c2 < c or q2 > q))
+            for j, (c2, q2) in enumerate(points)
+            if j != i and not is_missing(c2) and not is_missing(q2)
+        )
+        front.append(not dominated)
+    return front
+
+
+def front_column(metric: str) -> str:
+    """The comparison's column saying which rows are on `metric`'s Pareto front (`pareto.evidence_retention`)."""
+    return f"pareto.{metric.split('.', 1)[1]}"
 
 
 def _number(value: object) -> float | None:
@@ -61,33 +108,10 @@ def findings(frame: pd.DataFrame) -> list[str]:
     out: list[str] = []
     if len(ok) < 2 or TOKENS not in frame:
         return out
-    kept = [r for r in ok if _number(r.get(RETENTION)) is not None]
-    if kept:
-        best = max(kept, key=lambda r: float(r[RETENTION]))
-        cheap = min((r for r in kept if float(r[RETENTION]) >= NEAR_BEST * float(best[RETENTION])), key=_tokens)
-        sentence = (
-            f"{_label(best, params)} keeps the most evidence verbatim ({fmt_value(RETENTION, best[RETENTION])}) "
-            f"at {fmt_value(TOKENS, best[TOKENS])} prompt tokens per call"
-        )
-        if cheap is not best:
-            sentence += (
-                f"; {_label(cheap, params)} keeps {fmt_value(RETENTION, cheap[RETENTION])} "
-                f"(within {100 * (1 - NEAR_BEST):.0f}% of that) at {fmt_value(TOKENS, cheap[TOKENS])}"
-            )
-        out.append(sentence + ".")
-        dominated = [r for r in kept if r.get(FRONT) is False or r.get(FRONT) == 0]
-        if FRONT in frame and dominated:
-            out.append(
-                "Dominated (another configuration sends no more tokens and keeps at least as much evidence): "
-                + ", ".join(f"#{r['#']}" for r in dominated)
-                + "."
-            )
-        unmeasured = [r for r in ok if _number(r.get(RETENTION)) is None]
-        if FRONT in frame and unmeasured:  # no retention to compare: neither on the front nor dominated
-            out.append(
-                f"{title(RETENTION)} not measured, so neither on its Pareto front nor dominated (left out of its "
-                "figure): " + ", ".join(f"#{r['#']}" for r in unmeasured) + "."
-            )
+    quality = _deciding(ok)
+    if quality is not None:
+        out += _front(frame, ok, params, quality)
+    out += _integrity(ok, params)
     ignored: dict[str, list[str]] = {}
     for r in ok:
         for key in str(r.get("ignored") or "").split():
@@ -97,7 +121,82 @@ def findings(frame: pd.DataFrame) -> list[str]:
     for param in params:
         if all(_sort_key(str(r[param]))[0] == 0 for r in ok):  # a numeric knob, not a choice of strategy
             out += _effect(ok, param, [p for p in params if p != param])
-    return out + _depth_for_precision(ok, params) + _undefined(ok, params) + _what_to_pick(ok, params)
+    picks = _what_to_pick(ok, params, quality) if quality is not None else []
+    return out + _depth_for_precision(ok, params) + _undefined(ok, params) + picks
+
+
+def _measured(ok: Sequence[Row], quality: str) -> list[Row]:
+    """The rows of `ok` that report `quality` (a cell "—" in the table is neither good nor bad)."""
+    return [r for r in ok if _number(r.get(quality)) is not None]
+
+
+def _deciding(ok: Sequence[Row]) -> str | None:
+    """The quality the paragraph ranks by: the first of `QUALITY` whose value differs between rows, else the first
+    measured (None: no row measures one). With `context=none` every row keeps all the evidence, so a long-term
+    sweep is told apart by recall@10 alone."""
+    measured = [q for q in QUALITY if _measured(ok, q)]
+    varied = [q for q in measured if len({_number(r[q]) for r in _measured(ok, q)}) > 1]
+    return next(iter(varied or measured), None)
+
+
+def _front(frame: pd.DataFrame, ok: Sequence[Row], params: Sequence[str], quality: str) -> list[str]:
+    """The best configuration in `quality`, the cheapest one near it, the dominated and the unmeasured ones."""
+    out = []
+    kept = _measured(ok, quality)
+    for other in QUALITY:  # said only when `quality` does tell the rows apart
+        values = {_number(r[other]) for r in _measured(ok, other)}
+        if other != quality and len(values) == 1 and len({_number(r[quality]) for r in kept}) > 1:
+            out.append(
+                f"{title(other)} is {fmt_value(other, values.pop())} in every configuration measuring it, so it "
+                f"decides nothing here: {title(quality)} does."
+            )
+    name = title(quality)
+    best = max(kept, key=lambda r: float(r[quality]))
+    cheap = min((r for r in kept if float(r[quality]) >= NEAR_BEST * float(best[quality])), key=_tokens)
+    retention = quality == RETENTION
+    most, has = ("keeps the most evidence verbatim", "keeps") if retention else (f"has the best {name}", "has")
+    sentence = (
+        f"{_label(best, params)} {most} ({fmt_value(quality, best[quality])}) at {fmt_value(TOKENS, best[TOKENS])} "
+        "prompt tokens per call"
+    )
+    if cheap is not best:
+        sentence += (
+            f"; {_label(cheap, params)} {has} {fmt_value(quality, cheap[quality])} "
+            f"(within {100 * (1 - NEAR_BEST):.0f}% of that) at {fmt_value(TOKENS, cheap[TOKENS])}"
+        )
+    out.append(sentence + ".")
+    column = front_column(quality)
+    dominated = [r for r in kept if r.get(column) is False or r.get(column) == 0]
+    as_much = "keeps at least as much evidence" if retention else f"has at least as high a {name}"
+    if column in frame and dominated:
+        out.append(
+            f"Dominated (another configuration sends no more tokens and {as_much}): "
+            + ", ".join(f"#{r['#']}" for r in dominated)
+            + "."
+        )
+    unmeasured = [r for r in ok if _number(r.get(quality)) is None]
+    if column in frame and unmeasured:  # nothing to compare: neither on the front nor dominated
+        out.append(
+            f"{name} not measured, so neither on its Pareto front nor dominated (left out of its "
+            "figure): " + ", ".join(f"#{r['#']}" for r in unmeasured) + "."
+        )
+    return out
+
+
+def _integrity(ok: Sequence[Row], params: Sequence[str]) -> list[str]:
+    """The configurations whose requests a provider would reject more often, where the counts differ between rows."""
+    out = []
+    for metric in INTEGRITY:
+        counted = _measured(ok, metric)
+        least = min((float(r[metric]) for r in counted), default=0.0)
+        worse = [r for r in counted if float(r[metric]) > least]
+        if worse:
+            out.append(
+                f"{title(metric)} counts {spec(metric).description}: "
+                + ", ".join(f"{_label(r, params)} {fmt_value(metric, r[metric])}" for r in worse)
+                + f"; {fmt_value(metric, least)} in every other configuration."
+            )
+    return out
 
 
 def _depth_for_precision(ok: Sequence[Row], params: Sequence[str]) -> list[str]:
@@ -116,43 +215,68 @@ def _depth_for_precision(ok: Sequence[Row], params: Sequence[str]) -> list[str]:
     ]
 
 
-def _what_to_pick(ok: Sequence[Row], params: Sequence[str]) -> list[str]:
+def _what_to_pick(ok: Sequence[Row], params: Sequence[str], quality: str) -> list[str]:
     """The closing advice: the configurations worth choosing, cheapest first, each the best for budgets up to the next.
 
-    Read from the Pareto front of prompt tokens against evidence retention, or long-term recall@10 when no
-    configuration measures retention; equal points share one entry.
+    Read from the Pareto front of prompt tokens against `quality`, as `memlab recommend` would pick at each budget:
+    a configuration costing more than sending the full history (`recommend.wasteful`) is set aside, and said so,
+    once one that does not measures `quality` at no more tokens; equal points share one entry.
     """
-    for quality in (RETENTION, RECALL):
-        front = [
-            r for r in ok if r.get(f"pareto.{quality.split('.', 1)[1]}") is True and _number(r.get(quality)) is not None
-        ]
-        if front:
-            break
-    else:
+    front = [r for r in _measured(ok, quality) if r.get(front_column(quality)) is True]
+    if not front:
         return []
     if len({r.get(DATA) for r in ok}) > 1:  # each dataset has its front; one ordering of them all would mix data
         return [
             f"What to pick: these runs replayed different data, so each dataset has its own best {title(quality)} "
             "per token (the Pareto badges); pick within one dataset (`memlab recommend` on a sweep of one)."
         ]
-    points: dict[tuple[float, float], list[Row]] = {}
-    for r in sorted(front, key=lambda r: (_tokens(r), -float(r[quality]), r["#"])):
-        points.setdefault((_tokens(r), float(r[quality])), []).append(r)
-    steps = [
-        f"{', '.join(_label(r, params) for r in rows)} at {fmt_value(TOKENS, tokens)} tokens: {fmt_value(quality, q)}"
-        for (tokens, q), rows in points.items()
-    ]
+    measured = _measured(ok, quality)
+    cutoff = min((_tokens(r) for r in measured if not wasteful(r)), default=math.inf)
+    pool = [r for r in measured if not wasteful(r) or _tokens(r) < cutoff]
+    on = pareto_front([_tokens(r) for r in pool], [float(r[quality]) for r in pool])
+    steps = _entries([r for r, f in zip(pool, on, strict=True) if f], params, quality, _costly_label)
+    set_aside = [r for r in front if r not in pool]
+    aside = [
+        "Set aside as `memlab recommend` does (each costs more than sending the full history, counting its own "
+        "model calls): " + "; ".join(_entries(set_aside, params, quality, _label, net=True)) + "."
+    ][: len(set_aside)]
     name = title(quality)
-    others = "every other configuration is dominated"
-    if any(_number(r.get(quality)) is None for r in ok):
-        others = f"every other configuration measuring {name} is dominated"
-    if len(steps) == 1:
+    among = f" measuring {name}" if len(measured) < len(ok) else ""
+    others = f"every other configuration{among} is dominated" + (" or set aside" if set_aside else "")
+    if len(steps) == 1 and not aside:
         return [f"What to pick: {steps[0].split(' at ')[0]}: it sends the fewest tokens and has the best {name}."]
+    if len(steps) == 1:
+        return [f"What to pick: {steps[0]} {name}, the best of those not costing more than the full history.", *aside]
     return [
         f"What to pick, by the prompt tokens per call you can spend (each the best {name} until the next one's "
         f"tokens; {others}): " + "; ".join(steps) + ". For a budget, "
-        "`memlab recommend SWEEP_DIR --budget N` names the one that fits it."
+        "`memlab recommend SWEEP_DIR --budget N` names the one that fits it.",
+        *aside,
     ]
+
+
+Labeller = Callable[[Row, Sequence[str]], str]
+
+
+def _entries(
+    rows: Sequence[Row], params: Sequence[str], quality: str, label: Labeller, *, net: bool = False
+) -> list[str]:
+    """`rows` cheapest first, equal points (tokens and `quality`, and net saved with `net`) sharing one entry."""
+    points: dict[tuple[float | None, ...], list[Row]] = {}
+    for r in sorted(rows, key=lambda r: (_tokens(r), -float(r[quality]), r["#"])):
+        points.setdefault((_tokens(r), float(r[quality]), _number(r.get(NET)) if net else None), []).append(r)
+    return [
+        f"{', '.join(label(r, params) for r in same)} at {fmt_value(TOKENS, tokens)} tokens: {fmt_value(quality, q)}"
+        + (f", {title(NET)} {fmt_value(NET, saved)}" if net else "")
+        for (tokens, q, saved), same in points.items()
+    ]
+
+
+def _costly_label(row: Row, params: Sequence[str]) -> str:
+    """`row`'s label, flagged when it costs more than the full history (kept: nothing cheaper that does not fits)."""
+    if not wasteful(row):
+        return _label(row, params)
+    return f"{_label(row, params)} ({title(NET)} {fmt_value(NET, row.get(NET))}: more than the full history)"
 
 
 def _undefined(ok: Sequence[Row], params: Sequence[str]) -> list[str]:

@@ -13,6 +13,7 @@ import itertools
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from chromium import assert_rendered, screenshot
 from in_process import memlab_main, working_in
@@ -81,8 +82,14 @@ def test_comparison_md_fits_a_terminal_names_the_entries_and_says_what_to_pick(p
     header = tables[0]
     assert "| peers " in header and "experiment/peers" not in header
     assert "prompt tokens" in header and "tokens.prompt.mean" not in header  # the registry's short titles
-    pick = md[md.index("- What to pick") :]
-    assert "#0 (none)" in pick.split("##")[0], "the full history is the pick for an unlimited budget"
+    advice = " ".join(md[md.index("- What to pick") :].split("##")[0].split())
+    pick, aside = advice.split("- Set aside as `memlab recommend`")
+    assert "#0 (none)" in pick, "the full history is the pick for an unlimited budget"
+    # summarize's summarizer reads more than it saves: recommend sets it aside, and so does the advice, saying so
+    assert "(summarize)" not in pick and aside.startswith(" does (each costs more than sending the full history")
+    table = pd.read_csv(peers_sweep / "comparison.csv")
+    summarize = table[table["param.experiment/peers"] == "summarize"]
+    assert f"#{summarize.index[0]} (summarize)" in aside and (summarize["tokens.net_saved_ratio"] < 0).all()
 
 
 def test_each_run_report_is_titled_by_its_configuration_with_human_headers(peers_sweep: Path) -> None:
