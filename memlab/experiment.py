@@ -319,6 +319,7 @@ def _answer_evaluation(cfg: DictConfig, rows: list[dict[str, Any]], contexts: It
         raise MemlabError("eval.answers=true needs an llm (set llm=<entry>, e.g. llm=litellm)")
     from memlab.report.health import (  # the report code, after the replay
         failed_call_warnings,
+        retried_call_warnings,
         unparsed_judge_warnings,
         unpriced_warnings,
     )
@@ -337,9 +338,13 @@ def _answer_evaluation(cfg: DictConfig, rows: list[dict[str, Any]], contexts: It
     metrics["answer.failures"] = sum(1 for r in asked if r.get(ANSWER_ERROR)) + judge_failures
     metrics["answer.judge.failures"] = judge_failures
     metrics["answer.judge.unparsed"] = sum(1 for r in asked if r.get(JUDGE_UNPARSED) is not None)
+    # Answered, with no text; the offline baseline's empty answer is its abstention (`empty_answer_abstains`).
+    empty = 0 if getattr(model, "empty_answer_abstains", False) else sum(1 for r in asked if r.get("generated") == "")
+    metrics["answer.empty"] = empty
     metrics.update(answer_call_metrics(events, model_price(cfg.pricing.model)))
     warnings = [
         *failed_call_warnings(events, "answer and judge calls", "answer.failures"),
+        *retried_call_warnings(events, "answer and judge calls", "answer.retries"),
         *unparsed_judge_warnings(metrics),
     ]
     for warning in [*warnings, *unpriced_warnings(events, cfg.pricing.model, "answer.cost_usd")]:
@@ -756,6 +761,7 @@ def _replay_and_publish(
         failed_call_warnings,
         fallback_warnings,
         measurement_warnings,
+        retried_call_warnings,
         unanswered_warnings,
         unpriced_warnings,
     )
@@ -795,6 +801,7 @@ def _replay_and_publish(
     nothing = [f"this run measured nothing here: {w} (see {Path(run_dir) / 'report.md'})" for w in warnings]
     for warning in [
         *failed_call_warnings(events),
+        *retried_call_warnings(events),
         *unpriced_warnings(events, cfg.pricing.model, "cost.usd"),
         *fallback_warnings(run.metrics),
         *empty_request_warnings(events),

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from memlab.embed.base import CachedEmbedder
+from memlab.litellm_offline import import_litellm
 from memlab.llm.base import LLMError
 from memlab.llm.cache import ResponseCache, request_key
 from memlab.llm.litellm_import import (
@@ -27,6 +28,13 @@ from memlab.llm.litellm_import import (
 )
 
 DEFAULT_EMBEDDING_DIM = 1536  # text-embedding-3-small
+# What a failed embedding call means, first in its one-line error (`memlab run` prints it as it ends). Not a
+# fallback: a memory without a vector is missing from every later search, and a query without one retrieves
+# nothing, so a skipped embedding would lower retrieval metrics silently; the cache keeps what was embedded.
+NO_FALLBACK = (
+    "embedder: an embedding call failed and embeddings have no fallback, so the run stops (the cache keeps what was "
+    "embedded; raise embedder.num_retries or embedder.retry_backoff_s to outlast an outage)"
+)
 
 
 class LitellmEmbedder(CachedEmbedder):
@@ -72,6 +80,7 @@ class LitellmEmbedder(CachedEmbedder):
         self.batch_size = batch_size
         self.cache = ResponseCache(cache_dir)
         self.extra_params = dict(extra_params or {})
+        import_litellm()  # here, once (seconds), not in the first retrieval's or memory write's latency
 
     def _request(self, text: str, endpoint: str | None) -> dict[str, Any]:
         """What determines a text's vector (the cache key's contents); `endpoint`: `Provider.endpoint`."""
@@ -86,9 +95,12 @@ class LitellmEmbedder(CachedEmbedder):
                 rows[text] = np.frombuffer(base64.b64decode(hit["vector"]), dtype=np.float32)
         missing = [t for t in dict.fromkeys(texts) if t not in rows]
         if missing:
-            response = self.provider.request(
-                "embedding", f"embedding {len(missing)} texts", input=missing, **self.extra_params
-            )
+            try:
+                response, _ = self.provider.request(
+                    "embedding", f"embedding {len(missing)} texts", input=missing, **self.extra_params
+                )
+            except LLMError as e:
+                raise LLMError(f"{NO_FALLBACK}: {e}", attempts=e.attempts) from e
             data = sorted(response.data, key=lambda d: d["index"])
             if len(data) != len(missing):
                 raise LLMError(f"{self.model} returned {len(data)} embeddings for {len(missing)} texts")

@@ -30,6 +30,10 @@ TASKS = (TASK_CHAT, TASK_CONTEXT_SUMMARY, TASK_MEMORY_SUMMARY, TASK_EXTRACT_MEMO
 DEFAULT_SUMMARY_TOKENS = 256
 # A failed call's message as its LLM_CALL event keeps it (and run.log shows it): one line, at most this long.
 FAILURE_MESSAGE_CHARS = 200
+# litellm's words for a 200 reply it could not read (malformed JSON, a stream, an HTML page), which it reports as
+# a 500 (its openai handler): the same request gets the same reply, so it is not retried, and it is labelled 200.
+_INVALID_RESPONSE = ("empty or invalid response from llm endpoint", "received response - <apiresponse [200")
+INVALID_RESPONSE = "InvalidResponse"
 # What a key looks like in a provider's message (OpenAI's and Anthropic's ``sk-...``, a bearer token), masked even
 # when no variable of this process holds it; and the environment variables whose values are masked wherever seen.
 _KEY_SHAPES = re.compile(r"\b(sk-)[A-Za-z0-9_-]{6,}|\b(Bearer\s+)\S+", re.IGNORECASE)
@@ -38,11 +42,29 @@ _MIN_SECRET_CHARS = 8  # shorter values ("none", "1") would mask ordinary words
 
 
 class LLMError(RuntimeError):
-    """A model call failed (provider error, timeout, unusable output); strategies fall back on it."""
+    """A model call failed (provider error, timeout, unusable output); strategies fall back on it.
+
+    Args:
+        message: What failed, one line.
+        attempts: The requests the call sent (1 + its retries), as its LLM_CALL event records them.
+        billed: What the provider billed for a reply the call could not use (``choices: []`` with ``usage``, a tool
+            call no tool was offered for), so that its tokens and cost are counted; None when it billed nothing.
+    """
+
+    def __init__(self, message: str, *, attempts: int = 1, billed: Completion | None = None) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+        self.billed = billed
 
 
 class LLMTimeout(LLMError):
-    """A model call took longer than its timeout."""
+    """A model call took longer than its timeout.
+
+    Args:
+        message: What failed, one line.
+        attempts: The requests the call sent.
+        billed: What the provider billed for it (None: nothing).
+    """
 
 
 def one_line(text: str, limit: int = FAILURE_MESSAGE_CHARS) -> str:
@@ -62,11 +84,18 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     return _KEY_SHAPES.sub(lambda m: f"{m.group(1) or m.group(2)}***", text)
 
 
+def invalid_response(error: BaseException) -> bool:
+    """Whether `error` is litellm's report of a 200 reply it could not read (see `_INVALID_RESPONSE`)."""
+    text = str(error).lower()
+    return any(words in text for words in _INVALID_RESPONSE)
+
+
 def failure_reason(error: BaseException, secrets: Iterable[str] = ()) -> dict[str, Any]:
     """Why a call failed, as its LLM_CALL event records it, so a run can say which calls failed and why.
 
     `cause`: the provider's error class when the backend's error wraps one (litellm's ``InternalServerError``,
-    ``RateLimitError``, ...), else the error's own class; `status`: its HTTP status (None without one);
+    ``RateLimitError``, ...), else the error's own class; `status`: its HTTP status (None without one). A 200 reply
+    litellm could not read, which it reports as a 500, is ``InvalidResponse`` with status 200 (`invalid_response`);
     `message`: its message, one line, at most `FAILURE_MESSAGE_CHARS`, keys masked (`redact`).
 
     Args:
@@ -74,9 +103,9 @@ def failure_reason(error: BaseException, secrets: Iterable[str] = ()) -> dict[st
         secrets: Keys to mask besides those `redact` finds itself.
     """
     source = error.__cause__ if isinstance(error.__cause__, Exception) else error
-    status = getattr(source, "status_code", None)
+    status = 200 if invalid_response(source) else getattr(source, "status_code", None)
     return {
-        "cause": type(source).__name__,
+        "cause": INVALID_RESPONSE if invalid_response(source) else type(source).__name__,
         "status": status if isinstance(status, int) and not isinstance(status, bool) else None,
         "message": one_line(redact(str(source) or type(source).__name__, secrets)),
     }
@@ -109,6 +138,7 @@ class Completion:
         cached: Whether a cache answered (no request sent).
         tool_calls: The tool calls the model made.
         truncated: The reply stopped at the token budget (finish_reason ``length``), so it may end mid-sentence.
+        attempts: The requests sent for it (1 + the retries; 0 when a cache answered).
     """
 
     text: str
@@ -118,6 +148,7 @@ class Completion:
     cached: bool = False
     tool_calls: tuple[ToolCall, ...] = ()  # the tools the model asked for (tool calling), in order
     truncated: bool = False
+    attempts: int = 1
 
 
 @runtime_checkable
@@ -148,15 +179,17 @@ class RecordedChatModel:
                 result = self._complete(messages, task=task, max_tokens=max_tokens, **params)
             except Exception as e:
                 failure = e
+        billed = result or getattr(failure, "billed", None)  # a failed call's billed reply is counted too
         emit(
             LLM_CALL,
             backend=self.name,
-            model=result.model if result else None,
+            model=billed.model if billed else None,
             task=task,
-            prompt_tokens=result.prompt_tokens if result else 0,
-            completion_tokens=result.completion_tokens if result else 0,
+            prompt_tokens=billed.prompt_tokens if billed else 0,
+            completion_tokens=billed.completion_tokens if billed else 0,
             cached=bool(result and result.cached),
             truncated=bool(result and result.truncated),
+            attempts=result.attempts if result else int(getattr(failure, "attempts", 1)),
             failed=failure is not None,
             error=type(failure).__name__ if failure else None,
             **(failure_reason(failure, self._secrets()) if failure else dict.fromkeys(("cause", "status", "message"))),

@@ -177,6 +177,9 @@ class ExtractiveChatModel(base.RecordedChatModel):
     """
 
     name = "extractive"
+    # Its empty answer is its abstention (nothing shares a content term with the question), a measured answer: not
+    # counted in answer.empty, which is there to catch a provider replying with no text.
+    empty_answer_abstains = True
 
     def __init__(self, counter: str = "cl100k_base", summary_tokens: int = base.DEFAULT_SUMMARY_TOKENS) -> None:
         self.counter = counter

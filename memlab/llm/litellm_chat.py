@@ -5,8 +5,10 @@ litellm reads from the environment, `Provider.endpoint`; above temperature 0 the
 sent as the provider's ``seed`` where litellm passes one) is answered once and kept in the on-disk
 `ResponseCache`; a repeat is served from disk with `Completion.cached` set, so a sweep never pays
 twice; runs sharing the folder take the request's lock first, so two concurrent runs pay once too.
-An empty answer is not kept (a retry may do better), and a response without a usable first choice
-is an `LLMError` (a fallback, counted), never a crash. A reply cut off at its token budget
+An empty answer is not kept (a retry may do better), and a response without a usable first choice, or
+with tool calls when the request offered no tools, is an `LLMError` (a fallback, counted, its billed usage
+counted too), never a crash. litellm is imported when the model is built, so that no call's latency holds
+its import. A reply cut off at its token budget
 (finish_reason ``length``) is returned, counted (``llm.truncated``) and not kept (`LitellmChatModel._ask`
 says why). The API key is read from the environment variable named by `api_key_env` at call time (or
 litellm's provider default, e.g. ``OPENAI_API_KEY``), so it never lands in a resolved config or a run
@@ -20,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from memlab.litellm_offline import import_litellm
 from memlab.llm.base import Completion, LLMError, RecordedChatModel
 from memlab.llm.cache import ResponseCache, request_key
 from memlab.llm.litellm_import import (
@@ -33,6 +36,10 @@ from memlab.llm.litellm_import import (
 )
 from memlab.messages import Message, MessageLike, ToolCall, as_messages, to_openai
 from memlab.tokens import get_counter
+
+# A reply of tool calls to a request that offered no tools: no summary or answer, so a failed call (the strategy
+# falls back, `llm.failures` counts it) that is never cached; tool calls are a reply only when tools were offered.
+_UNASKED_TOOL_CALLS = "{model}: the reply is {n} tool call(s) but the request offered no tools, so it has no answer"
 
 
 class LitellmChatModel(RecordedChatModel):
@@ -81,6 +88,7 @@ class LitellmChatModel(RecordedChatModel):
         self.counter = counter
         self.extra_params = dict(extra_params or {})
         self.seed = seed
+        import_litellm()  # here, once (seconds), not in the first call's latency (latency.model is the answer's time)
 
     def _secrets(self) -> tuple[str, ...]:
         return self.provider.secrets()
@@ -99,15 +107,21 @@ class LitellmChatModel(RecordedChatModel):
         if float(sampling.get("temperature") or 0) > 0 and "seed" not in sampling:
             request["seed"] = self.seed
         key = request_key(request)
-        hit = self.cache.get(key)
+        hit = _usable(self.cache.get(key), sampling)
         if hit is None:
             with self.cache.lock(key):  # another run may be asking the same right now: wait, then reuse its answer
-                hit = self.cache.get(key)
+                hit = _usable(self.cache.get(key), sampling)
                 if hit is None:
                     return self._ask(key, request, msgs, wire, task, sampling)
         calls = tuple(ToolCall.from_openai(c) for c in hit.get("tool_calls") or ())
         return Completion(
-            hit["text"], hit["prompt_tokens"], hit["completion_tokens"], hit["model"], cached=True, tool_calls=calls
+            hit["text"],
+            hit["prompt_tokens"],
+            hit["completion_tokens"],
+            hit["model"],
+            cached=True,
+            tool_calls=calls,
+            attempts=0,
         )
 
     def _ask(
@@ -132,25 +146,47 @@ class LitellmChatModel(RecordedChatModel):
         sent = dict(sampling)
         if "seed" in request and self.provider.accepts("seed"):  # Anthropic's API has no seed
             sent["seed"] = request["seed"]
-        response = self.provider.request("completion", task, messages=wire, **sent)
-        text = answer_text(response, self.model)
-        tool_calls = tuple(_tool_call(c) for c in getattr(response.choices[0].message, "tool_calls", None) or ())
-        truncated = getattr(response.choices[0], "finish_reason", None) == "length"
+        response, attempts = self.provider.request("completion", task, messages=wire, **sent)
         usage = getattr(response, "usage", None)
+        model = str(getattr(response, "model", None) or self.model)
+        try:
+            text = answer_text(response, self.model)
+            tool_calls = tuple(_tool_call(c) for c in getattr(response.choices[0].message, "tool_calls", None) or ())
+            if tool_calls and not sampling.get("tools"):
+                raise LLMError(_UNASKED_TOOL_CALLS.format(model=self.model, n=len(tool_calls)))
+        except LLMError as e:  # no usable reply, but the provider may have billed it: its usage is counted
+            billed = Completion(
+                "",
+                int(getattr(usage, "prompt_tokens", 0) or 0),
+                int(getattr(usage, "completion_tokens", 0) or 0),
+                model,
+            )
+            raise LLMError(str(e), attempts=attempts, billed=billed) from None
+        truncated = getattr(response.choices[0], "finish_reason", None) == "length"
         counter = get_counter(self.counter)
         completion = Completion(
             text=text,
             prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or counter.count_request(msgs)),
             completion_tokens=int(getattr(usage, "completion_tokens", 0) or counter.count_text(text)),
-            model=str(getattr(response, "model", None) or self.model),
+            model=model,
             tool_calls=tool_calls,
             truncated=truncated,
+            attempts=attempts,
         )
         if (text.strip() or tool_calls) and not truncated:  # not kept, empty or cut off: the next run asks again
             stored = {k: getattr(completion, k) for k in ("text", "prompt_tokens", "completion_tokens", "model")}
             stored["tool_calls"] = [c.to_openai() for c in tool_calls]
             self.cache.put(key, request, stored)
         return completion
+
+
+def _usable(hit: dict[str, Any] | None, sampling: dict[str, Any]) -> dict[str, Any] | None:
+    """A cached reply, or None when it is tool calls to a request that offered no tools (caches written before such a
+    reply was refused, `_UNASKED_TOOL_CALLS`, hold them): asked again, so that the cache heals instead of replaying
+    them as empty answers."""
+    if hit is not None and hit.get("tool_calls") and not sampling.get("tools"):
+        return None
+    return hit
 
 
 def _tool_call(raw: Any) -> ToolCall:

@@ -22,7 +22,7 @@ from typing import Any
 
 from memlab.errors import MemlabError
 from memlab.litellm_offline import import_litellm
-from memlab.llm.base import LLMAuthError, LLMError, LLMTimeout, LLMUnavailable, one_line, redact
+from memlab.llm.base import LLMAuthError, LLMError, LLMTimeout, LLMUnavailable, invalid_response, one_line, redact
 
 RETRY_STATUS = frozenset({408, 409, 429})  # and every 5xx
 DEFAULT_TIMEOUT_S = 60.0  # a request's seconds
@@ -98,6 +98,10 @@ def check_extra_params(section: str, extra_params: Mapping[str, Any], claimed: M
 
 
 def _retryable(error: Exception, litellm: ModuleType) -> bool:
+    """A timeout, a lost connection, 408/409/429 or a 5xx; not a 200 reply litellm could not read, which it reports
+    as a 500 (`invalid_response`: the same request gets the same malformed body or stream)."""
+    if invalid_response(error):
+        return False
     if isinstance(error, litellm.exceptions.Timeout | litellm.exceptions.APIConnectionError):
         return True
     status = getattr(error, "status_code", None)
@@ -155,8 +159,9 @@ def call(
     max_retry_after_s: float = DEFAULT_MAX_RETRY_AFTER_S,
     on_auth_error: Callable[[Exception], LLMAuthError] | None = None,
     on_unreachable: Callable[[Exception], LLMUnavailable] | None = None,
-) -> Any:
-    """`function(litellm)`, retried up to `num_retries` times; provider errors become `LLMError`.
+) -> tuple[Any, int]:
+    """`function(litellm)` and the attempts it took, retried up to `num_retries` times; provider errors become
+    `LLMError`, whose `attempts` says how many requests were sent.
 
     The n-th retry waits ``retry_backoff_s * 2**(n-1)`` seconds, or the server's ``Retry-After``
     when longer (capped at `max_retry_after_s`). `what` names the request in errors. A credentials
@@ -169,7 +174,7 @@ def call(
     attempt = 0
     while True:
         try:
-            return function(litellm)
+            return function(litellm), attempt + 1
         except openai.OpenAIError as e:
             if _auth_failure(e, litellm):
                 if on_auth_error is not None:
@@ -185,8 +190,8 @@ def call(
             if on_unreachable is not None and unreachable(e):
                 raise on_unreachable(e) from None
             if isinstance(e, litellm.exceptions.Timeout):
-                raise LLMTimeout(f"{what} timed out {tries}: {e}") from e
-            raise LLMError(f"{what} failed {tries}: {type(e).__name__}: {e}") from e
+                raise LLMTimeout(f"{what} timed out {tries}: {e}", attempts=attempt + 1) from e
+            raise LLMError(f"{what} failed {tries}: {type(e).__name__}: {e}", attempts=attempt + 1) from e
 
 
 class _NoRetries(int):
@@ -202,9 +207,11 @@ NO_RETRIES = _NoRetries(0)
 
 @dataclass
 class _Answered:
-    """Whether a provider has answered once in this run (mutable inside the frozen `Provider`)."""
+    """The (model, api_base) pairs of a provider and its `dataclasses.replace` copies that have answered once in this
+    run (mutable inside the frozen `Provider`): a copy with another setting (timeout, retries) of the same model at
+    the same URL has answered too; a copy for another model or URL has not."""
 
-    yes: bool = False
+    seen: set[tuple[str, str | None]] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -215,8 +222,8 @@ class Provider:
     litellm's provider default, e.g. ``OPENAI_API_KEY``), so it never lands in a resolved config;
     so are the values of the headers `headers_env` names (a gateway's key: Azure APIM, Portkey).
     `section` (llm, embedder) is the config node its errors name. `answered` records whether the provider has
-    answered a `request` once in this run (`request` sets it); a `dataclasses.replace` copy shares it (the same
-    model, another setting), and it plays no part in equality.
+    answered a `request` once in this run (`request` sets it); a `dataclasses.replace` copy shares it, which counts a
+    copy as answered only for the same model and `api_base` (`_Answered`), and it plays no part in equality.
     """
 
     model: str
@@ -315,8 +322,9 @@ class Provider:
             raise LLMAuthError(problem)
         return {header: os.environ[variable] for header, variable in self.headers_env.items()}
 
-    def request(self, endpoint: str, what: str, **kwargs: Any) -> Any:
-        """``litellm.<endpoint>(model=..., **kwargs)`` with this provider's settings, through `call`.
+    def request(self, endpoint: str, what: str, **kwargs: Any) -> tuple[Any, int]:
+        """``litellm.<endpoint>(model=..., **kwargs)`` with this provider's settings, through `call`, and the attempts
+        it took.
 
         The `headers_env` headers join an ``extra_headers`` of `kwargs` (a header in both takes the variable's value).
         Until the provider has `answered` once, an `unreachable` failure raises `LLMUnavailable` (the run stops)
@@ -327,7 +335,7 @@ class Provider:
         headers = {**(kwargs.pop("extra_headers", None) or {}), **self.resolved_headers()}
         if headers:
             kwargs["extra_headers"] = headers
-        response = call(
+        response, attempts = call(
             lambda litellm: getattr(litellm, endpoint)(
                 model=self.model,
                 api_base=self.api_base,
@@ -341,7 +349,7 @@ class Provider:
             what=f"{self.model} ({what})",
             max_retry_after_s=self.max_retry_after_s,
             on_auth_error=self.auth_error,
-            on_unreachable=None if self.answered.yes else self.unavailable,
+            on_unreachable=None if (self.model, self.api_base) in self.answered.seen else self.unavailable,
         )
-        self.answered.yes = True
-        return response
+        self.answered.seen.add((self.model, self.api_base))
+        return response, attempts

@@ -40,6 +40,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memlab.dialogues.locomo import ADVERSARIAL
+from memlab.metrics.events import call_retries
 from memlab.metrics.pricing import ModelPrice, aux_cost_usd
 from memlab.metrics.tokens import aux_token_metrics
 from memlab.trace import LLM_CALL, Event
@@ -175,7 +176,8 @@ def answerable(row: dict[str, Any]) -> bool:
 
 
 def answer_call_metrics(events: Sequence[Event], price: ModelPrice) -> dict[str, int | float]:
-    """`answer.calls`, `answer.tokens.prompt|completion|total` and `answer.cost_usd`: what answering and judging cost.
+    """`answer.calls`, `answer.retries`, `answer.tokens.prompt|completion|total` and `answer.cost_usd`: what answering
+    and judging cost (`answer.retries`: the requests those calls sent beyond their first).
 
     Those calls are made after the replay, outside its records, so the `tokens.aux.*` and `cost.*` of the
     strategies' own calls leave them out; they are counted as those are (every call, cached or not, each at its
@@ -188,6 +190,7 @@ def answer_call_metrics(events: Sequence[Event], price: ModelPrice) -> dict[str,
     tokens = aux_token_metrics(events)
     return {
         "answer.calls": sum(1 for e in events if e.kind == LLM_CALL),
+        "answer.retries": sum(call_retries(e.data) for e in events if e.kind == LLM_CALL),
         "answer.tokens.prompt": tokens["tokens.aux.prompt"],
         "answer.tokens.completion": tokens["tokens.aux.completion"],
         "answer.tokens.total": tokens["tokens.aux.total"],

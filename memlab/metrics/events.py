@@ -8,7 +8,8 @@
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from memlab.metrics.family import metric_family
 from memlab.trace import (
@@ -24,12 +25,22 @@ from memlab.trace import (
 MEMORY_EDITS = (MEMORY_COMPRESS, MEMORY_CLEANUP)
 
 
+def call_retries(call: Mapping[str, Any]) -> int:
+    """The retries one LLM_CALL event's call made: its ``attempts`` beyond the first (0 when it has none recorded).
+
+    >>> call_retries({"attempts": 3}), call_retries({"attempts": 0, "cached": True}), call_retries({})
+    (2, 0, 0)
+    """
+    return max(0, int(call.get("attempts") or 1) - 1)
+
+
 @metric_family
 def event_metrics(events: Iterable[Event]) -> dict[str, int | float | None]:
     """Counts: `llm.*`, `memory.cleanup.*`, `memory.compress.*`, `memory.archived`, `longterm.*`.
 
     - `llm.calls|failures|fallbacks`: LLM_CALL events, those that failed, FALLBACK events;
     - `llm.truncated`: LLM_CALL events whose reply stopped at its token budget (``truncated``);
+    - `llm.retries`: the requests LLM_CALL events sent beyond their first (``attempts`` - 1, `call_retries`);
     - `memory.cleanup.count|items.before|items.after`: runs of the Memory layer's cleanup service
       (MEMORY_CLEANUP) and the stored messages before and after them, summed;
     - `memory.compress.count|items.before|items.after`: AgentMemory compressions that changed the
@@ -54,6 +65,7 @@ def event_metrics(events: Iterable[Event]) -> dict[str, int | float | None]:
             "llm.failures",
             "llm.fallbacks",
             "llm.truncated",
+            "llm.retries",
             "memory.cleanup.count",
             "memory.cleanup.items.before",
             "memory.cleanup.items.after",
@@ -76,6 +88,7 @@ def event_metrics(events: Iterable[Event]) -> dict[str, int | float | None]:
             out["llm.calls"] += 1
             out["llm.failures"] += bool(d.get("failed"))
             out["llm.truncated"] += bool(d.get("truncated"))
+            out["llm.retries"] += call_retries(d)
         elif e.kind == FALLBACK:
             out["llm.fallbacks"] += 1
         elif e.kind in MEMORY_EDITS:

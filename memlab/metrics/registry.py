@@ -194,6 +194,7 @@ METRICS: tuple[Metric, ...] = (
     # --- model calls and memory
     Metric("llm.calls", COUNT, NONE, S_CALLS, "model calls made by strategies (LLM_CALL events)", "LLM calls"),
     Metric("llm.failures", COUNT, LOWER, S_CALLS, "model calls that failed"),
+    Metric("llm.retries", COUNT, LOWER, S_CALLS, "requests the strategies' model calls sent beyond their first (memlab's retries after a timeout, 429 or 5xx): the provider's state, not the configuration's", abs_tol=float("inf")),
     Metric("llm.fallbacks", COUNT, LOWER, S_CALLS, "fallbacks taken after a failed or rejected model output", "fallbacks"),
     Metric("llm.truncated", COUNT, LOWER, S_CALLS, "model calls (of llm.calls) whose reply was cut off at its token budget"),
     Metric("memory.cleanup.count", COUNT, NONE, S_CALLS, "runs of the Memory layer's cleanup service"),
@@ -214,6 +215,8 @@ METRICS: tuple[Metric, ...] = (
     Metric("answer.judge.failures", COUNT, LOWER, S_ANSWERS, f"judge calls that failed, of answer.failures ({_ANSWERS})"),
     Metric("answer.judge.unparsed", COUNT, LOWER, S_ANSWERS, f"judge replies that said neither CORRECT nor WRONG: no verdict, so not in answer.judge's denominator ({_ANSWERS})"),
     Metric("answer.calls", COUNT, NONE, S_ANSWERS, f"model calls that answered and judged the questions, not in llm.calls ({_ANSWERS})"),
+    Metric("answer.retries", COUNT, LOWER, S_ANSWERS, f"requests the answer and judge calls sent beyond their first, not in llm.retries: the provider's state, not the configuration's ({_ANSWERS})", abs_tol=float("inf")),
+    Metric("answer.empty", COUNT, LOWER, S_ANSWERS, f"answers the model gave with no text, scored and judged as empty and in questions.jsonl as empty hypotheses (llm=extractive's empty answer is its abstention, not counted) ({_ANSWERS})"),
     Metric("answer.tokens.prompt", TOKENS, LOWER, S_ANSWERS, f"prompt tokens of the answer and judge calls, not in tokens.aux.* ({_ANSWERS})"),
     Metric("answer.tokens.completion", TOKENS, LOWER, S_ANSWERS, f"completion tokens of the answer and judge calls ({_ANSWERS})"),
     Metric("answer.tokens.total", TOKENS, LOWER, S_ANSWERS, f"tokens of the answer and judge calls ({_ANSWERS})"),

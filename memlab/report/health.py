@@ -5,8 +5,9 @@ the strategies fall back and the run still writes numbers, which then describe t
 not the configuration. `measurement_warnings` names each such case; the run prints them on
 stderr, the report puts them in a banner at the top, and `strict=true` turns them into an error.
 `fallback_warnings` names the milder case, where the model answered but most summaries were not
-used (a model that echoes writes none shorter than its source): the report's banner says it too (amber, not
-red: the model answered). `failed_call_warnings` says why model calls failed (per provider error and HTTP
+used (a model that echoes writes none shorter than its source), or most answers were empty: the report's banner
+says it too (amber, not red: the model answered). `retried_call_warnings` says how many calls a provider made
+memlab retry. `failed_call_warnings` says why model calls failed (per provider error and HTTP
 status, how many and the first one's message), so that a wrong model name, a bad request and an outage read
 differently; the run logs them on stderr and in run.log,
 and so `empty_request_warnings`: requests a context strategy left empty (a peer may cut all at a tiny
@@ -24,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from memlab.metrics.events import call_retries
 from memlab.trace import CONTEXT_APPLY, LLM_CALL, Event
 
 
@@ -52,6 +54,12 @@ def measurement_warnings(metrics: Mapping[str, Any]) -> list[str]:
         out.append(
             f"every one of the {asked:,} answer calls failed (answer.failures = answer.questions): no answer was scored"
         )
+    empty = _count(metrics, "answer.empty")
+    if asked and empty and failed < asked and failed + empty >= asked:
+        out.append(
+            f"every answer the model gave was empty ({empty:,} of the {asked:,} questions asked, answer.empty; "
+            f"{failed:,} answer calls failed): the answer scores and answer.judge grade empty answers"
+        )
     unparsed = _count(metrics, "answer.judge.unparsed")
     if (judged or unparsed) and metrics.get("answer.judge") is None:
         out.append(
@@ -79,8 +87,13 @@ def unparsed_judge_warnings(metrics: Mapping[str, Any]) -> list[str]:
 
 
 def fallback_warnings(metrics: Mapping[str, Any]) -> list[str]:
-    """One sentence when most summaries fell back (all calls failed: see above; why: `failed_call_warnings`)."""
-    out: list[str] = []
+    """One sentence when most summaries fell back (all calls failed: see above; why: `failed_call_warnings`), and one
+    when most answers were empty (all of them: `measurement_warnings`).
+
+    >>> fallback_warnings({"answer.questions": 8, "answer.empty": 5})[0][:31]
+    '5 of the 8 answers were empty ('
+    """
+    out = _empty_answer_warnings(metrics)
     calls, failures = _count(metrics, "llm.calls"), _count(metrics, "llm.failures")
     if calls and failures >= calls:
         return out  # measurement_warnings says so
@@ -93,6 +106,22 @@ def fallback_warnings(metrics: Mapping[str, Any]) -> list[str]:
             f"{why['failed']:,} failed), so the summary metrics describe the fallbacks, not the model's summaries"
         )
     return out
+
+
+def _empty_answer_warnings(metrics: Mapping[str, Any]) -> list[str]:
+    """A sentence when most answers the model gave were empty, but not all (`measurement_warnings` says that)."""
+    asked, empty, failed = (
+        _count(metrics, "answer.questions"),
+        _count(metrics, "answer.empty"),
+        _answer_call_failures(metrics),
+    )
+    if not empty * 2 > asked - failed or failed + empty >= asked:
+        return []
+    return [
+        f"{empty:,} of the {asked - failed:,} answers were empty (answer.empty): the model wrote no text, so the "
+        "answer scores grade empty texts (questions.jsonl holds them as empty hypotheses, which LongMemEval scores as "
+        "wrong)"
+    ]
 
 
 def unanswered_warnings(metrics: Mapping[str, Any]) -> list[str]:
@@ -147,6 +176,33 @@ def failed_call_warnings(
         parts.append(f"{n:,} x {cause}" + (f" ({said})" if said else ""))
     failed = sum(n for n, _ in reasons.values())
     return [f"{failed:,} of {made:,} {calls} failed ({metric}): {', '.join(parts)}"]
+
+
+def retried_call_warnings(
+    events: Iterable[Event], calls: str = "model calls the strategies made", metric: str = "llm.retries"
+) -> list[str]:
+    """One sentence when model calls were retried (their LLM_CALL events' ``attempts`` above 1): how many calls, how
+    many retries, and how many failed even so, so that a rate-limited or flaky provider reads apart from a healthy one.
+
+    Args:
+        events: Events of a run's records (`memlab.metrics.all_events`).
+        calls: What the calls are, as the sentence names them.
+        metric: The metric that counts the retries.
+
+    >>> from memlab.trace import Event
+    >>> retried_call_warnings([Event(LLM_CALL, {"attempts": 3}), Event(LLM_CALL, {"attempts": 1})])[0][:58]
+    '1 of 2 model calls the strategies made were retried (2 ret'
+    """
+    made = [e.data for e in events if e.kind == LLM_CALL]
+    retried = [d for d in made if call_retries(d)]
+    if not retried:
+        return []
+    failed = sum(1 for d in retried if d.get("failed"))
+    return [
+        f"{len(retried):,} of {len(made):,} {calls} were retried ({sum(call_retries(d) for d in retried):,} retries, "
+        f"{metric}; {failed:,} of those calls failed even so): the provider refused or failed first (a rate limit, a "
+        "5xx, a timeout), and those calls' latency holds the waits"
+    ]
 
 
 def unpriced_warnings(events: Iterable[Event], pricing_model: str, cost: str = "cost.aux_usd") -> list[str]:

@@ -42,7 +42,8 @@ class OpenAIServer:
     fail_with: list[int] = field(default_factory=list)  # status codes for the next requests, in order
     fail_after: int = 0  # requests answered before `fail_with` applies (a failure mid-run)
     fail_when: Callable[[dict[str, Any]], bool] | None = None  # `fail_with` applies only to bodies it accepts
-    replies: list[tuple[int, dict[str, Any], dict[str, str]]] = field(default_factory=list)  # (status, body, headers)
+    # (status, body, headers); a bytes body is sent as it is (a malformed reply), with the headers' Content-Type
+    replies: list[tuple[int, dict[str, Any] | bytes, dict[str, str]]] = field(default_factory=list)
     delay_s: float = 0.0
     forged_tool_args: dict[str, Any] = field(default_factory=dict)  # added to every tool call's arguments
     forged_tool_name: str | None = None  # every tool call's name instead of its own (a model that misnames a tool)
@@ -206,12 +207,12 @@ def _handler(state: OpenAIServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args: Any) -> None:  # keep pytest output clean
             pass
 
-        def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-            data = json.dumps(payload).encode()
+        def _send(self, status: int, payload: dict[str, Any] | bytes, headers: dict[str, str] | None = None) -> None:
+            data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+            headers = {"Content-Type": "application/json", **(headers or {})}
             self.send_response(status)
-            for name, value in (headers or {}).items():
+            for name, value in headers.items():
                 self.send_header(name, value)
-            self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)

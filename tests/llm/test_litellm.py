@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from openai_server import EMBEDDING_DIM, USAGE, OpenAIServer, embedding_of, reply_to
+from openai_server import EMBEDDING_DIM, USAGE, OpenAIServer, embedding_of, reply_to, serve
 
 from memlab.embed import LitellmEmbedder
 from memlab.llm import TASK_CONTEXT_SUMMARY, LitellmChatModel, LLMAuthError, LLMError, LLMTimeout, LLMUnavailable
@@ -288,7 +288,9 @@ def test_once_answered_a_lost_server_is_a_failed_call(openai_server: OpenAIServe
     with pytest.raises(LLMError) as info:
         model.complete(MESSAGES)
     assert not isinstance(info.value, LLMUnavailable)
-    model.provider = dataclasses.replace(model.provider, api_base=DOWN, num_retries=0)
+    with serve() as lost:  # a server that answered, then went away (its port now refuses the connection)
+        model = make_model(lost, tmp_path, cache_dir=None, num_retries=0)
+        model.complete(MESSAGES)
     with pytest.raises(LLMError, match="Connection error") as info:
         model.complete(MESSAGES)
     assert not isinstance(info.value, LLMUnavailable)
@@ -297,6 +299,146 @@ def test_once_answered_a_lost_server_is_a_failed_call(openai_server: OpenAIServe
     embedder = make_embedder(openai_server, tmp_path, api_base=DOWN, num_retries=0, cache_dir=None)
     with pytest.raises(LLMUnavailable, match=f"^embedder: openai/test-embedding at {DOWN} is unreachable"):
         embedder.embed(["alpha"])
+
+
+def test_a_copy_for_another_url_has_not_answered(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    """The defect: a `dataclasses.replace` copy of a provider shared its "answered" record whatever it changed, so a
+    copy for another URL that no server serves fell back as a passing outage instead of stopping the run. A copy
+    with another setting of the same model at the same URL has answered (it reaches the same server)."""
+    model = make_model(openai_server, tmp_path, cache_dir=None)
+    model.complete(MESSAGES)
+    answered = model.provider
+    model.provider = dataclasses.replace(answered, timeout=5.0)
+    openai_server.fail_with = [404]
+    with pytest.raises(LLMError) as info:
+        model.complete(MESSAGES)
+    assert not isinstance(info.value, LLMUnavailable)  # the same model at the same URL: a failed call
+    model.provider = dataclasses.replace(answered, api_base=DOWN, num_retries=0)
+    with pytest.raises(LLMUnavailable, match=f"at {DOWN} is unreachable"):
+        model.complete(MESSAGES)
+
+
+def test_an_embedding_outage_after_answers_ends_the_run_saying_why(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    """An embedding has no fallback (a memory or a query without its vector would be missing from retrieval
+    silently), so a failed embedding call ends the run even after the embedder answered; the defect was a line that
+    did not say so, while the docs said a restarting server does not end a long run."""
+    embedder = make_embedder(openai_server, tmp_path, num_retries=1, cache_dir=None)
+    embedder.embed(["alpha"])
+    openai_server.fail_with = [503, 503]
+    with pytest.raises(LLMError) as info:
+        embedder.embed(["beta"])
+    said = str(info.value)
+    assert said.startswith("embedder: an embedding call failed and embeddings have no fallback, so the run stops")
+    assert "embedder.num_retries" in said and "after 2 attempts" in said and "503" in said
+    assert info.value.attempts == 2 and "\n" not in said
+
+
+TOOL_CALL = {"id": "call_1", "type": "function", "function": {"name": "memory_search", "arguments": '{"q": "x"}'}}
+TOOL = {"type": "function", "function": {"name": "memory_search", "parameters": {"type": "object"}}}
+
+
+def test_tool_calls_to_a_request_without_tools_are_a_failed_call_never_cached(
+    openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    """The defect: a reply of tool calls (content null) to a summary's request, which offered no tools, was cached,
+    and every later run replayed it as an empty summary without asking. It is now an LLMError (the strategy falls
+    back, the call counts as failed, its billed usage counted); the same reply to a request with tools is one."""
+    message = {"role": "assistant", "content": None, "tool_calls": [TOOL_CALL]}
+    unasked = _chat_reply([{"index": 0, "message": message, "finish_reason": "tool_calls"}])
+    openai_server.replies = [unasked]
+    with recording() as events, pytest.raises(LLMError, match="offered no tools"):
+        make_model(openai_server, tmp_path).complete(MESSAGES)
+    [event] = events
+    assert event.data["failed"] and event.data["prompt_tokens"] == USAGE["prompt_tokens"]
+    again = make_model(openai_server, tmp_path).complete(MESSAGES)  # a later run asks again
+    assert again.text == "2021 in Oslo to moved Ann" and not again.cached and len(openai_server.requests) == 2
+    openai_server.replies = [unasked]
+    called = make_model(openai_server, tmp_path).complete(MESSAGES, tools=[TOOL])
+    assert [c.name for c in called.tool_calls] == ["memory_search"]
+    cached = make_model(openai_server, tmp_path).complete(MESSAGES, tools=[TOOL])
+    assert cached.cached and cached.tool_calls == called.tool_calls and len(openai_server.requests) == 3
+
+
+def test_a_cache_holding_tool_calls_to_a_request_without_tools_asks_again(
+    openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    """A cache written before such replies were refused holds them: it is asked again and heals, not replayed."""
+    from memlab.llm.cache import ResponseCache, request_key
+
+    model = make_model(openai_server, tmp_path)
+    model.complete(MESSAGES)
+    [path] = (tmp_path / "cache").rglob("*.json")
+    request = json.loads(path.read_text())["request"]
+    stored = {"text": "", "prompt_tokens": 1, "completion_tokens": 1, "model": "m", "tool_calls": [TOOL_CALL]}
+    ResponseCache(str(tmp_path / "cache")).put(request_key(request), request, stored)
+    healed = make_model(openai_server, tmp_path).complete(MESSAGES)
+    assert healed.text == "2021 in Oslo to moved Ann" and not healed.cached and len(openai_server.requests) == 2
+    assert make_model(openai_server, tmp_path).complete(MESSAGES).cached
+
+
+def test_retries_are_recorded_on_the_call(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    """The defect: a call retried twice recorded the same event as a clean one, so a flaky provider read as a healthy
+    one. The LLM_CALL event holds its `attempts`: the requests sent (0 when the cache answered)."""
+    openai_server.fail_with = [500, 503]
+    with recording() as events:
+        make_model(openai_server, tmp_path).complete(MESSAGES)
+        make_model(openai_server, tmp_path).complete(MESSAGES)
+    openai_server.fail_with = [500] * 3
+    with recording() as failed, pytest.raises(LLMError):
+        make_model(openai_server, tmp_path, cache_dir=None, num_retries=1).complete(MESSAGES)
+    assert [e.data["attempts"] for e in events] == [3, 0] and len(openai_server.requests) == 3 + 2
+    assert [(e.data["attempts"], e.data["failed"]) for e in failed] == [(2, True)]
+
+
+SSE = (
+    b'data: {"id":"c","object":"chat.completion.chunk","created":0,"model":"test-model","choices":[{"index":0,'
+    b'"delta":{"role":"assistant","content":"hi"},"finish_reason":null}]}\n\ndata: [DONE]\n\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [(b'{"id": "x", "choices": [{"message": {"content": "cut', "application/json"), (SSE, "text/event-stream")],
+    ids=["malformed-json", "stream"],
+)
+def test_a_200_reply_that_cannot_be_read_is_labelled_so_and_not_retried(
+    openai_server: OpenAIServer, tmp_path: Path, body: bytes, content_type: str
+) -> None:
+    """The defect: litellm reports a 200 whose body is not a completion (cut JSON, a stream) as a 500, so memlab
+    labelled it ``InternalServerError (500)`` and retried it twice, tripling the requests for the same reply."""
+    from memlab.llm.base import failure_label
+
+    openai_server.replies = [(200, body, {"Content-Type": content_type})] * 3
+    with recording() as events, pytest.raises(LLMError) as info:
+        make_model(openai_server, tmp_path, num_retries=2).complete(MESSAGES)
+    assert len(openai_server.requests) == 1
+    assert failure_label(info.value) == "InvalidResponse (200)"
+    [event] = events
+    assert (event.data["cause"], event.data["status"], event.data["attempts"]) == ("InvalidResponse", 200, 1)
+
+
+def test_a_reply_without_a_choice_counts_the_usage_it_was_billed(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    """The defect: a 200 with ``choices: []`` and ``usage`` (a content-filtered reply, billed) was priced at 0."""
+    openai_server.replies = [_chat_reply([])]
+    with recording() as events, pytest.raises(LLMError, match="without a first choice"):
+        make_model(openai_server, tmp_path).complete(MESSAGES)
+    [event] = events
+    assert event.data["failed"] and event.data["model"] == "test-model"
+    assert (event.data["prompt_tokens"], event.data["completion_tokens"]) == (
+        USAGE["prompt_tokens"],
+        USAGE["completion_tokens"],
+    )
+
+
+def test_building_a_model_imports_litellm_so_no_call_times_it(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    """The defect: litellm's import (seconds) ran inside the first call's timed block, so `latency.model` (and
+    the first retrieval's and extraction's) held it. Building the chat model or the embedder now imports it."""
+    from memlab.litellm_offline import import_litellm
+
+    for build in (make_model, make_embedder):
+        import_litellm.cache_clear()
+        build(openai_server, tmp_path)
+        assert import_litellm.cache_info().currsize == 1, build.__name__
 
 
 def test_an_empty_answer_is_not_cached(openai_server: OpenAIServer, tmp_path: Path) -> None:

@@ -280,3 +280,45 @@ def test_failed_calls_say_why_in_run_log_and_once_on_stderr(
     for path in run.iterdir():  # the key is nowhere: not in a log line, a report or a record
         assert key not in path.read_text(errors="replace") and "abcdef123456" not in path.read_text(errors="replace")
     assert key not in stderr
+
+
+def test_every_answer_empty_is_counted_warned_and_measured_nothing(
+    tmp_path: Path, memlab: Callable[..., tuple[int, str]], openai_server_module
+) -> None:
+    """The defect: a model answering ``content: null`` to every question was scored and judged without a word
+    (answer.judge 0.5 on empty answers, exit 0, nothing in run.log). Empty answers are counted (answer.empty), kept
+    in questions.jsonl as empty hypotheses (LongMemEval scores them wrong), and all of them empty measured nothing."""
+    null = (200, {"object": "chat.completion", "choices": [{"index": 0, "message": {"content": None}}]}, {})
+    with openai_server_module.serve() as server:
+        server.replies = [null] * 500
+        llm = ("llm=litellm", f"llm.api_base={server.base_url}", *LOCAL)
+        status, stderr = memlab(*SMALL, *llm, NO_FIGURES, f"hydra.run.dir={tmp_path / 'run'}")
+        strict, said = memlab(*SMALL, *llm, NO_FIGURES, "strict=true", f"hydra.run.dir={tmp_path / 'strict'}")
+    assert status == 0, stderr
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    asked = metrics["answer.questions"]
+    assert asked > 0 and metrics["answer.empty"] == asked and metrics["answer.failures"] == 0
+    hypotheses = [json.loads(line)["hypothesis"] for line in (tmp_path / "run" / "questions.jsonl").open()]
+    assert hypotheses == [""] * asked
+    warning = f"every answer the model gave was empty ({asked:,} of the {asked:,} questions asked, answer.empty"
+    assert f"memlab: WARNING: this run measured nothing here: {warning}" in stderr
+    assert warning in (tmp_path / "run" / "run.log").read_text()
+    assert strict == 2 and "strict=true and the run measured nothing" in said
+
+
+def test_retried_calls_are_counted_and_said(
+    tmp_path: Path, memlab: Callable[..., tuple[int, str]], openai_server_module
+) -> None:
+    """The defect: calls that succeeded on a retry left no trace (metrics, run.log and calls as in a clean run), so
+    a rate-limited provider read as a healthy one. Every request the server got is now a call or a counted retry."""
+    with openai_server_module.serve() as server:
+        server.fail_with = [500, 500, 500]  # the first call: retried once, then failed; the second: retried once
+        llm = ("llm=litellm", f"llm.api_base={server.base_url}", *LOCAL, "llm.num_retries=1")
+        status, stderr = memlab(*SMALL, *llm, NO_FIGURES, f"hydra.run.dir={tmp_path / 'run'}")
+        sent = len(server.requests)
+    assert status == 0, stderr
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert (metrics["llm.retries"], metrics["answer.retries"], metrics["llm.failures"]) == (2, 0, 1)
+    assert sent == metrics["llm.calls"] + metrics["llm.retries"] + metrics["answer.calls"] + metrics["answer.retries"]
+    said = f"2 of {metrics['llm.calls']:,} model calls the strategies made were retried (2 retries, llm.retries; 1 of"
+    assert f"memlab: WARNING: {said}" in stderr and said in (tmp_path / "run" / "run.log").read_text()
