@@ -277,11 +277,19 @@ def _forget_last_sweep() -> None:
 
 
 def _sweep_status() -> int:
-    """The exit status of a finished `memlab run -m`: 1 if a job failed or never finished (unless allowed); a job
-    stopped at `sim.stop_after_session` did as told."""
+    """The exit status of a finished `memlab run -m`: 1 if a job failed or never finished (unless allowed) or no
+    comparison was written; a job stopped at `sim.stop_after_session` did as told."""
     from memlab.report.callback import LAST_SWEEP
     from memlab.report.sweep import job_numbers
 
+    status = 0
+    if "no_comparison" in LAST_SWEEP:
+        _discard_sweep_stub()  # a sweep that launched no job leaves no folder that would refuse its re-run
+        print(
+            f"memlab: error: no comparison written in {LAST_SWEEP['dir']}: {LAST_SWEEP['no_comparison']}",
+            file=sys.stderr,
+        )
+        status = 1
     jobs = LAST_SWEEP.get("jobs")
     if jobs is not None and jobs.stopped:  # on purpose: not a failure (docs/memory.md)
         print(
@@ -290,14 +298,14 @@ def _sweep_status() -> int:
             file=sys.stderr,
         )
     if jobs is None or not (jobs.failed or jobs.missing):
-        return 0
+        return status
     parts = [f"{job_numbers(jobs.failed)} failed"] if jobs.failed else []
     if jobs.missing:
         parts.append(f"{job_numbers(jobs.missing)} never finished")
     where = LAST_SWEEP["dir"]
     if LAST_SWEEP.get("allow_failures"):
         print(f"memlab: {'; '.join(parts)} in {where} (allowed by sweep.allow_failures)", file=sys.stderr)
-        return 0
+        return status
     print(f"memlab: error: {'; '.join(parts)} in {where}; sweep.allow_failures=true to accept", file=sys.stderr)
     return 1
 

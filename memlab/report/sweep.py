@@ -5,7 +5,7 @@ A job that finished has a run directory (`metrics.json`) or a failure marker (`e
 them); a job stopped on purpose at `sim.stop_after_session` has its checkpoint's marker (`stopped.json`);
 a killed or never-started job has none of them, and is listed as missing.
 The count of jobs is known for the basic sweeper (the product of the swept values) and for
-optuna (`n_trials`); for other sweepers only the jobs with a folder are known.
+optuna (`n_trials`); for other sweepers, and a basic sweep with ``glob(...)``, only the jobs with a folder are known.
 """
 
 from __future__ import annotations
@@ -48,7 +48,12 @@ def expected_jobs(sweep_dir: Path) -> int | None:
         return int(trials) if trials is not None else None
     if not target.endswith("BasicSweeper"):
         return None
-    return math.prod(len(list(o.sweep_string_iterator())) for o in sweep_overrides(hydra) if o.is_sweep_override())
+    from hydra.core.override_parser.types import ValueType  # loaded by sweep_overrides already
+
+    swept = [o for o in sweep_overrides(hydra) if o.is_sweep_override()]
+    if any(o.value_type == ValueType.GLOB_CHOICE_SWEEP for o in swept):  # matched against the config groups Hydra
+        return None  # searched then, which multirun.yaml does not record
+    return math.prod(len(list(o.sweep_string_iterator())) for o in swept)
 
 
 def job_number(folder: Path) -> int | None:

@@ -104,6 +104,37 @@ def test_a_sweep_whose_jobs_never_finished_is_no_baseline_and_compare_and_recomm
     assert said in capfd.readouterr().err
 
 
+def test_a_glob_sweep_is_compared_and_read_back(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    memlab_run_err: Callable[..., tuple[int, str]],
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """The defect: the count of a `glob(...)` sweep's jobs asked Hydra's config loader, gone once the sweep ended:
+    no comparison, exit status 0 (Hydra made the callback's error a warning), and report/recommend a traceback."""
+    monkeypatch.setenv("CI", "1")
+    sweep = tmp_path / "sweep"
+    status, err = memlab_run_err("-m", *TINY, "context=glob(sliding*)", "seed=1,2", f"hydra.sweep.dir={sweep}")
+    assert status == 0 and "compared 2 configurations;" in err and "Warning" not in err, err
+    assert len(pd.read_csv(sweep / "comparison.csv")) == 2
+    assert memlab_main("report", str(sweep)) == 0
+    assert memlab_main("recommend", str(sweep), "--budget", "1e9") == 0
+    assert "never finished" not in capfd.readouterr().err
+
+
+def test_a_sweep_without_a_comparison_fails_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memlab_run_err: Callable[..., tuple[int, str]]
+) -> None:
+    """A glob over a key's values matches no config group entry: Hydra launches no job, and the sweep said nothing
+    and exited 0; its folder, only multirun.yaml, then refused the corrected command."""
+    monkeypatch.setenv("CI", "1")
+    sweep = tmp_path / "sweep"
+    status, err = memlab_run_err("-m", *TINY, "context.keep_last=glob(*)", f"hydra.sweep.dir={sweep}")
+    said = f"memlab: error: no comparison written in {sweep}: the sweep launched no job (glob(...) picks a config"
+    assert status == 1 and said in err and err.count("memlab:") == 1, err
+    assert not sweep.exists()
+
+
 def test_two_sweeps_started_together_keep_their_own_jobs(tmp_path: Path) -> None:
     """Two `memlab run -m` launched at once into one reports/ folder, each in the default sweep folder
     (issue 25: with 1-second folders and numbered jobs the second replaced the first's jobs)."""
