@@ -27,7 +27,7 @@ from typing import Any
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
-from hydra.errors import ConfigCompositionException, InstantiationException, OverrideParseException
+from hydra.errors import ConfigCompositionException, HydraException, InstantiationException
 from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
@@ -799,23 +799,27 @@ def _jobs_composed_once() -> Iterator[None]:
     time, ~0.14 CPU s a job of the tau-bench peers sweep (docs/speed.md). Here the check keeps what it composed
     and the launcher's call with the same master config and overrides takes it (once): the same call on the
     same files and overrides, only made before the earlier jobs ran instead of after. A launcher in other
-    processes (joblib, Ray) composes there as before; each check drops what the last one kept. Hydra's methods
-    come back when the block ends.
+    processes (joblib, Ray) composes there as before; each check drops what the last one kept. The check also
+    runs `check_keys` on every job's config (`_check_batch`), so a key only some jobs' entries have stops the
+    sweep before any of them runs. Hydra's methods come back when the block ends.
     """
     from hydra._internal.config_loader_impl import ConfigLoaderImpl
     from hydra.plugins.sweeper import Sweeper
 
     check, compose = Sweeper.validate_batch_is_legal, ConfigLoaderImpl.load_sweep_config
     kept: dict[tuple[int, tuple[str, ...]], list[DictConfig]] = {}
-    checking: list[bool] = []
+    checking: list[list[DictConfig]] = []  # while a check runs: the configs it composed, in the batch's order
+    launched = [0]  # jobs of the batches checked before
 
     def keeping(self: Sweeper, batch: Any) -> None:
         kept.clear()
-        checking.append(True)
+        checking.append([])
         try:
             check(self, batch)
+            _check_batch(batch, checking[-1], launched[0])
         finally:
             checking.pop()
+        launched[0] += len(batch)
 
     def once(self: ConfigLoaderImpl, master_config: DictConfig, sweep_overrides: list[str]) -> DictConfig:
         key = (id(master_config), tuple(sweep_overrides))
@@ -824,6 +828,7 @@ def _jobs_composed_once() -> Iterator[None]:
         cfg = compose(self, master_config, sweep_overrides)
         if checking:
             kept.setdefault(key, []).append(cfg)
+            checking[-1].append(cfg)
         return cfg
 
     Sweeper.validate_batch_is_legal = keeping  # type: ignore[method-assign]
@@ -833,6 +838,25 @@ def _jobs_composed_once() -> Iterator[None]:
     finally:
         Sweeper.validate_batch_is_legal = check  # type: ignore[method-assign]
         ConfigLoaderImpl.load_sweep_config = compose  # type: ignore[method-assign]
+
+
+def _check_batch(batch: Sequence[Sequence[str]], configs: Sequence[DictConfig], first: int) -> None:
+    """`ConfigKeyProblem` naming the first job of `batch` whose config has a key no schema declares, before any job
+    of the batch runs (the launcher runs every job and raises a job's error at the end, after the others published).
+
+    Args:
+        batch: Each job's overrides, as the sweeper gives them.
+        configs: Each job's config, as the sweeper's check composed it (in the batch's order).
+        first: The number of the batch's first job.
+    """
+    for number, (overrides, cfg) in enumerate(zip(batch, configs, strict=True), start=first):
+        try:
+            check_keys(cfg)
+        except ConfigKeyProblem as e:
+            varied = {o for o in overrides if any(o not in other for other in batch)}
+            label = " ".join(o for o in overrides if o in varied) or " ".join(overrides)
+            ran = "no job was run" if first == 0 else f"jobs {first} on were not run"
+            raise ConfigKeyProblem(f"job {number} ({label}): {e}; {ran}") from None
 
 
 def _discard_interrupted() -> None:
@@ -921,7 +945,8 @@ def _command(command: str, rest: list[str]) -> None:
                 _jobs_composed_once(),
             ):
                 _run()
-        except (ConfigCompositionException, OverrideParseException, OmegaConfBaseException, ConfigKeyProblem) as e:
+        # HydraException: also a sweeper refusing what it was given (interval() in a basic sweep)
+        except (HydraException, OmegaConfBaseException, ConfigKeyProblem) as e:
             _discard_sweep_stub()
             print(f"memlab: error: {explain_error(e, rest)}", file=sys.stderr)
             sys.exit(2)
