@@ -371,17 +371,16 @@ def _report(argv: list[str]) -> int:
     from memlab.naming import MULTIRUN_FILE
     from memlab.report import find_runs, load_run, run_files
     from memlab.report.comparison import cautions, sweep_title, write_comparison
-    from memlab.report.sweep import never_finished_note, stopped_note
+    from memlab.report.sweep import unfinished_notes
 
     parser = argparse.ArgumentParser(prog="memlab report", description="Rebuild reports from run directories.")
     parser.add_argument("dirs", nargs="+", type=Path, help="run directories or sweep directories")
     parser.add_argument("-o", "--out", type=Path, help="where to write comparison.* (default: the one DIR given)")
     args = parser.parse_args(argv)
     runs = [load_run(p) for p in find_runs(args.dirs)]
-    for folder in args.dirs:
-        for note in (never_finished_note(folder), stopped_note(folder)):
-            if note:
-                print(f"memlab: {note}", file=sys.stderr)
+    unfinished = unfinished_notes(args.dirs, "compared")  # said in the comparison too, above its table
+    for note in unfinished:
+        print(f"memlab: {note}", file=sys.stderr)
     if len(args.dirs) == 1 and len(runs) == 1 and runs[0].path == args.dirs[0]:
         run = runs[0]
         if run.failed:  # no metrics, no report: a comparison of it would be one failed row
@@ -399,7 +398,8 @@ def _report(argv: list[str]) -> int:
     sweep = len(args.dirs) == 1 and (args.dirs[0] / MULTIRUN_FILE).is_file()  # titled as the sweep titled it
     finished = [r.name for r in runs if not r.failed] or [r.name for r in runs]
     notes = cautions(runs)
-    paths = write_comparison(out, runs, title=sweep_title(finished[0]) if sweep else None, notes=notes)
+    title = sweep_title(finished[0]) if sweep else None
+    paths = write_comparison(out, runs, title=title, notes=[*unfinished, *notes])
     print(f"memlab: compared {len(runs)} runs; report in {paths['comparison.html']}")
     for note in notes:
         _warn(note)
@@ -414,12 +414,10 @@ def _warn(note: str) -> None:
 def _warn_unfinished(folders: Sequence[Path], what: str) -> None:
     """Warn of each sweep among `folders` whose jobs never finished or stopped at a checkpoint: their configurations
     are not `what` (compared)."""
-    from memlab.report.sweep import never_finished_note, stopped_note
+    from memlab.report.sweep import unfinished_notes
 
-    for folder in folders:
-        for note in (never_finished_note(folder), stopped_note(folder)):
-            if note:
-                _warn(f"{note}: their configurations are not {what}")
+    for note in unfinished_notes(folders, what):
+        _warn(note)
 
 
 def _compare(argv: list[str]) -> int:
@@ -870,6 +868,19 @@ def _discard_interrupted() -> None:
     _discard_sweep_stub()
 
 
+def _interrupted_sweep() -> str:
+    """`; job(s) 0, 1 finished in DIR: memlab report DIR compares them`, after a sweep stopped by Ctrl-C with jobs done
+    ("" otherwise): the comparison is written when the sweep ends, so an interrupted one has none."""
+    from memlab.report.sweep import job_numbers, sweep_jobs
+
+    sweep = OutputFolders.sweep
+    done = sweep_jobs(sweep) if sweep is not None and sweep.is_dir() else None
+    if done is None or not (done.finished or done.failed):
+        return ""
+    jobs = job_numbers(sorted([*done.finished, *done.failed]))
+    return f"; {jobs} finished in {sweep}: memlab report {shlex.quote(str(sweep))} compares them"
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM (`kill`, `timeout`, a CI runner's cancel), raised where Ctrl-C is: the run cleans up as after Ctrl-C,
     leaving no empty run folder and no sweep stub, and `memlab` exits with 143 (Python's default left both)."""
@@ -961,7 +972,7 @@ def _command(command: str, rest: list[str]) -> None:
             sys.exit(2)
         except KeyboardInterrupt as e:
             _discard_interrupted()
-            sys.exit(_interrupted(e, "the run directory was not published"))
+            sys.exit(_interrupted(e, "the run directory was not published" + _interrupted_sweep()))
         sys.exit(_sweep_status())
     if command in COMMANDS:
         try:

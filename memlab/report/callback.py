@@ -38,7 +38,7 @@ class ComparisonCallback(Callback):
         # pandas and matplotlib (a single run would pay ~1 s for a comparison it never writes).
         from memlab.report.comparison import cautions, sweep_title, write_comparison
         from memlab.report.rundata import find_runs, load_run
-        from memlab.report.sweep import SweepJobs, job_numbers, sweep_jobs
+        from memlab.report.sweep import SweepJobs, job_numbers, sweep_jobs, unfinished_notes
 
         jobs: SweepJobs = sweep_jobs(sweep_dir) if sweep_dir.is_dir() else SweepJobs(None, (), (), ())
         allow = bool(config.get("sweep", {}).get("allow_failures", False))
@@ -60,7 +60,9 @@ class ComparisonCallback(Callback):
             LAST_SWEEP["no_comparison"] = str(e)
             return
         notes = cautions(runs)
-        paths = write_comparison(sweep_dir, runs, title=sweep_title(config.get("name", "")), notes=notes)
+        unfinished = unfinished_notes([sweep_dir], "compared")  # above the table; the line below says it on screen
+        title = sweep_title(config.get("name", ""))
+        paths = write_comparison(sweep_dir, runs, title=title, notes=[*unfinished, *notes])
         failed = sum(r.failed for r in runs)
         note = f", {failed} failed" if failed else ""
         if jobs.stopped:

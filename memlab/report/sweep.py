@@ -112,6 +112,14 @@ def stopped_note(folder: Path) -> str:
     return f"{folder}: {job_numbers(stopped)} stopped at sim.stop_after_session" if stopped else ""
 
 
+def unfinished_notes(folders: Sequence[Path], what: str) -> list[str]:
+    """`FOLDER: job(s) N never finished: their configurations are not WHAT`, and the same for jobs stopped at
+    `sim.stop_after_session`, for each sweep among `folders`: what the commands reading them warn of, and what
+    a comparison of them says above its table (the configurations it lacks)."""
+    notes = (note for folder in folders for note in (never_finished_note(folder), stopped_note(folder)))
+    return [f"{note}: their configurations are not {what}" for note in notes if note]
+
+
 def job_numbers(jobs: Sequence[int]) -> str:
     """`job(s) 3, 5`: a sweep's jobs, as the commands name them."""
     return f"job(s) {', '.join(map(str, jobs))}"
