@@ -529,7 +529,7 @@ def _budget(text: str) -> float:
 
 def _recommend(argv: list[str]) -> int:
     from memlab.report import find_runs, load_run
-    from memlab.report.comparison import comparison_table, data_note
+    from memlab.report.comparison import comparison_table, data_note, override_spellings
     from memlab.report.recommend import recommend
 
     parser = argparse.ArgumentParser(
@@ -551,7 +551,8 @@ def _recommend(argv: list[str]) -> int:
     note = data_note(runs)
     if note:  # a pick among runs of different data (a seed sweep) may pick the data, not the configuration
         _warn(note)
-    rec = recommend(comparison_table(runs), args.budget, budget_metric=args.budget_metric, by=args.by)
+    frame, spelled = comparison_table(runs), override_spellings(runs)
+    rec = recommend(frame, args.budget, budget_metric=args.budget_metric, by=args.by, spelled=spelled)
     print(("recommended: " if rec.best else "no recommendation: ") + rec.reasons[0])
     for line in rec.reasons[1:]:
         print(line)
