@@ -869,17 +869,18 @@ def _discard_interrupted() -> None:
     _discard_sweep_stub()
 
 
-def _interrupted_sweep() -> str:
-    """`; job(s) 0, 1 finished in DIR: memlab report DIR compares them`, after a sweep stopped by Ctrl-C with jobs done
-    ("" otherwise): the comparison is written when the sweep ends, so an interrupted one has none."""
+def _left_unwritten() -> str:
+    """What a Ctrl-C left unwritten: the run directory; in a sweep with jobs done, the running job (or the comparison,
+    written when the sweep ends) and which jobs finished, for `memlab report` to compare."""
     from memlab.report.sweep import job_numbers, sweep_jobs
 
     sweep = OutputFolders.sweep
-    done = sweep_jobs(sweep) if sweep is not None and sweep.is_dir() else None
-    if done is None or not (done.finished or done.failed):
-        return ""
-    jobs = job_numbers(sorted([*done.finished, *done.failed]))
-    return f"; {jobs} finished in {sweep}: memlab report {shlex.quote(str(sweep))} compares them"
+    jobs = sweep_jobs(sweep) if sweep is not None and sweep.is_dir() else None
+    if jobs is None or not (jobs.finished or jobs.failed):
+        return "the run directory was not published"
+    unwritten = "the running job was not published" if jobs.missing else "the comparison was not written"
+    done = job_numbers(sorted([*jobs.finished, *jobs.failed]))
+    return f"{unwritten}; {done} finished in {sweep}: memlab report {shlex.quote(str(sweep))} compares them"
 
 
 class Terminated(KeyboardInterrupt):
@@ -973,7 +974,7 @@ def _command(command: str, rest: list[str]) -> None:
             sys.exit(2)
         except KeyboardInterrupt as e:
             _discard_interrupted()
-            sys.exit(_interrupted(e, "the run directory was not published" + _interrupted_sweep()))
+            sys.exit(_interrupted(e, _left_unwritten()))
         sys.exit(_sweep_status())
     if command in COMMANDS:
         try:

@@ -156,7 +156,7 @@ def test_an_interrupted_sweep_names_its_finished_jobs_and_their_comparison_its_m
     interrupt = "+hydra.callbacks.interrupt._target_=test_sweeps.InterruptJobTwo"
     status, err = memlab_run_err("-m", *TINY, "context=none,trim,sliding_window", interrupt, f"hydra.sweep.dir={sweep}")
     assert status == 130 and err.splitlines()[-1] == (
-        f"memlab: interrupted; the run directory was not published; job(s) 0, 1 finished in {sweep}: "
+        f"memlab: interrupted; the running job was not published; job(s) 0, 1 finished in {sweep}: "
         f"memlab report {sweep} compares them"
     ), err
     assert not (sweep / "comparison.md").exists()
