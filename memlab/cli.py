@@ -113,7 +113,7 @@ def _run(cfg: DictConfig) -> float | None:
     run_dir = Path(cfg.output_dir) if cfg.output_dir else hydra_dir
     overrides = list(hc.overrides.task)
     if hc.mode == RunMode.MULTIRUN:
-        check_keys(cfg)  # outside the job's error handling: a key no schema declares stops the sweep
+        check_keys(cfg)  # outside the job's error handling (`_check_batch` checked every job before any ran)
         _check_logger(cfg)  # and so does a logger whose library is missing, as it stops a single run at its start
         # One failing configuration must not stop the sweep: mark its job and carry on.
         try:
