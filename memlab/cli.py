@@ -27,7 +27,7 @@ from typing import Any
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
-from hydra.errors import ConfigCompositionException, InstantiationException, OverrideParseException
+from hydra.errors import ConfigCompositionException, HydraException, InstantiationException
 from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
@@ -113,7 +113,7 @@ def _run(cfg: DictConfig) -> float | None:
     run_dir = Path(cfg.output_dir) if cfg.output_dir else hydra_dir
     overrides = list(hc.overrides.task)
     if hc.mode == RunMode.MULTIRUN:
-        check_keys(cfg)  # outside the job's error handling: a key no schema declares stops the sweep
+        check_keys(cfg)  # outside the job's error handling (`_check_batch` checked every job before any ran)
         _check_logger(cfg)  # and so does a logger whose library is missing, as it stops a single run at its start
         # One failing configuration must not stop the sweep: mark its job and carry on.
         try:
@@ -277,11 +277,19 @@ def _forget_last_sweep() -> None:
 
 
 def _sweep_status() -> int:
-    """The exit status of a finished `memlab run -m`: 1 if a job failed or never finished (unless allowed); a job
-    stopped at `sim.stop_after_session` did as told."""
+    """The exit status of a finished `memlab run -m`: 1 if a job failed or never finished (unless allowed) or no
+    comparison was written; a job stopped at `sim.stop_after_session` did as told."""
     from memlab.report.callback import LAST_SWEEP
     from memlab.report.sweep import job_numbers
 
+    status = 0
+    if "no_comparison" in LAST_SWEEP:
+        _discard_sweep_stub()  # a sweep that launched no job leaves no folder that would refuse its re-run
+        print(
+            f"memlab: error: no comparison written in {LAST_SWEEP['dir']}: {LAST_SWEEP['no_comparison']}",
+            file=sys.stderr,
+        )
+        status = 1
     jobs = LAST_SWEEP.get("jobs")
     if jobs is not None and jobs.stopped:  # on purpose: not a failure (docs/memory.md)
         print(
@@ -290,14 +298,14 @@ def _sweep_status() -> int:
             file=sys.stderr,
         )
     if jobs is None or not (jobs.failed or jobs.missing):
-        return 0
+        return status
     parts = [f"{job_numbers(jobs.failed)} failed"] if jobs.failed else []
     if jobs.missing:
         parts.append(f"{job_numbers(jobs.missing)} never finished")
     where = LAST_SWEEP["dir"]
     if LAST_SWEEP.get("allow_failures"):
         print(f"memlab: {'; '.join(parts)} in {where} (allowed by sweep.allow_failures)", file=sys.stderr)
-        return 0
+        return status
     print(f"memlab: error: {'; '.join(parts)} in {where}; sweep.allow_failures=true to accept", file=sys.stderr)
     return 1
 
@@ -363,17 +371,16 @@ def _report(argv: list[str]) -> int:
     from memlab.naming import MULTIRUN_FILE
     from memlab.report import find_runs, load_run, run_files
     from memlab.report.comparison import cautions, sweep_title, write_comparison
-    from memlab.report.sweep import never_finished_note, stopped_note
+    from memlab.report.sweep import unfinished_notes
 
     parser = argparse.ArgumentParser(prog="memlab report", description="Rebuild reports from run directories.")
     parser.add_argument("dirs", nargs="+", type=Path, help="run directories or sweep directories")
     parser.add_argument("-o", "--out", type=Path, help="where to write comparison.* (default: the one DIR given)")
     args = parser.parse_args(argv)
     runs = [load_run(p) for p in find_runs(args.dirs)]
-    for folder in args.dirs:
-        for note in (never_finished_note(folder), stopped_note(folder)):
-            if note:
-                print(f"memlab: {note}", file=sys.stderr)
+    unfinished = unfinished_notes(args.dirs, "compared")  # said in the comparison too, above its table
+    for note in unfinished:
+        print(f"memlab: {note}", file=sys.stderr)
     if len(args.dirs) == 1 and len(runs) == 1 and runs[0].path == args.dirs[0]:
         run = runs[0]
         if run.failed:  # no metrics, no report: a comparison of it would be one failed row
@@ -391,7 +398,8 @@ def _report(argv: list[str]) -> int:
     sweep = len(args.dirs) == 1 and (args.dirs[0] / MULTIRUN_FILE).is_file()  # titled as the sweep titled it
     finished = [r.name for r in runs if not r.failed] or [r.name for r in runs]
     notes = cautions(runs)
-    paths = write_comparison(out, runs, title=sweep_title(finished[0]) if sweep else None, notes=notes)
+    title = sweep_title(finished[0]) if sweep else None
+    paths = write_comparison(out, runs, title=title, notes=[*unfinished, *notes])
     print(f"memlab: compared {len(runs)} runs; report in {paths['comparison.html']}")
     for note in notes:
         _warn(note)
@@ -406,12 +414,10 @@ def _warn(note: str) -> None:
 def _warn_unfinished(folders: Sequence[Path], what: str) -> None:
     """Warn of each sweep among `folders` whose jobs never finished or stopped at a checkpoint: their configurations
     are not `what` (compared)."""
-    from memlab.report.sweep import never_finished_note, stopped_note
+    from memlab.report.sweep import unfinished_notes
 
-    for folder in folders:
-        for note in (never_finished_note(folder), stopped_note(folder)):
-            if note:
-                _warn(f"{note}: their configurations are not {what}")
+    for note in unfinished_notes(folders, what):
+        _warn(note)
 
 
 def _compare(argv: list[str]) -> int:
@@ -523,7 +529,7 @@ def _budget(text: str) -> float:
 
 def _recommend(argv: list[str]) -> int:
     from memlab.report import find_runs, load_run
-    from memlab.report.comparison import comparison_table, data_note
+    from memlab.report.comparison import comparison_table, data_note, override_spellings
     from memlab.report.recommend import recommend
 
     parser = argparse.ArgumentParser(
@@ -545,7 +551,8 @@ def _recommend(argv: list[str]) -> int:
     note = data_note(runs)
     if note:  # a pick among runs of different data (a seed sweep) may pick the data, not the configuration
         _warn(note)
-    rec = recommend(comparison_table(runs), args.budget, budget_metric=args.budget_metric, by=args.by)
+    frame, spelled = comparison_table(runs), override_spellings(runs)
+    rec = recommend(frame, args.budget, budget_metric=args.budget_metric, by=args.by, spelled=spelled)
     print(("recommended: " if rec.best else "no recommendation: ") + rec.reasons[0])
     for line in rec.reasons[1:]:
         print(line)
@@ -791,23 +798,27 @@ def _jobs_composed_once() -> Iterator[None]:
     time, ~0.14 CPU s a job of the tau-bench peers sweep (docs/speed.md). Here the check keeps what it composed
     and the launcher's call with the same master config and overrides takes it (once): the same call on the
     same files and overrides, only made before the earlier jobs ran instead of after. A launcher in other
-    processes (joblib, Ray) composes there as before; each check drops what the last one kept. Hydra's methods
-    come back when the block ends.
+    processes (joblib, Ray) composes there as before; each check drops what the last one kept. The check also
+    runs `check_keys` on every job's config (`_check_batch`), so a key only some jobs' entries have stops the
+    sweep before any of them runs. Hydra's methods come back when the block ends.
     """
     from hydra._internal.config_loader_impl import ConfigLoaderImpl
     from hydra.plugins.sweeper import Sweeper
 
     check, compose = Sweeper.validate_batch_is_legal, ConfigLoaderImpl.load_sweep_config
     kept: dict[tuple[int, tuple[str, ...]], list[DictConfig]] = {}
-    checking: list[bool] = []
+    checking: list[list[DictConfig]] = []  # while a check runs: the configs it composed, in the batch's order
+    launched = [0]  # jobs of the batches checked before
 
     def keeping(self: Sweeper, batch: Any) -> None:
         kept.clear()
-        checking.append(True)
+        checking.append([])
         try:
             check(self, batch)
+            _check_batch(batch, checking[-1], launched[0])
         finally:
             checking.pop()
+        launched[0] += len(batch)
 
     def once(self: ConfigLoaderImpl, master_config: DictConfig, sweep_overrides: list[str]) -> DictConfig:
         key = (id(master_config), tuple(sweep_overrides))
@@ -816,6 +827,7 @@ def _jobs_composed_once() -> Iterator[None]:
         cfg = compose(self, master_config, sweep_overrides)
         if checking:
             kept.setdefault(key, []).append(cfg)
+            checking[-1].append(cfg)
         return cfg
 
     Sweeper.validate_batch_is_legal = keeping  # type: ignore[method-assign]
@@ -827,6 +839,25 @@ def _jobs_composed_once() -> Iterator[None]:
         ConfigLoaderImpl.load_sweep_config = compose  # type: ignore[method-assign]
 
 
+def _check_batch(batch: Sequence[Sequence[str]], configs: Sequence[DictConfig], first: int) -> None:
+    """`ConfigKeyProblem` naming the first job of `batch` whose config has a key no schema declares, before any job
+    of the batch runs (the launcher runs every job and raises a job's error at the end, after the others published).
+
+    Args:
+        batch: Each job's overrides, as the sweeper gives them.
+        configs: Each job's config, as the sweeper's check composed it (in the batch's order).
+        first: The number of the batch's first job.
+    """
+    for number, (overrides, cfg) in enumerate(zip(batch, configs, strict=True), start=first):
+        try:
+            check_keys(cfg)
+        except ConfigKeyProblem as e:
+            varied = {o for o in overrides if any(o not in other for other in batch)}
+            label = " ".join(o for o in overrides if o in varied) or " ".join(overrides)
+            ran = "no job was run" if first == 0 else f"jobs {first} on were not run"
+            raise ConfigKeyProblem(f"job {number} ({label}): {e}; {ran}") from None
+
+
 def _discard_interrupted() -> None:
     """After Ctrl-C: the folder Hydra made for the run, if nothing was written to it, and a sweep's stub.
 
@@ -836,6 +867,20 @@ def _discard_interrupted() -> None:
     if OutputFolders.run is not None:
         _discard_if_empty(OutputFolders.run)
     _discard_sweep_stub()
+
+
+def _left_unwritten() -> str:
+    """What a Ctrl-C left unwritten: the run directory; in a sweep with jobs done, the running job (or the comparison,
+    written when the sweep ends) and which jobs finished, for `memlab report` to compare."""
+    from memlab.report.sweep import job_numbers, sweep_jobs
+
+    sweep = OutputFolders.sweep
+    jobs = sweep_jobs(sweep) if sweep is not None and sweep.is_dir() else None
+    if jobs is None or not (jobs.finished or jobs.failed):
+        return "the run directory was not published"
+    unwritten = "the running job was not published" if jobs.missing else "the comparison was not written"
+    done = job_numbers(sorted([*jobs.finished, *jobs.failed]))
+    return f"{unwritten}; {done} finished in {sweep}: memlab report {shlex.quote(str(sweep))} compares them"
 
 
 class Terminated(KeyboardInterrupt):
@@ -913,7 +958,8 @@ def _command(command: str, rest: list[str]) -> None:
                 _jobs_composed_once(),
             ):
                 _run()
-        except (ConfigCompositionException, OverrideParseException, OmegaConfBaseException, ConfigKeyProblem) as e:
+        # HydraException: also a sweeper refusing what it was given (interval() in a basic sweep)
+        except (HydraException, OmegaConfBaseException, ConfigKeyProblem) as e:
             _discard_sweep_stub()
             print(f"memlab: error: {explain_error(e, rest)}", file=sys.stderr)
             sys.exit(2)
@@ -928,7 +974,7 @@ def _command(command: str, rest: list[str]) -> None:
             sys.exit(2)
         except KeyboardInterrupt as e:
             _discard_interrupted()
-            sys.exit(_interrupted(e, "the run directory was not published"))
+            sys.exit(_interrupted(e, _left_unwritten()))
         sys.exit(_sweep_status())
     if command in COMMANDS:
         try:

@@ -16,8 +16,9 @@ from collections.abc import Iterator, Sequence
 from importlib import resources
 from typing import Any
 
+import yaml
 from hydra.errors import InstantiationException
-from omegaconf import DictConfig, ListConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, InterpolationResolutionError
 
 from memlab.config import RunConfig, schemas
@@ -39,6 +40,7 @@ _NEW_AGENT = (
 )
 # The litellm arguments a node's `extra_params` may not hold (memlab passes them itself), by the node's schema.
 CLAIMED_PARAMS = {LitellmConfig: CHAT_ARGS, LitellmEmbedConfig: EMBEDDING_ARGS}
+_ABSENT = object()  # `OmegaConf.select`'s answer for a key the node does not have
 # `hooks=summarization`: hooks is a dict of named hooks, not a group with one choice.
 _NOT_IN_DEFAULTS = re.compile(r"Could not override '(\w+)'\. No match in the defaults list\..*use \+\1=(\S+)", re.S)
 
@@ -184,6 +186,96 @@ def explain_untyped(full_key: str, parent: Any) -> str | None:
     return message
 
 
+def _swept_entries(group: str, overrides: Sequence[str]) -> list[str]:
+    """The entries of `group` that a sweep's command line lists (``context=trim,summarize``); none if not swept."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.core.override_parser.types import ValueType
+    from hydra.errors import OverrideParseException
+
+    for arg in reversed(overrides):  # Hydra takes the last of one key
+        if arg.partition("=")[0] != group:
+            continue
+        try:
+            (override,) = OverridesParser.create().parse_overrides([arg])
+        except OverrideParseException:
+            return []
+        listed = override.value_type in (ValueType.CHOICE_SWEEP, ValueType.SIMPLE_CHOICE_SWEEP)
+        return list(override.sweep_string_iterator()) if listed else []
+    return []
+
+
+def _entry_node(group: str, entry: str) -> DictConfig | None:
+    """The keys of entry `group=entry`: its schema's, with the nodes its defaults nest (None: it has no schema)."""
+    schema = schemas().get((group, entry))
+    if schema is None:
+        return None
+    node = OmegaConf.structured(schema)
+    with open_dict(node):
+        for package, nested in defaults_nodes(group, entry).items():
+            OmegaConf.update(node, package, OmegaConf.structured(nested), force_add=True)
+    return node
+
+
+def _default_entry(group: str) -> str | None:
+    """The entry conf/config.yaml's defaults list picks for `group` (``none`` for context)."""
+    text = resources.files("memlab.conf").joinpath("config.yaml").read_text(encoding="utf-8")
+    loaded = yaml.safe_load(text)
+    picks = [item for item in loaded.get("defaults") or [] if isinstance(item, dict)]
+    return next((str(item[group]) for item in picks if group in item), None)
+
+
+def explain_swept(full_key: str, overrides: Sequence[str]) -> str | None:
+    """Why a sweep across the entries of `full_key`'s group refused it, judged against the swept entries.
+
+    Hydra sets a plain ``key=value`` on the config the sweep starts from, which holds the group's default entry, before
+    it composes any job; refused there, the key is every swept entry's (then ``++`` sets it in each job), some of
+    theirs (named, to sweep apart), or none's (where a key of that name is). None when the group is not swept, or
+    a swept entry has no schema.
+
+    Args:
+        full_key: The key refused (`context.strategy.keep_system`).
+        overrides: The command line's overrides, where the swept entries and the value given are read.
+    """
+    group, _, relative = full_key.partition(".")
+    swept = _swept_entries(group, overrides)
+    found = {entry: _entry_node(group, entry) for entry in swept}
+    nodes = {entry: node for entry, node in found.items() if node is not None}
+    if not relative or not swept or len(nodes) < len(found):
+        return None
+    having = [e for e, node in nodes.items() if OmegaConf.select(node, relative, default=_ABSENT) is not _ABSENT]
+    value = next((o.partition("=")[2] for o in overrides if o.lstrip("+~").partition("=")[0] == full_key), "VALUE")
+    if having == swept:
+        default = _default_entry(group)
+        start = f" (the default {group}={default})" if default else ""
+        return (
+            f"{full_key}: every swept entry ({group}={'|'.join(swept)}) has it, but Hydra sets it first on the config "
+            f"the sweep starts from{start}, which lacks it; write ++{full_key}={value}, which sets it in each job"
+        )
+    if having:
+        others = [e for e in swept if e not in having]
+        add = "" if len(having) == 1 else "++"
+        return (
+            f"{full_key}: of the swept entries only {group}={'|'.join(having)} "
+            f"{'has' if len(having) == 1 else 'have'} it, not {group}={'|'.join(others)}; sweep those apart: "
+            f"memlab run -m {group}={','.join(having)} {add}{full_key}={value}"
+        )
+    parent, _, name = full_key.rpartition(".")
+    where: dict[str, list[str]] = {}
+    for entry, node in nodes.items():
+        for path in _paths(node, name):
+            where.setdefault(f"{group}.{path}", []).append(entry)
+    message = f"{full_key}: no swept entry ({group}={'|'.join(swept)}) has it"
+    if where:
+        message += "; it is at " + " or ".join(f"{p} ({group}={'|'.join(es)})" for p, es in where.items())
+    inner = parent.partition(".")[2]  # the refused key's node, below the group's
+    siblings = [OmegaConf.select(node, inner) if inner else node for node in nodes.values()]
+    keys = sorted({str(k) for node in siblings if isinstance(node, DictConfig) for k in node})
+    close = difflib.get_close_matches(name, keys, n=2)
+    if close:
+        message += "; did you mean " + " or ".join(f"{parent}.{c}" for c in close) + "?"
+    return message
+
+
 def explain_untyped_entry(full_key: str, parent: Any, overrides: Sequence[str] = ()) -> str | None:
     """Why `full_key` is not a key of a group's entry that has no schema (a user's own YAML), None for other keys.
 
@@ -247,6 +339,9 @@ def explain_error(error: BaseException, overrides: Sequence[str] = ()) -> str:
     ):
         return _NEW_AGENT
     if isinstance(cause, ConfigKeyError | ConfigAttributeError) and getattr(cause, "full_key", None):
+        swept = explain_swept(str(cause.full_key), overrides)  # refused on the config a sweep starts from
+        if swept is not None:
+            return swept
         untyped = None
         if not dataclasses.is_dataclass(cause.object_type):
             parent = getattr(cause, "parent_node", None)
@@ -261,6 +356,13 @@ def explain_error(error: BaseException, overrides: Sequence[str] = ()) -> str:
         return (
             f"hooks={entry}: hooks holds named hooks, each added under its own name: "
             f"+hooks@hooks.{entry}={entry} (its keys: memlab run --help hooks={entry})"
+        )
+    if "does not support sweep type : INTERVAL_SWEEP" in text:  # the basic sweeper lists values; it draws none
+        swept = ", ".join(o for o in overrides if "interval(" in o) or "interval(...)"
+        return (
+            f"{swept}: interval() needs an optuna sweeper, which draws values from it: add hydra/sweeper=optuna "
+            "(pip install 'memlab[optuna]'), or use hparams_search=window_budget; the basic sweeper takes a list "
+            "(a,b,c) or range(start,stop,step)"
         )
     plugin = _MISSING_PLUGIN.search(text)
     if plugin and plugin[1] in PLUGIN_EXTRAS:
@@ -349,8 +451,11 @@ def _claimed_params(cfg: DictConfig) -> Iterator[str]:
 
 def check_keys(cfg: DictConfig) -> None:
     """Fail on any key of a typed node that its schema does not declare (what ``+key=value`` adds), and on a key of
-    a litellm node's `extra_params` that memlab passes itself (named with the setting to use instead, not its value)."""
-    problems = [explain(path, schema, node) for path, schema, node in _unknown(cfg, "")]
+    a litellm node's `extra_params` that memlab passes itself (named with the setting to use instead, not its value).
+
+    A ``hydra`` node at the top (in a config composed for a sweep's check, before Hydra takes it out) is Hydra's.
+    """
+    problems = [explain(path, schema, node) for path, schema, node in _unknown(cfg, "") if path != "hydra"]
     problems += _claimed_params(cfg)
     if problems:
         raise ConfigKeyProblem("; ".join(problems) if len(problems) == 1 else "\n  ".join(["", *problems]).lstrip())

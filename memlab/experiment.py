@@ -725,7 +725,9 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
 def _run_label(cfg: DictConfig, overrides: Sequence[str]) -> str:
     """How heartbeat lines name the run: a sweep's job number and what it sets, else the run's name."""
     if HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN:
-        return textwrap.shorten(f"job {HydraConfig.get().job.num} ({' '.join(overrides)})", LABEL_CHARS)
+        job = f"job {HydraConfig.get().job.num}"
+        # the overrides are cut, not the label: its closing parenthesis stays
+        return f"{job} ({textwrap.shorten(' '.join(overrides), LABEL_CHARS - len(job) - 3)})"
     return f"run {cfg.name}"
 
 

@@ -58,6 +58,52 @@ def test_a_sweep_with_a_wrong_key_stops_and_leaves_no_folder(
 @pytest.mark.parametrize(
     ("overrides", "said"),
     [
+        # Hydra sets the key on the sweep's starting config (the default context=none) before any job: every
+        # swept entry has it, and the line blamed context=none without the spelling that works
+        (
+            ["context=sliding_window,llamaindex_buffer", "context.strategy.keep_system=false"],
+            "context.strategy.keep_system: every swept entry (context=sliding_window|llamaindex_buffer) has it, but "
+            "Hydra sets it first on the config the sweep starts from (the default context=none), which lacks it; "
+            "write ++context.strategy.keep_system=false, which sets it in each job",
+        ),
+        (
+            ["context=trim,summarize", "context.strategy.language=zh"],
+            "context.strategy.language: of the swept entries only context=summarize has it, not context=trim; "
+            "sweep those apart: memlab run -m context=summarize context.strategy.language=zh",
+        ),
+        # the single run's hint, lost in a sweep
+        (
+            ["context=trim,summarize", "context.language=zh"],
+            "context.language: no swept entry (context=trim|summarize) has it; it is at context.strategy.language "
+            "(context=summarize)",
+        ),
+        # a key only some jobs' entries have, with ++: job 0 failed, job 1 ran and published, then status 2
+        (
+            ["context=trim,summarize", "++context.strategy.language=zh"],
+            "job 0 (context=trim): context.strategy.language: no such key in context.strategy (TrimConfig); its keys "
+            "are keep_first, keep_last, placeholder; no job was run",
+        ),
+        # a 33-line traceback
+        (
+            ["context=sliding_window", "context.max_tokens=interval(500,2000)"],
+            "context.max_tokens=interval(500,2000): interval() needs an optuna sweeper, which draws values from it: "
+            "add hydra/sweeper=optuna (pip install 'memlab[optuna]'), or use hparams_search=window_budget",
+        ),
+    ],
+)
+def test_a_sweep_refused_at_start_says_so_in_one_line(
+    tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]], overrides: list[str], said: str
+) -> None:
+    sweep = tmp_path / "sweep"
+    status, stderr = memlab_run_err("-m", *overrides, "debug=default", f"hydra.sweep.dir={sweep}")
+    assert status == 2 and stderr.endswith("\n") and stderr.count("\n") == 1, stderr
+    assert stderr.startswith(f"memlab: error: {said}"), stderr
+    assert not sweep.exists()
+
+
+@pytest.mark.parametrize(
+    ("overrides", "said"),
+    [
         # each weight is in its range; together they leave the fused relevance 0/0 (NaN scores, an arbitrary ranking)
         (
             ["longterm.index.bm25_weight=0", "longterm.index.dense_weight=0"],

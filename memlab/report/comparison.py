@@ -89,6 +89,13 @@ def _overrides(run: RunData) -> dict[str, str]:
     return dict(_parse_override(o) for o in (run.manifest.get("overrides") or (run.error or {}).get("overrides") or []))
 
 
+def override_spellings(runs: Sequence[RunData]) -> dict[str, str]:
+    """Each override key the runs' command lines wrote with a prefix, as written: a label's `experiment/peers` is
+    `+experiment/peers` (a group the defaults list lacks), for a label to be pasted back as overrides."""
+    given = (o.partition("=")[0] for r in runs for o in r.manifest.get("overrides") or [])
+    return {key.lstrip("+~"): key for key in given if key != key.lstrip("+~")}
+
+
 def swept_parameters(runs: Sequence[RunData]) -> dict[str, list[str]]:
     """Each override key whose value differs between the runs, with every run's value.
 

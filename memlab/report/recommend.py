@@ -13,7 +13,7 @@ exact counter, or a budgeted configuration over the budget run again at it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,10 +69,13 @@ def _describe(row: dict[str, Any], names: Sequence[str]) -> str:
     return ", ".join(f"{n} {fmt_value(n, row.get(n))}" for n in names if not is_missing(row.get(n)))
 
 
-def _effective(row: dict[str, Any]) -> str:
-    """The row's label without the settings its strategy ignored (`context=trim context.max_tokens=1000` is trim)."""
+def _configuration(row: dict[str, Any], spelled: Mapping[str, str]) -> str:
+    """The row's label as overrides to paste: without the settings its strategy ignored (`context=trim
+    context.max_tokens=1000` is `context=trim`), each key as the command line wrote it (`spelled`: the label's
+    `experiment/peers=trim` is `+experiment/peers=trim`)."""
     ignored = set(str(row.get("ignored") or "").split())
-    return " ".join(part for part in str(row["label"]).split() if part.split("=", 1)[0] not in ignored)
+    parts = (part.partition("=") for part in str(row["label"]).split())
+    return " ".join(f"{spelled.get(key, key)}={value}" for key, _, value in parts if key not in ignored)
 
 
 def recommend(
@@ -81,6 +84,7 @@ def recommend(
     *,
     budget_metric: str = "tokens.prompt.mean",
     by: str = "context.evidence_retention",
+    spelled: Mapping[str, str] | None = None,
 ) -> Recommendation:
     """Pick from a comparison table (`comparison_table`) the best configuration within `budget`.
 
@@ -89,7 +93,10 @@ def recommend(
         budget: The most `budget_metric` may be.
         budget_metric: The metric the budget bounds.
         by: The metric the best configuration is best in.
+        spelled: Each label key as the runs' command lines wrote it (`override_spellings`), so that the pick
+            and the runners-up read as overrides to paste.
     """
+    spelled = spelled or {}
     check_metric(frame, "--by", by)
     check_metric(frame, "--budget-metric", budget_metric)
     rows: list[dict[str, Any]] = [{str(k): v for k, v in r.items()} for r in frame.to_dict("records")]
@@ -137,7 +144,8 @@ def recommend(
     )
     best = ranked[0]
     shown = (budget_metric, NET, COST)
-    reasons = [f"{best['label']}: {by} {fmt_value(by, best.get(by))} at {_describe(best, shown)} (budget {budget:g})"]
+    pick = _configuration(best, spelled)
+    reasons = [f"{pick}: {by} {fmt_value(by, best.get(by))} at {_describe(best, shown)} (budget {budget:g})"]
     configured = budget_from_row(best)
     if configured is not None:
         reasons[0] += f"; configured context.max_tokens {configured}"
@@ -148,13 +156,13 @@ def recommend(
             line += f"; {', '.join(resizable)} may fit at context.max_tokens={budget:.0f} context.counter=exact"
         reasons.append(line)
     # The runners-up, each configuration once: runs that differ only in settings their strategy ignored are one.
-    seen = {_effective(best)}
-    runners_up: list[dict[str, Any]] = []
+    runners_up: dict[str, dict[str, Any]] = {}
     for r in ranked[1:]:
-        if len(runners_up) < 2 and _effective(r) not in seen:
-            seen.add(_effective(r))
-            runners_up.append(r)
-    reasons += [f"  then {r['label']}: {by} {fmt_value(by, r.get(by))} at {_describe(r, shown)}" for r in runners_up]
+        if len(runners_up) < 2 and _configuration(r, spelled) not in (pick, *runners_up):
+            runners_up[_configuration(r, spelled)] = r
+    reasons += [
+        f"  then {label}: {by} {fmt_value(by, r.get(by))} at {_describe(r, shown)}" for label, r in runners_up.items()
+    ]
     if costly and pool is not within:
         reasons.append(
             "set aside, costing more than sending the full history: "

@@ -5,7 +5,7 @@ A job that finished has a run directory (`metrics.json`) or a failure marker (`e
 them); a job stopped on purpose at `sim.stop_after_session` has its checkpoint's marker (`stopped.json`);
 a killed or never-started job has none of them, and is listed as missing.
 The count of jobs is known for the basic sweeper (the product of the swept values) and for
-optuna (`n_trials`); for other sweepers only the jobs with a folder are known.
+optuna (`n_trials`); for other sweepers, and a basic sweep with ``glob(...)``, only the jobs with a folder are known.
 """
 
 from __future__ import annotations
@@ -48,7 +48,12 @@ def expected_jobs(sweep_dir: Path) -> int | None:
         return int(trials) if trials is not None else None
     if not target.endswith("BasicSweeper"):
         return None
-    return math.prod(len(list(o.sweep_string_iterator())) for o in sweep_overrides(hydra) if o.is_sweep_override())
+    from hydra.core.override_parser.types import ValueType  # loaded by sweep_overrides already
+
+    swept = [o for o in sweep_overrides(hydra) if o.is_sweep_override()]
+    if any(o.value_type == ValueType.GLOB_CHOICE_SWEEP for o in swept):  # matched against the config groups Hydra
+        return None  # searched then, which multirun.yaml does not record
+    return math.prod(len(list(o.sweep_string_iterator())) for o in swept)
 
 
 def job_number(folder: Path) -> int | None:
@@ -105,6 +110,14 @@ def stopped_note(folder: Path) -> str:
     so their configurations are as absent from the sweep as those of jobs that never finished."""
     stopped = sweep_jobs(folder).stopped if (folder / MULTIRUN_FILE).is_file() else ()
     return f"{folder}: {job_numbers(stopped)} stopped at sim.stop_after_session" if stopped else ""
+
+
+def unfinished_notes(folders: Sequence[Path], what: str) -> list[str]:
+    """`FOLDER: job(s) N never finished: their configurations are not WHAT`, and the same for jobs stopped at
+    `sim.stop_after_session`, for each sweep among `folders`: what the commands reading them warn of, and what
+    a comparison of them says above its table (the configurations it lacks)."""
+    notes = (note for folder in folders for note in (never_finished_note(folder), stopped_note(folder)))
+    return [f"{note}: their configurations are not {what}" for note in notes if note]
 
 
 def job_numbers(jobs: Sequence[int]) -> str:

@@ -194,6 +194,27 @@ def test_runs_that_differ_only_in_what_their_strategy_ignored_are_one_runner_up(
     assert rec.best is not None and rec.best["label"] == "context=sliding_window context.max_tokens=50"
     then = [line for line in rec.reasons if line.startswith("  then ")]
     assert len(then) == 2 and sum("context=trim" in line for line in then) == 1, rec.reasons
+    # named as overrides to paste: "context=trim context.max_tokens=4000" read as if trim used its max_tokens
+    assert sum(line.startswith("  then context=trim: ") for line in then) == 1, rec.reasons
+    without_window = frame[frame["label"] != "context=sliding_window context.max_tokens=50"]
+    assert recommend(without_window, 1e9, by="tokens.prompt.mean").reasons[0].startswith("context=trim: ")
+
+
+def test_a_pick_from_a_preset_sweep_is_named_as_its_override(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memlab_run_err, memlab_cli, capfd
+) -> None:
+    """experiment=peers sweeps `+experiment/peers=...` (a group the defaults list lacks): recommend named the pick
+    `experiment/peers=trim`, which Hydra refuses when pasted back."""
+    monkeypatch.setenv("CI", "1")
+    sweep = tmp_path / "sweep"
+    status, err = memlab_run_err(
+        "-m", "+experiment/peers=trim,sliding_window_1000", "debug=default", f"hydra.sweep.dir={sweep}"
+    )
+    assert status == 0, err
+    assert memlab_cli("recommend", str(sweep), "--budget", "1e9") == 0
+    lines = [line.removeprefix("recommended: ") for line in capfd.readouterr().out.splitlines()]
+    named = sorted(line.split(": ")[0] for line in lines if ": context.evidence_retention" in line)
+    assert named == ["  then +experiment/peers=trim", "+experiment/peers=sliding_window_1000"], lines
 
 
 def test_recommend_never_picks_a_configuration_that_costs_more_than_the_full_history(strategy_sweep: Path) -> None:

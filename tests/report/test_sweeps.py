@@ -15,7 +15,9 @@ from typing import Any
 import pandas as pd
 import pytest
 import yaml
+from hydra.experimental.callback import Callback
 from in_process import memlab_main
+from omegaconf import DictConfig
 from replays import NO_FIGURES
 from simulated_runs import job_dir
 
@@ -102,6 +104,67 @@ def test_a_sweep_whose_jobs_never_finished_is_no_baseline_and_compare_and_recomm
     assert memlab_main("recommend", str(sweep), "--budget", "1e9") == 0
     said = f"memlab: WARNING: {sweep}: job(s) 1, 2 never finished: their configurations are not considered"
     assert said in capfd.readouterr().err
+
+
+def test_a_glob_sweep_is_compared_and_read_back(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    memlab_run_err: Callable[..., tuple[int, str]],
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """The defect: the count of a `glob(...)` sweep's jobs asked Hydra's config loader, gone once the sweep ended:
+    no comparison, exit status 0 (Hydra made the callback's error a warning), and report/recommend a traceback."""
+    monkeypatch.setenv("CI", "1")
+    sweep = tmp_path / "sweep"
+    status, err = memlab_run_err("-m", *TINY, "context=glob(sliding*)", "seed=1,2", f"hydra.sweep.dir={sweep}")
+    assert status == 0 and "compared 2 configurations;" in err and "Warning" not in err, err
+    assert len(pd.read_csv(sweep / "comparison.csv")) == 2
+    assert memlab_main("report", str(sweep)) == 0
+    assert memlab_main("recommend", str(sweep), "--budget", "1e9") == 0
+    assert "never finished" not in capfd.readouterr().err
+
+
+def test_a_sweep_without_a_comparison_fails_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memlab_run_err: Callable[..., tuple[int, str]]
+) -> None:
+    """A glob over a key's values matches no config group entry: Hydra launches no job, and the sweep said nothing
+    and exited 0; its folder, only multirun.yaml, then refused the corrected command."""
+    monkeypatch.setenv("CI", "1")
+    sweep = tmp_path / "sweep"
+    status, err = memlab_run_err("-m", *TINY, "context.keep_last=glob(*)", f"hydra.sweep.dir={sweep}")
+    said = f"memlab: error: no comparison written in {sweep}: the sweep launched no job (glob(...) picks a config"
+    assert status == 1 and said in err and err.count("memlab:") == 1, err
+    assert not sweep.exists()
+
+
+class InterruptJobTwo(Callback):
+    """Ctrl-C as a sweep's job 2 starts (`+hydra.callbacks.interrupt._target_=test_sweeps.InterruptJobTwo`): the
+    jobs before it are published, and the sweep never reaches its comparison."""
+
+    def on_job_start(self, config: DictConfig, **kwargs: Any) -> None:
+        if config.hydra.job.num == 2:
+            raise KeyboardInterrupt
+
+
+def test_an_interrupted_sweep_names_its_finished_jobs_and_their_comparison_its_missing_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memlab_run_err: Callable[..., tuple[int, str]]
+) -> None:
+    """The defect: the interrupt line did not say that jobs 0 and 1 were left, and the comparison `memlab report`
+    then wrote said "2 configurations, 0 failed", the never-finished job on stderr only."""
+    monkeypatch.setenv("CI", "1")
+    sweep = tmp_path / "sweep"
+    interrupt = "+hydra.callbacks.interrupt._target_=test_sweeps.InterruptJobTwo"
+    status, err = memlab_run_err("-m", *TINY, "context=none,trim,sliding_window", interrupt, f"hydra.sweep.dir={sweep}")
+    assert status == 130 and err.splitlines()[-1] == (
+        f"memlab: interrupted; the running job was not published; job(s) 0, 1 finished in {sweep}: "
+        f"memlab report {sweep} compares them"
+    ), err
+    assert not (sweep / "comparison.md").exists()
+    assert memlab_main("report", str(sweep)) == 0
+    said = f"{sweep}: job(s) 2 never finished: their configurations are not compared"
+    md = (sweep / "comparison.md").read_text()
+    assert md.startswith("# memlab sweep: default\n\n2 configurations, 0 failed.\n\n") and f"> **{said}.**" in md
+    assert f'<div class="banner">{said}.</div>' in (sweep / "comparison.html").read_text()
 
 
 def test_two_sweeps_started_together_keep_their_own_jobs(tmp_path: Path) -> None:
@@ -263,7 +326,7 @@ def test_each_job_is_composed_once_into_the_config_hydra_composes_again(
     from hydra._internal.core_plugins import basic_launcher
     from hydra.core import utils
     from hydra.plugins.sweeper import Sweeper
-    from omegaconf import DictConfig, OmegaConf
+    from omegaconf import OmegaConf
 
     from memlab import cli
 

@@ -50,9 +50,12 @@ def test_off_a_terminal_heartbeat_lines_reach_stderr_and_run_log(memlab_cli, cap
 
 def test_a_sweep_names_the_job(memlab_cli, capsys, monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("CI", "1")
-    assert memlab_cli("run", "-m", *SMALL, "context=none,trim", f"hydra.sweep.dir={tmp_path / 'sweep'}") == 0
-    jobs = {m["run"].split(" (")[0] for line in beats(capsys.readouterr().err) if (m := BEAT.match(line))}
-    assert jobs == {"job 0", "job 1"}
+    long_name = "name=a_sweep_named_at_such_length_that_the_heartbeat_cuts_its_overrides"
+    sweep = ("run", "-m", *SMALL, "context=none,trim", long_name, f"hydra.sweep.dir={tmp_path / 'sweep'}")
+    assert memlab_cli(*sweep) == 0
+    labels = {m["run"] for line in beats(capsys.readouterr().err) if (m := BEAT.match(line))}
+    assert {label.split(" (")[0] for label in labels} == {"job 0", "job 1"}
+    assert all(label.endswith("[...])") for label in labels)  # cut, and still closed
 
 
 def test_quiet_when_told(memlab_cli, capsys, monkeypatch, tmp_path) -> None:
