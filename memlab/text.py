@@ -26,6 +26,7 @@ import functools
 import itertools
 import re
 import threading
+from collections.abc import Iterator
 
 import pysbd
 import snowballstemmer
@@ -74,8 +75,50 @@ def sentence_tuple(text: str) -> tuple[str, ...]:
     return tuple(s.strip() for s in _segment(text) if s.strip()) if text.strip() else ()
 
 
+# `iter_sentences`: characters segmented at a time, and the pieces at a window's end segmented again with what
+# follows (the last may be cut; pysbd ended the one before it by reading the first characters of the last).
+SENTENCE_WINDOW = 4096
+_REDONE = 2
+
+
+def iter_sentences(text: str, window: int = SENTENCE_WINDOW) -> Iterator[str]:
+    """`split_sentences(text)` one at a time, pysbd run on `window` characters at a time: for the first few.
+
+    pysbd's time grows with the square of the text's length (a 200,000-character message: minutes), so a
+    caller that wants only the first sentences of a message that fit (`durable_statement`) reads it a window
+    at a time: each window's pieces but the last `_REDONE` are yielded, and the next window starts after
+    them. A window with no piece before those is doubled. Reading the first k characters costs about
+    k / window pysbd runs on `window` characters, however long the text. Beyond the design documents; that
+    the windows give pysbd's own sentences is checked on every message of the corpora with small windows
+    (tests/test_text.py), as pysbd decides a sentence's end from the characters near it.
+    """
+    start = 0
+    while len(text) - start > window:
+        spans = _spans(text[start : start + window])
+        if spans is None:  # pysbd's own search (`_segment`) does not give positions: the rest at once
+            break
+        done = [span for span in spans[:-_REDONE] if span[1] <= window - window // 4]
+        if not done:
+            window *= 2
+            continue
+        for a, b in done:
+            if sentence := text[start + a : start + b].strip():
+                yield sentence
+        start += done[-1][1]
+    yield from sentence_tuple(text[start:])
+
+
 def _segment(text: str) -> list[str]:
-    r"""``pysbd.Segmenter(language="en", clean=False).segment(text)``, its pieces located without regexes.
+    """``pysbd.Segmenter(language="en", clean=False).segment(text)``: the pieces `_spans` locates."""
+    spans = _spans(text)
+    if spans is None:  # an empty pattern matches everywhere: pysbd's own search
+        with _SEGMENTER_LOCK:
+            return list(_SEGMENTER.segment(text))
+    return [text[start:end] for start, end in spans]
+
+
+def _spans(text: str) -> list[tuple[int, int]] | None:
+    r"""Where each of pysbd's pieces of `text` lies, located without regexes; None if pysbd found an empty sentence.
 
     pysbd's own `segment` finds each sentence in the text with ``re.finditer(re.escape(sentence) +
     r"\s*")``: one new pattern per sentence, which also flushes `re`'s 512-pattern cache of the
@@ -85,27 +128,26 @@ def _segment(text: str) -> list[str]:
     """
     with _SEGMENTER_LOCK:
         sentences = _SEGMENTER.processor(text).process()
-    pieces: list[str] = []
+    spans: list[tuple[int, int]] = []
     prior_end = 0
     # Where a repeated sentence's search goes on: the end of its last accepted occurrence. A search from 0 would
     # walk the same occurrences up to that one and reject each (none ends past `prior_end`, which only grows),
     # so starting there finds the same piece without the walk (quadratic in a text that repeats one sentence).
     resume: dict[str, int] = {}
     for sentence in sentences:
-        if not sentence:  # an empty pattern matches everywhere: pysbd's own search
-            with _SEGMENTER_LOCK:
-                return list(_SEGMENTER.segment(text))
+        if not sentence:
+            return None
         position = resume.get(sentence, 0)
         while (start := text.find(sentence, position)) >= 0:
             end = start + len(sentence)
             while end < len(text) and text[end].isspace():  # r"\s" is str.isspace for str patterns
                 end += 1
             if end > prior_end:
-                pieces.append(text[start:end])
+                spans.append((start, end))
                 prior_end = resume[sentence] = end
                 break
             position = end
-    return pieces
+    return spans
 
 
 def words(text: str) -> list[str]:

@@ -102,13 +102,23 @@ def tool_schema_tokens(tools: Sequence[Mapping[str, Any]], counter: TokenCounter
 
 
 class _CachedCounter:
-    """Shared caching: `count` is computed once per distinct message."""
+    """Shared caching: `count` is computed once per distinct message, the cache's text bounded by `CACHE_CHARS`.
+
+    The bound goes beyond the design documents: a message that changes on every call (per_task's summary,
+    a line longer per finished sub-task) made the cache keep text quadratic in the dialogue's length
+    (713 MB at 4,000 messages). Past the bound the cache is emptied, as `TiktokenCounter`'s line cache
+    is, and the messages still in use are counted again once each: counts never change, only their cost.
+    """
 
     name: str
     priming: int = 0
+    # Characters of message text the cache may hold (16 to 64 MB): four times the text of a request that fills
+    # a 1M-token window, so a replay's history is never counted twice for it.
+    CACHE_CHARS = 1 << 24
 
     def __init__(self) -> None:
         self._cache: dict[Message, int] = {}
+        self._cached_chars = 0
 
     def count_text(self, text: str) -> int:
         raise NotImplementedError
@@ -119,7 +129,13 @@ class _CachedCounter:
     def count(self, message: Message) -> int:
         n = self._cache.get(message)
         if n is None:
-            n = self._cache[message] = self._count_uncached(message)
+            n = self._count_uncached(message)
+            size = len(message.text) + sum(len(c.name) + len(c.arguments) for c in message.tool_calls)
+            if self._cached_chars + size > self.CACHE_CHARS:
+                self._cache.clear()
+                self._cached_chars = 0
+            self._cache[message] = n
+            self._cached_chars += size
         return n
 
     def count_messages(self, messages: Iterable[Message]) -> int:

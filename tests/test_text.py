@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pysbd
@@ -138,3 +139,36 @@ def test_regex_whitespace_is_str_isspace() -> None:
     """pysbd's ``\\s*`` after each sentence is matched with `str.isspace` (`memlab.text._segment`)."""
     chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000]
     assert [c for c in chars if bool(re.match(r"\s", c)) != c.isspace()] == []
+
+
+def _long_texts(texts: list[str], size: int = 12_000) -> list[str]:
+    """Consecutive corpus messages joined into texts of about `size` characters: several sentence windows each."""
+    joined: list[str] = []
+    part: list[str] = []
+    for t in texts:
+        part.append(t)
+        if sum(map(len, part)) >= size:
+            joined.append("\n\n".join(part))
+            part = []
+    return joined
+
+
+def test_windowed_sentences_are_pysbds_on_the_corpora(corpus_texts: list[str]) -> None:
+    """`iter_sentences` runs pysbd a window at a time (a window smaller than the corpora's long messages here)
+    and on long texts made of the corpora's messages (tau-bench's numbered lists included): pysbd's sentences."""
+    assert [t for t in corpus_texts if list(text.iter_sentences(t, 1000)) != split_sentences(t)] == []
+    long = _long_texts(corpus_texts[:500]) + _long_texts(corpus_texts[-150:])
+    assert len(long) >= 4 and [t for t in long if list(text.iter_sentences(t)) != split_sentences(t)] == []
+
+
+def test_windowed_sentences_read_a_long_text_a_window_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first sentences of a 60,000-character text come from pysbd on windows, never on the whole text (whose
+    time grows with the square of its length: 200,000 characters took 147 s)."""
+    seen: list[int] = []
+    processor = text._SEGMENTER.processor
+    monkeypatch.setattr(text._SEGMENTER, "processor", lambda t: seen.append(len(t)) or processor(t))
+    long = " ".join(f"Sentence number {i} is here." for i in range(2_000))
+    first = list(itertools.islice(text.iter_sentences(long), 3))
+    assert first == ["Sentence number 0 is here.", "Sentence number 1 is here.", "Sentence number 2 is here."]
+    assert seen == [text.SENTENCE_WINDOW]
+    assert len(list(text.iter_sentences(long))) == 2_000 and max(seen) == text.SENTENCE_WINDOW

@@ -82,6 +82,23 @@ def test_each_distinct_message_is_tokenized_once() -> None:
     assert len(encoded) == len(history) + 1  # the text of each message once, the role once (short texts memoized)
 
 
+@pytest.mark.parametrize("make", [EstimateCounter, lambda: TiktokenCounter("o200k_base")], ids=["estimate", "o200k"])
+def test_the_message_cache_holds_a_bounded_amount_of_text(make) -> None:  # type: ignore[no-untyped-def]
+    """per_task's summary, a line longer on every call, is a new long message each time: the cache must not keep
+    them all (713 MB of text at 4,000 messages), and what it forgets is counted again the same."""
+    counter = make()
+    counter.CACHE_CHARS = 20_000
+    summary: list[str] = []
+    counts = []
+    for i in range(120):
+        summary.append(f"[task {i}] The user asked about item {i} and the agent answered it.")
+        counts.append(counter.count(Message(role="system", content="\n".join(summary))))
+        held = sum(len(m.text) for m in counter._cache)
+        assert held <= counter.CACHE_CHARS
+    fresh = make()
+    assert counts == [fresh.count(Message(role="system", content="\n".join(summary[: i + 1]))) for i in range(120)]
+
+
 def test_a_short_text_is_tokenized_once_and_counted_as_tiktoken_counts_it() -> None:
     counter = TiktokenCounter("o200k_base")
     texts = ["user", "search_memory:Search long-term memory", "user", "a\nb", "x" * 600, "x" * 600]
