@@ -27,6 +27,7 @@ is held once, as the same tuple of messages (docs/datasets.md gives the memory m
 from __future__ import annotations
 
 import codecs
+import json
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -35,7 +36,7 @@ from typing import Any
 from memlab import dates
 from memlab.dialogues.model import EVIDENCE_SESSIONS_KEY, Dialogue, Probe, Session
 from memlab.dialogues.nesting import NestingGuard
-from memlab.dialogues.source import JsonReader, child, resolve_path
+from memlab.dialogues.source import HALF_PAIR, JsonReader, child, lone_surrogate, resolve_path
 from memlab.errors import DatasetError, first_line
 from memlab.messages import Message
 
@@ -83,14 +84,18 @@ def _questions(file: Path, max_dialogues: int | None, question_types: Sequence[s
     count = index = 0
     with open(file, "rb") as f:
         _expect_list(f, reader)
-        items = ijson.items(NestingGuard(f, str(file)), "item", use_float=True, buf_size=_READ_CHUNK)
+        guard = NestingGuard(f, str(file))
+        items = ijson.items(guard, "item", use_float=True, buf_size=_READ_CHUNK)
         while max_dialogues is None or count < max_dialogues:
             try:
                 raw = next(items)
             except StopIteration:
                 break
-            except (ijson.JSONError, UnicodeDecodeError) as e:
-                raise reader.error(f"[{index}]", _json_problem(e)) from None
+            except (ijson.JSONError, UnicodeDecodeError) as e:  # a lone low surrogate is a UnicodeDecodeError
+                lone = _lone_surrogate(file, guard, index) if isinstance(e, UnicodeDecodeError) else None
+                raise reader.error(lone or f"[{index}]", HALF_PAIR if lone else _json_problem(e)) from None
+            if (lone := _lone_surrogate(file, guard, index)) is not None:  # yajl read it as "?", or fused it
+                raise reader.error(lone, HALF_PAIR)
             dialogue = _dialogue(reader, raw, f"[{index}]", sessions)
             index += 1
             if question_types and dialogue.probes[0].category not in question_types:
@@ -113,8 +118,29 @@ def _expect_list(f: Any, reader: JsonReader) -> None:
         raise reader.error("", "expected a JSON list of LongMemEval questions (the longmemeval_s.json format)")
 
 
+def _lone_surrogate(file: Path, guard: NestingGuard, index: int) -> str | None:
+    """The JSON path of the string of question `index` that holds an escape of half a surrogate pair, None if none.
+
+    Only a question the guard marks is read again, with `json`, which keeps such an escape as it is (ijson's C
+    backend reads ``\\ud800`` alone as ``?``). One it stopped in is first read to its end through the guard.
+    """
+    span = guard.surrogate_span(index)
+    while span is not None and span[1] is None and guard.read(_READ_CHUNK):
+        span = guard.surrogate_span(index)
+    start, end = span or (0, None)
+    if end is None:
+        return None
+    with open(file, "rb") as again:
+        again.seek(start)
+        text = again.read(end - start).decode("utf-8", errors="replace")
+    try:
+        return lone_surrogate(json.loads(text), f"[{index}]")
+    except ValueError:  # JSON yajl reads and json does not: no verdict here
+        return None
+
+
 def _json_problem(error: Exception) -> str:
-    if isinstance(error, UnicodeDecodeError):  # from a string's escapes: "\\udcff" alone is no character
+    if isinstance(error, UnicodeDecodeError):  # from a string's escapes, when the guard could not say where
         return f"a string is not valid Unicode ({error.reason}): an escape of half a surrogate pair (\\udXXX)?"
     first = first_line(error).removeprefix("b'")
     if "premature EOF" in first:

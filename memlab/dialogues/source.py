@@ -163,21 +163,26 @@ def parse_json(text: str, source: str, first_line: int = 1) -> Any:
     except ValueError as e:  # valid JSON Python refuses: an integer of more than 4,300 digits
         raise DatasetError(f"{where}: cannot read the JSON: {e}") from None
     if _SURROGATE_ESCAPE.search(text):
-        lone = _lone_surrogate(data, "")
+        lone = lone_surrogate(data, "")
         if lone is not None:
-            raise DatasetError(
-                f"{where}: {lone or 'the top level'}: holds an escape of half a surrogate pair (\\udXXX), which is no "
-                "character and cannot be written out; expected UTF-8 text"
-            )
+            raise DatasetError(f"{where}: {lone or 'the top level'}: {HALF_PAIR}")
     return data
 
 
 # A JSON escape of a UTF-16 surrogate: legal JSON, but alone (not as a pair) it is no character.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+HALF_PAIR = (
+    "holds an escape of half a surrogate pair (\\udXXX), which is no character and cannot be written out; "
+    "expected UTF-8 text"
+)
 
 
-def _lone_surrogate(value: Any, where: str) -> str | None:
-    """The JSON path of the first string (or key) of `value` that holds a lone surrogate, None if none does."""
+def lone_surrogate(value: Any, where: str) -> str | None:
+    """The JSON path of the first string (or key) of `value` that holds a lone surrogate, None if none does.
+
+    >>> lone_surrogate(json.loads('{"a": ["ok", "ab\\\\ud800"]}'), "[0]")
+    '[0].a[1]'
+    """
     if isinstance(value, str):
         try:
             value.encode("utf-8")
@@ -186,9 +191,9 @@ def _lone_surrogate(value: Any, where: str) -> str | None:
         return None
     items: Any = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
     for key, item in items:
-        found = _lone_surrogate(key, where) if isinstance(key, str) else None
+        found = lone_surrogate(key, where) if isinstance(key, str) else None
         if found is None:
-            found = _lone_surrogate(item, child(where, key))
+            found = lone_surrogate(item, child(where, key))
         if found is not None:
             return found
     return None

@@ -12,7 +12,7 @@ import pytest
 
 import memlab
 from memlab.dialogues import load_longmemeval
-from memlab.dialogues.source import PROJECT_ROOT
+from memlab.dialogues.source import HALF_PAIR, PROJECT_ROOT
 from memlab.errors import DatasetError
 from memlab.sim import ProbeRecord
 
@@ -204,12 +204,32 @@ def test_a_file_that_begins_with_a_bom_reads_as_without(tmp_path: Path) -> None:
     assert [d.id for d in load_longmemeval(path)] == [d.id for d in load_longmemeval(SAMPLE)]
 
 
-def test_a_lone_surrogate_names_the_question(tmp_path: Path) -> None:
-    """Legal JSON escape, no character: refused while reading, not when the run writes it out."""
+@pytest.mark.parametrize(
+    "text",
+    [
+        "when \udcff",  # a low half alone: ijson's C backend fails on it
+        "ab\ud800",  # a high half alone: it read "ab?"
+        "\ud800\u53f8",  # a high half before another escape: it read one character of another plane
+        "\ud800\ud800\udc00",  # the first high half is alone, the second has its pair
+    ],
+)
+def test_a_lone_surrogate_is_refused_naming_the_string(tmp_path: Path, text: str) -> None:
+    """Legal JSON escape, no character: refused while reading, as the other loaders do, not read as other text."""
     path = tmp_path / "bad.json"
-    path.write_text(json.dumps([RAW[0], {**RAW[1], "question": "when \udcff"}]), encoding="utf-8")
-    with pytest.raises(DatasetError, match=r": \[1\]: a string is not valid Unicode"):
+    turn = {"role": "user", "content": text}
+    bad = {**RAW[1], "haystack_sessions": [RAW[1]["haystack_sessions"][0], [turn], RAW[1]["haystack_sessions"][2]]}
+    path.write_text(json.dumps([RAW[0], bad, RAW[2]]), encoding="utf-8")
+    with pytest.raises(DatasetError) as e:
         list(load_longmemeval(path))
+    assert str(e.value) == f"{path}: [1].haystack_sessions[1][0].content: {HALF_PAIR}"
+
+
+def test_surrogate_pairs_and_escaped_backslashes_read_as_written(tmp_path: Path) -> None:
+    """An emoji escaped as a pair, and the text \\ud800 (an escaped backslash): no lone half, nothing refused."""
+    path = tmp_path / "good.json"
+    texts = ["I love \U0001f363 and \U0001f600", "\\ud800 is written so", "\\\U0001f600"]
+    path.write_text(json.dumps([{**RAW[0], "question": text} for text in texts]).replace("e47becba", "q"))
+    assert [d.probes[0].question for d in load_longmemeval(path)] == texts
 
 
 def test_a_missing_file_says_where_to_get_it(tmp_path: Path) -> None:
