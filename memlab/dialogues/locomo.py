@@ -45,6 +45,7 @@ from typing import Any, TypedDict
 from memlab import dates
 from memlab.dialogues.model import DECOYS_KEY, SUPERSEDED_KEY, Dialogue, Probe, Session
 from memlab.dialogues.source import JsonReader, child, read_records
+from memlab.errors import DatasetError
 from memlab.messages import Message
 
 LOCOMO_SOURCE = "get locomo10.json from https://github.com/snap-research/locomo (data/locomo10.json)"
@@ -180,7 +181,7 @@ def load_locomo(
     """
     empty = "no samples (the file is []); expected a list of LoCoMo conversations"
     reader, samples = read_records(path, hint=LOCOMO_SOURCE, dataset="locomo", empty=empty)
-    wanted = None if categories is None else {LOCOMO_CATEGORIES.get(str(c), str(c)) for c in categories}
+    wanted = None if categories is None else _wanted_categories(categories, samples)
     indexed = [(i, reader.expect(s, dict, child("", i))) for i, s in enumerate(samples)]
     if sample_ids is not None:
         present = {str(s.get("sample_id")): i for i, s in indexed}
@@ -198,6 +199,31 @@ def load_locomo(
         )
         raise reader.error("", f"no question is of dataset.categories [{given}] (LoCoMo's: {known})")
     return dialogues
+
+
+def _wanted_categories(categories: Sequence[str | int], samples: list[Any]) -> set[str]:
+    """The category names `categories` keeps, each a LoCoMo name or number, or a number the file's questions have.
+
+    A typo would keep nothing of its own and no error said so (``[single-hop, multihop]`` kept the single-hop
+    questions only), so an entry that is none of these is refused, as `dataset.question_types` refuses one.
+    """
+    in_file = {
+        str(qa["category"])
+        for s in samples
+        if isinstance(s, dict) and isinstance(s.get("qa"), list)
+        for qa in s["qa"]
+        if isinstance(qa, dict) and type(qa.get("category")) is int
+    }
+    others = sorted(in_file - set(LOCOMO_CATEGORIES), key=int)
+    known = ", ".join(f"{k} {v}" for k, v in LOCOMO_CATEGORIES.items())
+    expected = f"LoCoMo's names or numbers ({known})" + (f", or this file's {', '.join(others)}" if others else "")
+    if not categories:
+        raise DatasetError(f"dataset.categories: [] keeps no question; expected {expected}, or null for all")
+    wanted = {LOCOMO_CATEGORIES.get(str(c), str(c)): c for c in categories}
+    for name, c in wanted.items():
+        if name not in {*LOCOMO_CATEGORIES.values(), *others}:
+            raise DatasetError(f"dataset.categories: unknown category {c!r}; expected {expected}")
+    return set(wanted)
 
 
 def _dialogue(reader: JsonReader, raw: dict[str, Any], where: str, categories: set[str] | None) -> Dialogue:

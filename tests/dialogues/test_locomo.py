@@ -134,11 +134,39 @@ def test_options_select_dialogues_and_probes(locomo_path: Path) -> None:
     assert by_name.probes == d.probes
     with pytest.raises(DatasetError, match=r"no sample_id 'conv-99'; the file has conv-26, conv-30"):
         load_locomo(locomo_path, sample_ids=["conv-99"])
-    # a selection that keeps no question would run without asking any: refused, naming LoCoMo's categories
-    with pytest.raises(
-        DatasetError, match=r": no question is of dataset.categories \[9, tempral\] \(LoCoMo's: 1 multi"
-    ):
-        load_locomo(locomo_path, sample_ids=["conv-26"], categories=[9, "tempral"])
+
+
+KNOWN = "1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial"
+
+
+@pytest.mark.parametrize(
+    ("categories", "message"),
+    [
+        (["single-hop", "multihop"], f"unknown category 'multihop'; expected LoCoMo's names or numbers ({KNOWN})"),
+        ([5, "bogus"], f"unknown category 'bogus'; expected LoCoMo's names or numbers ({KNOWN})"),
+        ([6], f"unknown category 6; expected LoCoMo's names or numbers ({KNOWN})"),
+        ([], f"[] keeps no question; expected LoCoMo's names or numbers ({KNOWN}), or null for all"),
+    ],
+)
+def test_a_category_that_is_none_of_locomo_s_is_refused(locomo_path: Path, categories: list, message: str) -> None:
+    """A typo beside a good name dropped the questions it meant, without a word (only a selection that kept
+    nothing was refused); refused as dataset.question_types refuses an unknown type."""
+    with pytest.raises(DatasetError) as e:
+        load_locomo(locomo_path, categories=categories)
+    assert str(e.value) == f"dataset.categories: {message}"
+
+
+def test_a_category_number_of_the_file_s_own_is_kept(tmp_path: Path, write_json, locomo_sample) -> None:
+    sample = locomo_sample()
+    sample["qa"].append({"question": "Own kind?", "answer": "yes", "evidence": ["D1:1"], "category": 7})
+    path = write_json(tmp_path / "own.json", [sample])
+    [d] = load_locomo(path, categories=["7"])
+    assert [p.question for p in d.probes] == ["Own kind?"]
+    with pytest.raises(DatasetError, match=rf"unknown category 8; expected .*\({KNOWN}\), or this file's 7$"):
+        load_locomo(path, categories=[8])
+    # a known category that no question of the selection has would run without asking any: refused
+    with pytest.raises(DatasetError, match=r"own\.json: no question is of dataset\.categories \[5\] \(LoCoMo's: 1 mu"):
+        load_locomo(path, categories=[5])
 
 
 @pytest.mark.parametrize(
