@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from memlab import dates
-from memlab.dialogues.model import DECOYS_KEY, SUPERSEDED_KEY, Dialogue, Probe, Session
+from memlab.dialogues.model import DECOYS_KEY, SUPERSEDED_KEY, UNIQUE_DIALOGUE_IDS, Dialogue, Probe, Session
 from memlab.dialogues.source import JsonReader, child, read_records
 from memlab.errors import DatasetError
 from memlab.messages import Message
@@ -183,8 +183,15 @@ def load_locomo(
     reader, samples = read_records(path, hint=LOCOMO_SOURCE, dataset="locomo", empty=empty)
     wanted = None if categories is None else _wanted_categories(categories, samples)
     indexed = [(i, reader.expect(s, dict, child("", i))) for i, s in enumerate(samples)]
+    present: dict[str, int] = {}  # the whole file's sample_ids (`sample_ids` picks by them), each once
+    for i, sample in indexed:
+        if isinstance(sample_id := sample.get("sample_id"), str) and (j := present.setdefault(sample_id, i)) != i:
+            raise reader.error(
+                child(child("", i), "sample_id"),
+                f"{sample_id!r} is also the sample_id of [{j}]; {UNIQUE_DIALOGUE_IDS} (and dataset.sample_ids picks "
+                "samples by it)",
+            )
     if sample_ids is not None:
-        present = {str(s.get("sample_id")): i for i, s in indexed}
         missing = [s for s in sample_ids if s not in present]
         if missing:
             raise reader.error("", f"no sample_id {missing[0]!r}; the file has {', '.join(present)}")

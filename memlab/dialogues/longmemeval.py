@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from memlab import dates
-from memlab.dialogues.model import EVIDENCE_SESSIONS_KEY, Dialogue, Probe, Session
+from memlab.dialogues.model import EVIDENCE_SESSIONS_KEY, UNIQUE_DIALOGUE_IDS, Dialogue, Probe, Session
 from memlab.dialogues.nesting import NestingGuard
 from memlab.dialogues.source import HALF_PAIR, JsonReader, child, lone_surrogate, resolve_path
 from memlab.errors import DatasetError, first_line
@@ -81,6 +81,7 @@ def _questions(file: Path, max_dialogues: int | None, question_types: Sequence[s
 
     reader = JsonReader(file)
     sessions: dict[str, tuple[Message, ...]] = {}  # one tuple per distinct session, shared by the questions
+    first: dict[str, int] = {}  # each question id read, and where
     count = index = 0
     with open(file, "rb") as f:
         _expect_list(f, reader)
@@ -97,6 +98,10 @@ def _questions(file: Path, max_dialogues: int | None, question_types: Sequence[s
             if (lone := _lone_surrogate(file, guard, index)) is not None:  # yajl read it as "?", or fused it
                 raise reader.error(lone, HALF_PAIR)
             dialogue = _dialogue(reader, raw, f"[{index}]", sessions)
+            if (j := first.setdefault(dialogue.id, index)) != index:
+                raise reader.error(
+                    f"[{index}].question_id", f"{dialogue.id!r} is also the question_id of [{j}]; {UNIQUE_DIALOGUE_IDS}"
+                )
             index += 1
             if question_types and dialogue.probes[0].category not in question_types:
                 continue

@@ -13,6 +13,9 @@ from memlab.messages import Message
 SUPERSEDED_KEY = "superseded"  # older statements the evidence revises (synthetic UPDATE; LoCoMo-format files)
 DECOYS_KEY = "decoys"  # later turns that sound like a revision of the evidence but revise nothing
 EVIDENCE_SESSIONS_KEY = "evidence_sessions"  # the sessions holding its answer (LongMemEval)
+# Why a dataset gives each dialogue id once: each loader says so at the place an id repeats, and
+# `memlab.experiment.load_dialogues` for any other dataset.
+UNIQUE_DIALOGUE_IDS = "dialogue ids are unique: each names its own history in the store"
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from in_process import memlab_main
 
+from memlab.dialogues import Dialogue, load_jsonl
 from memlab.dialogues.source import PROJECT_ROOT
 from memlab.experiment import run_experiment
 
@@ -202,13 +203,24 @@ def test_two_dialogues_with_one_id_exit_2_before_the_replay(
     data = tmp_path / "c.jsonl"
     data.write_text("".join(json.dumps(line) + "\n" for line in lines))
     monkeypatch.chdir(tmp_path)
+    unique = "dialogue ids are unique: each names its own history in the store"
     status = memlab_main("run", "dataset=jsonl", f"dataset.path={data}", "output_dir=run")
     err = capfd.readouterr().err
+    assert status == 2 and err == f"memlab: error: {data}:2: id: 'same' is also the id of line 1; {unique}\n"
+    # a dataset of the user's own, which cannot name a place in a file: the run's own check
+    status = memlab_main("run", "dataset=jsonl", f"dataset._target_={__name__}.twice", "output_dir=run")
+    err = capfd.readouterr().err
     assert status == 2 and err == (
-        "memlab: error: the dataset (memlab.dialogues.load_jsonl) gives the dialogue id 'same' twice (dialogues 1 "
-        "and 2); dialogue ids are unique: each names its own history in the store\n"
+        f"memlab: error: the dataset ({__name__}.twice) gives the dialogue id 'line-1' twice (at positions 1 and 3 of "
+        f"the dialogues it gives, from 1); {unique}\n"
     )
     assert not (tmp_path / "run").exists()
+
+
+def twice(path: str, max_dialogues: int | None = None) -> list[Dialogue]:
+    """The shipped JSONL sample's dialogues, then its first again: a custom loader that repeats an id."""
+    dialogues = load_jsonl(path, max_dialogues)
+    return [*dialogues, dialogues[0]]
 
 
 def test_a_selection_that_keeps_no_dialogue_exits_2_and_writes_nothing(

@@ -112,6 +112,33 @@ def test_a_message_id_given_twice_in_a_conversation_is_named(tmp_path: Path) -> 
     )
 
 
+UNIQUE = "dialogue ids are unique: each names its own history in the store"
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "message"),
+    [
+        ({"id": "same"}, {"id": "same"}, f"6: id: 'same' is also the id of line 3; {UNIQUE}"),
+        ({}, {"id": "line-3"}, f"6: id: 'line-3' is also the default id of line 3; {UNIQUE}"),
+        (
+            {"id": "line-6"},
+            {},
+            f"6: its default id 'line-6' is the id given on line 3; give line 6 an id of its own or line 3 another; "
+            f"{UNIQUE}",
+        ),
+    ],
+)
+def test_a_dialogue_id_given_twice_names_both_lines(
+    tmp_path: Path, first: dict[str, str], second: dict[str, str], message: str
+) -> None:
+    """The file's line numbers, blank lines counted (the run's generic check said "dialogues 2 and 4")."""
+    hi = {"messages": [{"role": "user", "content": "hi"}]}
+    path = lines(tmp_path / "c.jsonl", {**hi, "id": "a"}, "", {**hi, **first}, {**hi, "id": "b"}, "", {**hi, **second})
+    with pytest.raises(DatasetError) as e:
+        load_jsonl(path)
+    assert str(e.value) == f"{path}:{message}"
+
+
 @pytest.mark.parametrize(("text", "kind"), [(5, "an integer"), (None, "null"), ({"value": "hi"}, "an object")])
 def test_a_content_part_whose_text_is_no_string_is_named(tmp_path: Path, text: object, kind: str) -> None:
     """The text parts are joined into the message's text: one that is no string ended in a TypeError traceback."""

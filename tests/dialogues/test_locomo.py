@@ -259,6 +259,16 @@ def test_a_dia_id_given_twice_in_a_conversation_is_named(
     )
 
 
+def test_a_sample_id_given_twice_is_named(tmp_path: Path, write_json, locomo_sample) -> None:
+    path = write_json(tmp_path / "twice.json", [locomo_sample("s1"), locomo_sample("s2"), locomo_sample("s1")])
+    with pytest.raises(DatasetError) as e:
+        load_locomo(path, sample_ids=["s2"])  # the whole file's: which s1 would sample_ids=[s1] pick?
+    assert str(e.value) == (
+        f"{path}: [2].sample_id: 's1' is also the sample_id of [0]; dialogue ids are unique: each names its own "
+        "history in the store (and dataset.sample_ids picks samples by it)"
+    )
+
+
 def test_malformed_evidence_never_fails(tmp_path: Path, write_json, locomo_sample) -> None:
     sample = locomo_sample()
     sample["qa"][0]["evidence"] = ["D1:2, D1:1", "D", "D1:9", 7, "D1:2", "D:1:1"]

@@ -131,6 +131,17 @@ def test_a_bad_file_names_the_question_and_key(tmp_path: Path, data: Any, messag
     assert str(e.value).startswith(f"{path}: ")
 
 
+def test_a_question_id_given_twice_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "twice.json"
+    path.write_text(json.dumps([RAW[0], RAW[1], {**RAW[2], "question_id": RAW[0]["question_id"]}]), encoding="utf-8")
+    with pytest.raises(DatasetError) as e:
+        list(load_longmemeval(path))
+    assert str(e.value) == (
+        f"{path}: [2].question_id: 'e47becba' is also the question_id of [0]; dialogue ids are unique: each names "
+        "its own history in the store"
+    )
+
+
 def _repeated(session: int, again: list[dict[str, Any]] | None = None, **changes: Any) -> list[dict[str, Any]]:
     """RAW[1] with its haystack session `session` given again (`again`: with these turns), dated last."""
     q = RAW[1]
@@ -228,7 +239,7 @@ def test_surrogate_pairs_and_escaped_backslashes_read_as_written(tmp_path: Path)
     """An emoji escaped as a pair, and the text \\ud800 (an escaped backslash): no lone half, nothing refused."""
     path = tmp_path / "good.json"
     texts = ["I love \U0001f363 and \U0001f600", "\\ud800 is written so", "\\\U0001f600"]
-    path.write_text(json.dumps([{**RAW[0], "question": text} for text in texts]).replace("e47becba", "q"))
+    path.write_text(json.dumps([{**RAW[0], "question": text, "question_id": f"q{i}"} for i, text in enumerate(texts)]))
     assert [d.probes[0].question for d in load_longmemeval(path)] == texts
 
 
