@@ -29,6 +29,7 @@ from memlab.dialogues.source import (
     JsonReader,
     check_format,
     child,
+    first_of_lines,
     other_format,
     parse_json,
     read_text,
@@ -50,7 +51,14 @@ def load_jsonl(path: str | Path, max_dialogues: int | None = None) -> list[Dialo
     file = resolve_path(path)
     text = read_text(file)
     if text.lstrip().startswith("["):  # one JSON list, not a line per conversation: LoCoMo's or tau-bench's?
-        records = parse_json(text, str(file))
+        try:
+            records = parse_json(text, str(file))
+        except DatasetError:
+            if isinstance(first_of_lines(text), list):  # a list on each line: of OpenAI messages, most likely
+                raise JsonReader(file).error(
+                    "", 'each line is a JSON list; expected a JSON object per line, {"messages": [...]}'
+                ) from None
+            raise
         check_format(file, records[0] if isinstance(records, list) and records else None, "jsonl")
         raise _one_document(file, text, records)
     dialogues: list[Dialogue] = []

@@ -36,7 +36,16 @@ from typing import Any
 from memlab import dates
 from memlab.dialogues.model import EVIDENCE_SESSIONS_KEY, UNIQUE_DIALOGUE_IDS, Dialogue, Probe, Session
 from memlab.dialogues.nesting import NestingGuard
-from memlab.dialogues.source import HALF_PAIR, JsonReader, child, lone_surrogate, resolve_path
+from memlab.dialogues.source import (
+    HALF_PAIR,
+    JsonReader,
+    check_format,
+    child,
+    first_of_lines,
+    lines_given,
+    lone_surrogate,
+    resolve_path,
+)
 from memlab.errors import DatasetError, first_line
 from memlab.messages import Message
 
@@ -97,6 +106,8 @@ def _questions(file: Path, max_dialogues: int | None, question_types: Sequence[s
                 raise reader.error(lone or f"[{index}]", HALF_PAIR if lone else _json_problem(e)) from None
             if (lone := _lone_surrogate(file, guard, index)) is not None:  # yajl read it as "?", or fused it
                 raise reader.error(lone, HALF_PAIR)
+            if index == 0:
+                check_format(file, raw, "longmemeval")
             dialogue = _dialogue(reader, raw, f"[{index}]", sessions)
             if (j := first.setdefault(dialogue.id, index)) != index:
                 raise reader.error(
@@ -120,6 +131,8 @@ def _expect_list(f: Any, reader: JsonReader) -> None:
     if not head:
         raise reader.error("", "the file is empty; expected a JSON list of LongMemEval questions")
     if not head.startswith(b"["):
+        if (first := first_of_lines(head.decode("utf-8", errors="replace"))) is not None:
+            raise lines_given(reader.source, first, "longmemeval")
         raise reader.error("", "expected a JSON list of LongMemEval questions (the longmemeval_s.json format)")
 
 

@@ -45,9 +45,15 @@ LATEST_TIME = datetime(9000, 1, 1)
 RECORD_KEYS = {
     "locomo": ("sample_id", "conversation", "qa"),
     "tau_bench": ("task_id", "traj"),
+    "longmemeval": ("question_id", "haystack_sessions"),
     "jsonl": ("messages", "sessions"),
 }
-FORMAT_NAMES = {"locomo": "LoCoMo", "tau_bench": "tau-bench trajectories", "jsonl": "OpenAI JSONL"}
+FORMAT_NAMES = {
+    "locomo": "LoCoMo",
+    "tau_bench": "tau-bench trajectories",
+    "longmemeval": "LongMemEval",
+    "jsonl": "OpenAI JSONL",
+}
 
 
 def check_format(source: str | os.PathLike[str], record: Any, dataset: str, where: str = "[0]") -> None:
@@ -199,12 +205,53 @@ def lone_surrogate(value: Any, where: str) -> str | None:
     return None
 
 
-def read_json(path: Path) -> Any:
-    """A whole JSON file (one too big to parse in memory here is refused in one line, naming it)."""
+def read_json(path: Path, dataset: str) -> Any:
+    """A whole JSON file (one too big to parse in memory here is refused in one line, naming it); JSONL, which
+    `dataset` (a `RECORD_KEYS` name) does not read, is named so."""
     try:
-        return parse_json(read_text(path), str(path))
+        text = read_text(path)
+        try:
+            return parse_json(text, str(path))
+        except DatasetError:
+            first = first_of_lines(text)
+            if first is None:
+                raise
+            raise lines_given(path, first, dataset) from None
     except MemoryError:
         raise too_big(path) from None
+
+
+def first_of_lines(text: str) -> Any:
+    """The first line's value if `text` is JSON Lines (its first non-blank line one JSON value, more lines after
+    it), else None. Only asked once the whole text failed to parse: its error would be "Extra data" on line 2.
+
+    >>> first_of_lines('{"messages": []}\\n{"messages": []}\\n')
+    {'messages': []}
+    >>> first_of_lines('[\\n  {"sample_id": "c1"}\\n]') is None
+    True
+    """
+    lines = [line for line in text.split("\n") if line.strip()]
+    if len(lines) < 2:
+        return None
+    try:
+        return json.loads(lines[0])
+    except (ValueError, RecursionError):
+        return None
+
+
+def lines_given(source: str | os.PathLike[str], first: Any, dataset: str) -> DatasetError:
+    """The error for JSON Lines given to `dataset`, a loader of one JSON list, saying which loader reads its lines."""
+    what = f"{source}: the file is JSONL (a JSON value on each line), not one JSON list"
+    if isinstance(first, dict) and any(k in first for k in RECORD_KEYS[dataset]):
+        return DatasetError(f"{what}; write its {FORMAT_NAMES[dataset]} records as one list: [{{...}}, {{...}}]")
+    other = other_format(first, dataset)
+    if other is None:
+        return DatasetError(f"{what}; dataset=jsonl reads OpenAI-format conversations, one per line")
+    name, found = other
+    said = f"{what}; its lines are {FORMAT_NAMES[name]} records (they have {', '.join(map(repr, found))})"
+    if name == "jsonl":
+        return DatasetError(f"{said}: read this file with dataset=jsonl dataset.path={source}")
+    return DatasetError(f"{said}: write them as one JSON list, and read it with dataset={name}")
 
 
 def read_records(path: str | os.PathLike[str], *, hint: str, dataset: str, empty: str) -> tuple[JsonReader, list[Any]]:
@@ -221,7 +268,7 @@ def read_records(path: str | os.PathLike[str], *, hint: str, dataset: str, empty
     """
     file = resolve_path(path, hint=hint)
     reader = JsonReader(file)
-    records = reader.expect(read_json(file), list, "")
+    records = reader.expect(read_json(file, dataset), list, "")
     if not records:
         raise reader.error("", empty)
     check_format(file, records[0], dataset)
