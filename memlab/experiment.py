@@ -34,7 +34,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from memlab.config_keys import check_keys, typed_nodes
 from memlab.context.interceptor import ignored_knobs as context_ignored_knobs
-from memlab.dialogues.model import UNIQUE_DIALOGUE_IDS, Dialogue
+from memlab.dialogues.model import UNIQUE_DIALOGUE_IDS, Dialogue, dropped_evidence
 from memlab.errors import MemlabError, RunFolderBusy
 from memlab.eval import answer_rows
 from memlab.llm import run_wide_models
@@ -731,6 +731,9 @@ def _replay_and_publish(
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
     dialogues = load_dialogues(cfg)
+    evidence_dropped, dropped_warning = dropped_evidence(dialogues)
+    if dropped_warning:
+        logging.getLogger(PROGRESS_LOGGER).warning(dropped_warning)  # on stderr and in run.log
     checkpoint = checkpoint_name(cfg, overrides)
     beat.dialogues, beat.phase = len(dialogues), "building the strategies"
     with _profiled(cfg.profile) as profile:
@@ -769,6 +772,7 @@ def _replay_and_publish(
         "store": store_manifest(cfg, scope, checkpoint, warm=warm),
         "data_sha256": data_hash(dialogues),
         "dialogues": len(dialogues),
+        "evidence_dropped": evidence_dropped,  # ids the loader dropped from the replayed questions' evidence
         **git_state(SOURCE),
         "versions": versions(run_libraries(cfg)),
     }

@@ -29,8 +29,9 @@ is a list of the conversation's ``dia_id``s, kept in the probe's metadata under 
 names no turn is an error, since these keys are written for memlab and not inherited untidy.
 
 Real evidence lists are untidy: several ids in one string (``"D8:6; D9:17"``), ids that do not
-exist (``"D"``, ``"D:11:26"``, or a turn the conversation lacks). Valid ids are kept, the rest
-counted in `Dialogue.metadata` (see `LocomoMetadata` for every key), and loading never fails on them.
+exist (``"D"``, ``"D:11:26"``, or a turn the conversation lacks). Valid ids are kept (``"D1: 3"`` as
+``D1:3`` when that names a turn), the rest counted in `Dialogue.metadata` (see `LocomoMetadata` for every
+key) and named in the probe's (`DROPPED_EVIDENCE_KEY`, which a run reports), and loading never fails on them.
 """
 
 from __future__ import annotations
@@ -43,7 +44,15 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from memlab import dates
-from memlab.dialogues.model import DECOYS_KEY, SUPERSEDED_KEY, UNIQUE_DIALOGUE_IDS, Dialogue, Probe, Session
+from memlab.dialogues.model import (
+    DECOYS_KEY,
+    DROPPED_EVIDENCE_KEY,
+    SUPERSEDED_KEY,
+    UNIQUE_DIALOGUE_IDS,
+    Dialogue,
+    Probe,
+    Session,
+)
 from memlab.dialogues.source import JsonReader, child, read_records
 from memlab.errors import DatasetError
 from memlab.messages import Message
@@ -150,23 +159,45 @@ class _Evidence:
     dropped: int = 0
     dropped_values: list[str] = field(default_factory=list)
 
-    def clean(self, entries: Iterable[Any]) -> tuple[str, ...]:
+    def clean(self, entries: Iterable[Any]) -> tuple[tuple[str, ...], list[tuple[int, str]]]:
+        """The ids kept, in order and once each, and those dropped, each with the index of the entry it was in."""
         kept: list[str] = []
-        for entry in entries:
+        dropped: list[tuple[int, str]] = []
+        for k, entry in enumerate(entries):
             if isinstance(entry, str) and entry in self.known:
                 kept.append(entry)
                 continue
             parts = _EVIDENCE_SEPARATORS.split(entry.strip()) if isinstance(entry, str) else [entry]
-            parts = [p for p in parts if p != ""]
+            parts = self._rejoined([p for p in parts if p != ""])
             if len(parts) > 1:
                 self.split += 1
             for part in parts or [entry]:
                 if isinstance(part, str) and part in self.known:
                     kept.append(part)
                 else:
-                    self.dropped += 1
-                    self.dropped_values.append(str(part))
-        return tuple(dict.fromkeys(kept))
+                    dropped.append((k, str(part)))
+        self.dropped += len(dropped)
+        self.dropped_values.extend(value for _, value in dropped)
+        return tuple(dict.fromkeys(kept)), dropped
+
+    def _rejoined(self, parts: list[Any]) -> list[Any]:
+        """``D1:`` and ``3``, split at a space after the colon (``"D1: 3"``), as the one id ``D1:3``: when that
+        names a turn and neither piece does, it is the only reading."""
+        joined: list[Any] = []
+        for part in parts:
+            before = joined[-1] if joined else None
+            if (
+                isinstance(before, str)
+                and before.endswith(":")
+                and isinstance(part, str)
+                and part.isdigit()
+                and before + part in self.known
+                and not {before, part} & self.known
+            ):
+                joined[-1] = before + part
+            else:
+                joined.append(part)
+        return joined
 
 
 def load_locomo(
@@ -366,11 +397,14 @@ def _probe(reader: JsonReader, qa: Any, where: str, probe_id: str, evidence: _Ev
     for key in RELATED_TURN_KEYS:
         if (ids := reader.optional(qa, key, list, where)) is not None:
             metadata[key] = _turn_ids(reader, ids, child(where, key), evidence.known)
+    kept, dropped = evidence.clean(reader.get(qa, "evidence", list, where))
+    if dropped:  # the run says how many, and where (`memlab.dialogues.model.dropped_evidence`)
+        metadata[DROPPED_EVIDENCE_KEY] = tuple((child(child(where, "evidence"), k), v) for k, v in dropped)
     return Probe(
         id=probe_id,
         question=reader.get(qa, "question", str, where),
         answer=None if answer is None else str(answer),
-        evidence=evidence.clean(reader.get(qa, "evidence", list, where)),
+        evidence=kept,
         category=LOCOMO_CATEGORIES.get(number, number),
         metadata=metadata,
     )
@@ -410,7 +444,7 @@ def _observations(reader: JsonReader, raw: dict[str, Any], where: str, evidence:
                     raise reader.error(fact_at, "empty; expected [text, evidence]")
                 text = reader.expect(fact[0], str, child(fact_at, 0))
                 cited = fact[1] if len(fact) > 1 else []
-                ids = evidence.clean(cited if isinstance(cited, list) else [cited])
+                ids, _ = evidence.clean(cited if isinstance(cited, list) else [cited])
                 found.append(Observation(m.group(1), speaker, text, ids))
     return tuple(sorted(found, key=lambda o: int(o.session_id.split("_")[1])))
 

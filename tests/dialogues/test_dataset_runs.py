@@ -223,6 +223,31 @@ def twice(path: str, max_dialogues: int | None = None) -> list[Dialogue]:
     return [*dialogues, dialogues[0]]
 
 
+def test_evidence_ids_the_loader_dropped_are_told_in_one_warning_and_counted_in_the_manifest(
+    tmp_path: Path, memlab_run_err, write_json, locomo_sample
+) -> None:
+    """They were counted in Dialogue.metadata only: a question that lost all its evidence left the recall and
+    retention means, and nothing in the run said so."""
+    sample = locomo_sample()
+    qa = sample["qa"][0]
+    sample["qa"] = [
+        {**qa, "evidence": ["D1:300"]},
+        {**qa, "evidence": ["D1:2", "D:1"]},
+        {**qa, "evidence": ["D1: 2"]},  # read as D1:2
+        {**qa, "evidence": ["D1:02", "D1:9"]},
+    ]
+    data = write_json(tmp_path / "l.json", [sample])
+    status, err = memlab_run_err("dataset=locomo", f"dataset.path={data}", "report.plots=false", "output_dir=run")
+    warning = (
+        "the dataset's evidence lists hold 4 ids that name no turn, dropped from 3 questions (2 left with no "
+        "evidence, which recall and retention leave out): [0].qa[0].evidence[0] 'D1:300', [0].qa[1].evidence[1] "
+        "'D:1', [0].qa[3].evidence[0] 'D1:02', ... (docs/datasets.md, Untidiness handled and counted)"
+    )
+    assert status == 0 and f"memlab: WARNING: {warning}\n" in err
+    assert f"WARNING memlab.progress: {warning}\n" in (tmp_path / "run" / "run.log").read_text()
+    assert json.loads((tmp_path / "run" / "manifest.json").read_text())["evidence_dropped"] == 4
+
+
 def test_a_selection_that_keeps_no_dialogue_exits_2_and_writes_nothing(
     locomo_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:

@@ -12,10 +12,11 @@ import pytest
 
 from memlab.dialogues import Observation, Probe, load_locomo
 from memlab.dialogues.locomo import LOCOMO_CATEGORIES, TURN_INTERVAL, parse_session_time
-from memlab.dialogues.model import DECOYS_KEY, SUPERSEDED_KEY
+from memlab.dialogues.model import DECOYS_KEY, DROPPED_EVIDENCE_KEY, SUPERSEDED_KEY
 from memlab.errors import DatasetError
 
 DIA_ID = re.compile(r"D\d+:\d+")
+TURN = {"speaker": "Ann", "dia_id": "D1:3", "text": "Bye!"}
 
 
 @pytest.fixture(scope="module")
@@ -272,11 +273,32 @@ def test_a_sample_id_given_twice_is_named(tmp_path: Path, write_json, locomo_sam
 def test_malformed_evidence_never_fails(tmp_path: Path, write_json, locomo_sample) -> None:
     sample = locomo_sample()
     sample["qa"][0]["evidence"] = ["D1:2, D1:1", "D", "D1:9", 7, "D1:2", "D:1:1"]
+    sample["qa"].append({**sample["qa"][0], "evidence": ["D1: 1", "D1: 2 9"]})  # a space after the colon
     [d] = load_locomo(write_json(tmp_path / "l.json", [sample]))
     assert d.probes[0].evidence == ("D1:2", "D1:1")
-    assert d.metadata["evidence_split"] == 1
-    assert d.metadata["evidence_dropped"] == 4
-    assert d.metadata["evidence_dropped_values"] == ("D", "D1:9", "7", "D:1:1")
+    assert d.probes[1].evidence == ("D1:1", "D1:2")  # read as D1:1 and D1:2: the pieces name no turn
+    assert d.metadata["evidence_split"] == 2  # "D1:2, D1:1", and "D1: 2 9" (D1:2 and 9)
+    assert d.metadata["evidence_dropped"] == 5
+    assert d.metadata["evidence_dropped_values"] == ("D", "D1:9", "7", "D:1:1", "9")
+    # each probe names what it lost and where, for the run's warning (memlab.dialogues.model.dropped_evidence)
+    assert d.probes[0].metadata[DROPPED_EVIDENCE_KEY] == (
+        ("[0].qa[0].evidence[1]", "D"),
+        ("[0].qa[0].evidence[2]", "D1:9"),
+        ("[0].qa[0].evidence[3]", "7"),
+        ("[0].qa[0].evidence[5]", "D:1:1"),
+    )
+    assert d.probes[1].metadata[DROPPED_EVIDENCE_KEY] == (("[0].qa[1].evidence[1]", "9"),)
+
+
+def test_a_space_after_the_colon_is_read_only_when_that_names_one_turn(
+    tmp_path: Path, write_json, locomo_sample
+) -> None:
+    """ "D1: 2" is D1:2; where the piece before the space names a turn itself, the two are two ids."""
+    sample = locomo_sample(session_1=[*locomo_sample()["conversation"]["session_1"], {**TURN, "dia_id": "D1:"}])
+    sample["qa"][0]["evidence"] = ["D1: 2"]
+    [d] = load_locomo(write_json(tmp_path / "l.json", [sample]))
+    assert d.probes[0].evidence == ("D1:",)
+    assert d.probes[0].metadata[DROPPED_EVIDENCE_KEY] == (("[0].qa[0].evidence[0]", "2"),)
 
 
 def test_superseded_and_decoy_turns_are_kept_in_probe_metadata(tmp_path: Path, write_json, locomo_sample) -> None:
