@@ -77,11 +77,12 @@ def load_longmemeval(
     Parameters: the fields of `memlab.dialogues.schemas.LongMemEvalConfig`, each documented there once.
     """
     file = resolve_path(path, hint=LONGMEMEVAL_SOURCE)
+    expected = f"expected some of {', '.join(QUESTION_TYPES)}"
+    if question_types is not None and not question_types:  # "none", as dataset.categories=[] is for LoCoMo
+        raise DatasetError(f"dataset.question_types: [] keeps no question; {expected}, or null for all")
     for kept in question_types or ():
         if kept not in QUESTION_TYPES:
-            raise DatasetError(
-                f"dataset.question_types: unknown type {kept!r}; expected some of {', '.join(QUESTION_TYPES)}"
-            )
+            raise DatasetError(f"dataset.question_types: unknown type {kept!r}; {expected}")
     return _questions(file, max_dialogues, question_types)
 
 
@@ -114,7 +115,7 @@ def _questions(file: Path, max_dialogues: int | None, question_types: Sequence[s
                     f"[{index}].question_id", f"{dialogue.id!r} is also the question_id of [{j}]; {UNIQUE_DIALOGUE_IDS}"
                 )
             index += 1
-            if question_types and dialogue.probes[0].category not in question_types:
+            if question_types is not None and dialogue.probes[0].category not in question_types:
                 continue
             count += 1
             yield dialogue

@@ -12,6 +12,7 @@ import pytest
 
 import memlab
 from memlab.dialogues import load_longmemeval
+from memlab.dialogues.longmemeval import QUESTION_TYPES
 from memlab.dialogues.source import HALF_PAIR, PROJECT_ROOT
 from memlab.errors import DatasetError
 from memlab.sim import ProbeRecord
@@ -248,6 +249,11 @@ def test_a_missing_file_says_where_to_get_it(tmp_path: Path) -> None:
         load_longmemeval(tmp_path / "longmemeval_s.json")  # at once, before anything is read
     with pytest.raises(DatasetError, match=r"dataset\.question_types: unknown type 'temporal'"):
         load_longmemeval(SAMPLE, question_types=["temporal"])
+    with pytest.raises(DatasetError) as e:  # it kept every question: [] is none, as dataset.categories=[] is
+        load_longmemeval(SAMPLE, question_types=[])
+    assert str(e.value) == (
+        f"dataset.question_types: [] keeps no question; expected some of {', '.join(QUESTION_TYPES)}, or null for all"
+    )
 
 
 def _turn2session(ranked_turns: list[str], correct: list[str], k: int) -> tuple[float, float]:
