@@ -40,6 +40,7 @@ from memlab.dialogues.source import (
     HALF_PAIR,
     JsonReader,
     check_format,
+    check_not_compressed,
     child,
     first_of_lines,
     lines_given,
@@ -126,6 +127,7 @@ def _questions(file: Path, max_dialogues: int | None, question_types: Sequence[s
 def _expect_list(f: Any, reader: JsonReader) -> None:
     """Checks that the file holds a list, and leaves it at its start, after a UTF-8 BOM if it has one."""
     head = f.read(_READ_CHUNK)
+    check_not_compressed(reader.source, head)
     bom = len(codecs.BOM_UTF8) if head.startswith(codecs.BOM_UTF8) else 0
     head = head[bom:].lstrip()
     f.seek(bom)

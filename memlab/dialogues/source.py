@@ -12,6 +12,7 @@ memlab.errors.DatasetError: data.json: [0].turns: expected a list, got a string
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
@@ -135,18 +136,43 @@ def too_big(path: Path) -> DatasetError:
     return DatasetError(f"{path}: {size:,.0f} MB does not fit in this machine's memory; split it into smaller files")
 
 
+# What a compressed file begins with, and the tool that wrote it.
+_COMPRESSED = {
+    b"\x1f\x8b": "gzip",
+    b"PK\x03\x04": "zip",
+    b"\xfd7zXZ\x00": "xz",
+    b"BZh": "bzip2",
+    b"\x28\xb5\x2f\xfd": "zstd",
+}
+
+
+def check_not_compressed(path: str | os.PathLike[str], head: bytes) -> None:
+    """Refuse a file that `head`, its first bytes, shows to be compressed, naming how (it was "byte 0x8b is not
+    UTF-8" at 1:2, or "expected a JSON list")."""
+    for magic, tool in _COMPRESSED.items():
+        if head.startswith(magic):
+            raise DatasetError(
+                f"{path}: the file is {tool}-compressed (it begins with the bytes {magic.hex(' ')}); expected JSON "
+                "text: decompress it first"
+            )
+
+
 def read_text(path: Path) -> str:
-    """The file decoded as UTF-8 (a leading BOM is allowed); a bad byte is reported by line and column."""
+    """The file decoded as UTF-8 (a leading BOM is allowed); a bad byte is reported by line and column (in
+    characters, as an editor counts them), a compressed file as compressed."""
     try:
         data = path.read_bytes()
+        check_not_compressed(path, data)
         return data.decode("utf-8-sig")
     except MemoryError:
         raise too_big(path) from None
     except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+        at = bom + e.start  # utf-8-sig counts from after the BOM
+        start = max(data.rfind(b"\n", 0, at) + 1, bom)
+        line, column = data.count(b"\n", 0, at) + 1, len(data[start:at].decode("utf-8")) + 1
         raise DatasetError(
-            f"{path}:{line}:{column}: byte 0x{data[e.start]:02x} is not UTF-8; expected a UTF-8 text file"
+            f"{path}:{line}:{column}: byte 0x{data[at]:02x} is not UTF-8; expected a UTF-8 text file"
         ) from None
 
 
@@ -161,8 +187,12 @@ def parse_json(text: str, source: str, first_line: int = 1) -> Any:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        truncated = e.pos >= len(text.rstrip())
-        why = "the JSON ends early (is the file truncated?)" if truncated else f"not valid JSON: {e.msg}"
+        if e.msg.startswith("Unterminated string"):  # json finds no closing quote before the end
+            why = "the JSON ends early, in the string that begins here (is the file truncated?)"
+        elif e.pos >= len(text.rstrip()):
+            why = "the JSON ends early (is the file truncated?)"
+        else:  # "Invalid control character at": the place is the line and column
+            why = f"not valid JSON: {e.msg.removesuffix(' at')}"
         raise DatasetError(f"{source}:{first_line - 1 + e.lineno}:{e.colno}: {why}") from None
     except RecursionError:
         raise DatasetError(f"{where}: the JSON is nested too deeply to read") from None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from pathlib import Path
@@ -90,6 +91,12 @@ BAD_INPUTS = {
         '[{"sample_id": "c", "conversation": {',
         r"bad:1:\d+: the JSON ends early \(is the file truncated\?\)",
     ),
+    "truncated in a string": (
+        "locomo",
+        '[{"sample_id": "c", "conversation": {"speaker_a": "An',
+        r"bad:1:51: the JSON ends early, in the string that begins here \(is the file truncated\?\)",
+    ),
+    "gzip": ("locomo", gzip.compress(b"[]"), r"bad: the file is gzip-compressed \(it begins with the bytes 1f 8b\)"),
     "not json": ("tau_bench", "<html>oops</html>", r"bad:1:1: not valid JSON: Expecting value"),
     "missing field": (
         "locomo",

@@ -267,6 +267,8 @@ GOOD = {"messages": [{"role": "user", "content": "hi"}]}
         ([1, 2], r":2: expected an object, got a list$"),
         ('{"messages": [{"role": "user", "content": "hi"}', r":2:48: the JSON ends early \(is the file truncated\?\)$"),
         ('{"messages": [}', r":2:15: not valid JSON: Expecting value$"),
+        # json's message ends "at" (its place follows): the line and column say where
+        ('{"messages": [{"role": "user", "content": "a\tb"}]}', r":2:45: not valid JSON: Invalid control character$"),
         ("not json", r":2:1: not valid JSON: Expecting value$"),
         (
             {"messages": [{"role": "user", "content": "a", "timestamp": "yesterday"}]},
@@ -312,9 +314,10 @@ def test_a_pretty_printed_document_is_said_to_be_no_jsonl(tmp_path: Path, docume
 
 
 def test_non_utf8_byte_names_line_and_column(tmp_path: Path) -> None:
+    """The column counts characters, as an editor does: it counted bytes (each CJK character three)."""
     path = tmp_path / "bad.jsonl"
-    before = b'{"messages": [{"role": "user", "content": "caf'
-    path.write_bytes(json.dumps(GOOD).encode() + b"\n" + before + b'\xe9"}]}\n')
+    before = '{"messages": [{"role": "user", "content": "東京の caf'
+    path.write_bytes(json.dumps(GOOD).encode() + b"\n" + before.encode() + b'\xe9"}]}\n')
     column = len(before) + 1
     with pytest.raises(
         DatasetError, match=rf"bad\.jsonl:2:{column}: byte 0xe9 is not UTF-8; expected a UTF-8 text file$"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Callable
 from datetime import datetime
@@ -208,6 +209,17 @@ def test_memlab_run_refuses_a_question_without_a_haystack(
         f"memlab: error: {path}: [1].haystack_sessions: no turns; expected at least one non-empty session\n",
     )
     assert not (tmp_path / "run").exists()
+
+
+def test_a_compressed_file_is_named_so(tmp_path: Path) -> None:
+    """It said "expected a JSON list of LongMemEval questions"."""
+    path = tmp_path / "longmemeval_s.json.gz"
+    path.write_bytes(gzip.compress(SAMPLE.read_bytes()))
+    with pytest.raises(DatasetError) as e:
+        list(load_longmemeval(path))
+    assert str(e.value) == (
+        f"{path}: the file is gzip-compressed (it begins with the bytes 1f 8b); expected JSON text: decompress it first"
+    )
 
 
 def test_a_file_that_begins_with_a_bom_reads_as_without(tmp_path: Path) -> None:
