@@ -34,7 +34,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from memlab.config_keys import check_keys, typed_nodes
 from memlab.context.interceptor import ignored_knobs as context_ignored_knobs
-from memlab.dialogues.model import Dialogue
+from memlab.dialogues.model import UNIQUE_DIALOGUE_IDS, Dialogue, dropped_evidence
 from memlab.errors import MemlabError, RunFolderBusy
 from memlab.eval import answer_rows
 from memlab.llm import run_wide_models
@@ -213,12 +213,11 @@ def load_dialogues(cfg: DictConfig) -> list[Dialogue]:
             f"the dataset ({cfg.dataset._target_}) gave {type(wrong).__name__}; expected memlab.dialogues.Dialogue"
         )
     seen: dict[str, int] = {}
-    for i, dialogue in enumerate(dialogues):  # each names its own histories in the store: two would share them
+    for i, dialogue in enumerate(dialogues):  # the shipped loaders name the place in the file; a custom one may not
         if dialogue.id in seen:
             raise MemlabError(
-                f"the dataset ({cfg.dataset._target_}) gives the dialogue id {dialogue.id!r} twice (dialogues "
-                f"{seen[dialogue.id] + 1} and {i + 1}); dialogue ids are unique: each names its own history in the "
-                "store"
+                f"the dataset ({cfg.dataset._target_}) gives the dialogue id {dialogue.id!r} twice (at positions "
+                f"{seen[dialogue.id] + 1} and {i + 1} of the dialogues it gives, from 1); {UNIQUE_DIALOGUE_IDS}"
             )
         seen[dialogue.id] = i
     if not dialogues:  # a selection that keeps none (dataset.sample_ids=[]): a run of 0 calls measures nothing
@@ -739,6 +738,9 @@ def _replay_and_publish(
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
     dialogues = load_dialogues(cfg)
+    evidence_dropped, dropped_warning = dropped_evidence(dialogues)
+    if dropped_warning:
+        logging.getLogger(PROGRESS_LOGGER).warning(dropped_warning)  # on stderr and in run.log
     checkpoint = checkpoint_name(cfg, overrides)
     beat.dialogues, beat.phase = len(dialogues), "building the strategies"
     with _profiled(cfg.profile) as profile:
@@ -778,6 +780,7 @@ def _replay_and_publish(
         "store": store_manifest(cfg, scope, checkpoint, warm=warm),
         "data_sha256": data_hash(dialogues),
         "dialogues": len(dialogues),
+        "evidence_dropped": evidence_dropped,  # ids the loader dropped from the replayed questions' evidence
         **git_state(SOURCE),
         "versions": versions(run_libraries(cfg)),
     }

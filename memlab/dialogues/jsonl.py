@@ -22,13 +22,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from memlab.dialogues.model import SUPERSEDED_KEY, Dialogue, Probe, Session
+from memlab.dialogues.model import SUPERSEDED_KEY, UNIQUE_DIALOGUE_IDS, Dialogue, Probe, Session
 from memlab.dialogues.openai_format import check_tool_results, parse_message
 from memlab.dialogues.source import (
     FORMAT_NAMES,
     JsonReader,
     check_format,
     child,
+    first_of_lines,
     other_format,
     parse_json,
     read_text,
@@ -50,10 +51,18 @@ def load_jsonl(path: str | Path, max_dialogues: int | None = None) -> list[Dialo
     file = resolve_path(path)
     text = read_text(file)
     if text.lstrip().startswith("["):  # one JSON list, not a line per conversation: LoCoMo's or tau-bench's?
-        records = parse_json(text, str(file))
+        try:
+            records = parse_json(text, str(file))
+        except DatasetError:
+            if isinstance(first_of_lines(text), list):  # a list on each line: of OpenAI messages, most likely
+                raise JsonReader(file).error(
+                    "", 'each line is a JSON list; expected a JSON object per line, {"messages": [...]}'
+                ) from None
+            raise
         check_format(file, records[0] if isinstance(records, list) and records else None, "jsonl")
         raise _one_document(file, text, records)
     dialogues: list[Dialogue] = []
+    dialogue_at: dict[str, tuple[int, bool]] = {}  # each dialogue id, its line and whether it was given
     probe_at: dict[str, _ProbeAt] = {}  # each probe id, where it is and whether it was given: unique in the file
     # Lines end at "\n" only: `splitlines` also ends them at U+2028, U+0085..., which JSON strings may hold raw.
     for lineno, line in enumerate(text.split("\n"), start=1):
@@ -69,10 +78,30 @@ def load_jsonl(path: str | Path, max_dialogues: int | None = None) -> list[Dialo
             check_format(file, raw, "jsonl", f"line {lineno}")
             reader = JsonReader(f"{file}:{lineno}")
             dialogues.append(_dialogue(reader, raw, lineno))
+            _check_dialogue_id(reader, raw, dialogues[-1].id, lineno, dialogue_at)
             _check_probe_ids(reader, raw, dialogues[-1], lineno, probe_at)
     if not dialogues:
         raise JsonReader(file).error("", "no conversations; expected one JSON object per line")
     return dialogues
+
+
+def _check_dialogue_id(
+    reader: JsonReader, raw: dict[str, Any], dialogue_id: str, lineno: int, dialogue_at: dict[str, tuple[int, bool]]
+) -> None:
+    """Refuse a dialogue id an earlier line has, given or default (``line-<n>``), saying which; noted if new."""
+    given = bool(raw.get("id"))
+    if dialogue_id not in dialogue_at:
+        dialogue_at[dialogue_id] = (lineno, given)
+        return
+    first, first_given = dialogue_at[dialogue_id]
+    if not given:  # a default is its line's own, so the first was given
+        raise reader.error(
+            "",
+            f"its default id {dialogue_id!r} is the id given on line {first}; give line {lineno} an id of its own "
+            f"or line {first} another; {UNIQUE_DIALOGUE_IDS}",
+        )
+    whose = "the id" if first_given else "the default id"
+    raise reader.error("id", f"{dialogue_id!r} is also {whose} of line {first}; {UNIQUE_DIALOGUE_IDS}")
 
 
 class _ProbeAt(NamedTuple):

@@ -29,8 +29,9 @@ is a list of the conversation's ``dia_id``s, kept in the probe's metadata under 
 names no turn is an error, since these keys are written for memlab and not inherited untidy.
 
 Real evidence lists are untidy: several ids in one string (``"D8:6; D9:17"``), ids that do not
-exist (``"D"``, ``"D:11:26"``, or a turn the conversation lacks). Valid ids are kept, the rest
-counted in `Dialogue.metadata` (see `LocomoMetadata` for every key), and loading never fails on them.
+exist (``"D"``, ``"D:11:26"``, or a turn the conversation lacks). Valid ids are kept (``"D1: 3"`` as
+``D1:3`` when that names a turn), the rest counted in `Dialogue.metadata` (see `LocomoMetadata` for every
+key) and named in the probe's (`DROPPED_EVIDENCE_KEY`, which a run reports), and loading never fails on them.
 """
 
 from __future__ import annotations
@@ -43,8 +44,17 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from memlab import dates
-from memlab.dialogues.model import DECOYS_KEY, SUPERSEDED_KEY, Dialogue, Probe, Session
+from memlab.dialogues.model import (
+    DECOYS_KEY,
+    DROPPED_EVIDENCE_KEY,
+    SUPERSEDED_KEY,
+    UNIQUE_DIALOGUE_IDS,
+    Dialogue,
+    Probe,
+    Session,
+)
 from memlab.dialogues.source import JsonReader, child, read_records
+from memlab.errors import DatasetError
 from memlab.messages import Message
 
 LOCOMO_SOURCE = "get locomo10.json from https://github.com/snap-research/locomo (data/locomo10.json)"
@@ -149,23 +159,45 @@ class _Evidence:
     dropped: int = 0
     dropped_values: list[str] = field(default_factory=list)
 
-    def clean(self, entries: Iterable[Any]) -> tuple[str, ...]:
+    def clean(self, entries: Iterable[Any]) -> tuple[tuple[str, ...], list[tuple[int, str]]]:
+        """The ids kept, in order and once each, and those dropped, each with the index of the entry it was in."""
         kept: list[str] = []
-        for entry in entries:
+        dropped: list[tuple[int, str]] = []
+        for k, entry in enumerate(entries):
             if isinstance(entry, str) and entry in self.known:
                 kept.append(entry)
                 continue
             parts = _EVIDENCE_SEPARATORS.split(entry.strip()) if isinstance(entry, str) else [entry]
-            parts = [p for p in parts if p != ""]
+            parts = self._rejoined([p for p in parts if p != ""])
             if len(parts) > 1:
                 self.split += 1
             for part in parts or [entry]:
                 if isinstance(part, str) and part in self.known:
                     kept.append(part)
                 else:
-                    self.dropped += 1
-                    self.dropped_values.append(str(part))
-        return tuple(dict.fromkeys(kept))
+                    dropped.append((k, str(part)))
+        self.dropped += len(dropped)
+        self.dropped_values.extend(value for _, value in dropped)
+        return tuple(dict.fromkeys(kept)), dropped
+
+    def _rejoined(self, parts: list[Any]) -> list[Any]:
+        """``D1:`` and ``3``, split at a space after the colon (``"D1: 3"``), as the one id ``D1:3``: when that
+        names a turn and neither piece does, it is the only reading."""
+        joined: list[Any] = []
+        for part in parts:
+            before = joined[-1] if joined else None
+            if (
+                isinstance(before, str)
+                and before.endswith(":")
+                and isinstance(part, str)
+                and part.isdigit()
+                and before + part in self.known
+                and not {before, part} & self.known
+            ):
+                joined[-1] = before + part
+            else:
+                joined.append(part)
+        return joined
 
 
 def load_locomo(
@@ -180,10 +212,17 @@ def load_locomo(
     """
     empty = "no samples (the file is []); expected a list of LoCoMo conversations"
     reader, samples = read_records(path, hint=LOCOMO_SOURCE, dataset="locomo", empty=empty)
-    wanted = None if categories is None else {LOCOMO_CATEGORIES.get(str(c), str(c)) for c in categories}
+    wanted = None if categories is None else _wanted_categories(categories, samples)
     indexed = [(i, reader.expect(s, dict, child("", i))) for i, s in enumerate(samples)]
+    present: dict[str, int] = {}  # the whole file's sample_ids (`sample_ids` picks by them), each once
+    for i, sample in indexed:
+        if isinstance(sample_id := sample.get("sample_id"), str) and (j := present.setdefault(sample_id, i)) != i:
+            raise reader.error(
+                child(child("", i), "sample_id"),
+                f"{sample_id!r} is also the sample_id of [{j}]; {UNIQUE_DIALOGUE_IDS} (and dataset.sample_ids picks "
+                "samples by it)",
+            )
     if sample_ids is not None:
-        present = {str(s.get("sample_id")): i for i, s in indexed}
         missing = [s for s in sample_ids if s not in present]
         if missing:
             raise reader.error("", f"no sample_id {missing[0]!r}; the file has {', '.join(present)}")
@@ -198,6 +237,31 @@ def load_locomo(
         )
         raise reader.error("", f"no question is of dataset.categories [{given}] (LoCoMo's: {known})")
     return dialogues
+
+
+def _wanted_categories(categories: Sequence[str | int], samples: list[Any]) -> set[str]:
+    """The category names `categories` keeps, each a LoCoMo name or number, or a number the file's questions have.
+
+    A typo would keep nothing of its own and no error said so (``[single-hop, multihop]`` kept the single-hop
+    questions only), so an entry that is none of these is refused, as `dataset.question_types` refuses one.
+    """
+    in_file = {
+        str(qa["category"])
+        for s in samples
+        if isinstance(s, dict) and isinstance(s.get("qa"), list)
+        for qa in s["qa"]
+        if isinstance(qa, dict) and type(qa.get("category")) is int
+    }
+    others = sorted(in_file - set(LOCOMO_CATEGORIES), key=int)
+    known = ", ".join(f"{k} {v}" for k, v in LOCOMO_CATEGORIES.items())
+    expected = f"LoCoMo's names or numbers ({known})" + (f", or this file's {', '.join(others)}" if others else "")
+    if not categories:
+        raise DatasetError(f"dataset.categories: [] keeps no question; expected {expected}, or null for all")
+    wanted = {LOCOMO_CATEGORIES.get(str(c), str(c)): c for c in categories}
+    for name, c in wanted.items():
+        if name not in {*LOCOMO_CATEGORIES.values(), *others}:
+            raise DatasetError(f"dataset.categories: unknown category {c!r}; expected {expected}")
+    return set(wanted)
 
 
 def _dialogue(reader: JsonReader, raw: dict[str, Any], where: str, categories: set[str] | None) -> Dialogue:
@@ -333,11 +397,14 @@ def _probe(reader: JsonReader, qa: Any, where: str, probe_id: str, evidence: _Ev
     for key in RELATED_TURN_KEYS:
         if (ids := reader.optional(qa, key, list, where)) is not None:
             metadata[key] = _turn_ids(reader, ids, child(where, key), evidence.known)
+    kept, dropped = evidence.clean(reader.get(qa, "evidence", list, where))
+    if dropped:  # the run says how many, and where (`memlab.dialogues.model.dropped_evidence`)
+        metadata[DROPPED_EVIDENCE_KEY] = tuple((child(child(where, "evidence"), k), v) for k, v in dropped)
     return Probe(
         id=probe_id,
         question=reader.get(qa, "question", str, where),
         answer=None if answer is None else str(answer),
-        evidence=evidence.clean(reader.get(qa, "evidence", list, where)),
+        evidence=kept,
         category=LOCOMO_CATEGORIES.get(number, number),
         metadata=metadata,
     )
@@ -377,7 +444,7 @@ def _observations(reader: JsonReader, raw: dict[str, Any], where: str, evidence:
                     raise reader.error(fact_at, "empty; expected [text, evidence]")
                 text = reader.expect(fact[0], str, child(fact_at, 0))
                 cited = fact[1] if len(fact) > 1 else []
-                ids = evidence.clean(cited if isinstance(cited, list) else [cited])
+                ids, _ = evidence.clean(cited if isinstance(cited, list) else [cited])
                 found.append(Observation(m.group(1), speaker, text, ids))
     return tuple(sorted(found, key=lambda o: int(o.session_id.split("_")[1])))
 

@@ -27,15 +27,26 @@ is held once, as the same tuple of messages (docs/datasets.md gives the memory m
 from __future__ import annotations
 
 import codecs
+import json
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from memlab import dates
-from memlab.dialogues.model import EVIDENCE_SESSIONS_KEY, Dialogue, Probe, Session
+from memlab.dialogues.model import EVIDENCE_SESSIONS_KEY, UNIQUE_DIALOGUE_IDS, Dialogue, Probe, Session
 from memlab.dialogues.nesting import NestingGuard
-from memlab.dialogues.source import JsonReader, child, resolve_path
+from memlab.dialogues.source import (
+    HALF_PAIR,
+    JsonReader,
+    check_format,
+    check_not_compressed,
+    child,
+    first_of_lines,
+    lines_given,
+    lone_surrogate,
+    resolve_path,
+)
 from memlab.errors import DatasetError, first_line
 from memlab.messages import Message
 
@@ -67,11 +78,12 @@ def load_longmemeval(
     Parameters: the fields of `memlab.dialogues.schemas.LongMemEvalConfig`, each documented there once.
     """
     file = resolve_path(path, hint=LONGMEMEVAL_SOURCE)
+    expected = f"expected some of {', '.join(QUESTION_TYPES)}"
+    if question_types is not None and not question_types:  # "none", as dataset.categories=[] is for LoCoMo
+        raise DatasetError(f"dataset.question_types: [] keeps no question; {expected}, or null for all")
     for kept in question_types or ():
         if kept not in QUESTION_TYPES:
-            raise DatasetError(
-                f"dataset.question_types: unknown type {kept!r}; expected some of {', '.join(QUESTION_TYPES)}"
-            )
+            raise DatasetError(f"dataset.question_types: unknown type {kept!r}; {expected}")
     return _questions(file, max_dialogues, question_types)
 
 
@@ -80,20 +92,31 @@ def _questions(file: Path, max_dialogues: int | None, question_types: Sequence[s
 
     reader = JsonReader(file)
     sessions: dict[str, tuple[Message, ...]] = {}  # one tuple per distinct session, shared by the questions
+    first: dict[str, int] = {}  # each question id read, and where
     count = index = 0
     with open(file, "rb") as f:
         _expect_list(f, reader)
-        items = ijson.items(NestingGuard(f, str(file)), "item", use_float=True, buf_size=_READ_CHUNK)
+        guard = NestingGuard(f, str(file))
+        items = ijson.items(guard, "item", use_float=True, buf_size=_READ_CHUNK)
         while max_dialogues is None or count < max_dialogues:
             try:
                 raw = next(items)
             except StopIteration:
                 break
-            except (ijson.JSONError, UnicodeDecodeError) as e:
-                raise reader.error(f"[{index}]", _json_problem(e)) from None
+            except (ijson.JSONError, UnicodeDecodeError) as e:  # a lone low surrogate is a UnicodeDecodeError
+                lone = _lone_surrogate(file, guard, index) if isinstance(e, UnicodeDecodeError) else None
+                raise reader.error(lone or f"[{index}]", HALF_PAIR if lone else _json_problem(e)) from None
+            if (lone := _lone_surrogate(file, guard, index)) is not None:  # yajl read it as "?", or fused it
+                raise reader.error(lone, HALF_PAIR)
+            if index == 0:
+                check_format(file, raw, "longmemeval")
             dialogue = _dialogue(reader, raw, f"[{index}]", sessions)
+            if (j := first.setdefault(dialogue.id, index)) != index:
+                raise reader.error(
+                    f"[{index}].question_id", f"{dialogue.id!r} is also the question_id of [{j}]; {UNIQUE_DIALOGUE_IDS}"
+                )
             index += 1
-            if question_types and dialogue.probes[0].category not in question_types:
+            if question_types is not None and dialogue.probes[0].category not in question_types:
                 continue
             count += 1
             yield dialogue
@@ -104,17 +127,41 @@ def _questions(file: Path, max_dialogues: int | None, question_types: Sequence[s
 def _expect_list(f: Any, reader: JsonReader) -> None:
     """Checks that the file holds a list, and leaves it at its start, after a UTF-8 BOM if it has one."""
     head = f.read(_READ_CHUNK)
+    check_not_compressed(reader.source, head)
     bom = len(codecs.BOM_UTF8) if head.startswith(codecs.BOM_UTF8) else 0
     head = head[bom:].lstrip()
     f.seek(bom)
     if not head:
         raise reader.error("", "the file is empty; expected a JSON list of LongMemEval questions")
     if not head.startswith(b"["):
+        if (first := first_of_lines(head.decode("utf-8", errors="replace"))) is not None:
+            raise lines_given(reader.source, first, "longmemeval")
         raise reader.error("", "expected a JSON list of LongMemEval questions (the longmemeval_s.json format)")
 
 
+def _lone_surrogate(file: Path, guard: NestingGuard, index: int) -> str | None:
+    """The JSON path of the string of question `index` that holds an escape of half a surrogate pair, None if none.
+
+    Only a question the guard marks is read again, with `json`, which keeps such an escape as it is (ijson's C
+    backend reads ``\\ud800`` alone as ``?``). One it stopped in is first read to its end through the guard.
+    """
+    span = guard.surrogate_span(index)
+    while span is not None and span[1] is None and guard.read(_READ_CHUNK):
+        span = guard.surrogate_span(index)
+    start, end = span or (0, None)
+    if end is None:
+        return None
+    with open(file, "rb") as again:
+        again.seek(start)
+        text = again.read(end - start).decode("utf-8", errors="replace")
+    try:
+        return lone_surrogate(json.loads(text), f"[{index}]")
+    except ValueError:  # JSON yajl reads and json does not: no verdict here
+        return None
+
+
 def _json_problem(error: Exception) -> str:
-    if isinstance(error, UnicodeDecodeError):  # from a string's escapes: "\\udcff" alone is no character
+    if isinstance(error, UnicodeDecodeError):  # from a string's escapes, when the guard could not say where
         return f"a string is not valid Unicode ({error.reason}): an escape of half a surrogate pair (\\udXXX)?"
     first = first_line(error).removeprefix("b'")
     if "premature EOF" in first:

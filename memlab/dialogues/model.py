@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -13,6 +13,11 @@ from memlab.messages import Message
 SUPERSEDED_KEY = "superseded"  # older statements the evidence revises (synthetic UPDATE; LoCoMo-format files)
 DECOYS_KEY = "decoys"  # later turns that sound like a revision of the evidence but revise nothing
 EVIDENCE_SESSIONS_KEY = "evidence_sessions"  # the sessions holding its answer (LongMemEval)
+# Evidence ids the loader dropped (malformed, or naming no turn), each (its place in the file, as written): LoCoMo
+DROPPED_EVIDENCE_KEY = "dropped_evidence"
+# Why a dataset gives each dialogue id once: each loader says so at the place an id repeats, and
+# `memlab.experiment.load_dialogues` for any other dataset.
+UNIQUE_DIALOGUE_IDS = "dialogue ids are unique: each names its own history in the store"
 
 
 @dataclass(frozen=True)
@@ -97,3 +102,30 @@ class Dialogue:
         ids = kept.message_ids()
         probes = tuple(p for p in self.probes if set(p.evidence) <= ids)
         return replace(kept, probes=probes)
+
+
+_PLACES_SHOWN = 3  # places a dropped-evidence warning names
+
+
+def dropped_evidence(dialogues: Iterable[Dialogue]) -> tuple[int, str | None]:
+    """The evidence ids a loader dropped from these dialogues' probes (`DROPPED_EVIDENCE_KEY`), and the warning a run
+    gives for them: how many, from how many questions, and the first places (None: none was dropped).
+
+    >>> dropped = (("[0].qa[0].evidence[0]", "D:1"),)
+    >>> probe = Probe("c:q0", "Where?", None, (), "temporal", {DROPPED_EVIDENCE_KEY: dropped})
+    >>> count, warning = dropped_evidence([Dialogue("c", (), (probe,))])
+    >>> count, warning.split(": ")[1]
+    (1, "[0].qa[0].evidence[0] 'D:1' (docs/datasets.md, Untidiness handled and counted)")
+    """
+    probes = [p for d in dialogues for p in d.probes if p.metadata.get(DROPPED_EVIDENCE_KEY)]
+    places = [f"{place} {value!r}" for p in probes for place, value in p.metadata[DROPPED_EVIDENCE_KEY]]
+    if not places:
+        return 0, None
+    ids, questions = len(places), len(probes)
+    emptied = sum(not p.evidence for p in probes)
+    shown = ", ".join(places[:_PLACES_SHOWN]) + (", ..." if ids > _PLACES_SHOWN else "")
+    return ids, (
+        f"the dataset's evidence lists hold {ids} id{'s' * (ids > 1)} that name{'s' * (ids == 1)} no turn, dropped "
+        f"from {questions} question{'s' * (questions > 1)} ({emptied} left with no evidence, which recall and "
+        f"retention leave out): {shown} (docs/datasets.md, Untidiness handled and counted)"
+    )

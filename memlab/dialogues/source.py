@@ -12,6 +12,7 @@ memlab.errors.DatasetError: data.json: [0].turns: expected a list, got a string
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
@@ -45,9 +46,15 @@ LATEST_TIME = datetime(9000, 1, 1)
 RECORD_KEYS = {
     "locomo": ("sample_id", "conversation", "qa"),
     "tau_bench": ("task_id", "traj"),
+    "longmemeval": ("question_id", "haystack_sessions"),
     "jsonl": ("messages", "sessions"),
 }
-FORMAT_NAMES = {"locomo": "LoCoMo", "tau_bench": "tau-bench trajectories", "jsonl": "OpenAI JSONL"}
+FORMAT_NAMES = {
+    "locomo": "LoCoMo",
+    "tau_bench": "tau-bench trajectories",
+    "longmemeval": "LongMemEval",
+    "jsonl": "OpenAI JSONL",
+}
 
 
 def check_format(source: str | os.PathLike[str], record: Any, dataset: str, where: str = "[0]") -> None:
@@ -129,18 +136,43 @@ def too_big(path: Path) -> DatasetError:
     return DatasetError(f"{path}: {size:,.0f} MB does not fit in this machine's memory; split it into smaller files")
 
 
+# What a compressed file begins with, and the tool that wrote it.
+_COMPRESSED = {
+    b"\x1f\x8b": "gzip",
+    b"PK\x03\x04": "zip",
+    b"\xfd7zXZ\x00": "xz",
+    b"BZh": "bzip2",
+    b"\x28\xb5\x2f\xfd": "zstd",
+}
+
+
+def check_not_compressed(path: str | os.PathLike[str], head: bytes) -> None:
+    """Refuse a file that `head`, its first bytes, shows to be compressed, naming how (it was "byte 0x8b is not
+    UTF-8" at 1:2, or "expected a JSON list")."""
+    for magic, tool in _COMPRESSED.items():
+        if head.startswith(magic):
+            raise DatasetError(
+                f"{path}: the file is {tool}-compressed (it begins with the bytes {magic.hex(' ')}); expected JSON "
+                "text: decompress it first"
+            )
+
+
 def read_text(path: Path) -> str:
-    """The file decoded as UTF-8 (a leading BOM is allowed); a bad byte is reported by line and column."""
+    """The file decoded as UTF-8 (a leading BOM is allowed); a bad byte is reported by line and column (in
+    characters, as an editor counts them), a compressed file as compressed."""
     try:
         data = path.read_bytes()
+        check_not_compressed(path, data)
         return data.decode("utf-8-sig")
     except MemoryError:
         raise too_big(path) from None
     except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+        at = bom + e.start  # utf-8-sig counts from after the BOM
+        start = max(data.rfind(b"\n", 0, at) + 1, bom)
+        line, column = data.count(b"\n", 0, at) + 1, len(data[start:at].decode("utf-8")) + 1
         raise DatasetError(
-            f"{path}:{line}:{column}: byte 0x{data[e.start]:02x} is not UTF-8; expected a UTF-8 text file"
+            f"{path}:{line}:{column}: byte 0x{data[at]:02x} is not UTF-8; expected a UTF-8 text file"
         ) from None
 
 
@@ -155,29 +187,38 @@ def parse_json(text: str, source: str, first_line: int = 1) -> Any:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        truncated = e.pos >= len(text.rstrip())
-        why = "the JSON ends early (is the file truncated?)" if truncated else f"not valid JSON: {e.msg}"
+        if e.msg.startswith("Unterminated string"):  # json finds no closing quote before the end
+            why = "the JSON ends early, in the string that begins here (is the file truncated?)"
+        elif e.pos >= len(text.rstrip()):
+            why = "the JSON ends early (is the file truncated?)"
+        else:  # "Invalid control character at": the place is the line and column
+            why = f"not valid JSON: {e.msg.removesuffix(' at')}"
         raise DatasetError(f"{source}:{first_line - 1 + e.lineno}:{e.colno}: {why}") from None
     except RecursionError:
         raise DatasetError(f"{where}: the JSON is nested too deeply to read") from None
     except ValueError as e:  # valid JSON Python refuses: an integer of more than 4,300 digits
         raise DatasetError(f"{where}: cannot read the JSON: {e}") from None
     if _SURROGATE_ESCAPE.search(text):
-        lone = _lone_surrogate(data, "")
+        lone = lone_surrogate(data, "")
         if lone is not None:
-            raise DatasetError(
-                f"{where}: {lone or 'the top level'}: holds an escape of half a surrogate pair (\\udXXX), which is no "
-                "character and cannot be written out; expected UTF-8 text"
-            )
+            raise DatasetError(f"{where}: {lone or 'the top level'}: {HALF_PAIR}")
     return data
 
 
 # A JSON escape of a UTF-16 surrogate: legal JSON, but alone (not as a pair) it is no character.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+HALF_PAIR = (
+    "holds an escape of half a surrogate pair (\\udXXX), which is no character and cannot be written out; "
+    "expected UTF-8 text"
+)
 
 
-def _lone_surrogate(value: Any, where: str) -> str | None:
-    """The JSON path of the first string (or key) of `value` that holds a lone surrogate, None if none does."""
+def lone_surrogate(value: Any, where: str) -> str | None:
+    """The JSON path of the first string (or key) of `value` that holds a lone surrogate, None if none does.
+
+    >>> lone_surrogate(json.loads('{"a": ["ok", "ab\\\\ud800"]}'), "[0]")
+    '[0].a[1]'
+    """
     if isinstance(value, str):
         try:
             value.encode("utf-8")
@@ -186,20 +227,61 @@ def _lone_surrogate(value: Any, where: str) -> str | None:
         return None
     items: Any = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
     for key, item in items:
-        found = _lone_surrogate(key, where) if isinstance(key, str) else None
+        found = lone_surrogate(key, where) if isinstance(key, str) else None
         if found is None:
-            found = _lone_surrogate(item, child(where, key))
+            found = lone_surrogate(item, child(where, key))
         if found is not None:
             return found
     return None
 
 
-def read_json(path: Path) -> Any:
-    """A whole JSON file (one too big to parse in memory here is refused in one line, naming it)."""
+def read_json(path: Path, dataset: str) -> Any:
+    """A whole JSON file (one too big to parse in memory here is refused in one line, naming it); JSONL, which
+    `dataset` (a `RECORD_KEYS` name) does not read, is named so."""
     try:
-        return parse_json(read_text(path), str(path))
+        text = read_text(path)
+        try:
+            return parse_json(text, str(path))
+        except DatasetError:
+            first = first_of_lines(text)
+            if first is None:
+                raise
+            raise lines_given(path, first, dataset) from None
     except MemoryError:
         raise too_big(path) from None
+
+
+def first_of_lines(text: str) -> Any:
+    """The first line's value if `text` is JSON Lines (its first non-blank line one JSON value, more lines after
+    it), else None. Only asked once the whole text failed to parse: its error would be "Extra data" on line 2.
+
+    >>> first_of_lines('{"messages": []}\\n{"messages": []}\\n')
+    {'messages': []}
+    >>> first_of_lines('[\\n  {"sample_id": "c1"}\\n]') is None
+    True
+    """
+    lines = [line for line in text.split("\n") if line.strip()]
+    if len(lines) < 2:
+        return None
+    try:
+        return json.loads(lines[0])
+    except (ValueError, RecursionError):
+        return None
+
+
+def lines_given(source: str | os.PathLike[str], first: Any, dataset: str) -> DatasetError:
+    """The error for JSON Lines given to `dataset`, a loader of one JSON list, saying which loader reads its lines."""
+    what = f"{source}: the file is JSONL (a JSON value on each line), not one JSON list"
+    if isinstance(first, dict) and any(k in first for k in RECORD_KEYS[dataset]):
+        return DatasetError(f"{what}; write its {FORMAT_NAMES[dataset]} records as one list: [{{...}}, {{...}}]")
+    other = other_format(first, dataset)
+    if other is None:
+        return DatasetError(f"{what}; dataset=jsonl reads OpenAI-format conversations, one per line")
+    name, found = other
+    said = f"{what}; its lines are {FORMAT_NAMES[name]} records (they have {', '.join(map(repr, found))})"
+    if name == "jsonl":
+        return DatasetError(f"{said}: read this file with dataset=jsonl dataset.path={source}")
+    return DatasetError(f"{said}: write them as one JSON list, and read it with dataset={name}")
 
 
 def read_records(path: str | os.PathLike[str], *, hint: str, dataset: str, empty: str) -> tuple[JsonReader, list[Any]]:
@@ -216,7 +298,7 @@ def read_records(path: str | os.PathLike[str], *, hint: str, dataset: str, empty
     """
     file = resolve_path(path, hint=hint)
     reader = JsonReader(file)
-    records = reader.expect(read_json(file), list, "")
+    records = reader.expect(read_json(file, dataset), list, "")
     if not records:
         raise reader.error("", empty)
     check_format(file, records[0], dataset)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memlab.dialogues.model import Dialogue, Session
+from memlab.dialogues.model import UNIQUE_DIALOGUE_IDS, Dialogue, Session
 from memlab.dialogues.openai_format import check_tool_results, parse_message
 from memlab.dialogues.source import JsonReader, child, read_records
 
@@ -34,7 +34,18 @@ def load_tau_bench(path: str | Path, max_dialogues: int | None = None) -> list[D
     reader, runs = read_records(path, hint=TAU_BENCH_SOURCE, dataset="tau_bench", empty=empty)
     if max_dialogues is not None:
         runs = runs[:max_dialogues]
-    return [_dialogue(reader, raw, child("", i)) for i, raw in enumerate(runs)]
+    dialogues = [_dialogue(reader, raw, child("", i)) for i, raw in enumerate(runs)]
+    first: dict[str, int] = {}
+    for i, d in enumerate(dialogues):
+        j = first.setdefault(d.id, i)
+        if j != i:  # one trajectory twice, or two results files joined into one
+            task, trial = d.metadata["task_id"], d.metadata["trial"]
+            raise reader.error(
+                child("", i),
+                f"task_id {task!r} and trial {trial!r} give the dialogue id {d.id!r}, as [{j}]'s do (two results "
+                f"files joined into one?); {UNIQUE_DIALOGUE_IDS}",
+            )
+    return dialogues
 
 
 def _dialogue(reader: JsonReader, raw: Any, where: str) -> Dialogue:

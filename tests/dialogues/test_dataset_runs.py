@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 from in_process import memlab_main
 
+from memlab.dialogues import Dialogue, load_jsonl
 from memlab.dialogues.source import PROJECT_ROOT
 from memlab.experiment import run_experiment
 
@@ -89,6 +91,12 @@ BAD_INPUTS = {
         '[{"sample_id": "c", "conversation": {',
         r"bad:1:\d+: the JSON ends early \(is the file truncated\?\)",
     ),
+    "truncated in a string": (
+        "locomo",
+        '[{"sample_id": "c", "conversation": {"speaker_a": "An',
+        r"bad:1:51: the JSON ends early, in the string that begins here \(is the file truncated\?\)",
+    ),
+    "gzip": ("locomo", gzip.compress(b"[]"), r"bad: the file is gzip-compressed \(it begins with the bytes 1f 8b\)"),
     "not json": ("tau_bench", "<html>oops</html>", r"bad:1:1: not valid JSON: Expecting value"),
     "missing field": (
         "locomo",
@@ -202,13 +210,49 @@ def test_two_dialogues_with_one_id_exit_2_before_the_replay(
     data = tmp_path / "c.jsonl"
     data.write_text("".join(json.dumps(line) + "\n" for line in lines))
     monkeypatch.chdir(tmp_path)
+    unique = "dialogue ids are unique: each names its own history in the store"
     status = memlab_main("run", "dataset=jsonl", f"dataset.path={data}", "output_dir=run")
     err = capfd.readouterr().err
+    assert status == 2 and err == f"memlab: error: {data}:2: id: 'same' is also the id of line 1; {unique}\n"
+    # a dataset of the user's own, which cannot name a place in a file: the run's own check
+    status = memlab_main("run", "dataset=jsonl", f"dataset._target_={__name__}.twice", "output_dir=run")
+    err = capfd.readouterr().err
     assert status == 2 and err == (
-        "memlab: error: the dataset (memlab.dialogues.load_jsonl) gives the dialogue id 'same' twice (dialogues 1 "
-        "and 2); dialogue ids are unique: each names its own history in the store\n"
+        f"memlab: error: the dataset ({__name__}.twice) gives the dialogue id 'line-1' twice (at positions 1 and 3 of "
+        f"the dialogues it gives, from 1); {unique}\n"
     )
     assert not (tmp_path / "run").exists()
+
+
+def twice(path: str, max_dialogues: int | None = None) -> list[Dialogue]:
+    """The shipped JSONL sample's dialogues, then its first again: a custom loader that repeats an id."""
+    dialogues = load_jsonl(path, max_dialogues)
+    return [*dialogues, dialogues[0]]
+
+
+def test_evidence_ids_the_loader_dropped_are_told_in_one_warning_and_counted_in_the_manifest(
+    tmp_path: Path, memlab_run_err, write_json, locomo_sample
+) -> None:
+    """They were counted in Dialogue.metadata only: a question that lost all its evidence left the recall and
+    retention means, and nothing in the run said so."""
+    sample = locomo_sample()
+    qa = sample["qa"][0]
+    sample["qa"] = [
+        {**qa, "evidence": ["D1:300"]},
+        {**qa, "evidence": ["D1:2", "D:1"]},
+        {**qa, "evidence": ["D1: 2"]},  # read as D1:2
+        {**qa, "evidence": ["D1:02", "D1:9"]},
+    ]
+    data = write_json(tmp_path / "l.json", [sample])
+    status, err = memlab_run_err("dataset=locomo", f"dataset.path={data}", "report.plots=false", "output_dir=run")
+    warning = (
+        "the dataset's evidence lists hold 4 ids that name no turn, dropped from 3 questions (2 left with no "
+        "evidence, which recall and retention leave out): [0].qa[0].evidence[0] 'D1:300', [0].qa[1].evidence[1] "
+        "'D:1', [0].qa[3].evidence[0] 'D1:02', ... (docs/datasets.md, Untidiness handled and counted)"
+    )
+    assert status == 0 and f"memlab: WARNING: {warning}\n" in err
+    assert f"WARNING memlab.progress: {warning}\n" in (tmp_path / "run" / "run.log").read_text()
+    assert json.loads((tmp_path / "run" / "manifest.json").read_text())["evidence_dropped"] == 4
 
 
 def test_a_selection_that_keeps_no_dialogue_exits_2_and_writes_nothing(

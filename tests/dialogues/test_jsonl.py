@@ -112,6 +112,33 @@ def test_a_message_id_given_twice_in_a_conversation_is_named(tmp_path: Path) -> 
     )
 
 
+UNIQUE = "dialogue ids are unique: each names its own history in the store"
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "message"),
+    [
+        ({"id": "same"}, {"id": "same"}, f"6: id: 'same' is also the id of line 3; {UNIQUE}"),
+        ({}, {"id": "line-3"}, f"6: id: 'line-3' is also the default id of line 3; {UNIQUE}"),
+        (
+            {"id": "line-6"},
+            {},
+            f"6: its default id 'line-6' is the id given on line 3; give line 6 an id of its own or line 3 another; "
+            f"{UNIQUE}",
+        ),
+    ],
+)
+def test_a_dialogue_id_given_twice_names_both_lines(
+    tmp_path: Path, first: dict[str, str], second: dict[str, str], message: str
+) -> None:
+    """The file's line numbers, blank lines counted (the run's generic check said "dialogues 2 and 4")."""
+    hi = {"messages": [{"role": "user", "content": "hi"}]}
+    path = lines(tmp_path / "c.jsonl", {**hi, "id": "a"}, "", {**hi, **first}, {**hi, "id": "b"}, "", {**hi, **second})
+    with pytest.raises(DatasetError) as e:
+        load_jsonl(path)
+    assert str(e.value) == f"{path}:{message}"
+
+
 @pytest.mark.parametrize(("text", "kind"), [(5, "an integer"), (None, "null"), ({"value": "hi"}, "an object")])
 def test_a_content_part_whose_text_is_no_string_is_named(tmp_path: Path, text: object, kind: str) -> None:
     """The text parts are joined into the message's text: one that is no string ended in a TypeError traceback."""
@@ -240,6 +267,8 @@ GOOD = {"messages": [{"role": "user", "content": "hi"}]}
         ([1, 2], r":2: expected an object, got a list$"),
         ('{"messages": [{"role": "user", "content": "hi"}', r":2:48: the JSON ends early \(is the file truncated\?\)$"),
         ('{"messages": [}', r":2:15: not valid JSON: Expecting value$"),
+        # json's message ends "at" (its place follows): the line and column say where
+        ('{"messages": [{"role": "user", "content": "a\tb"}]}', r":2:45: not valid JSON: Invalid control character$"),
         ("not json", r":2:1: not valid JSON: Expecting value$"),
         (
             {"messages": [{"role": "user", "content": "a", "timestamp": "yesterday"}]},
@@ -285,9 +314,10 @@ def test_a_pretty_printed_document_is_said_to_be_no_jsonl(tmp_path: Path, docume
 
 
 def test_non_utf8_byte_names_line_and_column(tmp_path: Path) -> None:
+    """The column counts characters, as an editor does: it counted bytes (each CJK character three)."""
     path = tmp_path / "bad.jsonl"
-    before = b'{"messages": [{"role": "user", "content": "caf'
-    path.write_bytes(json.dumps(GOOD).encode() + b"\n" + before + b'\xe9"}]}\n')
+    before = '{"messages": [{"role": "user", "content": "東京の caf'
+    path.write_bytes(json.dumps(GOOD).encode() + b"\n" + before.encode() + b'\xe9"}]}\n')
     column = len(before) + 1
     with pytest.raises(
         DatasetError, match=rf"bad\.jsonl:2:{column}: byte 0xe9 is not UTF-8; expected a UTF-8 text file$"

@@ -144,9 +144,10 @@ def test_a_probe_id_another_line_has_is_refused(tmp_path: Path) -> None:
     given = {**CHAT, "probes": [{"question": "a", "id": "ana-job"}]}
     with pytest.raises(DatasetError, match=r":2: probes\[0\]\.id: 'ana-job' is also a probe id on line 1; "):
         load_jsonl(write(tmp_path / "given.jsonl", NURSE, given))
+    lena = {**CHAT, "id": "lena", "probes": [{"question": "a", "id": "ana:q1"}]}
     default = {**CHAT, "id": "ana", "probes": [{"question": "a"}, {"question": "b"}]}  # ana:q1 is on line 1
     with pytest.raises(DatasetError, match=r":2: probes\[1\]: its default id 'ana:q1' is also a probe id on line 1"):
-        load_jsonl(write(tmp_path / "default.jsonl", NURSE, default))
+        load_jsonl(write(tmp_path / "default.jsonl", lena, default))
 
 
 UNIQUE = "probe ids are unique in the file (questions.csv, questions.jsonl and retrievals.* name a question by it)"

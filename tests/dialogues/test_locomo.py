@@ -12,10 +12,11 @@ import pytest
 
 from memlab.dialogues import Observation, Probe, load_locomo
 from memlab.dialogues.locomo import LOCOMO_CATEGORIES, TURN_INTERVAL, parse_session_time
-from memlab.dialogues.model import DECOYS_KEY, SUPERSEDED_KEY
+from memlab.dialogues.model import DECOYS_KEY, DROPPED_EVIDENCE_KEY, SUPERSEDED_KEY
 from memlab.errors import DatasetError
 
 DIA_ID = re.compile(r"D\d+:\d+")
+TURN = {"speaker": "Ann", "dia_id": "D1:3", "text": "Bye!"}
 
 
 @pytest.fixture(scope="module")
@@ -134,11 +135,39 @@ def test_options_select_dialogues_and_probes(locomo_path: Path) -> None:
     assert by_name.probes == d.probes
     with pytest.raises(DatasetError, match=r"no sample_id 'conv-99'; the file has conv-26, conv-30"):
         load_locomo(locomo_path, sample_ids=["conv-99"])
-    # a selection that keeps no question would run without asking any: refused, naming LoCoMo's categories
-    with pytest.raises(
-        DatasetError, match=r": no question is of dataset.categories \[9, tempral\] \(LoCoMo's: 1 multi"
-    ):
-        load_locomo(locomo_path, sample_ids=["conv-26"], categories=[9, "tempral"])
+
+
+KNOWN = "1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial"
+
+
+@pytest.mark.parametrize(
+    ("categories", "message"),
+    [
+        (["single-hop", "multihop"], f"unknown category 'multihop'; expected LoCoMo's names or numbers ({KNOWN})"),
+        ([5, "bogus"], f"unknown category 'bogus'; expected LoCoMo's names or numbers ({KNOWN})"),
+        ([6], f"unknown category 6; expected LoCoMo's names or numbers ({KNOWN})"),
+        ([], f"[] keeps no question; expected LoCoMo's names or numbers ({KNOWN}), or null for all"),
+    ],
+)
+def test_a_category_that_is_none_of_locomo_s_is_refused(locomo_path: Path, categories: list, message: str) -> None:
+    """A typo beside a good name dropped the questions it meant, without a word (only a selection that kept
+    nothing was refused); refused as dataset.question_types refuses an unknown type."""
+    with pytest.raises(DatasetError) as e:
+        load_locomo(locomo_path, categories=categories)
+    assert str(e.value) == f"dataset.categories: {message}"
+
+
+def test_a_category_number_of_the_file_s_own_is_kept(tmp_path: Path, write_json, locomo_sample) -> None:
+    sample = locomo_sample()
+    sample["qa"].append({"question": "Own kind?", "answer": "yes", "evidence": ["D1:1"], "category": 7})
+    path = write_json(tmp_path / "own.json", [sample])
+    [d] = load_locomo(path, categories=["7"])
+    assert [p.question for p in d.probes] == ["Own kind?"]
+    with pytest.raises(DatasetError, match=rf"unknown category 8; expected .*\({KNOWN}\), or this file's 7$"):
+        load_locomo(path, categories=[8])
+    # a known category that no question of the selection has would run without asking any: refused
+    with pytest.raises(DatasetError, match=r"own\.json: no question is of dataset\.categories \[5\] \(LoCoMo's: 1 mu"):
+        load_locomo(path, categories=[5])
 
 
 @pytest.mark.parametrize(
@@ -231,14 +260,45 @@ def test_a_dia_id_given_twice_in_a_conversation_is_named(
     )
 
 
+def test_a_sample_id_given_twice_is_named(tmp_path: Path, write_json, locomo_sample) -> None:
+    path = write_json(tmp_path / "twice.json", [locomo_sample("s1"), locomo_sample("s2"), locomo_sample("s1")])
+    with pytest.raises(DatasetError) as e:
+        load_locomo(path, sample_ids=["s2"])  # the whole file's: which s1 would sample_ids=[s1] pick?
+    assert str(e.value) == (
+        f"{path}: [2].sample_id: 's1' is also the sample_id of [0]; dialogue ids are unique: each names its own "
+        "history in the store (and dataset.sample_ids picks samples by it)"
+    )
+
+
 def test_malformed_evidence_never_fails(tmp_path: Path, write_json, locomo_sample) -> None:
     sample = locomo_sample()
     sample["qa"][0]["evidence"] = ["D1:2, D1:1", "D", "D1:9", 7, "D1:2", "D:1:1"]
+    sample["qa"].append({**sample["qa"][0], "evidence": ["D1: 1", "D1: 2 9"]})  # a space after the colon
     [d] = load_locomo(write_json(tmp_path / "l.json", [sample]))
     assert d.probes[0].evidence == ("D1:2", "D1:1")
-    assert d.metadata["evidence_split"] == 1
-    assert d.metadata["evidence_dropped"] == 4
-    assert d.metadata["evidence_dropped_values"] == ("D", "D1:9", "7", "D:1:1")
+    assert d.probes[1].evidence == ("D1:1", "D1:2")  # read as D1:1 and D1:2: the pieces name no turn
+    assert d.metadata["evidence_split"] == 2  # "D1:2, D1:1", and "D1: 2 9" (D1:2 and 9)
+    assert d.metadata["evidence_dropped"] == 5
+    assert d.metadata["evidence_dropped_values"] == ("D", "D1:9", "7", "D:1:1", "9")
+    # each probe names what it lost and where, for the run's warning (memlab.dialogues.model.dropped_evidence)
+    assert d.probes[0].metadata[DROPPED_EVIDENCE_KEY] == (
+        ("[0].qa[0].evidence[1]", "D"),
+        ("[0].qa[0].evidence[2]", "D1:9"),
+        ("[0].qa[0].evidence[3]", "7"),
+        ("[0].qa[0].evidence[5]", "D:1:1"),
+    )
+    assert d.probes[1].metadata[DROPPED_EVIDENCE_KEY] == (("[0].qa[1].evidence[1]", "9"),)
+
+
+def test_a_space_after_the_colon_is_read_only_when_that_names_one_turn(
+    tmp_path: Path, write_json, locomo_sample
+) -> None:
+    """ "D1: 2" is D1:2; where the piece before the space names a turn itself, the two are two ids."""
+    sample = locomo_sample(session_1=[*locomo_sample()["conversation"]["session_1"], {**TURN, "dia_id": "D1:"}])
+    sample["qa"][0]["evidence"] = ["D1: 2"]
+    [d] = load_locomo(write_json(tmp_path / "l.json", [sample]))
+    assert d.probes[0].evidence == ("D1:",)
+    assert d.probes[0].metadata[DROPPED_EVIDENCE_KEY] == (("[0].qa[0].evidence[0]", "2"),)
 
 
 def test_superseded_and_decoy_turns_are_kept_in_probe_metadata(tmp_path: Path, write_json, locomo_sample) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Callable
 from datetime import datetime
@@ -12,7 +13,8 @@ import pytest
 
 import memlab
 from memlab.dialogues import load_longmemeval
-from memlab.dialogues.source import PROJECT_ROOT
+from memlab.dialogues.longmemeval import QUESTION_TYPES
+from memlab.dialogues.source import HALF_PAIR, PROJECT_ROOT
 from memlab.errors import DatasetError
 from memlab.sim import ProbeRecord
 
@@ -131,6 +133,17 @@ def test_a_bad_file_names_the_question_and_key(tmp_path: Path, data: Any, messag
     assert str(e.value).startswith(f"{path}: ")
 
 
+def test_a_question_id_given_twice_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "twice.json"
+    path.write_text(json.dumps([RAW[0], RAW[1], {**RAW[2], "question_id": RAW[0]["question_id"]}]), encoding="utf-8")
+    with pytest.raises(DatasetError) as e:
+        list(load_longmemeval(path))
+    assert str(e.value) == (
+        f"{path}: [2].question_id: 'e47becba' is also the question_id of [0]; dialogue ids are unique: each names "
+        "its own history in the store"
+    )
+
+
 def _repeated(session: int, again: list[dict[str, Any]] | None = None, **changes: Any) -> list[dict[str, Any]]:
     """RAW[1] with its haystack session `session` given again (`again`: with these turns), dated last."""
     q = RAW[1]
@@ -198,18 +211,49 @@ def test_memlab_run_refuses_a_question_without_a_haystack(
     assert not (tmp_path / "run").exists()
 
 
+def test_a_compressed_file_is_named_so(tmp_path: Path) -> None:
+    """It said "expected a JSON list of LongMemEval questions"."""
+    path = tmp_path / "longmemeval_s.json.gz"
+    path.write_bytes(gzip.compress(SAMPLE.read_bytes()))
+    with pytest.raises(DatasetError) as e:
+        list(load_longmemeval(path))
+    assert str(e.value) == (
+        f"{path}: the file is gzip-compressed (it begins with the bytes 1f 8b); expected JSON text: decompress it first"
+    )
+
+
 def test_a_file_that_begins_with_a_bom_reads_as_without(tmp_path: Path) -> None:
     path = tmp_path / "bom.json"
     path.write_bytes(b"\xef\xbb\xbf" + SAMPLE.read_bytes())
     assert [d.id for d in load_longmemeval(path)] == [d.id for d in load_longmemeval(SAMPLE)]
 
 
-def test_a_lone_surrogate_names_the_question(tmp_path: Path) -> None:
-    """Legal JSON escape, no character: refused while reading, not when the run writes it out."""
+@pytest.mark.parametrize(
+    "text",
+    [
+        "when \udcff",  # a low half alone: ijson's C backend fails on it
+        "ab\ud800",  # a high half alone: it read "ab?"
+        "\ud800\u53f8",  # a high half before another escape: it read one character of another plane
+        "\ud800\ud800\udc00",  # the first high half is alone, the second has its pair
+    ],
+)
+def test_a_lone_surrogate_is_refused_naming_the_string(tmp_path: Path, text: str) -> None:
+    """Legal JSON escape, no character: refused while reading, as the other loaders do, not read as other text."""
     path = tmp_path / "bad.json"
-    path.write_text(json.dumps([RAW[0], {**RAW[1], "question": "when \udcff"}]), encoding="utf-8")
-    with pytest.raises(DatasetError, match=r": \[1\]: a string is not valid Unicode"):
+    turn = {"role": "user", "content": text}
+    bad = {**RAW[1], "haystack_sessions": [RAW[1]["haystack_sessions"][0], [turn], RAW[1]["haystack_sessions"][2]]}
+    path.write_text(json.dumps([RAW[0], bad, RAW[2]]), encoding="utf-8")
+    with pytest.raises(DatasetError) as e:
         list(load_longmemeval(path))
+    assert str(e.value) == f"{path}: [1].haystack_sessions[1][0].content: {HALF_PAIR}"
+
+
+def test_surrogate_pairs_and_escaped_backslashes_read_as_written(tmp_path: Path) -> None:
+    """An emoji escaped as a pair, and the text \\ud800 (an escaped backslash): no lone half, nothing refused."""
+    path = tmp_path / "good.json"
+    texts = ["I love \U0001f363 and \U0001f600", "\\ud800 is written so", "\\\U0001f600"]
+    path.write_text(json.dumps([{**RAW[0], "question": text, "question_id": f"q{i}"} for i, text in enumerate(texts)]))
+    assert [d.probes[0].question for d in load_longmemeval(path)] == texts
 
 
 def test_a_missing_file_says_where_to_get_it(tmp_path: Path) -> None:
@@ -217,6 +261,11 @@ def test_a_missing_file_says_where_to_get_it(tmp_path: Path) -> None:
         load_longmemeval(tmp_path / "longmemeval_s.json")  # at once, before anything is read
     with pytest.raises(DatasetError, match=r"dataset\.question_types: unknown type 'temporal'"):
         load_longmemeval(SAMPLE, question_types=["temporal"])
+    with pytest.raises(DatasetError) as e:  # it kept every question: [] is none, as dataset.categories=[] is
+        load_longmemeval(SAMPLE, question_types=[])
+    assert str(e.value) == (
+        f"dataset.question_types: [] keeps no question; expected some of {', '.join(QUESTION_TYPES)}, or null for all"
+    )
 
 
 def _turn2session(ranked_turns: list[str], correct: list[str], k: int) -> tuple[float, float]:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from memlab.dialogues import load_longmemeval
 from memlab.dialogues.nesting import MAX_DEPTH, NestingGuard
-from memlab.dialogues.source import PROJECT_ROOT
+from memlab.dialogues.source import PROJECT_ROOT, lone_surrogate
 from memlab.errors import DatasetError
 
 # Strings made of what the count must see through: brackets, quotes and runs of backslashes.
@@ -61,6 +61,32 @@ def test_the_guard_counts_depth_as_the_parsed_value_has_it(value: Any, size: int
         assert _depth(value) > limit
     else:
         assert read == data and _depth(value) <= limit
+
+
+# Pieces of text whose escapes the surrogate search must see through: halves alone, pairs, escaped backslashes.
+PIECES = st.sampled_from(["\ud800", "\udbff", "\udc00", "\U0001f600", "\u53f8", "\\", "\\ud800", "\\ud83d", "a", '"'])
+ITEMS = st.lists(st.lists(st.lists(PIECES, max_size=4).map("".join), max_size=3).map(lambda t: {"t": t}), max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@example(items=[{"t": ["\U0001f600"]}], size=14, bom=False)  # a pair split by the chunks' edge: noted, then read again
+@example(items=[{"t": ["\\ud83d\udc00"]}], size=13, bom=False)  # the text \ud83d, then a low half alone
+@example(items=[{"t": ["\\" * 3 + "\\ud83d\udc00"]}], size=9, bom=False)  # after more backslashes
+@given(items=ITEMS, size=st.integers(1, 13), bom=st.booleans())
+def test_every_item_holding_half_a_surrogate_pair_is_noted_with_its_place(
+    items: list[Any], size: int, bom: bool
+) -> None:
+    """No lone half is missed wherever the chunks end; a noted item's span is that item (its bytes read back)."""
+    data = ("\ufeff" if bom else "").encode() + json.dumps(items).encode()  # json writes each as \uXXXX
+    guard = NestingGuard(_Chunks(data, size), "x.json")  # type: ignore[arg-type]
+    assert b"".join(iter(lambda: guard.read(size), b"")) == data
+    for k, item in enumerate(json.loads(data.decode("utf-8-sig"))):
+        span = guard.surrogate_span(k)
+        if lone_surrogate(item, "") is not None:
+            assert span is not None
+        if span is not None:
+            start, end = span
+            assert end is not None and json.loads(data[start:end]) == item
 
 
 def test_a_deeply_nested_longmemeval_file_is_one_line_and_little_memory(tmp_path: Path) -> None:

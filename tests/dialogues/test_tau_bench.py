@@ -118,6 +118,18 @@ def test_broken_trajectory_names_the_place(tmp_path: Path, write_json, traj, mes
     assert str(e.value).startswith(f"{path}: ")
 
 
+def test_a_task_and_trial_given_twice_are_named(tmp_path: Path, write_json) -> None:
+    """Two results files joined into one: the run's generic check named neither the file nor the place."""
+    run = {"task_id": 0, "trial": 0, "traj": [{"role": "user", "content": "hi"}]}
+    path = write_json(tmp_path / "joined.json", [run, {**run, "trial": 1}, {**run, "task_id": "0"}])
+    with pytest.raises(DatasetError) as e:
+        load_tau_bench(path)
+    assert str(e.value) == (
+        f"{path}: [2]: task_id '0' and trial 0 give the dialogue id 'tau-0-0', as [0]'s do (two results files joined "
+        "into one?); dialogue ids are unique: each names its own history in the store"
+    )
+
+
 def test_missing_task_id(tmp_path: Path, write_json) -> None:
     with pytest.raises(DatasetError, match=r'\[1\]: missing key "task_id" \(expected an integer or a string\)'):
         load_tau_bench(write_json(tmp_path / "bad.json", [{"task_id": 0, "traj": [{"role": "user"}]}, {"traj": []}]))
