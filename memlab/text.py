@@ -88,9 +88,11 @@ def iter_sentences(text: str, window: int = SENTENCE_WINDOW) -> Iterator[str]:
     caller that wants only the first sentences of a message that fit (`durable_statement`) reads it a window
     at a time: each window's pieces but the last `_REDONE` are yielded, and the next window starts after
     them. A window with no piece before those is doubled. Reading the first k characters costs about
-    k / window pysbd runs on `window` characters, however long the text. Beyond the design documents; that
-    the windows give pysbd's own sentences is checked on every message of the corpora with small windows
-    (tests/test_text.py), as pysbd decides a sentence's end from the characters near it.
+    k / window pysbd runs on `window` characters, however long the text. Beyond the design documents, and not
+    always pysbd's own sentences: pysbd keeps a quoted passage (or a numbered list) together only when it sees
+    both its ends, so one spanning a window's edge may be cut otherwise; on every message of the corpora, read
+    with small windows, the sentences are pysbd's (tests/test_text.py). `durable_statement` uses it only for
+    messages too long to split whole.
     """
     start = 0
     while len(text) - start > window:

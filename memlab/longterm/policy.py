@@ -33,10 +33,12 @@ from memlab.longterm.tools import MEMORY_SAVE, MEMORY_SEARCH
 from memlab.messages import Message, ToolCall
 from memlab.runtime.agent import CallContext
 from memlab.runtime.react import ModelToolPolicy, ToolPolicy
-from memlab.text import iter_sentences, speaks_in_first_person
+from memlab.text import iter_sentences, speaks_in_first_person, split_sentences
 from memlab.vocabulary import FIRST_PERSON_SINGULAR, PAST_REFERENCE, QUESTION_START
 
 DURABLE_TYPES = ("FACT", "PREFERENCE")
+# `durable_statement` splits a message of up to this many characters whole (pysbd: about 0.3 CPU s at most).
+WHOLE_SPLIT_CHARS = 16_384
 SEARCH_LIMIT = 5
 
 
@@ -56,9 +58,10 @@ def asks_about_past(text: str) -> bool:
 def durable_statement(message: Message) -> str | None:
     """The first sentence of `message` worth saving as a FACT or PREFERENCE (see the module docstring).
 
-    The message is split a window at a time (`iter_sentences`), so finding a sentence k characters in costs
-    about k / `SENTENCE_WINDOW` pysbd runs on 4,096 characters (a message with none: its whole length read
-    that way) rather than pysbd on the whole message, whose time grows with the square of its length.
+    A message of up to `WHOLE_SPLIT_CHARS` is split whole (pysbd's sentences exactly); a longer one a window at a
+    time (`iter_sentences`), since pysbd's time grows with the square of a text's length (200,000 characters:
+    minutes). Beyond the design documents, and an approximation there: a quoted passage or a numbered list that
+    spans a window's edge may be cut into other sentences than a whole split gives.
 
     Args:
         message: A user message.
@@ -66,7 +69,8 @@ def durable_statement(message: Message) -> str | None:
     Returns:
         The sentence the rule policy saves with memory_save, or None.
     """
-    for sentence in iter_sentences(message.text):
+    text = message.text
+    for sentence in split_sentences(text) if len(text) <= WHOLE_SPLIT_CHARS else iter_sentences(text):
         s = sentence.strip()
         if not s or s.endswith(("?", "？")) or not speaks_in_first_person(s, FIRST_PERSON_SINGULAR):
             continue

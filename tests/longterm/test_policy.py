@@ -35,10 +35,21 @@ def test_the_durable_statement_is_the_whole_splits_on_the_corpora(
     messages = [Message(role="user", content=t) for t in corpus_texts]
     expected = [_whole_split(m) for m in messages]
     longs = [Message(role="user", content=" ".join(corpus_texts[i : i + 120])) for i in range(0, 600, 120)]
+    assert all(len(m.text) > policy.WHOLE_SPLIT_CHARS for m in longs)
     assert [policy.durable_statement(m) for m in longs] == [_whole_split(m) for m in longs]
+    monkeypatch.setattr(policy, "WHOLE_SPLIT_CHARS", 0)  # every message read a window at a time
     monkeypatch.setattr(policy, "iter_sentences", functools.partial(text.iter_sentences, window=300))
     assert sum(s is not None for s in expected) > 3_000
     assert [policy.durable_statement(m) for m in messages] == expected
+
+
+def test_a_message_under_the_bound_is_split_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A quote opened before a window's edge and closed after it: read a window at a time, the statement was
+    its first clause alone; split whole, as every message up to `WHOLE_SPLIT_CHARS` is, the whole sentence."""
+    quote = 'I said "I went home. Then I slept. It was late. ' + "We talked more. " * 90 + '" and left.'
+    message = Message(role="user", content="Hello there friend. " * 140 + quote + " The end.")
+    assert len(message.text) <= policy.WHOLE_SPLIT_CHARS
+    assert policy.durable_statement(message) == _whole_split(message)
 
 
 def test_a_long_message_is_not_split_whole(monkeypatch: pytest.MonkeyPatch) -> None:
