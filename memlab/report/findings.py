@@ -232,9 +232,13 @@ def _what_to_pick(ok: Sequence[Row], params: Sequence[str], quality: str) -> lis
         ]
     measured = _measured(ok, quality)
     cutoff = min((_tokens(r) for r in measured if not wasteful(r)), default=math.inf)
-    pool = [r for r in measured if not wasteful(r) or _tokens(r) < cutoff]
-    on = pareto_front([_tokens(r) for r in pool], [float(r[quality]) for r in pool])
-    steps = _entries([r for r, f in zip(pool, on, strict=True) if f], params, quality, _costly_label)
+    # Below `cutoff` recommend picks among the rows that fit, all costly; from it, among those that are not: two
+    # fronts, one after the other (one front of both let a costly row hide one recommend picks).
+    costly = [r for r in measured if wasteful(r) and _tokens(r) < cutoff]
+    fair = [r for r in measured if not wasteful(r)]
+    pool = costly + fair
+    chosen = [r for rows in (costly, fair) for r, on in zip(rows, _front_of(rows, quality), strict=True) if on]
+    steps = _entries(chosen, params, quality, _costly_label)
     set_aside = [r for r in front if r not in pool]
     aside = [
         "Set aside as `memlab recommend` does (each costs more than sending the full history, counting its own "
@@ -253,6 +257,11 @@ def _what_to_pick(ok: Sequence[Row], params: Sequence[str], quality: str) -> lis
         "`memlab recommend SWEEP_DIR --budget N` names the one that fits it.",
         *aside,
     ]
+
+
+def _front_of(rows: Sequence[Row], quality: str) -> list[bool | None]:
+    """Which of `rows` are on their own Pareto front of prompt tokens against `quality`."""
+    return pareto_front([_tokens(r) for r in rows], [float(r[quality]) for r in rows])
 
 
 Labeller = Callable[[Row, Sequence[str]], str]

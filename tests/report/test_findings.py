@@ -13,7 +13,7 @@ import pytest
 from in_process import memlab_main, working_in
 from requires import missing
 
-from memlab.report.findings import findings
+from memlab.report.findings import findings, pareto_front
 from memlab.report.recommend import recommend
 
 NAN = float("nan")
@@ -147,3 +147,17 @@ def test_a_configuration_that_buys_recall_at_10_with_recall_at_1_is_named() -> N
 def test_no_trade_is_claimed_when_one_configuration_is_better_at_both() -> None:
     frame = pd.DataFrame([ranked("[decay,dedup]", 0.20, 0.60), ranked("[decay,updates,dedup]", 0.24, 0.67)])
     assert not [s for s in findings(frame) if "buys recall@10" in s]
+
+
+def test_what_to_pick_offers_what_recommend_picks_at_every_budget() -> None:
+    """A costly row (net saved below 0) cheaper than every other hid the one recommend picks once that one fits:
+    one front of both called #1 dominated, so the advice went from #0 to #2 while recommend --budget 300 picks #1."""
+    rows = [("w", 100.0, 0.90, -0.1), ("n", 200.0, 0.80, 0.2), ("m", 400.0, 0.95, 0.1)]
+    frame = pd.DataFrame(
+        [{**row(name, tokens, kept, 1.0), "tokens.net_saved_ratio": net} for name, tokens, kept, net in rows]
+    )
+    frame["pareto.evidence_retention"] = pareto_front(frame["tokens.prompt.mean"], frame["context.evidence_retention"])
+    advice = next(s for s in findings(frame) if s.startswith("What to pick"))
+    for budget in (150, 300, 500):
+        picked = recommend(frame, budget).best["label"].split("=", 1)[1]
+        assert f"({picked})" in advice, (budget, picked, advice)
