@@ -104,9 +104,9 @@ def _questions(file: Path, max_dialogues: int | None, question_types: Sequence[s
             except StopIteration:
                 break
             except (ijson.JSONError, UnicodeDecodeError) as e:  # a lone low surrogate is a UnicodeDecodeError
-                lone = _lone_surrogate(file, guard, index) if isinstance(e, UnicodeDecodeError) else None
+                lone = _lone_surrogate_in(file, guard, index) if isinstance(e, UnicodeDecodeError) else None
                 raise reader.error(lone or f"[{index}]", HALF_PAIR if lone else _json_problem(e)) from None
-            if (lone := _lone_surrogate(file, guard, index)) is not None:  # yajl read it as "?", or fused it
+            if (lone := _lone_surrogate_in(file, guard, index)) is not None:  # yajl read it as "?", or fused it
                 raise reader.error(lone, HALF_PAIR)
             if index == 0:
                 check_format(file, raw, "longmemeval")
@@ -139,7 +139,7 @@ def _expect_list(f: Any, reader: JsonReader) -> None:
         raise reader.error("", "expected a JSON list of LongMemEval questions (the longmemeval_s.json format)")
 
 
-def _lone_surrogate(file: Path, guard: NestingGuard, index: int) -> str | None:
+def _lone_surrogate_in(file: Path, guard: NestingGuard, index: int) -> str | None:
     """The JSON path of the string of question `index` that holds an escape of half a surrogate pair, None if none.
 
     Only a question the guard marks is read again, with `json`, which keeps such an escape as it is (ijson's C
