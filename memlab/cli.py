@@ -466,18 +466,19 @@ def _compare(argv: list[str]) -> int:
     if args.update:  # before reading: a sweep of checkpoints alone reads as no sweep at all
         if args.baseline.is_dir():
             raise MemlabError(f"--update writes a baseline JSON file; {args.baseline} is a directory")
-        unfinished = never_finished_note(args.candidate)
-        if unfinished:  # written, the baseline would leave their configurations out: never gated again
-            raise MemlabError(
-                f"{unfinished} (killed, or not started); {args.baseline} was not written "
-                "(run the sweep to its end, into a new hydra.sweep.dir)"
-            )
-        stopped = stopped_note(args.candidate)
-        if stopped:  # the same: a checkpoint has no metrics to gate
-            raise MemlabError(
-                f"{stopped} (a checkpoint, no metrics); {args.baseline} was not written "
-                "(resume them: the same sweep with sim.resume=true, into a new hydra.sweep.dir)"
-            )
+        # Written, the baseline would leave those jobs' configurations out: never gated again.
+        for note, why, way in (
+            (never_finished_note(args.candidate), "killed, or not started", "run the sweep to its end"),
+            (
+                stopped_note(args.candidate),
+                "a checkpoint, no metrics",
+                "resume them: the same sweep with sim.resume=true",
+            ),
+        ):
+            if note:
+                raise MemlabError(
+                    f"{note} ({why}); {args.baseline} was not written ({way}, into a new hydra.sweep.dir)"
+                )
     else:
         _warn_unfinished([args.baseline, args.candidate], "compared")  # those jobs' configurations: in neither side
     candidate_side = read_side(args.candidate, metrics_file=True)

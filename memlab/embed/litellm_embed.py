@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from memlab.embed.base import CachedEmbedder
-from memlab.litellm_offline import import_litellm
 from memlab.llm.base import LLMError
 from memlab.llm.cache import ResponseCache, request_key
 from memlab.llm.litellm_import import (
@@ -80,7 +79,6 @@ class LitellmEmbedder(CachedEmbedder):
         self.batch_size = batch_size
         self.cache = ResponseCache(cache_dir)
         self.extra_params = dict(extra_params or {})
-        import_litellm()  # here, once (seconds), not in the first retrieval's or memory write's latency
 
     def _request(self, text: str, endpoint: str | None) -> dict[str, Any]:
         """What determines a text's vector (the cache key's contents); `endpoint`: `Provider.endpoint`."""

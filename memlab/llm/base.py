@@ -103,9 +103,10 @@ def failure_reason(error: BaseException, secrets: Iterable[str] = ()) -> dict[st
         secrets: Keys to mask besides those `redact` finds itself.
     """
     source = error.__cause__ if isinstance(error.__cause__, Exception) else error
-    status = 200 if invalid_response(source) else getattr(source, "status_code", None)
+    unreadable = invalid_response(source)
+    status = 200 if unreadable else getattr(source, "status_code", None)
     return {
-        "cause": INVALID_RESPONSE if invalid_response(source) else type(source).__name__,
+        "cause": INVALID_RESPONSE if unreadable else type(source).__name__,
         "status": status if isinstance(status, int) and not isinstance(status, bool) else None,
         "message": one_line(redact(str(source) or type(source).__name__, secrets)),
     }

@@ -7,7 +7,7 @@ sent as the provider's ``seed`` where litellm passes one) is answered once and k
 twice; runs sharing the folder take the request's lock first, so two concurrent runs pay once too.
 An empty answer is not kept (a retry may do better), and a response without a usable first choice, or
 with tool calls when the request offered no tools, is an `LLMError` (a fallback, counted, its billed usage
-counted too), never a crash. litellm is imported when the model is built, so that no call's latency holds
+counted too), never a crash. litellm is imported when its `Provider` is built, so that no call's latency holds
 its import. A reply cut off at its token budget
 (finish_reason ``length``) is returned, counted (``llm.truncated``) and not kept (`LitellmChatModel._ask`
 says why). The API key is read from the environment variable named by `api_key_env` at call time (or
@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memlab.litellm_offline import import_litellm
 from memlab.llm.base import Completion, LLMError, RecordedChatModel
 from memlab.llm.cache import ResponseCache, request_key
 from memlab.llm.litellm_import import (
@@ -88,7 +87,6 @@ class LitellmChatModel(RecordedChatModel):
         self.counter = counter
         self.extra_params = dict(extra_params or {})
         self.seed = seed
-        import_litellm()  # here, once (seconds), not in the first call's latency (latency.model is the answer's time)
 
     def _secrets(self) -> tuple[str, ...]:
         return self.provider.secrets()
@@ -148,27 +146,26 @@ class LitellmChatModel(RecordedChatModel):
             sent["seed"] = request["seed"]
         response, attempts = self.provider.request("completion", task, messages=wire, **sent)
         usage = getattr(response, "usage", None)
-        model = str(getattr(response, "model", None) or self.model)
+        billed = Completion(  # what the provider reports it billed (0: it did not say)
+            "",
+            int(getattr(usage, "prompt_tokens", 0) or 0),
+            int(getattr(usage, "completion_tokens", 0) or 0),
+            str(getattr(response, "model", None) or self.model),
+        )
         try:
             text = answer_text(response, self.model)
             tool_calls = tuple(_tool_call(c) for c in getattr(response.choices[0].message, "tool_calls", None) or ())
             if tool_calls and not sampling.get("tools"):
                 raise LLMError(_UNASKED_TOOL_CALLS.format(model=self.model, n=len(tool_calls)))
         except LLMError as e:  # no usable reply, but the provider may have billed it: its usage is counted
-            billed = Completion(
-                "",
-                int(getattr(usage, "prompt_tokens", 0) or 0),
-                int(getattr(usage, "completion_tokens", 0) or 0),
-                model,
-            )
             raise LLMError(str(e), attempts=attempts, billed=billed) from None
         truncated = getattr(response.choices[0], "finish_reason", None) == "length"
         counter = get_counter(self.counter)
         completion = Completion(
             text=text,
-            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or counter.count_request(msgs)),
-            completion_tokens=int(getattr(usage, "completion_tokens", 0) or counter.count_text(text)),
-            model=model,
+            prompt_tokens=billed.prompt_tokens or counter.count_request(msgs),
+            completion_tokens=billed.completion_tokens or counter.count_text(text),
+            model=billed.model,
             tool_calls=tool_calls,
             truncated=truncated,
             attempts=attempts,

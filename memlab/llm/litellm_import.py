@@ -238,6 +238,9 @@ class Provider:
     section: str = "llm"
     answered: _Answered = field(default_factory=_Answered, compare=False, repr=False)
 
+    def __post_init__(self) -> None:
+        import_litellm()  # here, once (seconds), not in a first call's latency: latency.model is the answer's time
+
     def key_variables(self) -> list[str]:
         """The environment variables that would give this provider its key (for error messages)."""
         if self.api_key_env is not None:
