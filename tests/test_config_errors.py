@@ -148,14 +148,18 @@ def test_a_new_agent_id_on_the_command_line_says_where_it_goes(
     assert "--config-dir conf longterm=mine agent_id=bot" in stderr and not (tmp_path / "run").exists()
 
 
+def own_entry(tmp_path: Path, group: str, text: str) -> None:
+    """`conf/<group>/mine.yaml` under `tmp_path`: an entry of the user's own, read with `--config-dir conf`."""
+    path = tmp_path / "conf" / group / "mine.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+
+
 def test_a_new_agent_id_in_a_config_file_of_ones_own_is_used(
     tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]]
 ) -> None:
     """The way the error and docs/longterm.md give, as written there."""
-    (tmp_path / "conf" / "longterm").mkdir(parents=True)
-    (tmp_path / "conf" / "longterm" / "mine.yaml").write_text(
-        "defaults: [default, _self_]\nagents: {bot: {enabled: true, max_items: 5}}\n"
-    )
+    own_entry(tmp_path, "longterm", "defaults: [default, _self_]\nagents: {bot: {enabled: true, max_items: 5}}\n")
     run = tmp_path / "run"
     args = ("--config-dir", "conf", "longterm=mine", "agent_id=bot", "debug=default", f"output_dir={run}")
     status, stderr = memlab_run_err(*args)
@@ -171,10 +175,11 @@ def test_a_shared_knob_on_an_untyped_entry_names_the_entry_and_the_way(
     tmp_path: Path, memlab_run_err: Callable[..., tuple[int, str]]
 ) -> None:
     """The defect: `context.keep_last: no such key in context (dict)`: neither the entry named nor what to do."""
-    (tmp_path / "conf" / "context").mkdir(parents=True)
-    (tmp_path / "conf" / "context" / "mine.yaml").write_text(
+    own_entry(
+        tmp_path,
+        "context",
         "_target_: memlab.context.ContextEditingInterceptor\n"
-        "strategy:\n  _target_: memlab.context.SlidingWindow\n  max_tokens: 1000\n"
+        "strategy:\n  _target_: memlab.context.SlidingWindow\n  max_tokens: 1000\n",
     )
     for override, expected in (
         (
