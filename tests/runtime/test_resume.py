@@ -345,34 +345,40 @@ def test_a_resume_with_llm_faulty_goes_on_with_its_random_draws(
 def test_a_second_resume_of_a_checkpoint_while_one_runs_is_refused(
     tmp_path: Path, uninterrupted: Callable[[str], Path], memlab_run_err: Callable[..., tuple[int, str]]
 ) -> None:
-    """Two resumes at once both exited 0, each restoring the scope under the other (wrong metrics). One that was
-    killed holds nothing: the next resume takes its lock over."""
-    import time
+    """Two resumes at once both exited 0, each restoring the scope under the other (wrong metrics). While another
+    live process holds the checkpoint (here one that takes the lock a resume takes, then waits for this test) a
+    resume is refused; once it lets go the resume runs; one that was killed holds nothing: the next resume takes its
+    lock over.
 
+    The holder waits for the test rather than being a first `memlab run`: a first resume of this tiny run could end
+    before the second had started (CI at load, stop 47), and the refusal then never had to happen."""
     from memlab.stores import SqlStore
 
     whole = uninterrupted("sqlite")
     db = tmp_path / "db.sqlite"
     parts = (*RUN, "store=sqlite", f"store.path={db}", "name=parts")
     assert memlab_run_err(*parts, "sim.stop_after_session=2")[0] == 0
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1"}
-    first = subprocess.Popen(
-        [sys.executable, "-m", "memlab", "run", *parts, "sim.resume=true", f"output_dir={tmp_path / 'first'}"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
+    hold = (
+        "import sys\nfrom memlab.sim.checkpoint import checkpoint_lock\nfrom memlab.stores import SqlStore\n"
+        f"with checkpoint_lock(SqlStore(path={str(db)!r}), 'parts'):\n    print('held', flush=True)\n"
+        "    sys.stdin.readline()\n"
     )
-    store, lock = SqlStore(path=str(db)), "memlab-checkpoint-lock:parts"
-    while not store.load(lock).entries and first.poll() is None:
-        time.sleep(0.05)
+    holder = subprocess.Popen([sys.executable, "-c", hold], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdin is not None
+    assert holder.stdout.readline() == "held\n"
     status, err = memlab_run_err(*parts, "sim.resume=true", f"output_dir={tmp_path / 'second'}")
-    assert first.wait(timeout=900) == 0, first.stderr.read() if first.stderr else ""
+    holder.stdin.write("\n")
+    holder.stdin.close()
+    assert holder.wait(timeout=60) == 0
     assert status == 2 and err.count("\n") == 1 and "is being resumed by another process" in err, err
-    assert not (tmp_path / "second").exists()
+    assert f"pid {holder.pid} " in err and not (tmp_path / "second").exists()
+    store, lock = SqlStore(path=str(db)), "memlab-checkpoint-lock:parts"
+    assert not store.load(lock).entries
+    assert memlab_run_err(*parts, "sim.resume=true", f"output_dir={tmp_path / 'first'}")[0] == 0
+    assert not store.load(lock).entries, "a finished resume lets go of its checkpoint"
     assert (whole / "metrics.json").read_bytes() == (tmp_path / "first" / "metrics.json").read_bytes()
     gone = subprocess.Popen([sys.executable, "-c", ""])
     gone.wait()
-    holder = {"host": socket.gethostname(), "pid": gone.pid, "started": None}
-    store.update(lock, lambda _: SessionState(({"holder": holder},), None))
+    dead = {"host": socket.gethostname(), "pid": gone.pid, "started": None}
+    store.update(lock, lambda _: SessionState(({"holder": dead},), None))
     assert memlab_run_err(*parts, "sim.resume=true", f"output_dir={tmp_path / 'third'}")[0] == 0
