@@ -104,6 +104,12 @@ def _questions(file: Path, max_dialogues: int | None, question_types: Sequence[s
             except StopIteration:
                 break
             except (ijson.JSONError, UnicodeDecodeError) as e:  # a lone low surrogate is a UnicodeDecodeError
+                if "trailing garbage" in first_line(e):  # more after the list: lines longer than `_expect_list` reads
+                    raise reader.error(
+                        "",
+                        f"the list of {index} questions is followed by more JSON (a JSON list on each line?); "
+                        "write the questions as one list: [{...}, {...}]",
+                    ) from None
                 lone = _lone_surrogate_in(file, guard, index) if isinstance(e, UnicodeDecodeError) else None
                 raise reader.error(lone or f"[{index}]", HALF_PAIR if lone else _json_problem(e)) from None
             if (lone := _lone_surrogate_in(file, guard, index)) is not None:  # yajl read it as "?", or fused it
@@ -133,9 +139,9 @@ def _expect_list(f: Any, reader: JsonReader) -> None:
     f.seek(bom)
     if not head:
         raise reader.error("", "the file is empty; expected a JSON list of LongMemEval questions")
+    if (first := first_of_lines(head.decode("utf-8", errors="replace"))) is not None:  # JSONL: lists or objects
+        raise lines_given(reader.source, first, "longmemeval")
     if not head.startswith(b"["):
-        if (first := first_of_lines(head.decode("utf-8", errors="replace"))) is not None:
-            raise lines_given(reader.source, first, "longmemeval")
         raise reader.error("", "expected a JSON list of LongMemEval questions (the longmemeval_s.json format)")
 
 

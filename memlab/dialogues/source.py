@@ -270,18 +270,29 @@ def first_of_lines(text: str) -> Any:
 
 
 def lines_given(source: str | os.PathLike[str], first: Any, dataset: str) -> DatasetError:
-    """The error for JSON Lines given to `dataset`, a loader of one JSON list, saying which loader reads its lines."""
-    what = f"{source}: the file is JSONL (a JSON value on each line), not one JSON list"
-    if isinstance(first, dict) and any(k in first for k in RECORD_KEYS[dataset]):
+    """The error for JSON Lines given to `dataset`, a loader of one JSON list, saying which loader reads its lines.
+
+    `first` is the first line's value; a list on each line (records split into several lists, or a conversation's
+    messages alone) is named so and its first item taken as the record (dataset=jsonl refuses a list per line too).
+    """
+    lists = isinstance(first, list)
+    record = (first[0] if first else None) if lists else first
+    shape = "a JSON list on each line" if lists else "JSONL (a JSON value on each line)"
+    what = f"{source}: the file is {shape}, not one JSON list"
+    if isinstance(record, dict) and any(k in record for k in RECORD_KEYS[dataset]):
         return DatasetError(f"{what}; write its {FORMAT_NAMES[dataset]} records as one list: [{{...}}, {{...}}]")
-    other = other_format(first, dataset)
+    other = other_format(record, dataset)
     if other is None:
-        return DatasetError(f"{what}; dataset=jsonl reads OpenAI-format conversations, one per line")
+        per_line = ' JSON object per line, {"messages": [...]}' if lists else " per line"
+        return DatasetError(f"{what}; dataset=jsonl reads OpenAI-format conversations, one{per_line}")
     name, found = other
-    said = f"{what}; its lines are {FORMAT_NAMES[name]} records (they have {', '.join(map(repr, found))})"
-    if name == "jsonl":
-        return DatasetError(f"{said}: read this file with dataset=jsonl dataset.path={source}")
-    return DatasetError(f"{said}: write them as one JSON list, and read it with dataset={name}")
+    kind = f"lists of {FORMAT_NAMES[name]} records" if lists else f"{FORMAT_NAMES[name]} records"
+    said = f"{what}; its lines are {kind} (they have {', '.join(map(repr, found))})"
+    if name != "jsonl":
+        return DatasetError(f"{said}: write them as one JSON list, and read it with dataset={name}")
+    if lists:
+        return DatasetError(f"{said}: write each on a line of its own, not in a list, and read it with dataset=jsonl")
+    return DatasetError(f"{said}: read this file with dataset=jsonl dataset.path={source}")
 
 
 def read_records(path: str | os.PathLike[str], *, hint: str, dataset: str, empty: str) -> tuple[JsonReader, list[Any]]:

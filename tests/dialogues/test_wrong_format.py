@@ -16,6 +16,7 @@ from memlab.errors import DatasetError
 CHAT = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}
 LONGMEMEVAL = PROJECT_ROOT / "datasets" / "longmemeval_sample.json"
 JSONL = "the file is JSONL (a JSON value on each line), not one JSON list"
+LISTS = "the file is a JSON list on each line, not one JSON list"
 
 
 def _read(load: Callable[..., Any], path: Path) -> str:
@@ -49,7 +50,44 @@ def test_records_of_a_loader_one_per_line_are_named(tmp_path: Path, locomo_sampl
     )
     lists = _lines(tmp_path / "lists.jsonl", [1], [2])
     assert _read(load_tau_bench, lists) == (
-        f"{lists}: {JSONL}; dataset=jsonl reads OpenAI-format conversations, one per line"
+        f"{lists}: {LISTS}; dataset=jsonl reads OpenAI-format conversations, one JSON object per line, "
+        '{"messages": [...]}'
+    )
+
+
+@pytest.mark.parametrize("load", [load_locomo, load_tau_bench, load_longmemeval])
+def test_a_json_list_on_each_line_is_named_by_what_its_lists_hold(tmp_path: Path, load: Callable[..., Any]) -> None:
+    """LongMemEval's loader said "[1]: not valid JSON (parse error: trailing garbage)" of a list of records on each
+    line, and "[0]: missing key "question_id"" of messages; the others sent a list of records to dataset=jsonl."""
+    own = load is load_longmemeval
+    questions = json.loads(LONGMEMEVAL.read_text(encoding="utf-8"))
+    records = _lines(tmp_path / "records.jsonl", questions[:1], questions[1:2])
+    assert _read(load, records) == f"{records}: {LISTS}; " + (
+        "write its LongMemEval records as one list: [{...}, {...}]"
+        if own
+        else "its lines are lists of LongMemEval records (they have 'question_id', 'haystack_sessions'): write them "
+        "as one JSON list, and read it with dataset=longmemeval"
+    )
+    messages = _lines(tmp_path / "messages.jsonl", CHAT["messages"], CHAT["messages"])
+    assert _read(load, messages) == (
+        f"{messages}: {LISTS}; dataset=jsonl reads OpenAI-format conversations, one JSON object per line, "
+        '{"messages": [...]}'
+    )
+    chats = _lines(tmp_path / "chats.jsonl", [CHAT], [CHAT])
+    assert _read(load, chats) == (
+        f"{chats}: {LISTS}; its lines are lists of OpenAI JSONL records (they have 'messages'): write each on a line "
+        "of its own, not in a list, and read it with dataset=jsonl"
+    )
+
+
+def test_longmemeval_lists_on_lines_longer_than_its_first_read_are_named(tmp_path: Path) -> None:
+    """A line past the first megabyte the loader reads to tell the format: yajl said "trailing garbage" at [2]."""
+    questions = json.loads(LONGMEMEVAL.read_text(encoding="utf-8"))
+    long = [{**q, "note": "x" * 600_000} for q in questions[:3]]
+    path = _lines(tmp_path / "long.jsonl", long[:2], long[2:])
+    assert _read(load_longmemeval, path) == (
+        f"{path}: the list of 2 questions is followed by more JSON (a JSON list on each line?); write the questions "
+        "as one list: [{...}, {...}]"
     )
 
 
