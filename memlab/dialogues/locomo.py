@@ -29,9 +29,10 @@ is a list of the conversation's ``dia_id``s, kept in the probe's metadata under 
 names no turn is an error, since these keys are written for memlab and not inherited untidy.
 
 Real evidence lists are untidy: several ids in one string (``"D8:6; D9:17"``), ids that do not
-exist (``"D"``, ``"D:11:26"``, or a turn the conversation lacks). Valid ids are kept (``"D1: 3"`` as
-``D1:3`` when that names a turn), the rest counted in `Dialogue.metadata` (see `LocomoMetadata` for every
-key) and named in the probe's (`DROPPED_EVIDENCE_KEY`, which a run reports), and loading never fails on them.
+exist (``"D"``, ``"D:11:26"``, or a turn the conversation lacks). Valid ids are kept (``"D1: 3"`` and
+``"D1:03"`` as ``D1:3`` when that is the only turn they can name), the rest counted in `Dialogue.metadata` (see
+`LocomoMetadata` for every key) and named in the probe's (`DROPPED_EVIDENCE_KEY`, which a run reports), and loading
+never fails on them.
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ _OBSERVATION_KEY = re.compile(r"(session_\d+)_observation")
 _SUMMARY_KEY = re.compile(r"(session_\d+)_summary")
 _EVENTS_KEY = re.compile(r"events_(session_\d+)")
 _EVIDENCE_SEPARATORS = re.compile(r"[;,\s]+")
+_TURN_ID = re.compile(r"D([0-9]+):([0-9]+)")  # a dia_id: D<session>:<turn>
 # Tried in order after commas are dropped and spaces collapsed ("1:56 pm on 8 May, 2023").
 _DATE_FORMATS = (
     "%I:%M %p on %d %B %Y",
@@ -150,6 +152,12 @@ def parse_session_time(text: str) -> datetime | None:
         return None
 
 
+def _unpadded(turn: str) -> str | None:
+    """A ``D<session>:<turn>`` id without leading zeros (``D01:03`` -> ``D1:3``); None for any other string."""
+    m = _TURN_ID.fullmatch(turn)
+    return f"D{m[1].lstrip('0') or '0'}:{m[2].lstrip('0') or '0'}" if m else None
+
+
 @dataclass
 class _Evidence:
     """Splits and validates evidence ids against a conversation's turns, counting what it drops."""
@@ -158,27 +166,45 @@ class _Evidence:
     split: int = 0
     dropped: int = 0
     dropped_values: list[str] = field(default_factory=list)
+    _by_unpadded: dict[str, str] = field(init=False)  # a turn's id without leading zeros -> the id, if one turn's
+
+    def __post_init__(self) -> None:
+        readings: dict[str, list[str]] = {}
+        for turn in self.known:
+            if (key := _unpadded(turn)) is not None:
+                readings.setdefault(key, []).append(turn)
+        self._by_unpadded = {key: turns[0] for key, turns in readings.items() if len(turns) == 1}
 
     def clean(self, entries: Iterable[Any]) -> tuple[tuple[str, ...], list[tuple[int, str]]]:
         """The ids kept, in order and once each, and those dropped, each with the index of the entry it was in."""
         kept: list[str] = []
         dropped: list[tuple[int, str]] = []
         for k, entry in enumerate(entries):
-            if isinstance(entry, str) and entry in self.known:
-                kept.append(entry)
+            if (turn := self._turn(entry)) is not None:
+                kept.append(turn)
                 continue
             parts = _EVIDENCE_SEPARATORS.split(entry.strip()) if isinstance(entry, str) else [entry]
             parts = self._rejoined([p for p in parts if p != ""])
             if len(parts) > 1:
                 self.split += 1
             for part in parts or [entry]:
-                if isinstance(part, str) and part in self.known:
-                    kept.append(part)
+                if (turn := self._turn(part)) is not None:
+                    kept.append(turn)
                 else:
                     dropped.append((k, str(part)))
         self.dropped += len(dropped)
         self.dropped_values.extend(value for _, value in dropped)
         return tuple(dict.fromkeys(kept)), dropped
+
+    def _turn(self, written: Any) -> str | None:
+        """The id of the turn `written` names: itself, or the one turn whose id it is but for leading zeros
+        (``D1:03`` for ``D1:3``: the only reading when no turn is ``D1:03`` and one alone reads as ``D1:3``)."""
+        if not isinstance(written, str):
+            return None
+        if written in self.known:
+            return written
+        key = _unpadded(written)
+        return None if key is None else self._by_unpadded.get(key)
 
     def _rejoined(self, parts: list[Any]) -> list[Any]:
         """``D1:`` and ``3``, split at a space after the colon (``"D1: 3"``), as the one id ``D1:3``: when that
@@ -191,7 +217,7 @@ class _Evidence:
                 and before.endswith(":")
                 and isinstance(part, str)
                 and part.isdigit()
-                and before + part in self.known
+                and self._turn(before + part) is not None
                 and not {before, part} & self.known
             ):
                 joined[-1] = before + part

@@ -241,14 +241,14 @@ def test_evidence_ids_the_loader_dropped_are_told_in_one_warning_and_counted_in_
         {**qa, "evidence": ["D1:300"]},
         {**qa, "evidence": ["D1:2", "D:1"]},
         {**qa, "evidence": ["D1: 2"]},  # read as D1:2
-        {**qa, "evidence": ["D1:02", "D1:9"]},
+        {**qa, "evidence": ["D1:20", "D1:9"]},
     ]
     data = write_json(tmp_path / "l.json", [sample])
     status, err = memlab_run_err("dataset=locomo", f"dataset.path={data}", "report.plots=false", "output_dir=run")
     warning = (
         "the dataset's evidence lists hold 4 ids that name no turn, dropped from 3 questions (2 left with no "
         "evidence, which recall and retention leave out): [0].qa[0].evidence[0] 'D1:300', [0].qa[1].evidence[1] "
-        "'D:1', [0].qa[3].evidence[0] 'D1:02', ... (docs/datasets.md, Untidiness handled and counted)"
+        "'D:1', [0].qa[3].evidence[0] 'D1:20', ... (docs/datasets.md, Untidiness handled and counted)"
     )
     assert status == 0 and f"memlab: WARNING: {warning}\n" in err
     assert f"WARNING memlab.progress: {warning}\n" in (tmp_path / "run" / "run.log").read_text()

@@ -301,6 +301,23 @@ def test_a_space_after_the_colon_is_read_only_when_that_names_one_turn(
     assert d.probes[0].metadata[DROPPED_EVIDENCE_KEY] == (("[0].qa[0].evidence[0]", "2"),)
 
 
+def test_a_zero_padded_number_reads_as_the_turn_when_that_is_the_only_reading(
+    tmp_path: Path, write_json, locomo_sample
+) -> None:
+    """ "D1:02" was dropped, with the run's warning, in a conversation whose turn is D1:2; where two turns read the same
+    without their zeros (D1:2 and D1:02), an id that is neither is dropped, and each of them is read as written."""
+    sample = locomo_sample()
+    sample["qa"][0]["evidence"] = ["D1:02", "D01:001", "D1: 02"]
+    [d] = load_locomo(write_json(tmp_path / "l.json", [sample]))
+    assert d.probes[0].evidence == ("D1:2", "D1:1")
+    assert DROPPED_EVIDENCE_KEY not in d.probes[0].metadata and d.metadata["evidence_dropped"] == 0
+    both = locomo_sample(session_1=[*locomo_sample()["conversation"]["session_1"], {**TURN, "dia_id": "D1:02"}])
+    both["qa"][0]["evidence"] = ["D1:002", "D1:02", "D1:2", "D1:0" + "0" * 5000 + "1"]
+    [d] = load_locomo(write_json(tmp_path / "both.json", [both]))
+    assert d.probes[0].evidence == ("D1:02", "D1:2", "D1:1")
+    assert d.probes[0].metadata[DROPPED_EVIDENCE_KEY] == (("[0].qa[0].evidence[0]", "D1:002"),)
+
+
 def test_superseded_and_decoy_turns_are_kept_in_probe_metadata(tmp_path: Path, write_json, locomo_sample) -> None:
     """memlab's own QA keys (datasets/updates/) are kept as tuples; a question without them has none."""
     sample = locomo_sample()
