@@ -69,7 +69,7 @@ class SimConfig:
     progress: bool | None = None
     """A progress bar; None: on a terminal, else (CI, nohup) a heartbeat line on stderr; false: neither."""
     heartbeat_seconds: float | None = ranges.ranged(DEFAULT_HEARTBEAT_S, ge=0.01, le=86_400)
-    """Seconds between heartbeat lines (calls done, calls/s, elapsed): run.log, stderr off a terminal; null: none."""
+    """Seconds between heartbeat lines (calls, sessions done, time left): run.log, stderr off a terminal; null: none."""
     max_dialogues: int | None = ranges.positive(None)
     """Replay only the first N dialogues (`debug=default` sets 1)."""
     max_sessions: int | None = ranges.positive(None)

@@ -679,7 +679,9 @@ def _replay_from(
         options = ReplayOptions(call_roles=tuple(cfg.sim.call_roles), probe_context=cfg.sim.probe_context)
         progress = _progress(dialogues, cfg.sim.progress, f"replay {cfg.name}")
         beat = beat or Heartbeat(cfg.name, None)
-        beat.replaying()
+        if cfg.sim.stop_after_session:  # this replay's end, which its time left is of
+            beat.sessions = min(beat.sessions, cfg.sim.stop_after_session)
+        beat.replaying(cursor.dialogue, cursor.sessions_done)
         ends = user_ends(dialogues)
         records += beat.count(simulate(progress, make_runtime, options, cursor, cfg.sim.stop_after_session, ends))
         if cursor.stopped:
@@ -742,7 +744,8 @@ def _replay_and_publish(
     if dropped_warning:
         logging.getLogger(PROGRESS_LOGGER).warning(dropped_warning)  # on stderr and in run.log
     checkpoint = checkpoint_name(cfg, overrides)
-    beat.dialogues, beat.phase = len(dialogues), "building the strategies"
+    beat.dialogues, beat.sessions = len(dialogues), sum(len(d.sessions) for d in dialogues)
+    beat.phase = "building the strategies"
     with _profiled(cfg.profile) as profile:
         ignored = ignored_knobs(cfg)
         scope: str | None

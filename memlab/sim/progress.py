@@ -3,14 +3,22 @@
 On a terminal tqdm draws a bar (`memlab.experiment`); a CI log or `nohup` saw nothing between a
 sweep's job-end lines for 30 minutes. A thread writes one line to the `memlab.progress` logger
 (stderr off a terminal, and run.log) at each beat: which run (a sweep's job), its phase, the
-simulated calls and probes done, calls per second and the time elapsed. Replay workers add to a
-shared tally, so the line moves while a long dialogue is still being replayed.
+simulated calls and probes done, calls per second, the dialogues and sessions done of the run's, the
+replay's time left at its pace so far (from the sessions done: sessions differ in length, so an
+estimate) and the time elapsed. Replay workers add to a shared tally, so the line moves while a long
+dialogue is still being replayed.
 
->>> beat = Heartbeat("job 3 (context=trim)", None, dialogues=7)
+>>> beat = Heartbeat("job 3 (context=trim)", None, dialogues=7, sessions=140)
 >>> beat.phase = "replay"
->>> beat.done[CALLS] = 1234
->>> beat.line(elapsed=95.0, replay_s=30.0)
-'job 3 (context=trim): replay: 1,234 calls (41.1/s), 0 probes, 0 of 7 dialogues done, 1 min 35 s elapsed'
+>>> beat.done[CALLS], beat.done[SESSIONS] = 1234, 35
+>>> for part in beat.line(elapsed=95.0, replay_s=30.0).split(", "):
+...     print(part)
+job 3 (context=trim): replay: 1,234 calls (41.1/s)
+0 probes
+0 of 7 dialogues
+35 of 140 sessions done
+about 1 min 30 s of replay left
+1 min 35 s elapsed
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ from memlab.sim.records import CallRecord, LifecycleRecord, ProbeRecord, Record
 from memlab.trace import PROGRESS_LOGGER
 
 DEFAULT_HEARTBEAT_S = 30.0
-CALLS, PROBES = 0, 1  # the places in a tally
+CALLS, PROBES, SESSIONS = 0, 1, 2  # the places in a tally
 log = logging.getLogger(PROGRESS_LOGGER)
 log.propagate = False  # a run attaches its handlers (run.log, stderr); Hydra's console must not print it again
 
@@ -43,14 +51,23 @@ def duration(seconds: float) -> str:
 
 
 def new_tally() -> Any:
-    """Calls and probes done, shared with the replay workers (which inherit it)."""
-    return multiprocessing.Array("q", 2)
+    """Calls, probes and sessions done, shared with the replay workers (which inherit it)."""
+    return multiprocessing.Array("q", 3)
+
+
+def _place(record: Record) -> int | None:
+    """Where `record` counts in a tally, if anywhere."""
+    if isinstance(record, CallRecord):
+        return CALLS
+    if isinstance(record, ProbeRecord):
+        return PROBES
+    return SESSIONS if isinstance(record, LifecycleRecord) and record.kind == "session.end" else None
 
 
 def tallied(records: Iterable[Record], tally: Any) -> Iterator[Record]:
-    """`records` as they come, each call and probe added to `tally` (None: not counted)."""
+    """`records` as they come, each call, probe and finished session added to `tally` (None: not counted)."""
     for record in records:
-        place = CALLS if isinstance(record, CallRecord) else PROBES if isinstance(record, ProbeRecord) else None
+        place = _place(record)
         if tally is not None and place is not None:
             with tally.get_lock():
                 tally[place] += 1
@@ -60,14 +77,15 @@ def tallied(records: Iterable[Record], tally: Any) -> Iterator[Record]:
 class Heartbeat:
     """A thread logging `line()` every `interval_s` seconds (None: never) while the block runs.
 
-    The replay sets `phase`, tallies calls and probes in `done` (workers inherit it) and
-    finished dialogues in `dialogues_done`.
+    The replay sets `phase`, tallies calls, probes and sessions in `done` (workers inherit it) and
+    finished dialogues in `dialogues_done`; `dialogues` and `sessions` are the run's (0: not known yet; `sessions`
+    those a replay stops after, with `sim.stop_after_session`).
     """
 
-    def __init__(self, label: str, interval_s: float | None, dialogues: int = 0) -> None:
-        self.label, self.interval_s, self.dialogues = label, interval_s, dialogues
+    def __init__(self, label: str, interval_s: float | None, dialogues: int = 0, sessions: int = 0) -> None:
+        self.label, self.interval_s, self.dialogues, self.sessions = label, interval_s, dialogues, sessions
         self.done = new_tally()
-        self.dialogues_done = 0
+        self.dialogues_done = self._sessions_before = 0
         self.phase = "loading data"
         self._start = self._replay_start = time.monotonic()
         self._stop = threading.Event()
@@ -84,9 +102,11 @@ class Heartbeat:
         if self._thread is not None:
             self._thread.join()
 
-    def replaying(self) -> None:
-        """The replay starts now: calls per second are counted from here."""
+    def replaying(self, dialogues_done: int = 0, sessions_done: int = 0) -> None:
+        """The replay starts now (a resumed one with these done before): its pace is measured from here."""
         self.phase, self._replay_start = "replay", time.monotonic()
+        self.dialogues_done, self.done[SESSIONS] = dialogues_done, sessions_done
+        self._sessions_before = sessions_done
 
     def count(self, records: Iterable[Record], *, tally: bool = True) -> Iterator[Record]:
         """`records` as they come: finished dialogues counted, and calls and probes unless workers tallied them."""
@@ -96,12 +116,20 @@ class Heartbeat:
             yield record
 
     def line(self, elapsed: float | None = None, replay_s: float | None = None) -> str:
-        """Where the run is: phase, calls and probes done, calls per second, dialogues done, time elapsed."""
-        now, calls, probes = time.monotonic(), self.done[CALLS], self.done[PROBES]
+        """Where the run is: phase, calls and probes done, calls per second, dialogues and sessions done of the
+        run's, the replay's time left at its pace so far, time elapsed."""
+        now, calls, probes, sessions = time.monotonic(), self.done[CALLS], self.done[PROBES], self.done[SESSIONS]
         elapsed = now - self._start if elapsed is None else elapsed
         replay_s = now - self._replay_start if replay_s is None else replay_s
-        rate = f" ({calls / replay_s:,.1f}/s)" if self.phase == "replay" and replay_s > 0 else ""
-        done = f", {self.dialogues_done} of {self.dialogues} dialogues done" if self.dialogues else ""
+        replaying = self.phase == "replay" and replay_s > 0
+        rate = f" ({calls / replay_s:,.1f}/s)" if replaying else ""
+        counts = [f"{self.dialogues_done:,} of {self.dialogues:,} dialogues"] if self.dialogues else []
+        if self.sessions:
+            counts.append(f"{sessions:,} of {self.sessions:,} sessions")
+        done = f", {', '.join(counts)} done" if counts else ""
+        paced = sessions - self._sessions_before  # the sessions this replay did, in `replay_s`
+        if replaying and paced > 0 and sessions < self.sessions:
+            done += f", about {duration(replay_s * (self.sessions - sessions) / paced)} of replay left"
         return (
             f"{self.label}: {self.phase}: {calls:,} calls{rate}, {probes:,} probes{done}, {duration(elapsed)} elapsed"
         )

@@ -13,15 +13,17 @@ import termios
 from pathlib import Path
 
 from memlab.sim.parallel import simulate_parallel
-from memlab.sim.progress import CALLS, PROBES, new_tally
-from memlab.sim.records import CallRecord, ProbeRecord
+from memlab.sim.progress import CALLS, PROBES, SESSIONS, Heartbeat, new_tally
+from memlab.sim.records import CallRecord, LifecycleRecord, ProbeRecord
 from memlab.sim.replay import ReplayOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ("dataset.dialogues=2", "dataset.sessions=2", "sim.heartbeat_seconds=0.05")
-# memlab: run default: replay: 12 calls (40.1/s), 0 probes, 0 of 2 dialogues done, 0 s elapsed
+# memlab: run default: replay: 12 calls (40.1/s), 0 probes, 0 of 2 dialogues, 1 of 4 sessions done, about 1 s of
+# replay left, 0 s elapsed
 BEAT = re.compile(r"^memlab: (?P<run>.+?): (?P<phase>[a-z ]+): (?P<calls>[\d,]+) calls( \([\d.,]+/s\))?, [\d,]+ probes")
 LOGGED = " INFO memlab.progress: "
+PLACE = re.compile(r", \d+ of 2 dialogues, (?P<sessions>\d+) of 4 sessions done, ")
 
 
 def beats(stderr: str) -> list[str]:
@@ -46,6 +48,40 @@ def test_off_a_terminal_heartbeat_lines_reach_stderr_and_run_log(memlab_cli, cap
     assert "replay" in {m["phase"] for m in found if m}
     logged = logged_beats(tmp_path / "run")  # the same lines, up to when run.log was written
     assert len(logged) >= 2 and logged == lines[: len(logged)]
+
+
+def test_a_heartbeat_says_how_far_of_the_runs_sessions_and_how_long_the_replay_has_left(
+    memlab_cli, capsys, monkeypatch, tmp_path
+) -> None:
+    """It gave calls, probes and dialogues done of the run's: with workers, dialogues are counted as the parent takes
+    them in order, so a run of a few long dialogues said "0 of 3" for most of its replay."""
+    monkeypatch.setenv("CI", "1")
+    assert memlab_cli("run", *SMALL, "sim.workers=2", f"hydra.run.dir={tmp_path / 'run'}") == 0
+    lines = [line for line in beats(capsys.readouterr().err) if " loading data: " not in line]
+    told = [PLACE.search(line) for line in lines]
+    assert lines and all(told), lines  # every line once the dataset is read, the replay's among them
+    sessions = [int(m["sessions"]) for m in told if m]
+    assert sessions == sorted(sessions) and sessions[-1] == 4  # 2 dialogues of 2 sessions
+    left = [line for line in lines if "left" in line]
+    assert all(re.search(r" \d+ of 4 sessions done, about [\d a-z]+ of replay left, ", line) for line in left)
+
+
+def test_the_time_left_is_at_the_pace_of_this_replay() -> None:
+    """A resumed replay starts with the checkpoint's sessions done: its pace counts only those it replays."""
+    beat = Heartbeat("run r", None, dialogues=4, sessions=100)
+    beat.replaying(dialogues_done=2, sessions_done=60)
+    beat.done[SESSIONS] += 10  # 10 sessions in 20 s: 30 left take 60 s
+    assert ", 2 of 4 dialogues, 70 of 100 sessions done, about 1 min 0 s of replay left, " in beat.line(30.0, 20.0)
+    beat.done[SESSIONS] += 30
+    assert ", 2 of 4 dialogues, 100 of 100 sessions done, 30 s elapsed" in beat.line(30.0, 20.0)
+
+
+def test_a_resumed_run_counts_the_checkpoints_sessions_done(memlab_run_err, tmp_path) -> None:
+    """The resumed replay counted from 0: its last line said 2 of 4 sessions, 1 of 2 dialogues, at its end."""
+    store = ("store=sqlite", f"store.path={tmp_path / 'db.sqlite'}", "sim.workers=1")
+    assert memlab_run_err(*SMALL, *store, "sim.stop_after_session=3", "output_dir=stop")[0] == 0
+    status, err = memlab_run_err(*SMALL, *store, "sim.resume=true", "output_dir=run")
+    assert status == 0 and beats(err)[-1:] and ", 2 of 2 dialogues, 4 of 4 sessions done, " in beats(err)[-1]
 
 
 def test_a_sweep_names_the_job(memlab_cli, capsys, monkeypatch, tmp_path) -> None:
@@ -101,3 +137,4 @@ def test_workers_tally_calls_and_probes_as_they_happen(make_config) -> None:
     ]
     assert tally[CALLS] == sum(isinstance(r, CallRecord) for r in records) > 0
     assert tally[PROBES] == sum(isinstance(r, ProbeRecord) for r in records) > 0
+    assert tally[SESSIONS] == sum(isinstance(r, LifecycleRecord) and r.kind == "session.end" for r in records) == 4
