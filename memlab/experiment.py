@@ -75,7 +75,7 @@ from memlab.sim.checkpoint import (
     save_checkpoint,
 )
 from memlab.sim.checkpoint import PREFIX as CHECKPOINT_PREFIX
-from memlab.sim.progress import PROGRESS_LOGGER, Heartbeat
+from memlab.sim.progress import NOTICE, PROGRESS_LOGGER, Heartbeat
 from memlab.stores import MAX_KEY_LENGTH, InMemoryStore, MemoryRows, SessionStore, close_store, new_scope, scoped
 from memlab.stores.scoped import SCOPE_PREFIX
 from memlab.tokens import get_counter
@@ -236,18 +236,19 @@ class _OneLine(logging.Formatter):
 
 
 @contextmanager
-def _run_log(verbose: bool, heartbeat_on_stderr: bool = False) -> Iterator[io.StringIO]:
+def _run_log(verbose: bool, heartbeat_on_stderr: bool = False, quiet: bool = False) -> Iterator[io.StringIO]:
     """Collect the run's log lines (for run.log), with third-party loggers at WARNING unless `verbose`.
 
     The run's own progress and warnings (the `memlab.progress` logger) go to run.log and to stderr,
-    one line each: warnings always, heartbeat lines when `heartbeat_on_stderr` (no bar is drawn).
+    one line each: warnings always, `NOTICE` lines unless `quiet` (`sim.progress=false`), heartbeat lines when
+    `heartbeat_on_stderr` (no bar is drawn).
     """
     text = io.StringIO()
     handler = logging.StreamHandler(text)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     console = logging.StreamHandler(sys.stderr)
     console.setFormatter(_OneLine())
-    console.setLevel(logging.INFO if heartbeat_on_stderr else logging.WARNING)
+    console.setLevel(logging.INFO if heartbeat_on_stderr else logging.WARNING if quiet else NOTICE)
     root, progress = logging.getLogger(), logging.getLogger(PROGRESS_LOGGER)
     levels = {name: logging.getLogger(name).level for name in QUIET_LOGGERS}
     previous = root.level
@@ -492,6 +493,17 @@ def run_scope(cfg: DictConfig) -> str | None:
     return None if cfg.sim.reuse_store or in_process else new_scope()
 
 
+def _tell_scope(label: str, scope: str | None) -> None:
+    """Name the run's scope before it writes a row, on stderr and in run.log: a run killed part way (kill -9) leaves
+    its rows under it, and publishes no manifest to name it."""
+    if scope is not None:
+        logging.getLogger(PROGRESS_LOGGER).log(
+            NOTICE,
+            f"{label}: writes to the store under scope {scope} (a run that does not finish leaves its rows there: "
+            f"docs/memory.md, Runs on a shared store)",
+        )
+
+
 def scoped_config(cfg: DictConfig, scope: str | None) -> DictConfig:
     """`cfg` with its store seen from `scope` (`memlab.stores.scoped`), so every ``${store}`` keeps to it."""
     if scope is None:
@@ -665,6 +677,7 @@ def _replay_from(
         records, cursor = list(checkpoint.records), replace(checkpoint.cursor, stopped=False)
         scope = checkpoint.scope
         scoped(store, scope).restore(checkpoint.stored)
+    _tell_scope(beat.label if beat else str(cfg.name), scope)
     run_cfg = scoped_config(cfg, scope)
     resumed = dialogues[cursor.dialogue].id if cursor.resuming else None
     with run_wide_models() as models:  # the models a checkpoint carries the state of (llm=faulty's random draws)
@@ -710,7 +723,8 @@ def run_experiment(cfg: DictConfig, run_dir: Path | str, *, overrides: Sequence[
             get_counter(cfg.tokenizer)  # an unknown tokenizer fails before the dataset is read
             beat = Heartbeat(_run_label(cfg, overrides), cfg.sim.heartbeat_seconds)
             on_stderr = cfg.sim.progress is None and not _shows_bar(None)  # where no bar is drawn, unless quiet
-            with _run_log(cfg.verbose, heartbeat_on_stderr=on_stderr) as log_text, beat:
+            quiet = cfg.sim.progress is False
+            with _run_log(cfg.verbose, heartbeat_on_stderr=on_stderr, quiet=quiet) as log_text, beat:
                 result = _replay_and_publish(cfg, run_dir, overrides, log_text, beat)
         if result.stopped and made is not None:  # a checkpoint, nothing published: no folder is left for it
             discard_empty(run_dir, made)
@@ -757,6 +771,7 @@ def _replay_and_publish(
                 return RunResult(Path(run_dir), {"calls": calls}, records, checkpoint_id(checkpoint))
         else:
             scope = run_scope(cfg)
+            _tell_scope(beat.label, scope)
             warm = cfg.sim.reuse_store and store_holds_anything(cfg)
             records = replay(scoped_config(cfg, scope), dialogues, beat)
     beat.phase = "measuring"

@@ -36,6 +36,9 @@ from memlab.trace import PROGRESS_LOGGER
 
 DEFAULT_HEARTBEAT_S = 30.0
 CALLS, PROBES, SESSIONS = 0, 1, 2  # the places in a tally
+# A progress line stderr shows beside a bar too, unless sim.progress=false (heartbeat lines are INFO: no bar only).
+NOTICE = logging.INFO + 5
+logging.addLevelName(NOTICE, "NOTICE")
 log = logging.getLogger(PROGRESS_LOGGER)
 log.propagate = False  # a run attaches its handlers (run.log, stderr); Hydra's console must not print it again
 

@@ -195,7 +195,8 @@ def test_a_user_id_too_long_for_a_run_scoped_store_exits_2_and_writes_nothing(
     args = ("dataset=jsonl", f"dataset.path={data}", "longterm=chat", "store=sqlite", f"store.path={tmp_path / 'db'}")
     status = memlab_main("run", *args)
     err = capfd.readouterr().err
-    [said] = err.strip().splitlines()
+    scope, said = err.strip().splitlines()  # the scope, named before the run wrote a row, then the error
+    assert scope.startswith("memlab: run default: writes to the store under scope run:"), scope
     assert status == 2 and said.startswith('memlab: error: namespace ["run:'), said
     assert "characters stored; at most 255 (a user or agent id too long for a store" in said
     assert list(work.iterdir()) == []

@@ -96,16 +96,21 @@ def test_a_sweep_names_the_job(memlab_cli, capsys, monkeypatch, tmp_path) -> Non
 
 def test_quiet_when_told(memlab_cli, capsys, monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("CI", "1")
-    assert memlab_cli("run", *SMALL, "sim.progress=false", f"hydra.run.dir={tmp_path / 'run'}") == 0
-    assert beats(capsys.readouterr().err) == []
+    store = ("store=sqlite", f"store.path={tmp_path / 'db.sqlite'}")
+    assert memlab_cli("run", *SMALL, *store, "sim.progress=false", f"hydra.run.dir={tmp_path / 'run'}") == 0
+    assert capsys.readouterr().err == ""  # nor the scope, which run.log names
     assert logged_beats(tmp_path / "run")  # run.log still has them
+    assert " NOTICE memlab.progress: run default: writes to the store under scope run:" in (
+        (tmp_path / "run" / "run.log").read_text()
+    )
 
 
 def test_on_a_terminal_a_bar_and_no_heartbeat_lines(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "CI"} | {"PYTHONPATH": str(ROOT)}
     controller, terminal = pty.openpty()
     fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))  # 0 columns: tqdm draws nothing
-    args = [sys.executable, "-m", "memlab", "run", *SMALL, "sim.workers=1", f"hydra.run.dir={tmp_path / 'run'}"]
+    store = ("store=sqlite", f"store.path={tmp_path / 'db.sqlite'}")  # its scope is named beside the bar
+    args = [sys.executable, "-m", "memlab", "run", *SMALL, *store, "sim.workers=1", f"hydra.run.dir={tmp_path / 'run'}"]
     with subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=terminal) as child:
         os.close(terminal)
         seen = b""
@@ -115,6 +120,7 @@ def test_on_a_terminal_a_bar_and_no_heartbeat_lines(tmp_path: Path) -> None:
     assert child.returncode == 0
     text = seen.decode(errors="replace").replace("\r", "\n")
     assert "replay default" in text and beats(text) == []  # tqdm's bar, not heartbeat lines
+    assert re.search(r"^memlab: run default: writes to the store under scope run:[0-9a-f]+ \(", text, re.M)
     assert logged_beats(tmp_path / "run")
 
 

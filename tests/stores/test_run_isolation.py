@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -17,11 +19,13 @@ import pytest
 
 from memlab.errors import MemlabError
 from memlab.experiment import run_experiment
-from memlab.stores import scoped
+from memlab.stores import SqlStore, scoped
 
 # Long-term memory on: the first run's memories were what a second run on the same database read.
 RUN = ("longterm=chat", "debug=default")
 PUBLISHED = ("metrics.json", "calls.csv", "questions.csv")
+SCOPE_LINE = re.compile(r"memlab: run default: writes to the store under scope (run:[0-9a-f]+) .*\n")
+SESSIONS_DONE = re.compile(r", (\d+) of 24 sessions done, ")
 _ALONE: dict[str, dict[str, bytes]] = {}
 
 
@@ -125,3 +129,38 @@ def test_a_warm_run_says_on_screen_whether_earlier_runs_shaped_it(
         err = capsys.readouterr().err
         assert (said in err) if said else "memlab: note: sim.reuse_store" not in err, err
         assert (_store_of(runs / str(i))["earlier_state"] is not None) == (said == shaped)
+
+
+def test_a_killed_runs_scope_is_named_before_it_writes_and_holds_what_it_left(tmp_path: Path) -> None:
+    """A run killed part way (kill -9) publishes no manifest, and nothing else named the scope its rows stay under:
+    the next run said nothing, run.log is written at the end. The run names it on stderr before it writes a row.
+
+    The kill follows a heartbeat line saying 1 of 24 sessions is done (about 10 s of replay left at that point)."""
+    db, run_dir = tmp_path / "db.sqlite", tmp_path / "run"
+    args = ("dataset=synthetic", "dataset.dialogues=4", "dataset.sessions=6", "sim.workers=1", "longterm=chat")
+    run = [*args, "sim.heartbeat_seconds=0.05", "store=sqlite", f"store.path={db}", f"hydra.run.dir={run_dir}"]
+    env = {**os.environ, "CI": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1"}
+    with subprocess.Popen(
+        [sys.executable, "-m", "memlab", "run", *run], stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env
+    ) as child:
+        assert child.stderr is not None
+        said = None
+        for line in child.stderr:
+            said = said or SCOPE_LINE.fullmatch(line)
+            if said and (done := SESSIONS_DONE.search(line)) and 0 < int(done[1]) < 24:
+                child.send_signal(signal.SIGKILL)
+                break
+    assert said is not None and child.returncode == -signal.SIGKILL
+    scope = said[1]
+    assert said[0].endswith(
+        f"scope {scope} (a run that does not finish leaves its rows there: docs/memory.md, Runs on a shared store)\n"
+    )
+    assert not (run_dir / "manifest.json").exists()
+    store = SqlStore(path=str(db))
+    try:
+        assert scoped(store, scope).sessions() and scoped(store, scope).memory_namespaces()
+        assert {session.split("/")[0] for session in store.sessions()} == {scope}  # the rows it left are there
+        scoped(store, scope).clear()  # as docs/memory.md says to remove them
+        assert store.sessions() == [] and store.memory_namespaces() == []
+    finally:
+        store.close()
