@@ -872,15 +872,19 @@ def _discard_interrupted() -> None:
 
 def _left_unwritten() -> str:
     """What a Ctrl-C left unwritten: the run directory; in a sweep with jobs done, the running job (or the comparison,
-    written when the sweep ends) and which jobs finished, for `memlab report` to compare."""
+    written when the sweep ends, as one set: `write_comparison`) and which jobs finished, for `memlab report` to
+    compare."""
+    from memlab.report.rundata import COMPARISON_HTML
     from memlab.report.sweep import job_numbers, sweep_jobs
 
     sweep = OutputFolders.sweep
     jobs = sweep_jobs(sweep) if sweep is not None and sweep.is_dir() else None
-    if jobs is None or not (jobs.finished or jobs.failed):
+    if sweep is None or jobs is None or not (jobs.finished or jobs.failed):
         return "the run directory was not published"
-    unwritten = "the running job was not published" if jobs.missing else "the comparison was not written"
     done = job_numbers(sorted([*jobs.finished, *jobs.failed]))
+    if not jobs.missing and (sweep / COMPARISON_HTML).is_file():  # the interrupt came once it was written
+        return f"{done} finished in {sweep}, and their comparison is written: {sweep / COMPARISON_HTML}"
+    unwritten = "the running job was not published" if jobs.missing else "the comparison was not written"
     return f"{unwritten}; {done} finished in {sweep}: memlab report {shlex.quote(str(sweep))} compares them"
 
 
@@ -983,5 +987,7 @@ def _command(command: str, rest: list[str]) -> None:
         except MemlabError as e:
             print(f"memlab: error: {e}", file=sys.stderr)
             sys.exit(2)
+        except KeyboardInterrupt as e:  # one line, not a traceback (a comparison is written whole or not at all)
+            sys.exit(_interrupted(e, f"memlab {command} did not finish"))
     print(f"memlab: unknown command {command!r}\n{USAGE}", file=sys.stderr, end="")
     sys.exit(2)

@@ -25,7 +25,9 @@ import json
 import os
 import secrets
 import shutil
+import signal
 import subprocess
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -223,9 +225,7 @@ def publish(run_dir: Path, files: Mapping[str, str | bytes], *, replace: Iterabl
     """
     run_dir = run_folder(run_dir)
     parent = run_dir.parent
-    _remove_stale_stages(parent)
-    stage = parent / f"{STAGING_PREFIX}{os.getpid()}-{secrets.token_hex(STAGE_TOKEN_BYTES)}"
-    stage.mkdir()  # not `mkdtemp`, whose 0700 the rename would give every run folder
+    stage = _new_stage(parent)
     try:
         for name, content in files.items():
             _write_synced(stage / name, content.encode("utf-8") if isinstance(content, str) else content)
@@ -243,6 +243,59 @@ def publish(run_dir: Path, files: Mapping[str, str | bytes], *, replace: Iterabl
     finally:
         shutil.rmtree(stage, ignore_errors=True)
     return run_dir
+
+
+def write_files(folder: Path, files: Mapping[str, str]) -> dict[str, Path]:
+    """Write `files` (name: text) into `folder` as one set; returns their paths.
+
+    They are staged beside it and renamed into place with Ctrl-C and SIGTERM held back until the last rename, so an
+    interrupted writer leaves the files as they were or all of them rewritten, never some (a comparison.csv of this
+    sweep beside no comparison.html). A writer killed outright (kill -9) between two renames can still leave a mix.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    stage = _new_stage(folder)
+    try:
+        for name, text in files.items():
+            _write_synced(stage / name, text.encode("utf-8"))
+        with _signals_held():
+            for name in files:
+                os.replace(stage / name, folder / name)
+        _fsync_dir(folder)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    return {name: folder / name for name in files}
+
+
+def _new_stage(parent: Path) -> Path:
+    """A new staging folder in `parent`, after removing those of writers killed mid-way."""
+    _remove_stale_stages(parent)
+    stage = parent / f"{STAGING_PREFIX}{os.getpid()}-{secrets.token_hex(STAGE_TOKEN_BYTES)}"
+    stage.mkdir()  # not `mkdtemp`, whose 0700 the rename would give every run folder
+    return stage
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM that arrive in the block take effect as it ends, not inside it.
+
+    Their Python handlers, which raise KeyboardInterrupt, run in the main thread only (whichever thread the signal
+    reached): they are swapped for ones that note the signal, and the first noted is raised again after the block.
+    """
+    if threading.current_thread() is not threading.main_thread():  # no signal interrupts this thread
+        yield
+        return
+    noted: list[int] = []
+    kept = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    kept = {s: handler for s, handler in kept.items() if handler is not None}  # None: set outside Python, left so
+    for s in kept:
+        signal.signal(s, lambda signum, _frame: noted.append(signum))
+    try:
+        yield
+    finally:
+        for s, handler in kept.items():
+            signal.signal(s, handler)
+        if noted:
+            signal.raise_signal(noted[0])
 
 
 def _write_synced(target: Path, data: bytes) -> None:

@@ -22,9 +22,9 @@ from memlab.report.budget import budget_columns, budget_from_row
 from memlab.report.findings import DATA, findings, front_column, pareto_front
 from memlab.report.fmt import fmt_value, is_missing
 from memlab.report.run_report import NO_PLOTS_NOTE, plots_wanted
-from memlab.report.rundata import RunData
+from memlab.report.rundata import COMPARISON_HTML, RunData
 from memlab.report.table import Table
-from memlab.rundir import canonical_json
+from memlab.rundir import canonical_json, write_files
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -492,7 +492,7 @@ def where_runs_are(runs: Sequence[RunData]) -> str:
 def write_comparison(
     out_dir: Path, runs: Sequence[RunData], title: str | None = None, notes: Sequence[str] | None = None
 ) -> dict[str, Path]:
-    """Write comparison.csv, comparison.md and comparison.html into `out_dir`; returns their paths.
+    """Write comparison.csv, comparison.md and comparison.html into `out_dir`, all three or none; returns their paths.
 
     Args:
         out_dir: The folder the files go to.
@@ -507,14 +507,9 @@ def write_comparison(
     subtitle = [html.esc(where_runs_are(runs))]
     csv = io.StringIO()
     frame.to_csv(csv, index=False)
-    out_dir.mkdir(parents=True, exist_ok=True)
     files = {
         "comparison.csv": csv.getvalue(),
         "comparison.md": comparison_md(frame, title, notes),
-        "comparison.html": comparison_html(frame, runs, title, subtitle, notes),
+        COMPARISON_HTML: comparison_html(frame, runs, title, subtitle, notes),
     }
-    paths = {}
-    for name, text in files.items():
-        (out_dir / name).write_text(text, encoding="utf-8")
-        paths[name] = out_dir / name
-    return paths
+    return write_files(out_dir, files)  # as one set: Ctrl-C leaves the old files or all three new

@@ -47,6 +47,7 @@ LATENCY_FILE = "latency.json"
 RETRIEVALS_FILE = "retrievals.jsonl"
 ERROR_FILE = "error.json"
 STOPPED_FILE = "stopped.json"  # a sweep job stopped at sim.stop_after_session: its checkpoint, no run
+COMPARISON_HTML = "comparison.html"  # written with comparison.csv and .md as one set (`write_comparison`)
 # Every file memlab writes into a run folder (a run's, a failed or stopped job's marker, a comparison written into
 # it): a new run published into a reused folder drops them all, whether it writes each again or not, so that no
 # retrievals.jsonl or questions.jsonl of an earlier run sits beside its metrics.json (`memlab.rundir.publish`).
@@ -71,7 +72,7 @@ RESULT_FILES = frozenset(
         "retrievals.qrels",
         "comparison.csv",
         "comparison.md",
-        "comparison.html",
+        COMPARISON_HTML,
     }
 )
 CALL_COLUMNS = (

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import builtins
+import io
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -26,6 +29,7 @@ SAMPLE = ROOT / "datasets" / "sample.jsonl"
 
 
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "CI": "1"}
+COMPARISON = ("comparison.csv", "comparison.md", "comparison.html")
 TINY = ("dataset.dialogues=1", "dataset.sessions=2", "dataset.facts=2", NO_FIGURES)  # no test here reads a figure
 
 
@@ -165,6 +169,70 @@ def test_an_interrupted_sweep_names_its_finished_jobs_and_their_comparison_its_m
     md = (sweep / "comparison.md").read_text()
     assert md.startswith("# memlab sweep: default\n\n2 configurations, 0 failed.\n\n") and f"> **{said}.**" in md
     assert f'<div class="banner">{said}.</div>' in (sweep / "comparison.html").read_text()
+
+
+def _interrupt_at(monkeypatch: pytest.MonkeyPatch, name: str, file: str) -> None:
+    """SIGINT to this process once, as `name` (``open``, or ``os.replace``) is called on `file` (the file opened, or
+    renamed to): Ctrl-C at that exact step of a real command."""
+    modules = (builtins, io) if name == "open" else (os,)  # pathlib opens with io.open
+    real, sent = getattr(modules[0], name), []
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        path = args[-1] if name == "replace" else args[0]
+        if not sent and isinstance(path, str | os.PathLike) and Path(path).name == file:
+            sent.append(path)
+            os.kill(os.getpid(), signal.SIGINT)
+        return real(*args, **kwargs)
+
+    for module in modules:
+        monkeypatch.setattr(module, name, call)
+
+
+def _interrupted_sweep(
+    monkeypatch: pytest.MonkeyPatch, memlab_run_err: Callable[..., tuple[int, str]], sweep: Path
+) -> str:
+    """What the interrupt line of a two-job sweep into `sweep` says after ``memlab: interrupted; `` (status 130)."""
+    monkeypatch.setenv("CI", "1")
+    status, err = memlab_run_err("-m", *TINY, "context=none,trim", f"hydra.sweep.dir={sweep}")
+    assert status == 130 and err.splitlines()[-1].startswith("memlab: interrupted; "), err
+    return err.splitlines()[-1].removeprefix("memlab: interrupted; ")
+
+
+def test_ctrl_c_while_the_comparison_is_written_leaves_none_of_it_and_says_how_to_write_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memlab_run_err: Callable[..., tuple[int, str]], capfd
+) -> None:
+    """The defect, reproduced with a real sweep and SIGINT while it opened comparison.md: comparison.csv was left
+    whole beside no .md or .html, and the line said the comparison was not written; `memlab report` interrupted so
+    printed a traceback and left the same."""
+    sweep = tmp_path / "sweep"
+    jobs = ["0_context=none", "1_context=trim", "multirun.yaml"]
+    _interrupt_at(monkeypatch, "open", "comparison.md")
+    assert _interrupted_sweep(monkeypatch, memlab_run_err, sweep) == (
+        f"the comparison was not written; job(s) 0, 1 finished in {sweep}: memlab report {sweep} compares them"
+    )
+    assert sorted(p.name for p in sweep.iterdir()) == jobs  # no comparison file, and no staging folder
+    _interrupt_at(monkeypatch, "open", "comparison.md")
+    capfd.readouterr()
+    assert memlab_main("report", str(sweep)) == 130
+    assert capfd.readouterr().err == "memlab: interrupted; memlab report did not finish\n"
+    assert sorted(p.name for p in sweep.iterdir()) == jobs
+    assert memlab_main("report", str(sweep)) == 0  # as the line says
+    assert (sweep / "comparison.md").read_text().startswith("# memlab sweep: default\n\n2 configurations, 0 failed.")
+
+
+def test_ctrl_c_as_the_comparison_is_renamed_into_place_waits_for_all_three(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memlab_run_err: Callable[..., tuple[int, str]]
+) -> None:
+    """Between the first rename and the last, a Ctrl-C would leave a mix: it is held back until all three are in."""
+    sweep = tmp_path / "sweep"
+    _interrupt_at(monkeypatch, "replace", "comparison.csv")
+    assert _interrupted_sweep(monkeypatch, memlab_run_err, sweep) == (
+        f"job(s) 0, 1 finished in {sweep}, and their comparison is written: {sweep / 'comparison.html'}"
+    )
+    assert (sweep / "comparison.md").read_text().startswith("# memlab sweep: default\n\n2 configurations, 0 failed.")
+    assert {p.name for p in sweep.iterdir()} == {"0_context=none", "1_context=trim", "multirun.yaml", *COMPARISON}
+    assert (sweep / "comparison.html").read_text().endswith("</html>\n")
+    assert len(pd.read_csv(sweep / "comparison.csv")) == 2
 
 
 def test_two_sweeps_started_together_keep_their_own_jobs(tmp_path: Path) -> None:
