@@ -58,13 +58,17 @@ class AgentMemoryHistory:
         own unless the first is a function call (it may join the message before it): then all are converted.
         """
         snapshot = self.memory.snapshot()
-        items, known = snapshot.items, len(self._items)
-        grown = len(items) > known and items[:known] == self._items and not isinstance(items[known], FunctionCall)
-        if grown:
-            self._converted.extend(items_to_messages(items[known:]))  # never returned itself: copied below
-        elif items != self._items:
-            self._converted = items_to_messages(items)
-        self._items = items
+        items, last = snapshot.items, self._items
+        if items is not last:  # not the very tuple last read
+            n = len(last)
+            # The same objects first (their ends, then all: == sees identity first), so items decoded
+            # afresh (another writer's, a compressor's rewrite) are converted at once, not compared.
+            grown = len(items) > n and not isinstance(items[n], FunctionCall)
+            if grown and (n == 0 or (items[0] is last[0] and items[n - 1] is last[n - 1] and items[:n] == last)):
+                self._converted.extend(items_to_messages(items[n:]))  # never returned itself: copied below
+            else:
+                self._converted = items_to_messages(items)
+            self._items = items
         return [system(snapshot.summary), *self._converted] if snapshot.summary else list(self._converted)
 
     def replace(self, messages: Iterable[Message]) -> None:

@@ -68,6 +68,21 @@ def test_a_long_dialogue_under_tool_rounds_reads_and_writes_each_item_once(monke
     assert (store.read, store.written, sum(converted)) == (0, len(ms), len(ms))
 
 
+def test_items_decoded_afresh_are_converted_not_compared(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without `settled_after`, every write is a store update whose result is decoded afresh, so each read gets
+    other item objects: they are converted at once, never compared item by item with the last read's (400
+    messages: 79,401 comparisons by 1dba453, which cost more than the conversions they saved)."""
+    compared = []
+    equal = MessageItem.__eq__
+    monkeypatch.setattr(MessageItem, "__eq__", lambda a, b: compared.append(1) or equal(a, b))
+    history = agent_history("s", store=InMemoryStore(), compressor=Unannounced(ToolRoundsCompressor()))  # type: ignore[arg-type]
+    ms = [Message("user" if i % 2 == 0 else "assistant", f"message {i}", id=f"m{i}") for i in range(400)]
+    for n, m in enumerate(ms):
+        assert history.messages() == ms[:n]
+        history.append(m)
+    assert compared == []
+
+
 OPS_READ = st.lists(st.sampled_from(["user", "reply", "calls", "tool", "joined", "read", "replace", "clear"]))
 
 
