@@ -223,6 +223,16 @@ def test_summaries_of_a_growing_history_share_its_messages(recording_model, stag
     assert [list(ids) for ids in made] == folded
 
 
+def test_a_long_chain_lists_and_pickles_any_of_its_sources_without_recursion() -> None:
+    """3,000 sources of one chain, each a message longer (more than the recursion limit's 1,000 links, were they
+    linked): the first, the middle and the last each list and pickle alone."""
+    ms = [Message("user", "x", id=f"m{i}") for i in range(3_000)]
+    chain = SourceChain()
+    made = [chain.ids(ms[:n]) for n in range(1, len(ms) + 1)]
+    for n in (1, 1_500, 3_000):
+        assert list(pickle.loads(pickle.dumps(made[n - 1]))) == [f"m{i}" for i in range(n)] == list(made[n - 1])
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     steps=st.lists(
