@@ -122,12 +122,14 @@ def write_summary(
     max_conversation_chars: int = MAX_CONVERSATION_CHARS,
     summary_tokens: int | None = DEFAULT_SUMMARY_TOKENS,
     render: Callable[[Sequence[Message], int], str] = prompts.render_transcript,
+    source_ids: Callable[[Sequence[Message]], SourceIds] = SourceIds,
 ) -> Folded:
     """Summarize `source` into one system message ``prefix + summary``, or say why not.
 
     `prefix` defaults to the context summary's (``[Conversation summary] ``); `transcript`
     replaces the rendered transcript of `source` (a compressor adds its previous summary's lines);
-    `render` renders it otherwise (a strategy that summarizes a growing history passes a `GrowingTranscript`'s).
+    `render` renders it otherwise and `source_ids` keeps its ids for the SUMMARY event (a strategy that summarizes a
+    growing history passes a `GrowingTranscript`'s and a `SourceChain`'s).
     `fallback` is the action the caller takes when the summary is not used; it is reported, not taken.
     """
     if layer not in LAYERS:
@@ -156,7 +158,7 @@ def write_summary(
     SummaryEvent(
         layer=layer,
         strategy=strategy,
-        source_ids=SourceIds(source),
+        source_ids=source_ids(source),
         source_messages=len(source),
         source_tokens=source_tokens,
         summary_tokens=made_tokens,

@@ -13,6 +13,7 @@ Outside a recording, `emit` is a no-op, so library users pay nothing for it.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextvars import ContextVar
@@ -52,13 +53,41 @@ class _HasId(Protocol):
     def id(self) -> str | None: ...
 
 
+class _Chain:
+    """Messages a summarizer folded, in order, only ever appended to; each `SourceIds` of it lists a prefix.
+
+    Each message's id is read once for the whole chain (`_listed`, the ids so far, None included). Pickled as
+    those ids, so a run's records pickle one list per chain, not one per summary; unpickled, it has no messages.
+    """
+
+    __slots__ = ("_listed", "messages")
+
+    def __init__(self, messages: Iterable[_HasId] = (), listed: Iterable[str | None] = ()) -> None:
+        self.messages: list[_HasId] = list(messages)
+        self._listed: list[str | None] = list(listed)
+
+    def ids(self, stop: int) -> tuple[str, ...]:
+        """The ids, those not None, of the first `stop` messages."""
+        return tuple(i for i in itertools.islice(self._listed_to(stop), stop) if i is not None)
+
+    def _listed_to(self, stop: int) -> list[str | None]:
+        listed = self._listed
+        if len(listed) < stop:
+            listed.extend([m.id for m in self.messages[len(listed) : stop]])
+        return listed
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_Chain, ((), self._listed_to(len(self.messages))))
+
+
 class SourceIds(Sequence[str]):
     """The ids (those not None, in order) of the messages a summary folded, listed when first read.
 
     A summarizing strategy folds most of a long history on every call, so listing every folded id
-    made each call cost the history's length. This keeps a tuple of the messages (a copy at C
-    speed) and lists their ids only when read: metrics read those of the summaries a probe's
-    request carries, not every call's. Equal to any list or tuple of the same ids; pickled as its ids.
+    made each call cost the history's length. This keeps the messages (a copy at C speed; a prefix of
+    a `SourceChain`'s list, shared with the summarizer's other summaries) and lists their ids only when
+    read: metrics read those of the summaries a probe's request carries, not every call's. Equal to
+    any list or tuple of the same ids; pickled with its chain's ids (one list per chain in one pickle).
 
     >>> from memlab.messages import Message
     >>> ids = SourceIds([Message("user", "a", id="D1:1"), Message("system", "b"), Message("user", "c", id="D1:2")])
@@ -66,24 +95,26 @@ class SourceIds(Sequence[str]):
     (2, True, SourceIds(['D1:1', 'D1:2']))
     """
 
-    __slots__ = ("_ids", "_messages")
+    __slots__ = ("_chain", "_ids", "_stop")
 
     def __init__(self, messages: Iterable[_HasId]) -> None:
-        self._messages: tuple[_HasId, ...] = tuple(messages)
+        chain = _Chain(messages)
+        self._chain: _Chain | None = chain
+        self._stop = len(chain.messages)
         self._ids: tuple[str, ...] | None = None
 
     @classmethod
-    def of_ids(cls, ids: Iterable[str]) -> SourceIds:
-        """Ids already listed (how a pickled one comes back)."""
-        out = cls(())
-        out._ids = tuple(ids)
+    def _prefix(cls, chain: _Chain | None, stop: int, ids: tuple[str, ...] | None = None) -> SourceIds:
+        """The ids of `chain`'s first `stop` messages, or `ids`: how a `SourceChain` makes one, how one is unpickled."""
+        out = cls.__new__(cls)
+        out._chain, out._stop, out._ids = chain, stop, ids
         return out
 
     def listed(self) -> tuple[str, ...]:
-        """The ids as a tuple, listed on the first call (the messages are then let go)."""
+        """The ids as a tuple, listed on the first call (the chain is then let go)."""
         if self._ids is None:
-            self._ids = tuple(m.id for m in self._messages if m.id is not None)
-            self._messages = ()
+            assert self._chain is not None  # set until listed
+            self._ids, self._chain = self._chain.ids(self._stop), None
         return self._ids
 
     def __len__(self) -> int:
@@ -113,7 +144,50 @@ class SourceIds(Sequence[str]):
         return f"SourceIds({list(self.listed())!r})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (SourceIds.of_ids, (self.listed(),))
+        return (SourceIds._prefix, (self._chain, self._stop, self._ids))
+
+
+class SourceChain:
+    """`SourceIds` for the sources of one summarizer, each of which mostly begins with the one before.
+
+    SUMMARIZE folds all of a growing history but its ends on every call, so the same first messages
+    again and again: 16,000 messages made 8,000 summaries holding a tuple of about 8,000 messages
+    each (64M references, 512 MB). Here a source that begins with the previous one's messages
+    appends only its new ones to the list the earlier `SourceIds` list a prefix of, so the
+    summaries of a history of N messages hold O(N) references; any other source starts a new list.
+    Beyond the design documents (issue 29's scale, docs/speed.md "Scale"). Messages are compared
+    with ``==`` once the first and last of the shared part are the very same objects (so a
+    history read afresh on every call is not compared item by item): equal messages have equal ids.
+
+    >>> from memlab.messages import Message
+    >>> ms = [Message("user", str(i), id=f"D1:{i}") for i in range(4)]
+    >>> chain = SourceChain()
+    >>> [list(chain.ids(ms[:n])) for n in (2, 4, 1)]
+    [['D1:0', 'D1:1'], ['D1:0', 'D1:1', 'D1:2', 'D1:3'], ['D1:0']]
+    """
+
+    def __init__(self) -> None:
+        self._chain = _Chain()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (SourceChain, ())  # a copy starts a chain of its own (an unpickled chain holds ids, not messages)
+
+    def ids(self, source: Sequence[_HasId]) -> SourceIds:
+        """The ids of `source`, sharing the messages it has in common with the last source."""
+        held = self._chain.messages
+        n = min(len(source), len(held))
+        part = source[:n]  # a list, but for a tuple's slice
+        common = held if n == len(held) else held[:n]  # a source that grows: the whole list, not a copy
+        if n and not (part[0] is held[0] and part[-1] is held[n - 1] and _as_list(part) == common):
+            self._chain = _Chain(source)
+        elif len(source) > len(held):
+            held.extend(source[n:])
+        return SourceIds._prefix(self._chain, len(source))
+
+
+def _as_list(items: Sequence[_HasId]) -> list[_HasId]:
+    """`items` as a list: itself when it is one."""
+    return items if isinstance(items, list) else list(items)
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ from memlab.summary import (
     write_summary,
 )
 from memlab.tokens import TokenCounter, resolve_counter
-from memlab.trace import CONTEXT_APPLY, emit, timed
+from memlab.trace import CONTEXT_APPLY, SourceChain, emit, timed
 from memlab.units import tail_start
 
 # Design document, SummarizationHook: "token 数超过 80000 时自动触发压缩".
@@ -116,6 +116,7 @@ class SummarizationHook(Component):
         self.language = language
         self.max_conversation_chars = max_conversation_chars
         self.summary_tokens = summary_tokens
+        self._sources = SourceChain()  # past the trigger, each call folds the last one's middle and more
 
     def stages(self) -> Sequence[RequestStage]:
         return [self]
@@ -234,6 +235,7 @@ class SummarizationHook(Component):
             language=self.language,
             max_conversation_chars=self.max_conversation_chars,
             summary_tokens=self.summary_tokens,
+            source_ids=self._sources.ids,
         )
 
     def __repr__(self) -> str:

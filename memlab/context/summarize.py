@@ -33,6 +33,7 @@ from memlab.summary import (
     write_summary,
 )
 from memlab.tokens import Tallied, TokenCounter, resolve_counter, tallied_part
+from memlab.trace import SourceChain
 from memlab.units import tail_start, unit_end_at
 
 # Design document, SUMMARIZE: "1条摘要 + 5条最新" (one summary plus the 5 newest messages).
@@ -71,6 +72,7 @@ class Summarize:
         self.summary_tokens = summary_tokens
         self.counter = resolve_counter(counter)
         self._transcript = GrowingTranscript()  # the history grows by a message or two between calls
+        self._sources = SourceChain()  # and so does the part folded
 
     @dicts_in_dicts_out
     def apply(self, messages: Sequence[MessageLike]) -> list[Message]:
@@ -94,6 +96,7 @@ class Summarize:
             max_conversation_chars=self.max_conversation_chars,
             summary_tokens=self.summary_tokens,
             render=self._transcript.render,
+            source_ids=self._sources.ids,
         )
         if folded.message is not None:
             return [*ms[:head], folded.message, *ms[start:]]

@@ -7,7 +7,10 @@ call outputs), an optional `summary` and an optional `MemoryCompressor`; the run
 document), which compressors pass on: kept items keep it, and a summary's SUMMARY event lists the
 ids it folded. After every write the compressor runs (`maybe_compress`). Here the write and the
 compression are one transaction of the session store, so a concurrent reader never sees an
-uncompressed state and a concurrent writer never loses an item to a compaction.
+uncompressed state and a concurrent writer never loses an item to a compaction. One exception,
+beyond the document: a write the compressor would leave unchanged is an append alone
+(`StoreAgentMemory`); if another writer's uncompressed write (a restore, `compress=False`) came
+just before it, a reader may see that state plus the new items until the compression that follows.
 
 >>> memory = InMemoryAgentMemory()
 >>> memory.add_user_input("Book a flight to Oslo")
@@ -24,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from memlab.messages import FunctionCall, FunctionCallOutput, Item, MessageItem, item_from_dict, item_to_dict
-from memlab.stores.base import SessionState, SessionStore
+from memlab.stores.base import SessionState, SessionStore, decode, encode
 from memlab.stores.memory import InMemoryStore
 from memlab.tokens import get_counter
 from memlab.trace import MEMORY_COMPRESS, emit, timed
@@ -62,7 +65,13 @@ class MemorySnapshot:
 
 @runtime_checkable
 class MemoryCompressor(Protocol):
-    """``MemorySnapshot compress(MemorySnapshot snapshot)``: must be pure (a store may retry it)."""
+    """``MemorySnapshot compress(MemorySnapshot snapshot)``: must be pure (a store may retry it).
+
+    Beyond the document, a compressor may also have ``settled_after(items) -> bool``: True when `items`
+    appended to a snapshot `compress` returned, or returned unchanged, give one it returns unchanged.
+    `StoreAgentMemory` then appends them without reading the memory back (ToolRoundsCompressor: items
+    that start no tool round).
+    """
 
     def compress(self, snapshot: MemorySnapshot) -> MemorySnapshot: ...
 
@@ -108,8 +117,25 @@ def _snapshot(state: SessionState) -> MemorySnapshot:
     return MemorySnapshot(tuple(item_from_dict(e) for e in state.entries), state.summary)
 
 
+@dataclass(frozen=True)
+class _Known:
+    """The memory's state at the store's `version`, and the compressor it is known to be an output of (None: none)."""
+
+    version: int
+    snapshot: MemorySnapshot
+    compressed_by: MemoryCompressor | None
+
+
 class StoreAgentMemory:
     """AgentMemory in a `SessionStore` under `session_id` (the document's JdbcAgentMemory, for any store).
+
+    As `StoreChatMemory` does, it keeps the state it last read or wrote with the session's
+    `SessionStore.version`: a read checks the version (one cheap read) and decodes the stored items
+    only after a change by another writer. A write to a state its compressor returned, of items the
+    compressor says it would leave as they are (`MemoryCompressor`'s ``settled_after``), is an append of
+    those items alone: on 4,000 messages, `agent_memory=tool_rounds` decoded and re-encoded every item on
+    every write (issue 29, docs/speed.md "Scale"). When another write came first (the version says so),
+    the compressor then runs on the whole state, which ends as one transaction of both would leave it.
 
     Args:
         store: Where the items and summary are kept.
@@ -121,6 +147,7 @@ class StoreAgentMemory:
         self.store = store
         self.session_id = session_id
         self.compressor = compressor
+        self._known: _Known | None = None  # one value, replaced whole: each state is labeled with its own version
 
     def add_user_input(self, input: str | ItemLike) -> None:
         self._write([MessageItem(role="user", content=input) if isinstance(input, str) else as_item(input)])
@@ -134,26 +161,44 @@ class StoreAgentMemory:
     def _write(self, items: Sequence[Item]) -> None:
         if not items:
             return
-        if self.compressor is None:
-            self.store.append(self.session_id, [item_to_dict(i) for i in items])
-        else:
+        known, compressor = self._known, self.compressor
+        settled_after = getattr(compressor, "settled_after", None)  # MemoryCompressor's optional method
+        if compressor is not None and not (
+            known is not None and known.compressed_by is compressor and settled_after and settled_after(items)
+        ):
             self.update(lambda s: MemorySnapshot(s.items + tuple(items), s.summary))
+            return
+        entries = [item_to_dict(i) for i in items]
+        self._known = None  # unknown if the append fails
+        version = self.store.append(self.session_id, entries)
+        if known is None or version != known.version + 1:  # another write came between
+            if compressor is not None:
+                self.maybe_compress()
+            return
+        stored = tuple(item_from_dict(decode(encode(e))) for e in entries)  # the items as the store gives them back
+        self._known = _Known(version, MemorySnapshot(known.snapshot.items + stored, known.snapshot.summary), compressor)
 
     def get_items(self) -> list[Item]:
         return list(self.snapshot().items)
 
     def get_summary(self) -> str | None:
-        return self.store.load(self.session_id).summary
+        return self.snapshot().summary
 
     def snapshot(self) -> MemorySnapshot:
         """Items and summary from one consistent read."""
-        return _snapshot(self.store.load(self.session_id))
+        known = self._known
+        if known is not None and self.store.version(self.session_id) == known.version:
+            return known.snapshot
+        state = self.store.load(self.session_id)
+        self._known = _Known(state.version, _snapshot(state), None)
+        return self._known.snapshot
 
     def restore(self, snapshot: MemorySnapshot) -> None:
         """Make `snapshot` the memory's state in one transaction (no compression)."""
         self.update(lambda _old: snapshot, compress=False)
 
     def clear(self) -> None:
+        self._known = None  # read again (empty): a delete's version is not returned
         self.store.delete_session(self.session_id)
 
     def maybe_compress(self) -> MemorySnapshot:
@@ -185,7 +230,10 @@ class StoreAgentMemory:
                 seen.update(edited=edited, after=after, us=t["us"])
             return _state(after)
 
-        result = _snapshot(self.store.update(self.session_id, step))
+        self._known = None  # unknown if the update fails
+        state = self.store.update(self.session_id, step)
+        result = _snapshot(state)
+        self._known = _Known(state.version, result, compressor)
         if seen and seen["after"] != seen["edited"]:  # reported once, after the commit
             counter = getattr(compressor, "counter", None) or get_counter(SUMMARY_COUNTER)
             summary = seen["after"].summary

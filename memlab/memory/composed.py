@@ -70,6 +70,10 @@ class ToolRoundsCompressor(SummaryFolding):
         super().__init__(llm, language, max_tokens, counter)
         self.keep_rounds = keep_rounds
 
+    def settled_after(self, items: Sequence[Item]) -> bool:
+        """Items with no function call start no tool round: what `compress` returned it returns unchanged with them."""
+        return not any(isinstance(i, FunctionCall) for i in items)
+
     def compress(self, snapshot: MemorySnapshot) -> MemorySnapshot:
         units = item_units(snapshot.items)
         rounds = [i for i, u in enumerate(units) if isinstance(u[0], FunctionCall)]

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from memlab.memory.agent import MemoryCompressor, MemorySnapshot, StoreAgentMemory
-from memlab.messages import Message, items_to_messages, messages_to_items, system
+from memlab.messages import FunctionCall, Item, Message, items_to_messages, messages_to_items, system
 from memlab.stores.base import SessionStore
 
 
@@ -39,6 +39,8 @@ class AgentMemoryHistory:
 
     def __init__(self, memory: StoreAgentMemory) -> None:
         self.memory = memory
+        self._items: tuple[Item, ...] = ()  # the items last read, and
+        self._converted: list[Message] = []  # their messages (`items_to_messages`)
 
     def append(self, message: Message) -> None:
         items = messages_to_items([message])
@@ -49,7 +51,25 @@ class AgentMemoryHistory:
             self.memory.add_output_items(items)
 
     def messages(self) -> list[Message]:
-        return snapshot_messages(self.memory.snapshot())
+        """`snapshot_messages` of the memory; the items added since the last read are the only ones converted.
+
+        A replay reads the history before every call, and converting every item each time made a long
+        dialogue's replay quadratic (issue 29). Items appended after the last read become messages of their
+        own unless the first is a function call (it may join the message before it): then all are converted.
+        """
+        snapshot = self.memory.snapshot()
+        items, last = snapshot.items, self._items
+        if items is not last:  # not the very tuple last read
+            n = len(last)
+            # The same objects first (their ends, then all: == sees identity first), so items decoded
+            # afresh (another writer's, a compressor's rewrite) are converted at once, not compared.
+            grown = len(items) > n and not isinstance(items[n], FunctionCall)
+            if grown and (n == 0 or (items[0] is last[0] and items[n - 1] is last[n - 1] and items[:n] == last)):
+                self._converted.extend(items_to_messages(items[n:]))  # never returned itself: copied below
+            else:
+                self._converted = items_to_messages(items)
+            self._items = items
+        return [system(snapshot.summary), *self._converted] if snapshot.summary else list(self._converted)
 
     def replace(self, messages: Iterable[Message]) -> None:
         """The messages become the items (a leading summary message becomes a system item)."""

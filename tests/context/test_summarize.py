@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import copy
+import functools
+import gc
+import pickle
+import types
+from collections.abc import Sequence
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memlab.context import Summarize
+from memlab.context import SummarizationHook, Summarize
 from memlab.context.summarize import FALLBACK_KEEP_FIRST
 from memlab.llm import ExtractiveChatModel, prompts
 from memlab.messages import Message, ToolCall
+from memlab.runtime import CallContext, SecurityContext
 from memlab.summary import MAX_CONVERSATION_CHARS, GrowingTranscript, write_summary
 from memlab.tokens import get_counter, request_tokens
-from memlab.trace import FALLBACK, LLM_CALL, SUMMARY, recording
+from memlab.trace import FALLBACK, LLM_CALL, SUMMARY, SourceChain, SourceIds, recording
 from memlab.units import orphans
 
 
@@ -178,3 +184,94 @@ def test_growing_transcript_equals_render_transcript(steps: list[tuple[str, int]
             source = [Message(m.role, m.content, id=m.id) for m in source]
         limit = max_chars + k if action == "limit" else max_chars
         assert renderer.render(source, limit) == prompts.render_transcript(source, limit)
+
+
+def _held(objects: Sequence[object]) -> int:
+    """References held by the lists and tuples reachable from `objects` (messages, strings and classes not entered)."""
+    seen: set[int] = set()
+    todo, held = list(objects), 0
+    while todo:
+        o = todo.pop()
+        if id(o) in seen or isinstance(o, Message | str | type | types.ModuleType | types.FunctionType):
+            continue
+        seen.add(id(o))
+        held += len(o) if isinstance(o, list | tuple) else 0
+        todo.extend(gc.get_referents(o))
+    return held
+
+
+@pytest.mark.parametrize("stage", ["summarize", "summarization_hook"])
+def test_summaries_of_a_growing_history_share_its_messages(recording_model, stage: str) -> None:  # type: ignore[no-untyped-def]
+    """A replay's SUMMARY events share the folded messages (`SourceChain`): 601 messages, 290 summaries of up to 594
+    messages each hold about 600 references, not one tuple each (88,000); pickled together, their ids are one list."""
+    ms = chat(600)
+    model = recording_model("short")
+    if stage == "summarize":
+        fold = Summarize(model, threshold=20, keep_last=5).apply
+    else:
+        hook = SummarizationHook(model, trigger_tokens=100, keep_last=5)
+        fold = functools.partial(hook.process, ctx=CallContext("d", "s", 0, None, SecurityContext("u")))
+    with recording() as events:
+        for n in range(22, len(ms) + 1, 2):  # a replay: a call after each reply
+            fold(ms[:n])
+    made = [e.data["source_ids"] for e in events if e.kind == SUMMARY]
+    folded = [[m.id for m in ms[1 : n - 5]] for n in range(22, len(ms) + 1, 2)]
+    assert len(made) == len(folded) == 290 and all(isinstance(ids, SourceIds) for ids in made)
+    assert _held(made) < 2 * len(ms)
+    assert len(pickle.dumps(made)) < 40 * len(ms)
+    assert [list(ids) for ids in pickle.loads(pickle.dumps(made))] == folded
+    assert [list(ids) for ids in made] == folded
+
+
+def test_a_long_chain_lists_and_pickles_any_of_its_sources_without_recursion() -> None:
+    """3,000 sources of one chain, each a message longer (more than the recursion limit's 1,000 links, were they
+    linked): the first, the middle and the last each list and pickle alone."""
+    ms = [Message("user", "x", id=f"m{i}") for i in range(3_000)]
+    chain = SourceChain()
+    made = [chain.ids(ms[:n]) for n in range(1, len(ms) + 1)]
+    for n in (1, 1_500, 3_000):
+        assert list(pickle.loads(pickle.dumps(made[n - 1]))) == [f"m{i}" for i in range(n)] == list(made[n - 1])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(
+            st.sampled_from(["grow", "grow", "grow", "shrink", "first", "other_id", "equal", "copy", "no_id"]),
+            st.integers(0, 6),
+        ),
+        max_size=14,
+    ),
+)
+def test_source_chain_lists_each_sources_ids(steps: list[tuple[str, int]]) -> None:
+    """Each `SourceIds` a chain makes lists its source's ids, whatever the sources do between calls and whenever it
+    is read (at once, after later sources, or once pickled alone or with the others)."""
+    messages = chat(60)  # a system message without an id first
+    chain, source, fresh = SourceChain(), [], 0
+    made: list[tuple[SourceIds, list[str]]] = []
+    for action, k in steps:
+        i = k % len(source) if source else 0
+        if action == "grow":
+            source = source + messages[fresh : fresh + k]
+            fresh += k
+        elif action == "shrink":
+            source = source[: max(0, len(source) - k)]
+        elif action == "first" and source:  # an equal message but for its id, that is another object
+            source = [Message(source[0].role, source[0].content, id="other"), *source[1:]]
+        elif action == "other_id" and source:  # the same inside, ends the same objects
+            source = [*source[:i], Message(source[i].role, source[i].content, id=f"x{k}"), *source[i + 1 :]]
+        elif action == "equal" and source:  # an equal message, another object
+            source = [*source[:i], copy.copy(source[i]), *source[i + 1 :]]
+        elif action == "copy":
+            source = [copy.copy(m) for m in source]
+        elif action == "no_id":
+            source = [*source, Message("system", f"note {k}")]
+        made.append((chain.ids(tuple(source) if k == 5 else source), [m.id for m in source if m.id is not None]))
+        if k % 2:
+            list(made[-1][0])  # read now; the others after the chain went on
+    together = pickle.loads(pickle.dumps([ids for ids, _ in made]))
+    alone = [pickle.loads(pickle.dumps(ids)) for ids, _ in made]
+    expected = [want for _, want in made]
+    assert [list(ids) for ids in together] == [list(ids) for ids in alone] == expected
+    assert [list(ids) for ids, _ in made] == expected
+    assert [ids == want and len(ids) == len(want) for ids, want in made] == [True] * len(made)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memlab.experiment import instantiate
@@ -40,6 +40,35 @@ def test_tool_rounds_keep_the_newest_exchanges_whole_and_every_message(shape: li
     assert [i for i in out.items if isinstance(i, MessageItem)] == [i for i in items if isinstance(i, MessageItem)]
     dropped = sum(len(u) for u in rounds) - sum(len(u) for u in kept_rounds)
     assert summarized_count(out.summary) == dropped  # no model: the document's counting summary
+
+
+def _items(kinds: list[str]) -> list[Item]:
+    """user / reply messages, calls and outputs (of the latest call: some calls stay pending, some outputs orphans)."""
+    made: list[Item] = []
+    for n, kind in enumerate(kinds):
+        if kind == "call":
+            made.append(FunctionCall(f"c{n}", "run"))
+        elif kind == "output":
+            made.append(FunctionCallOutput(f"c{n - 1}", "ok"))
+        else:
+            made.append(MessageItem("user" if kind == "user" else "assistant", f"{kind} {n}"))
+    return made
+
+
+KINDS = st.lists(st.sampled_from(["user", "reply", "call", "output"]), max_size=14)
+
+
+@settings(deadline=None)  # the first example loads the summary's tokenizer
+@given(KINDS, KINDS, st.integers(0, 3))
+def test_tool_rounds_settle_after_items_that_start_no_round(before: list[str], after: list[str], keep: int) -> None:
+    """`settled_after` (items without a call) holds: what compress returned it returns unchanged with them appended."""
+    compressor = ToolRoundsCompressor(keep_rounds=keep)
+    added = _items(after)
+    settled = compressor.compress(MemorySnapshot.of(_items(before)))
+    grown = MemorySnapshot(settled.items + tuple(added), settled.summary)
+    assert compressor.settled_after(added) == ("call" not in after)
+    if compressor.settled_after(added):
+        assert compressor.compress(grown) == grown
 
 
 def test_a_chain_is_its_stages_in_order() -> None:
