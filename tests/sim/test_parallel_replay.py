@@ -19,6 +19,7 @@ import weakref
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import closing
 from operator import attrgetter
 from pathlib import Path
@@ -29,6 +30,7 @@ from omegaconf import DictConfig
 from replays import NO_FIGURES
 
 import memlab.experiment
+import memlab.sim.parallel
 from memlab.dialogues import Dialogue, load_tau_bench
 from memlab.dialogues.synthetic import generate_synthetic
 from memlab.errors import MemlabError
@@ -327,6 +329,45 @@ def test_an_abandoned_parallel_replay_stops_its_workers_and_drops_the_queue(make
     assert [w.exitcode for w in workers] == [-signal.SIGTERM] * 2  # terminated, not awaited (that exits 0)
     started = sorted(p.name for p in tmp_path.iterdir())
     assert 1 <= len(started) <= 3, started  # the first, and one held by each worker: the queued were never replayed
+
+
+@pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_as_a_worker_starts_never_runs_the_parents_handler_there(
+    make_config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sent: int
+) -> None:
+    """The defect: a Ctrl-C or a SIGTERM as a parallel replay started its workers (one of 24 sent at random times
+    into a small run here) ran the parent's handler in a worker not yet started, `memlab run`'s raising there: a
+    'concurrent.futures: Exception in initializer' traceback per worker under the run's one line. Here each worker
+    gets the signal as it starts, before its initializer, under a handler that marks the process it runs in: SIGINT
+    (a terminal's Ctrl-C reaches the workers too) is ignored and the replay goes on; SIGTERM ends the worker, as its
+    default does."""
+    marks = tmp_path / "handled"
+    marks.mkdir()
+
+    def handler(signum: int, frame: object) -> None:  # raises, as `memlab run`'s SIGTERM handler and Ctrl-C do
+        (marks / str(os.getpid())).touch()
+        raise KeyboardInterrupt
+
+    start = memlab.sim.parallel._start
+
+    def signalled_first(*args: Any) -> None:
+        os.kill(os.getpid(), sent)
+        start(*args)
+
+    monkeypatch.setattr(memlab.sim.parallel, "_start", signalled_first)
+    cfg = make_config("dataset.dialogues=2", "dataset.sessions=1", "sim.progress=false")
+    dialogues = generate_synthetic(seed=1, dialogues=2, sessions=1)
+    options = ReplayOptions(call_roles=tuple(cfg.sim.call_roles), probe_context=cfg.sim.probe_context)
+    previous = signal.signal(sent, handler)
+    try:
+        if sent == signal.SIGINT:
+            assert len(list(simulate_parallel(dialogues, runtime_factory, cfg, 2, options))) == 2
+        else:
+            with pytest.raises(BrokenProcessPool):  # the workers ended: nothing replayed them
+                list(simulate_parallel(dialogues, runtime_factory, cfg, 2, options))
+    finally:
+        signal.signal(sent, previous)
+    assert list(marks.iterdir()) == []
 
 
 def test_stopping_a_pool_whose_result_pipe_holds_part_of_a_message_does_not_hang() -> None:
