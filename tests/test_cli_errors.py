@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from memlab.cli import CHDIR_REFUSED
 from memlab.runtime import Component
 
 ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "datasets" / "sample.jsonl"
 
 
 def _memlab(*args: str) -> list[str]:
@@ -79,12 +79,18 @@ def test_a_target_that_cannot_be_built_is_one_line_and_no_folder(tmp_path: Path)
 def test_ctrl_c_ends_with_one_line_and_no_run_directory(tmp_path: Path, sent: int, status: int, said: str) -> None:
     """The defect: SIGINT printed a traceback. (What it does to a parallel replay's workers is
     tests/sim/test_parallel_replay.py's: a signal sent from here can land in os.fork's after-fork
-    hooks, where Python drops the KeyboardInterrupt.) SIGTERM (kill, timeout, a CI cancel) cleans up the same."""
-    # long to generate, so that SIGINT lands inside the run, before the replay
-    big = ("dataset.dialogues=100", "dataset.sessions=30", "dataset.turns_per_session=30", "context=summarize")
+    hooks, where Python drops the KeyboardInterrupt.) SIGTERM (kill, timeout, a CI cancel) cleans up the same.
+
+    The signal lands while the run waits for its data (`gated_data`: the test holds the FIFO the run reads), not a
+    second after Hydra made the run folder, wherever the run had got to by then at the machine's load."""
+    data = tmp_path / "data.jsonl"
+    data.write_bytes(SAMPLE.read_bytes())
+    os.mkfifo(tmp_path / "data.jsonl.gate")
+    work = tmp_path / "work"
+    work.mkdir()
     proc = subprocess.Popen(
-        _memlab(*big),
-        cwd=tmp_path,
+        _memlab("dataset=jsonl", f"dataset.path={data}", "dataset._target_=gated_data.gated"),
+        cwd=work,
         env=_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -93,17 +99,15 @@ def test_ctrl_c_ends_with_one_line_and_no_run_directory(tmp_path: Path, sent: in
         # SIGINT, and a child inherits that, so Python would never raise KeyboardInterrupt
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
-    runs = tmp_path / "reports" / "runs"
-    deadline = time.monotonic() + 120
-    while not runs.exists() and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)  # Hydra makes the run folder just before the run starts
-    time.sleep(1.0)  # inside the run, generating the dialogues (Hydra's setup: the next test)
-    assert proc.poll() is None, proc.communicate()
-    proc.send_signal(sent)
-    _out, err = proc.communicate(timeout=120)
+    try:
+        with open(tmp_path / "data.jsonl.gate", "w"):  # returns once the run opened it: it is reading its data
+            proc.send_signal(sent)
+            _out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
     assert proc.returncode == status, err
     assert err.strip().splitlines() == [said]
-    assert list(tmp_path.iterdir()) == []  # the empty run folder Hydra made is gone, nothing half-written
+    assert list(work.iterdir()) == []  # the run folder Hydra made is gone, nothing half-written
 
 
 def test_ctrl_c_in_hydras_setup_leaves_no_run_folder(tmp_path: Path) -> None:

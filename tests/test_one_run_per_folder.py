@@ -14,8 +14,6 @@ from pathlib import Path
 import pytest
 
 import memlab
-from memlab.dialogues import load_jsonl
-from memlab.dialogues.model import Dialogue
 from memlab.errors import RunFolderBusy
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,13 +27,6 @@ with claimed(Path(sys.argv[1])):
     print("held", flush=True)
     sys.stdin.read()
 """
-
-
-def gated(path: str, max_dialogues: int | None = None) -> list[Dialogue]:
-    """The JSONL dataset at `path`, read once the test has opened and closed the gate beside it (a FIFO)."""
-    with open(path + ".gate") as gate:  # blocks until the test opens the gate for writing
-        gate.read()  # and until it closes it
-    return load_jsonl(path, max_dialogues)
 
 
 def _env() -> dict[str, str]:
@@ -66,7 +57,7 @@ def test_a_second_run_into_a_folder_a_run_is_writing_into_is_refused(
     run = tmp_path / "run"
     first = subprocess.Popen(
         [sys.executable, "-m", "memlab", "run", "debug=default", "dataset=jsonl", f"dataset.path={data}",
-         f"dataset._target_={__name__}.gated", f"output_dir={run}"],
+         "dataset._target_=gated_data.gated", f"output_dir={run}"],
         cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:

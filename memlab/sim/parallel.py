@@ -10,6 +10,7 @@ A `Shared` pair carries what workers learn that the parent may reuse (cached mod
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import gc
 import multiprocessing
@@ -17,7 +18,7 @@ import multiprocessing.util
 import os
 import signal
 import sys
-from collections.abc import Callable, Generator, Hashable, Sequence
+from collections.abc import Callable, Generator, Hashable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +33,7 @@ from memlab.stores import close_store
 RuntimeFactory = Callable[[Dialogue], Runtime]
 STOP_GRACE_S = 10.0  # a terminated worker has this long to exit before it is killed
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent dies
+WORKER_SIGNALS = {signal.SIGINT, signal.SIGTERM}  # held in a worker from its fork until it has its own handlers
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,7 @@ def _start(
     global _worker
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops the workers
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler (`memlab run`'s): a worker just ends
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, WORKER_SIGNALS)  # held since the fork (`_signals_held`)
     _die_with(parent)
     if forked:
         # What the fork copied is the parent's: the collector never visits it here, so no finalizer of the parent's
@@ -75,6 +78,22 @@ def _start(
     multiprocessing.util.Finalize(None, close_store, args=(factory,), exitpriority=0)  # `Runtimes.close`, if any
     if forked:
         _one_torch_thread()  # after `build`: an embedder built there may set torch's threads
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM held (blocked in this thread) while it starts the workers, which start with them held
+    (a process inherits the mask of the thread that made it) and let them in once their own handlers are set.
+
+    A Ctrl-C or a SIGTERM as a replay started its workers ran the parent's handler in a worker not yet started
+    (`memlab run`'s SIGTERM handler raises, as Ctrl-C does): a traceback per worker under the run's one line. One
+    that came to this process meanwhile is raised here when the block ends.
+    """
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, WORKER_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _die_with(parent: int) -> None:
@@ -177,10 +196,11 @@ def simulate_parallel(
     try:
         groups = chains(dialogues, None) if groups is None else groups
         ends = user_ends(dialogues)
-        pending = {
-            g: pool.submit(_replay, [dialogues[i] for i in group], [i in ends for i in group])
-            for g, group in enumerate(groups)
-        }
+        with _signals_held():  # the workers start on the first submit (each submit, where they are spawned)
+            pending = {
+                g: pool.submit(_replay, [dialogues[i] for i in group], [i in ends for i in group])
+                for g, group in enumerate(groups)
+            }
         group_of = {i: g for g, group in enumerate(groups) for i in group}
         ready: dict[int, tuple[list[Record], Any]] = {}  # replayed, not yet yielded (a group ahead of its turn)
         for i in range(len(dialogues)):

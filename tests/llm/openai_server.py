@@ -1,6 +1,8 @@
 """A small OpenAI-compatible HTTP server on 127.0.0.1 that records what the litellm backends send.
 
 `serve()` runs one in a thread on a random port; tests/llm/conftest.py makes it the `openai_server` fixture.
+A test that needs a server too slow for a client's timeout clears `answering` (no answer until it is set again)
+rather than sleeping longer than the timeout, and waits for what reached the server with `wait_for_requests`.
 It is strict as OpenAI's chat completions endpoint is: a request OpenAI refuses (`request_problem`) gets
 HTTP 400 with OpenAI's error body, and its reason is kept in `OpenAIServer.rejected`.
 """
@@ -45,10 +47,27 @@ class OpenAIServer:
     # (status, body, headers); a bytes body is sent as it is (a malformed reply), with the headers' Content-Type
     replies: list[tuple[int, dict[str, Any] | bytes, dict[str, str]]] = field(default_factory=list)
     delay_s: float = 0.0
+    answering: threading.Event = field(default_factory=threading.Event)  # cleared: every answer waits until set
+    arrived: threading.Condition = field(default_factory=threading.Condition)  # notified as each request is recorded
     forged_tool_args: dict[str, Any] = field(default_factory=dict)  # added to every tool call's arguments
     forged_tool_name: str | None = None  # every tool call's name instead of its own (a model that misnames a tool)
     strict: bool = True  # refuse, as OpenAI does, a chat request that breaks its rules
     rejected: list[str] = field(default_factory=list)  # the reason of each request refused with a 400, in order
+
+    def __post_init__(self) -> None:
+        self.answering.set()
+
+    def record(self, request: dict[str, Any]) -> None:
+        """Keep a request that reached the server, waking whoever waits for it (`wait_for_requests`)."""
+        with self.arrived:
+            self.requests.append(request)
+            self.arrived.notify_all()
+
+    def wait_for_requests(self, n: int, timeout_s: float = 60.0) -> bool:
+        """Whether `n` requests have reached the server, waiting for them (`timeout_s` bounds a hang, no timing):
+        a handler thread may read a request after the client that sent it gave up."""
+        with self.arrived:
+            return self.arrived.wait_for(lambda: len(self.requests) >= n, timeout_s)
 
     def tool_calls_made(self) -> list[dict[str, Any]]:
         """Every tool call the server answered with, in order."""
@@ -222,9 +241,10 @@ def _handler(state: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             headers = {name.lower(): value for name, value in self.headers.items()}  # every header, by lower-case name
             authorization = headers.get("authorization")
-            state.requests.append({"path": self.path, "body": body, "authorization": authorization, "headers": headers})
+            state.record({"path": self.path, "body": body, "authorization": authorization, "headers": headers})
             if state.delay_s:
                 time.sleep(state.delay_s)
+            state.answering.wait()
             problem = request_problem(body) if state.strict and self.path == "/v1/chat/completions" else None
             if problem:
                 state.rejected.append(problem)
@@ -281,6 +301,7 @@ def serve() -> Iterator[OpenAIServer]:
     try:
         yield state
     finally:
+        state.answering.set()  # a held answer goes out (to a client long gone) and its handler thread ends
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)

@@ -109,9 +109,15 @@ def test_a_client_error_is_not_retried(openai_server: OpenAIServer, tmp_path: Pa
 
 
 def test_a_slow_server_is_a_timeout(openai_server: OpenAIServer, tmp_path: Path) -> None:
-    openai_server.delay_s = 1.5
+    """A server that has not answered when the timeout comes: a timeout, retried once, and both requests reached it.
+
+    It answers nothing until the test is done (not a sleep the timeout must beat), and the test waits for the server
+    to have read the second request: counted as the timeout was raised, a server thread held back 0.3 s (a loaded
+    machine) had read only the first."""
+    openai_server.answering.clear()
     with pytest.raises(LLMTimeout, match="timed out after 2 attempts"):
         make_model(openai_server, tmp_path, timeout=0.3, num_retries=1).complete(MESSAGES)
+    assert openai_server.wait_for_requests(2)
     assert len(openai_server.requests) == 2  # a timeout is retried, and the retries are bounded
 
 

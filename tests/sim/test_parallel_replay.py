@@ -19,6 +19,7 @@ import weakref
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import closing
 from operator import attrgetter
 from pathlib import Path
@@ -29,6 +30,7 @@ from omegaconf import DictConfig
 from replays import NO_FIGURES
 
 import memlab.experiment
+import memlab.sim.parallel
 from memlab.dialogues import Dialogue, load_tau_bench
 from memlab.dialogues.synthetic import generate_synthetic
 from memlab.errors import MemlabError
@@ -293,20 +295,79 @@ def test_summaries_from_workers_serve_the_next_job_of_a_sweep(make_config, tmp_p
     assert latency["latency.cached_calls"] == second.metrics["summary.count"]
 
 
+def _held_factory(spec: tuple[DictConfig, Path, str, Any]) -> Callable[[Dialogue], Runtime]:
+    """`_marking_factory`, where each dialogue but the one named waits, once marked, for the test to set `release`
+    (a multiprocessing Event); the wait is bounded only so that a pool that awaits its workers ends, and fails."""
+    cfg, started, free, release = spec
+    make_runtime = _marking_factory((cfg, started))
+
+    def make(dialogue: Dialogue) -> Runtime:
+        runtime = make_runtime(dialogue)
+        if dialogue.id != free:
+            release.wait(60)
+        return runtime
+
+    return make
+
+
 def test_an_abandoned_parallel_replay_stops_its_workers_and_drops_the_queue(make_config, tmp_path: Path) -> None:
-    """What Ctrl-C does to a parallel replay (the generator's `finally`), without a signal's timing."""
+    """What Ctrl-C does to a parallel replay (the generator's `finally`), without a signal's timing.
+
+    Every dialogue but the first is held in the worker that took it until the test lets it go, which it never does:
+    the workers were replaying freely, and a test process held back a second or three between the first records
+    and `close()` found all eight dialogues started (a loaded machine)."""
     cfg = make_config("context=summarize", "dataset.dialogues=8", "dataset.sessions=4")
     dialogues = generate_synthetic(seed=1, dialogues=8, sessions=4)
     options = ReplayOptions(call_roles=tuple(cfg.sim.call_roles), probe_context=cfg.sim.probe_context)
     before = set(multiprocessing.active_children())
-    replaying = simulate_parallel(dialogues, _marking_factory, (cfg, tmp_path), 2, options)
+    spec = (cfg, tmp_path, dialogues[0].id, multiprocessing.Event())
+    replaying = simulate_parallel(dialogues, _held_factory, spec, 2, options)
     assert next(replaying)  # the first dialogue's records: the pool's two workers are running
     workers = set(multiprocessing.active_children()) - before
     assert len(workers) == 2
     replaying.close()  # as when KeyboardInterrupt leaves the loop that consumes it
     assert [w.exitcode for w in workers] == [-signal.SIGTERM] * 2  # terminated, not awaited (that exits 0)
     started = sorted(p.name for p in tmp_path.iterdir())
-    assert 1 <= len(started) < len(dialogues), started  # the queued dialogues were never replayed
+    assert 1 <= len(started) <= 3, started  # the first, and one held by each worker: the queued were never replayed
+
+
+@pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_as_a_worker_starts_never_runs_the_parents_handler_there(
+    make_config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sent: int
+) -> None:
+    """The defect: a Ctrl-C or a SIGTERM as a parallel replay started its workers (one of 24 sent at random times
+    into a small run here) ran the parent's handler in a worker not yet started, `memlab run`'s raising there: a
+    'concurrent.futures: Exception in initializer' traceback per worker under the run's one line. Here each worker
+    gets the signal as it starts, before its initializer, under a handler that marks the process it runs in: SIGINT
+    (a terminal's Ctrl-C reaches the workers too) is ignored and the replay goes on; SIGTERM ends the worker, as its
+    default does."""
+    marks = tmp_path / "handled"
+    marks.mkdir()
+
+    def handler(signum: int, frame: object) -> None:  # raises, as `memlab run`'s SIGTERM handler and Ctrl-C do
+        (marks / str(os.getpid())).touch()
+        raise KeyboardInterrupt
+
+    start = memlab.sim.parallel._start
+
+    def signalled_first(*args: Any) -> None:
+        os.kill(os.getpid(), sent)
+        start(*args)
+
+    monkeypatch.setattr(memlab.sim.parallel, "_start", signalled_first)
+    cfg = make_config("dataset.dialogues=2", "dataset.sessions=1", "sim.progress=false")
+    dialogues = generate_synthetic(seed=1, dialogues=2, sessions=1)
+    options = ReplayOptions(call_roles=tuple(cfg.sim.call_roles), probe_context=cfg.sim.probe_context)
+    previous = signal.signal(sent, handler)
+    try:
+        if sent == signal.SIGINT:
+            assert len(list(simulate_parallel(dialogues, runtime_factory, cfg, 2, options))) == 2
+        else:
+            with pytest.raises(BrokenProcessPool):  # the workers ended: nothing replayed them
+                list(simulate_parallel(dialogues, runtime_factory, cfg, 2, options))
+    finally:
+        signal.signal(sent, previous)
+    assert list(marks.iterdir()) == []
 
 
 def test_stopping_a_pool_whose_result_pipe_holds_part_of_a_message_does_not_hang() -> None:
@@ -361,13 +422,16 @@ def test_a_forked_worker_never_finalizes_the_parents_garbage(make_config, tmp_pa
 
 
 class MarksItsWorker(Component):
-    """A context component that leaves a file named after the process replaying each session (MEMLAB_TEST_PIDS)."""
+    """A context component that leaves a file named after the process replaying each session (MEMLAB_TEST_PIDS),
+    then waits for the test: it reads the pipe whose read end is the descriptor MEMLAB_TEST_HOLD, which returns
+    once the test closes the other end (at once after that)."""
 
     def __init__(self, **knobs: Any) -> None:  # the context group's sweep knobs, unused
         super().__init__()
 
     def on_session_start(self, runtime: Any, session: Any) -> None:
         (Path(os.environ["MEMLAB_TEST_PIDS"]) / str(os.getpid())).touch()
+        os.read(int(os.environ["MEMLAB_TEST_HOLD"]), 1)
 
 
 def _running(pid: int) -> bool:
@@ -382,29 +446,43 @@ def _running(pid: int) -> bool:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's parent-death signal is Linux's")
 def test_the_workers_of_a_killed_run_die_with_it(tmp_path: Path) -> None:
     """The defect: after kill -9 of `memlab run sim.workers=2` its workers went on replaying, writing into the store
-    and holding its connections, until killed one by one."""
+    and holding its connections, until killed one by one.
+
+    Each worker waits in its first session until the test lets it go (`MarksItsWorker`), which it does only once
+    the run is dead: the workers replayed freely, and a test held back two seconds after seeing them start found
+    them finished (a loaded machine, or a fast one)."""
     pids = tmp_path / "pids"
     pids.mkdir()
     here = Path(__file__).resolve()
     path = os.pathsep.join(map(str, (here.parents[2], here.parents[1], here.parent)))  # the checkout, tests, here
-    env = {**os.environ, "MEMLAB_TEST_PIDS": str(pids), "PYTHONPATH": path}
+    hold, release = os.pipe()
+    env = {**os.environ, "MEMLAB_TEST_PIDS": str(pids), "MEMLAB_TEST_HOLD": str(hold), "PYTHONPATH": path}
     args = [
         sys.executable, "-m", "memlab", "run", "dataset.dialogues=6", "dataset.sessions=40", "sim.workers=2",
         "context._target_=test_parallel_replay.MarksItsWorker", "sim.progress=false", f"output_dir={tmp_path / 'r'}",
     ]  # fmt: skip
-    run = subprocess.Popen(args, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120
-    while len({p.name for p in pids.iterdir()} - {str(run.pid)}) < 2 and time.monotonic() < deadline:
-        assert run.poll() is None, run.communicate()[1]
-        time.sleep(0.05)
-    workers = [int(p.name) for p in pids.iterdir() if p.name != str(run.pid)]
-    assert len(workers) == 2 and all(map(_running, workers))
-    run.kill()
-    run.wait()
-    deadline = time.monotonic() + 60  # a liveness bound, not a timing: the kernel signals them at once
-    while any(map(_running, workers)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    left = [w for w in workers if _running(w)]
-    for pid in left:  # not leave them to the rest of the suite
-        os.kill(pid, signal.SIGKILL)
+    run = subprocess.Popen(
+        args, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, pass_fds=(hold,)
+    )
+    os.close(hold)
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 300  # a bound on the run's start, not a timing
+        while len({p.name for p in pids.iterdir()} - {str(run.pid)}) < 2 and time.monotonic() < deadline:
+            assert run.poll() is None, run.communicate()[1]
+            time.sleep(0.05)
+        workers = [int(p.name) for p in pids.iterdir() if p.name != str(run.pid)]
+        assert len(workers) == 2 and all(map(_running, workers))
+        run.kill()
+        run.wait()
+        deadline = time.monotonic() + 60  # a liveness bound, not a timing: the kernel signals them at once
+        while any(map(_running, workers)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = [w for w in workers if _running(w)]
+    finally:  # workers left are killed first: they hold the run's stderr open
+        run.kill()
+        for pid in filter(_running, workers):  # not leave them to the rest of the suite
+            os.kill(pid, signal.SIGKILL)
+        os.close(release)
+        run.communicate()
     assert left == []

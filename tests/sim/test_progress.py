@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import pty
 import re
+import select
 import struct
 import subprocess
 import sys
 import termios
 from pathlib import Path
+from typing import Any
 
+from memlab.runtime import Component
 from memlab.sim.parallel import simulate_parallel
 from memlab.sim.progress import CALLS, PROBES, SESSIONS, Heartbeat, new_tally
 from memlab.sim.records import CallRecord, LifecycleRecord, ProbeRecord
 from memlab.sim.replay import ReplayOptions
+from memlab.trace import PROGRESS_LOGGER
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ("dataset.dialogues=2", "dataset.sessions=2", "sim.heartbeat_seconds=0.05")
@@ -37,9 +42,56 @@ def logged_beats(run_dir: Path) -> list[str]:
     return beats("\n".join("memlab: " + line.split(LOGGED)[1] for line in lines if LOGGED in line))
 
 
+class WaitsForBeats(Component):
+    """A context component whose replay waits at each session after the first until the test lets it go: until the
+    pipe whose read end is the descriptor MEMLAB_TEST_HOLD has something to read (bounded, should no beat come).
+    Nothing reads it, so once written it lets every worker through."""
+
+    def __init__(self, **knobs: Any) -> None:  # the context group's sweep knobs, unused
+        super().__init__()
+        self.sessions = 0
+
+    def on_session_start(self, runtime: Any, session: Any) -> None:
+        self.sessions += 1
+        if self.sessions > 1:
+            select.select([int(os.environ["MEMLAB_TEST_HOLD"])], [], [], 120)
+
+
+class _ReleaseAfterBeats(logging.Handler):
+    """Writes to the descriptor `gate` (a pipe's write end) once `n` heartbeat lines of the replay have counted calls.
+
+    Not by closing it: the workers, forked from this process, hold the write end too."""
+
+    def __init__(self, gate: int, n: int) -> None:
+        super().__init__()
+        self.gate, self.left = gate, n
+
+    def emit(self, record: logging.LogRecord) -> None:
+        beat = BEAT.match("memlab: " + record.getMessage())
+        if beat and beat["phase"] == "replay" and beat["calls"] != "0":
+            self.left -= 1
+            if self.left == 0:
+                os.write(self.gate, b"go")
+
+
 def test_off_a_terminal_heartbeat_lines_reach_stderr_and_run_log(memlab_cli, capsys, monkeypatch, tmp_path) -> None:
+    """Each worker waits at its second session until two heartbeat lines of the replay have counted calls: the
+    replay of two small dialogues took two or three beats of 0.05 s, and with beats ten times as long (a machine ten
+    times as fast) none came while it ran."""
     monkeypatch.setenv("CI", "1")
-    assert memlab_cli("run", *SMALL, "sim.workers=2", f"hydra.run.dir={tmp_path / 'run'}") == 0
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))  # WaitsForBeats, by its module's name
+    hold, release = os.pipe()
+    monkeypatch.setenv("MEMLAB_TEST_HOLD", str(hold))  # the workers, forked from this process, inherit it
+    watch = _ReleaseAfterBeats(release, 2)
+    logging.getLogger(PROGRESS_LOGGER).addHandler(watch)
+    try:
+        waiting = ("sim.workers=2", "context._target_=test_progress.WaitsForBeats")
+        assert memlab_cli("run", *SMALL, *waiting, f"hydra.run.dir={tmp_path / 'run'}") == 0
+    finally:
+        logging.getLogger(PROGRESS_LOGGER).removeHandler(watch)
+        os.close(hold)
+        os.close(release)
+    assert watch.left <= 0  # the replay waited for the beats, not for its bound
     lines = beats(capsys.readouterr().err)
     found = [BEAT.match(line) for line in lines]
     assert len(lines) >= 2 and {m["run"] for m in found if m} == {"run default"}
