@@ -45,7 +45,7 @@ def _parse(text: str, fmt: str) -> datetime | None:
         return None
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(pieces=st.lists(PIECE, min_size=1, max_size=12), fmt=st.sampled_from(FORMATS))
 def test_parse_is_strptime_with_english_names(pieces: list[str], fmt: str) -> None:
     text = " ".join(pieces)

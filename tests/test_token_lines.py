@@ -25,7 +25,7 @@ def _tiktoken(encoding: str, text: str) -> int:
 
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(lines=st.lists(_SEPARABLE, min_size=1, max_size=8), other=st.lists(_TEXTS, min_size=1, max_size=4))
 def test_count_lines_is_the_count_of_the_joined_text(encoding: str, lines: list[str], other: list[str]) -> None:
     counter = TiktokenCounter(encoding)
@@ -63,7 +63,7 @@ def test_the_estimate_counts_joined_lines_by_length(lines: list[str]) -> None:
 
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(lines=st.lists(_SEPARABLE, min_size=1, max_size=8), grown=st.lists(_TEXTS, min_size=1, max_size=4))
 def test_a_text_that_grows_between_its_last_lines_counts_as_tiktoken(
     encoding: str, lines: list[str], grown: list[str]

@@ -58,7 +58,7 @@ def strategy_of(case: str) -> ContextStrategy:
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(history=histories)
 def test_input_is_never_changed_and_no_orphan_is_created(case: str, history: list[dict]) -> None:
     strategy = strategy_of(case)

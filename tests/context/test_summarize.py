@@ -160,7 +160,7 @@ def test_chinese_prompts_and_prefix(recording_model) -> None:  # type: ignore[no
     assert model.requests[0][0].text == prompts.build("context_summary", "", "zh")[0].text
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     steps=st.lists(
         st.tuples(st.sampled_from(["grow", "grow", "grow", "shrink", "replace", "copy", "limit"]), st.integers(0, 6)),
@@ -233,7 +233,7 @@ def test_a_long_chain_lists_and_pickles_any_of_its_sources_without_recursion() -
         assert list(pickle.loads(pickle.dumps(made[n - 1]))) == [f"m{i}" for i in range(n)] == list(made[n - 1])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     steps=st.lists(
         st.tuples(

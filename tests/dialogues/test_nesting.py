@@ -49,7 +49,7 @@ class _Chunks(io.RawIOBase):
         return chunk
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @example(value=["a\\", [[["x"]]]], size=1, limit=3)  # a run of backslashes over several chunks, then a quote
 @given(value=JSON, size=st.integers(1, 7), limit=st.integers(0, 6))
 def test_the_guard_counts_depth_as_the_parsed_value_has_it(value: Any, size: int, limit: int) -> None:
@@ -68,7 +68,7 @@ PIECES = st.sampled_from(["\ud800", "\udbff", "\udc00", "\U0001f600", "\u53f8", 
 ITEMS = st.lists(st.lists(st.lists(PIECES, max_size=4).map("".join), max_size=3).map(lambda t: {"t": t}), max_size=4)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @example(items=[{"t": ["\U0001f600"]}], size=14, bom=False)  # a pair split by the chunks' edge: noted, then read again
 @example(items=[{"t": ["\\ud83d\udc00"]}], size=13, bom=False)  # the text \ud83d, then a low half alone
 @example(items=[{"t": ["\\" * 3 + "\\ud83d\udc00"]}], size=9, bom=False)  # after more backslashes

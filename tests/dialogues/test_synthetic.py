@@ -49,7 +49,7 @@ sizes = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(seed=st.integers(0, 2**32), kwargs=sizes, data=st.data())
 def test_deterministic_and_evidence_holds_the_planted_fact(seed: int, kwargs: dict, data) -> None:
     turns = kwargs["sessions"] * kwargs["turns_per_session"]

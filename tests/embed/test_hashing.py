@@ -40,7 +40,7 @@ _TEXT = st.lists(
 ).map("".join)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.lists(_TEXT, min_size=1, max_size=4), st.sampled_from([1, 2, 7, 384, 768]))
 def test_rows_are_scikit_learns_on_any_text(texts: list[str], dim: int) -> None:
     assert HashingEmbedder(dim)._embed(texts).tobytes() == _scikit_learns(texts, dim).tobytes()

@@ -37,7 +37,7 @@ _LINE = st.one_of(
 )
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(lines=st.lists(_LINE, min_size=1, max_size=12))
 def test_growing_transcripts_reuse_the_previous_corpus_exactly(lines: list[str]) -> None:
     corpus_module._RECENT.clear()

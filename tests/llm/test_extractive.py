@@ -204,7 +204,7 @@ _TRANSCRIPTS = st.lists(
 ).map(lambda turns: "\n".join(f"[{i}] {s}: {t}" for i, (s, t) in enumerate(turns)))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(text=st.one_of(_ARBITRARY, _TRANSCRIPTS), budget=st.integers(min_value=0, max_value=300))
 def test_a_summary_is_never_longer_than_its_input(text: str, budget: int) -> None:
     for personal in (False, True):
@@ -213,7 +213,7 @@ def test_a_summary_is_never_longer_than_its_input(text: str, budget: int) -> Non
         assert count(summary) <= min(budget, count(text))
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(text=_TRANSCRIPTS)
 def test_the_model_summary_is_never_longer_than_the_transcript_it_was_given(text: str) -> None:
     for task in (TASK_CONTEXT_SUMMARY, TASK_MEMORY_SUMMARY):
@@ -221,7 +221,7 @@ def test_the_model_summary_is_never_longer_than_the_transcript_it_was_given(text
         assert len(summary) <= len(text) and count(summary) <= count(text)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     texts=st.lists(st.text(alphabet="ab \n", max_size=30), max_size=12),
     max_chars=st.integers(0, 400),
@@ -234,7 +234,7 @@ def test_a_transcript_rendered_up_to_a_length_starts_as_the_whole_one(texts: lis
     assert (len(head) > max_chars) == (len(whole) > max_chars)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(
     words=st.lists(
         st.sampled_from(["a", "Oslo", "2021,", "I'm", "—", "\u3000", " ", "\n", "\x1c", "supercalifragilistic"])

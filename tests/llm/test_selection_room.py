@@ -54,7 +54,7 @@ _SENTENCE = st.sampled_from(
 _LINE = st.tuples(st.sampled_from(["Ann", "", "Dr. Li"]), st.lists(_SENTENCE, min_size=1, max_size=3))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(
     lines=st.lists(_LINE, min_size=1, max_size=20),
     budget=st.integers(1, 80),

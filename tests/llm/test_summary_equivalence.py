@@ -118,7 +118,7 @@ _SENTENCE = st.sampled_from(
 _LINE = st.tuples(st.sampled_from(["Ann", "Bob", "", "Dr. Li"]), st.lists(_SENTENCE, min_size=1, max_size=3))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(
     lines=st.lists(_LINE, min_size=1, max_size=25),
     budget=st.integers(1, 120),
@@ -141,7 +141,7 @@ _ANY_WORD = st.text(alphabet=st.sampled_from([*"abcXYZ019'.,!?-/:é", "咖", "�
 _COUNTERS = st.sampled_from(["cl100k_base", "o200k_base", "estimate"])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     words=st.lists(_WORD, min_size=1, max_size=120),
     speaker=st.sampled_from(["Ann", ""]),
@@ -155,7 +155,7 @@ def test_a_sentence_too_long_for_the_budget_is_cut_as_the_reference_cuts_it(word
     assert extractive_summary(transcript, budget, counter) == reference_summarize.summarize(transcript, budget, counter)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(words=st.lists(_ANY_WORD, min_size=1, max_size=150), budget=st.integers(1, 60), counter=_COUNTERS)
 def test_first_words_keeps_what_dropping_one_word_at_a_time_kept(words, budget, counter) -> None:
     """The reference drops words from the end one at a time, counting the whole line each time (quadratic: 10.6 s

@@ -70,7 +70,7 @@ _WORDS = st.sampled_from(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     sentences=st.lists(st.lists(_WORDS, max_size=12).map(" ".join), min_size=1, max_size=30),
     personal=st.booleans(),

@@ -84,7 +84,7 @@ def test_a_weighted_field_counts_its_weight_in_tf_and_length() -> None:
     assert fields.bm25.scores(dict.fromkeys(query, 1.0)) == pytest.approx(whole.bm25.scores(dict.fromkeys(query, 1.0)))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(
     st.lists(st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=6), min_size=2, max_size=12),
     st.data(),

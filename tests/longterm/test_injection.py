@@ -49,7 +49,7 @@ def test_known_hostile_contents_stay_inside_the_block() -> None:
     _check(HOSTILE)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.lists(st.text(alphabet=st.characters(codec="utf-8"), min_size=1).filter(str.strip), min_size=1, max_size=6))
 def test_any_content_stays_inside_the_block(contents: list[str]) -> None:
     _check(contents)

@@ -46,7 +46,7 @@ ops = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops)
 def test_no_result_ever_crosses_a_namespace(make_service, sequence) -> None:
     service = make_service()

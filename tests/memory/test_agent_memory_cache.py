@@ -86,7 +86,7 @@ def test_items_decoded_afresh_are_converted_not_compared(monkeypatch: pytest.Mon
 OPS_READ = st.lists(st.sampled_from(["user", "reply", "calls", "tool", "joined", "read", "replace", "clear"]))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(ops=OPS_READ, keep=st.integers(0, 2))
 def test_history_reads_are_the_full_conversion_of_the_stored_items(ops: list[str], keep: int) -> None:
     """What `messages()` returns, converting only new items, is `snapshot_messages` of what the store holds, whatever
@@ -134,7 +134,7 @@ def _events(events: list[Event]) -> list[tuple[str, dict[str, Any]]]:
     return [(e.kind, {k: v for k, v in e.data.items() if k not in ("latency_us", "compressor")}) for e in events]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(ops=OPS, keep=st.integers(0, 2))
 def test_tool_rounds_writes_leave_what_the_transaction_of_write_and_compression_leaves(
     ops: list[tuple[str, int]], keep: int

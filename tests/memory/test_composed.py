@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from memlab.experiment import instantiate
@@ -58,7 +58,6 @@ def _items(kinds: list[str]) -> list[Item]:
 KINDS = st.lists(st.sampled_from(["user", "reply", "call", "output"]), max_size=14)
 
 
-@settings(deadline=None)  # the first example loads the summary's tokenizer
 @given(KINDS, KINDS, st.integers(0, 3))
 def test_tool_rounds_settle_after_items_that_start_no_round(before: list[str], after: list[str], keep: int) -> None:
     """`settled_after` (items without a call) holds: what compress returned it returns unchanged with them appended."""

@@ -173,7 +173,7 @@ def _pairs_kept(out: Sequence[Item], whole: Sequence[Item]) -> bool:
     return outputs <= calls and calls & answered <= outputs
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(item_lists(), st.integers(1, 8))
 def test_no_compressor_separates_calls_from_outputs(items: list[Item], max_items: int) -> None:
     snap = MemorySnapshot.of(items)

@@ -176,7 +176,7 @@ def _is_subsequence(small: Sequence[Message], big: Sequence[Message]) -> bool:
 PREDICATES = [lambda m: m.role == "user", lambda m: "重要" in m.text, lambda m: m.role == "tool", lambda m: False]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(histories(), st.integers(0, 6), st.integers(0, 6), st.sampled_from(range(len(PREDICATES))))
 def test_strategies_keep_inputs_and_tool_pairs(ms: list[Message], a: int, b: int, p: int) -> None:
     before = list(ms)
@@ -197,7 +197,7 @@ def test_strategies_keep_inputs_and_tool_pairs(ms: list[Message], a: int, b: int
     assert trim(plain, a, b) == (plain if a + b >= n else plain[:a] + plain[n - b :])  # the reference TRIM
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(histories(), st.integers(0, 4))
 def test_summarize_keeps_a_well_formed_suffix(scripted: Any, ms: list[Message], keep: int) -> None:
     with recording() as events:

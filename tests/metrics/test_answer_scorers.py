@@ -86,7 +86,7 @@ TEXT = st.lists(
 ).map(" ".join)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(prediction=TEXT, gold=TEXT.filter(str.strip), number=st.sampled_from([1, 2, 3, 4, 5]))
 def test_scorers_match_on_random_texts(prediction: str, gold: str, number: int) -> None:
     category = LOCOMO_CATEGORIES[str(number)]

@@ -107,7 +107,7 @@ def test_injected_tokens_are_averaged_over_every_probe_retrieved_for(make_config
 ids = st.sampled_from(list("abcdefgh"))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(
     evidence=st.lists(ids, min_size=1, max_size=4, unique=True),
     retrieved=st.lists(st.lists(ids, min_size=0, max_size=3), min_size=0, max_size=25),
