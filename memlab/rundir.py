@@ -260,6 +260,7 @@ def write_files(folder: Path, files: Mapping[str, str]) -> dict[str, Path]:
         with _signals_held():
             for name in files:
                 os.replace(stage / name, folder / name)
+            stage.rmdir()  # empty now, and gone before a held SIGTERM ends the process
         _fsync_dir(folder)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
@@ -279,14 +280,16 @@ def _signals_held() -> Iterator[None]:
     """Ctrl-C and SIGTERM that arrive in the block take effect as it ends, not inside it.
 
     Their Python handlers, which raise KeyboardInterrupt, run in the main thread only (whichever thread the signal
-    reached): they are swapped for ones that note the signal, and the first noted is raised again after the block.
+    reached): they are swapped for ones that note the signal, and each noted one is raised again after the block,
+    SIGTERM first (a Ctrl-C's KeyboardInterrupt raised first would drop it). An ignored signal stays ignored (a
+    job started with `&` ignores Ctrl-C: noting it lost a SIGTERM that came after it).
     """
     if threading.current_thread() is not threading.main_thread():  # no signal interrupts this thread
         yield
         return
     noted: list[int] = []
-    kept = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    kept = {s: handler for s, handler in kept.items() if handler is not None}  # None: set outside Python, left so
+    kept = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    kept = {s: handler for s, handler in kept.items() if handler not in (None, signal.SIG_IGN)}  # None: not Python's
     for s in kept:
         signal.signal(s, lambda signum, _frame: noted.append(signum))
     try:
@@ -294,8 +297,9 @@ def _signals_held() -> Iterator[None]:
     finally:
         for s, handler in kept.items():
             signal.signal(s, handler)
-        if noted:
-            signal.raise_signal(noted[0])
+        for s in kept:  # SIGTERM, then SIGINT
+            if s in noted:
+                signal.raise_signal(s)
 
 
 def _write_synced(target: Path, data: bytes) -> None:

@@ -170,3 +170,36 @@ def test_a_run_folder_gets_the_modes_the_umask_gives(tmp_path: Path, umask: int)
     finally:
         os.umask(before)
     assert stat.S_IMODE((tmp_path / "run").stat().st_mode) == 0o777 & ~umask
+
+
+WRITE_FILES_SIGNALLED = """
+import os, signal, sys
+from pathlib import Path
+import memlab.rundir as rd
+if sys.argv[2] == "ignored":
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as in a job started with `&`
+real, sent = os.replace, []
+def replace(a, b):
+    if not sent:  # Ctrl-C, then SIGTERM, as the first file is renamed into place
+        sent.append(1)
+        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGTERM)
+    real(a, b)
+rd.os.replace = replace
+rd.write_files(Path(sys.argv[1]), {"comparison.csv": "1", "comparison.md": "2", "comparison.html": "3"})
+print("went on")
+"""
+
+
+@pytest.mark.parametrize("ctrl_c", ["ignored", "default"])
+def test_a_sigterm_after_a_ctrl_c_while_files_are_renamed_ends_the_writer_once_all_are_in(
+    tmp_path: Path, ctrl_c: str
+) -> None:
+    """`write_files` holds both signals until its last rename; it raised only the first noted again, so a SIGTERM
+    after a Ctrl-C the process ignores (or one raised as KeyboardInterrupt first) was lost: the writer went on."""
+    out = tmp_path / "sweep"
+    done = subprocess.run(
+        [sys.executable, "-c", WRITE_FILES_SIGNALLED, str(out), ctrl_c], capture_output=True, text=True
+    )
+    assert done.returncode == -15 and done.stdout == "", (done.returncode, done.stdout, done.stderr)
+    assert sorted(p.name for p in out.iterdir()) == ["comparison.csv", "comparison.html", "comparison.md"]
